@@ -1,0 +1,29 @@
+// Element types and memory layouts of tensors in the op graph.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace convbench {
+
+// tf32 is float32 storage with TensorFloat-32 tensor-core math on GPUs; float64 exists for the
+// reference backend's oracle runs. uint8 (dropout masks) and int64 (max-pool indices) only appear
+// in tensors that ops save for backward; a spec can name none of these three.
+enum class DType { float32, tf32, float16, bfloat16, float64, uint8, int64 };
+
+enum class Layout { channels_first, channels_last };
+
+std::string_view to_string(DType dtype);
+std::string_view to_string(Layout layout);
+// Parses the four element types a spec may name.
+std::optional<DType> parse_dtype(std::string_view name);
+// The dtype statistics (BN mean/invstd) are kept in: float64 for float64 runs, float32 otherwise.
+DType stats_dtype(DType dtype);
+std::optional<Layout> parse_layout(std::string_view name);
+
+// Bytes one element occupies in memory (tf32 is stored as float32).
+int64_t element_bytes(DType dtype);
+
+}  // namespace convbench

@@ -1,0 +1,41 @@
+// A variant's op graph: values (tensors), ops in execution order, parameters and buffers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/op.hpp"
+#include "graph/tensor_desc.hpp"
+
+namespace convbench {
+
+struct Value {
+  std::string name;
+  TensorDesc desc;
+};
+
+// A trainable parameter or a non-trainable buffer (BN running statistics).
+struct Param {
+  std::string name;  // "<op>.weight", "<op>.running_mean", ...
+  TensorDesc desc;
+  int op = -1;          // owning op
+  int64_t fan_in = 1;   // for PyTorch-like initialisation ranges
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Value> values;
+  std::vector<Op> ops;  // topological (execution) order
+  std::vector<Param> params;
+  std::vector<Param> buffers;
+  int input = 0;    // the block input value
+  int output = -1;  // the block output value
+
+  const TensorDesc& desc(int value) const { return values.at(static_cast<size_t>(value)).desc; }
+  // Ops that read each value, in execution order.
+  std::vector<std::vector<int>> consumers() const;
+  // Whether each value needs a gradient: it depends on a parameter. The block input does not.
+  std::vector<bool> requires_grad() const;
+};
+
+}  // namespace convbench

@@ -1,0 +1,66 @@
+// One node of the op graph: what it computes, which values it reads and writes, its parameters.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convbench {
+
+enum class OpKind {
+  conv,
+  conv_transpose,
+  batch_norm,
+  group_norm,
+  relu,
+  leaky_relu,
+  dropout,
+  add,
+  sub,
+  concat,  // along channels
+  max_pool,
+  avg_pool,
+  upsample,  // nearest neighbour, integer scale
+};
+
+std::string_view to_string(OpKind kind);
+
+// Per-dimension vectors have one entry per spatial dim.
+struct ConvAttrs {
+  int64_t out_channels = 0;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  std::vector<int64_t> output_padding;  // conv_transpose only
+  int64_t groups = 1;
+  bool bias = true;
+};
+
+struct NormAttrs {
+  int64_t groups = 1;  // group_norm only
+  double eps = 1e-5;
+  double momentum = 0.1;  // batch_norm running statistics, as PyTorch
+};
+
+struct PoolAttrs {
+  std::vector<int64_t> kernel, stride, padding;
+};
+
+// Attribute fields are plain members (unused ones keep their defaults) so that every op is one
+// flat, copyable record, like ggml's op_params.
+struct Op {
+  OpKind kind = OpKind::relu;
+  std::string name;
+  std::vector<int> inputs;  // value ids
+  int output = -1;          // value id
+  std::vector<int> params;  // ids into Graph::params: conv {weight, bias?}; norms {weight, bias}
+  std::vector<int> buffers;  // ids into Graph::buffers: batch_norm {running_mean, running_var}
+
+  ConvAttrs conv;
+  NormAttrs norm;
+  PoolAttrs pool;
+  double negative_slope = 0.01;  // leaky_relu
+  double dropout_p = 0.0;
+  int64_t upsample_scale = 2;
+};
+
+}  // namespace convbench

@@ -1,0 +1,73 @@
+// The interface every backend implements (reference, cpu, cuda). The executor walks the graph and
+// calls forward() and backward() once per op with tensors it has allocated; a backend computes,
+// and never allocates tensors the executor does not know about (its scratch space comes from the
+// workspace the executor allocates on its behalf, sized by workspace_bytes()).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+#include "runtime/tensor.hpp"
+
+namespace convbench {
+
+enum class Phase { forward, backward };
+
+struct ForwardCall {
+  const Graph& graph;
+  const Op& op;
+  std::vector<const Tensor*> inputs;  // one per op.inputs
+  std::vector<const Tensor*> params;  // one per op.params
+  std::vector<Tensor*> buffers;       // one per op.buffers (BN running stats; updated in training)
+  Tensor* output;
+  std::vector<Tensor*> aux;           // aux_tensors(graph, op) in training, empty in inference
+  bool training;
+  uint64_t seed;                      // dropout: the mask is dropout_keep(i, seed, p)
+  void* workspace;                    // workspace_bytes(graph, op, Phase::forward, training) bytes
+};
+
+struct BackwardCall {
+  const Graph& graph;
+  const Op& op;
+  std::vector<const Tensor*> inputs;  // saved inputs (saved_tensors(op)); nullptr where not saved
+  const Tensor* output;               // the saved output (relu), else nullptr
+  std::vector<const Tensor*> aux;     // the tensors forward filled in `aux`
+  std::vector<const Tensor*> params;
+  const Tensor* grad_output;
+  // One per op.inputs: where to write that input's gradient; nullptr when it needs none or when
+  // the gradient is an alias of grad_output (see grad_flow()). Written, never accumulated.
+  std::vector<Tensor*> grad_inputs;
+  std::vector<Tensor*> grad_params;   // one per op.params; written, never accumulated
+  void* workspace;                    // workspace_bytes(graph, op, Phase::backward, true) bytes
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual Allocator& allocator() = 0;
+
+  // Why this backend cannot run the op (e.g. a dtype it lacks), or nullopt when it can.
+  virtual std::optional<std::string> unsupported(const Graph& graph, const Op& op) const = 0;
+  // Scratch bytes the op needs in the given phase (0 when none).
+  virtual int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) = 0;
+
+  virtual void forward(const ForwardCall& call) = 0;
+  virtual void backward(const BackwardCall& call) = 0;
+
+  // dst += src, same desc (gradient accumulation where a value feeds several ops).
+  virtual void accumulate(Tensor& dst, const Tensor& src) = 0;
+  // out = a + b, same desc (accumulation when neither gradient may be overwritten).
+  virtual void add(Tensor& out, const Tensor& a, const Tensor& b) = 0;
+
+  // Raw byte copies between host memory and a tensor's storage (memcpy on host backends).
+  virtual void copy_from_host(Tensor& dst, const void* src) = 0;
+  virtual void copy_to_host(const Tensor& src, void* dst) = 0;
+  // Waits for queued work (no-op on host backends).
+  virtual void synchronize() {}
+};
+
+}  // namespace convbench

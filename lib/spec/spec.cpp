@@ -1,0 +1,36 @@
+#include "spec/spec.hpp"
+
+namespace convbench {
+
+std::string_view to_string(NormKind kind) {
+  switch (kind) {
+    case NormKind::batch: return "batch";
+    case NormKind::group: return "group";
+    case NormKind::none: return "none";
+  }
+  return "?";
+}
+
+std::string_view to_string(ActKind kind) {
+  switch (kind) {
+    case ActKind::relu: return "relu";
+    case ActKind::leaky_relu: return "leaky_relu";
+    case ActKind::none: return "none";
+  }
+  return "?";
+}
+
+std::string_view to_string(RunMode mode) { return mode == RunMode::train ? "train" : "infer"; }
+
+std::string point_label(const BlockSpec& block) {
+  std::string out;
+  for (const auto& [key, value] : block.point) {
+    if (!out.empty()) out += ',';
+    std::string v = value;
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    out += key + "=" + v;
+  }
+  return out;
+}
+
+}  // namespace convbench

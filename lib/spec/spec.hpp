@@ -1,0 +1,98 @@
+// Typed block specs, after parsing, defaults, validation and sweep expansion.
+// The file format (JSON or YAML, same structure) is documented in README.md "Spec format".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/dtype.hpp"
+#include "spec/spec_error.hpp"
+
+namespace convbench {
+
+enum class NormKind { batch, group, none };
+enum class ActKind { relu, leaky_relu, none };
+enum class RunMode { train, infer };
+
+// One op of a custom variant. Fields an op kind does not use keep their defaults; the parser
+// rejects fields that do not belong to the op kind.
+struct CustomOpSpec {
+  std::string op;    // conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, dropout,
+                     // add, sub, concat, max_pool, avg_pool, upsample
+  std::string name;  // the value it produces; later ops and `output` refer to it
+  std::vector<std::string> inputs;  // value names; "input" is the block input
+  std::optional<int64_t> out_channels;  // conv, conv_transpose (default: its input's channels)
+  std::optional<std::vector<int64_t>> kernel;    // conv*, pools (default: block kernel)
+  std::optional<std::vector<int64_t>> stride;    // conv*, pools (default 1; pools: kernel)
+  std::optional<std::vector<int64_t>> padding;   // conv*, pools (default "same" for conv, 0 pools)
+  std::optional<std::vector<int64_t>> dilation;  // conv* (default 1)
+  std::optional<std::vector<int64_t>> output_padding;  // conv_transpose
+  int64_t groups = 1;                   // conv*: a number; "depthwise" in the file means in_channels
+  std::optional<bool> bias;             // conv* (default: block bias)
+  int64_t norm_groups = 16;             // group_norm
+  double negative_slope = 0.01;         // leaky_relu
+  double p = 0.5;                       // dropout
+  int64_t scale = 2;                    // upsample
+  std::string key_path;                 // e.g. blocks[0].variants[3].ops[2]
+  SourceLocation where;
+};
+
+struct VariantSpec {
+  std::string kind;  // standard | bottleneck | separable | grouped | custom
+  std::string name;  // defaults to kind (suffixed to stay unique within the block)
+  int64_t ratio = 4;       // bottleneck
+  int64_t groups = 1;      // bottleneck (middle conv), grouped (required there)
+  int64_t multiplier = 1;  // separable
+  std::vector<CustomOpSpec> ops;  // custom
+  std::string output;             // custom: the value that is the block output (default last op)
+  std::string key_path;           // e.g. blocks[0].variants[1]
+  SourceLocation where;
+};
+
+struct BlockSpec {
+  std::string name;
+  int dims = 2;
+  int64_t batch = 0;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  std::vector<int64_t> size;    // dims entries
+  std::vector<int64_t> kernel;  // dims entries (a scalar in the file is repeated)
+  std::vector<int64_t> stride;
+  std::vector<int64_t> padding;  // resolved: "same" = dilation*(kernel-1)/2
+  std::vector<int64_t> dilation;
+  bool bias = true;
+  NormKind norm = NormKind::batch;
+  int64_t norm_groups = 16;
+  ActKind act = ActKind::relu;
+  double negative_slope = 0.01;
+  double dropout = 0.0;
+  bool residual = false;
+  DType dtype = DType::float32;
+  Layout layout = Layout::channels_first;
+  RunMode mode = RunMode::train;
+  std::string baseline;  // a variant name (resolved: the first variant when not given)
+  std::vector<VariantSpec> variants;
+
+  // The swept fields and their values for this expanded block, in sweep order, each value as
+  // compact JSON text (e.g. {"batch": "8", "layout": "\"channels_last\""}). Empty without sweep.
+  std::vector<std::pair<std::string, std::string>> point;
+  std::string key_path;  // blocks[i]
+  SourceLocation where;
+};
+
+struct Spec {
+  std::string name;
+  std::string file;
+  std::vector<BlockSpec> blocks;  // expanded: every block at every sweep point, block-major
+};
+
+std::string_view to_string(NormKind kind);
+std::string_view to_string(ActKind kind);
+std::string_view to_string(RunMode mode);
+// "batch=8,layout=channels_last" or "" (stable; used to pair rows across result files).
+std::string point_label(const BlockSpec& block);
+
+}  // namespace convbench
