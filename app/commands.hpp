@@ -1,0 +1,25 @@
+// Each subcommand registers itself on the CLI and runs when chosen. Commands return the process
+// exit code; bad input throws SpecError, which main() turns into exit code 2.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace convbench::cli {
+
+struct Command {
+  CLI::App* sub;
+  std::function<int()> run;
+};
+
+Command add_analyze_command(CLI::App& app);
+Command add_validate_command(CLI::App& app);
+Command add_list_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
+
+// "convbench 0.1.0 (commit ...)" and the backends this binary was built with.
+std::string version_text();
+
+}  // namespace convbench::cli

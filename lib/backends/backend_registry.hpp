@@ -1,0 +1,21 @@
+// Creating backends by name, and choosing one for `--device auto`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/backend.hpp"
+
+namespace convbench {
+
+struct DeviceChoice {
+  std::string device;  // reference | cpu | cuda
+  std::string reason;  // why auto chose it (empty when named explicitly)
+};
+
+// Resolves "auto" (cuda when built and a GPU is present, else cpu); throws SpecError-free
+// std::invalid_argument with a clear message when the named device cannot be used.
+DeviceChoice choose_device(const std::string& requested);
+std::unique_ptr<Backend> make_backend(const std::string& device);
+
+}  // namespace convbench

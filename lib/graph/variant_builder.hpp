@@ -1,0 +1,21 @@
+// Turns a block spec and one of its variants into an op graph, with the exact op sequences of
+// README.md "Variants" (so that counts match PyTorch modules built the same way).
+#pragma once
+
+#include "graph/graph.hpp"
+#include "spec/spec.hpp"
+
+namespace convbench {
+
+// Throws SpecError located at the variant (or custom op) when the graph is invalid.
+Graph build_variant_graph(const BlockSpec& block, const VariantSpec& variant);
+
+// The op sequence of a variant kind, for `convbench list`.
+struct VariantKindInfo {
+  const char* kind;
+  const char* parameters;
+  const char* ops;
+};
+const std::vector<VariantKindInfo>& variant_kinds();
+
+}  // namespace convbench

@@ -1,0 +1,29 @@
+// When to stop taking samples (nvbench's "stdrel" criterion): once at least `min_samples`
+// samples and `min_time_s` seconds of measured time are in and the relative noise is at most
+// `max_noise` — or when `timeout_s` of wall time has passed, whatever the noise.
+#pragma once
+
+#include <functional>
+
+#include "report/results.hpp"
+
+namespace convbench {
+
+struct MeasureOptions {
+  double max_noise = 0.005;
+  double min_time_s = 0.5;
+  int min_samples = 10;
+  double timeout_s = 15.0;
+  int warmup_runs = 1;  // at least one; warm-up also continues until two runs agree within 10%
+};
+
+// Calls `sample` (which returns one measured time in milliseconds) until the rule is met, after
+// `options.warmup_runs` unrecorded warm-up calls. `now_s` gives wall time in seconds (injected so
+// tests can drive the rule with synthetic streams).
+TimeStats measure_until_stable(const std::function<double()>& sample, const MeasureOptions& options,
+                               const std::function<double()>& now_s);
+
+// Wall time in seconds from a steady clock.
+double steady_seconds();
+
+}  // namespace convbench

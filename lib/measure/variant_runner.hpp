@@ -1,0 +1,25 @@
+// Runs one variant for real on a backend: a memory pass (one step, allocator statistics) and then
+// timing of forward, backward and the whole step under the stopping rule. Fills the measured
+// part of a result row; a variant that cannot run gets status oom / unsupported / error.
+#pragma once
+
+#include "graph/graph.hpp"
+#include "measure/stopping_rule.hpp"
+#include "report/results.hpp"
+#include "runtime/backend.hpp"
+
+namespace convbench {
+
+struct RunOptions {
+  MeasureOptions measure;
+  uint64_t seed = 42;
+  bool time = true;  // false: memory pass only
+};
+
+// Measures `graph` and writes device, status, message, measured memory and times into `row`.
+void run_variant(const Graph& graph, bool training, Backend& backend, const RunOptions& options, ResultRow& row);
+
+// Seeded uniform(-1, 1) values for a tensor (inputs and upstream gradients).
+void fill_uniform(Backend& backend, Tensor& t, uint64_t seed);
+
+}  // namespace convbench

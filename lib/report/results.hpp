@@ -1,0 +1,70 @@
+// The in-memory result of a run: one row per block x variant x sweep point. Every output format
+// (terminal table, JSON, CSV, Markdown) is generated from this, and JSON round-trips it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/op_counts.hpp"
+#include "runtime/memory_stats.hpp"
+
+namespace convbench {
+
+inline constexpr const char* kResultsSchema = "convbench.results/1";
+
+struct TimeStats {
+  double median = 0, min = 0, max = 0, q1 = 0, q3 = 0, mean = 0;
+  double noise = 0;        // stdev / mean of the samples
+  bool noise_met = false;  // the stopping rule's noise target was reached
+  std::vector<double> raw_ms;
+  int samples() const { return static_cast<int>(raw_ms.size()); }
+};
+
+struct MemoryFigures {
+  int64_t peak_bytes = 0;
+  CategoryBytes at_peak{};
+  CategoryBytes peak_by_category{};
+  int64_t saved_bytes = 0;  // saved for backward at the end of forward
+  int64_t reserved_peak_bytes = -1;  // measured only (-1: not applicable)
+};
+
+struct ResultRow {
+  std::string block, variant, kind;
+  std::vector<std::pair<std::string, std::string>> point;  // swept field -> JSON text
+  std::string point_label;
+  bool is_baseline = false;
+  int dims = 2;
+  std::string dtype, layout, mode;
+  std::vector<int64_t> input_shape, output_shape;
+
+  int64_t params = 0, buffers = 0;
+  DirectionCounts macs, flops;
+  int64_t bytes_forward = 0, bytes_backward = 0;
+  MemoryFigures predicted;
+
+  // Measured by `compare` (absent for `analyze`).
+  std::string device;          // cpu | reference | cuda; empty when not measured
+  std::string status = "ok";   // ok | oom | unsupported | error
+  std::string message;
+  std::optional<MemoryFigures> measured;
+  std::optional<TimeStats> forward, backward, step;
+};
+
+struct ResultSet {
+  std::string engine;  // "convbench <version>" or "pytorch <version>"
+  std::string device;  // empty for analyze
+  nlohmann::json provenance = nlohmann::json::object();
+  std::vector<ResultRow> rows;
+};
+
+// Rows of the same block and point, in order (the unit a table shows and ratios refer to).
+std::vector<std::vector<const ResultRow*>> group_by_block(const ResultSet& results);
+// The baseline row of a group (falls back to the first row).
+const ResultRow& baseline_of(const std::vector<const ResultRow*>& group);
+
+}  // namespace convbench

@@ -1,0 +1,141 @@
+#include "report/summary_tables.hpp"
+
+#include "report/text_table.hpp"
+
+namespace convbench {
+namespace {
+
+double ratio(double value, double base) { return base > 0 ? value / base : 0.0; }
+
+std::string time_cell(const std::optional<TimeStats>& t) {
+  if (!t) return "-";
+  return format_fixed(t->median, 3) + " ±" + format_fixed(t->noise * 100.0, 1) + "%";
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+bool any_measured(const std::vector<const ResultRow*>& group) {
+  for (const ResultRow* r : group)
+    if (!r->device.empty()) return true;
+  return false;
+}
+
+std::string group_title(const ResultRow& r) {
+  std::string shape;
+  for (size_t i = 0; i < r.input_shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(r.input_shape[i]);
+  std::string t = r.block + (r.point_label.empty() ? "" : " [" + r.point_label + "]") + ": input " + shape +
+                  ", " + r.dtype + ", " + r.layout + ", " + r.mode;
+  if (!r.device.empty()) t += ", device " + r.device;
+  return t;
+}
+
+}  // namespace
+
+std::string format_tables(const ResultSet& results, TableStyle style) {
+  std::string out;
+  for (const auto& group : group_by_block(results)) {
+    const ResultRow& base = baseline_of(group);
+    const bool measured = any_measured(group);
+    const bool train = base.mode == "train";
+    TextTable t;
+    t.header = {"variant", "params", "GFLOP fwd"};
+    if (train) t.header.push_back("GFLOP bwd");
+    if (measured) {
+      t.header.push_back("fwd ms");
+      if (train) t.header.insert(t.header.end(), {"bwd ms", "step ms"});
+      t.header.push_back("peak meas.");
+    }
+    t.header.insert(t.header.end(), {"peak pred.", "saved"});
+    t.header.insert(t.header.end(), {"params x", "FLOP x"});
+    if (measured) t.header.push_back(train ? "step x" : "fwd x");
+    t.header.push_back("peak x");
+    if (measured) t.header.push_back("status");
+    t.right_aligned.assign(t.header.size(), true);
+    t.right_aligned[0] = false;
+    if (measured) t.right_aligned.back() = false;
+
+    const double base_flops = static_cast<double>(base.flops.forward + (train ? base.flops.backward() : 0));
+    for (const ResultRow* r : group) {
+      std::vector<std::string> row = {r->variant + (r->is_baseline ? " (base)" : ""), format_count(r->params),
+                                      format_giga(r->flops.forward)};
+      if (train) row.push_back(format_giga(r->flops.backward()));
+      const bool ok = r->status == "ok";
+      if (measured) {
+        row.push_back(ok ? time_cell(r->forward) : "-");
+        if (train) {
+          row.push_back(ok ? time_cell(r->backward) : "-");
+          row.push_back(ok ? time_cell(r->step) : "-");
+        }
+        row.push_back(ok && r->measured ? format_mib(r->measured->peak_bytes) : "-");
+      }
+      row.push_back(format_mib(r->predicted.peak_bytes));
+      row.push_back(format_mib(r->predicted.saved_bytes));
+      row.push_back(format_ratio(ratio(static_cast<double>(r->params), static_cast<double>(base.params))));
+      const double flops = static_cast<double>(r->flops.forward + (train ? r->flops.backward() : 0));
+      row.push_back(format_ratio(ratio(flops, base_flops)));
+      if (measured) {
+        const auto& mine = train ? r->step : r->forward;
+        const auto& theirs = train ? base.step : base.forward;
+        row.push_back(ok && mine && theirs ? format_ratio(ratio(mine->median, theirs->median)) : "-");
+      }
+      const int64_t peak = r->measured && ok ? r->measured->peak_bytes : r->predicted.peak_bytes;
+      const int64_t base_peak = base.measured && base.status == "ok" ? base.measured->peak_bytes : base.predicted.peak_bytes;
+      row.push_back(format_ratio(ratio(static_cast<double>(peak), static_cast<double>(base_peak))));
+      if (measured) row.push_back(r->status + (r->message.empty() || ok ? "" : ": " + r->message));
+      t.rows.push_back(std::move(row));
+    }
+    if (style == TableStyle::markdown) {
+      out += "### " + group_title(base) + "\n\n" + t.render_markdown() + "\n";
+    } else {
+      out += group_title(base) + "\n" + t.render_terminal() + "\n";
+    }
+  }
+  if (!results.rows.empty()) {
+    const std::string note =
+        "GFLOP: 2 x MACs plus elementwise work. x columns: ratio to the baseline (base). peak: peak bytes of one " +
+        std::string(results.rows.front().mode == "train" ? "training step" : "inference pass") +
+        " (pred. = convbench's memory model, meas. = the runtime's allocator). saved: activations kept for backward.";
+    out += style == TableStyle::markdown ? note + "\n" : note + "\n";
+  }
+  return out;
+}
+
+std::string format_csv(const ResultSet& results) {
+  std::string out =
+      "block,variant,kind,point,baseline,dims,dtype,layout,mode,input_shape,output_shape,params,buffers,"
+      "macs_forward,macs_backward_data,macs_backward_weight,flops_forward,flops_backward_data,"
+      "flops_backward_weight,bytes_forward,bytes_backward,predicted_peak_bytes,predicted_saved_bytes,"
+      "device,status,message,measured_peak_bytes,forward_median_ms,forward_q1_ms,forward_q3_ms,"
+      "backward_median_ms,backward_q1_ms,backward_q3_ms,step_median_ms,step_q1_ms,step_q3_ms,step_noise\n";
+  auto shape = [](const std::vector<int64_t>& s) {
+    std::string r;
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+    return r;
+  };
+  auto stats = [](const std::optional<TimeStats>& t) {
+    if (!t) return std::string(",,");
+    return format_fixed(t->median, 6) + "," + format_fixed(t->q1, 6) + "," + format_fixed(t->q3, 6);
+  };
+  for (const ResultRow& r : results.rows) {
+    std::vector<std::string> cells = {
+        csv_escape(r.block), csv_escape(r.variant), r.kind, csv_escape(r.point_label), r.is_baseline ? "true" : "false",
+        std::to_string(r.dims), r.dtype, r.layout, r.mode, shape(r.input_shape), shape(r.output_shape),
+        std::to_string(r.params), std::to_string(r.buffers), std::to_string(r.macs.forward),
+        std::to_string(r.macs.backward_data), std::to_string(r.macs.backward_weight), std::to_string(r.flops.forward),
+        std::to_string(r.flops.backward_data), std::to_string(r.flops.backward_weight), std::to_string(r.bytes_forward),
+        std::to_string(r.bytes_backward), std::to_string(r.predicted.peak_bytes), std::to_string(r.predicted.saved_bytes),
+        r.device, r.device.empty() ? "" : r.status, csv_escape(r.message),
+        r.measured ? std::to_string(r.measured->peak_bytes) : "", stats(r.forward), stats(r.backward), stats(r.step),
+        r.step ? format_fixed(r.step->noise, 6) : ""};
+    for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace convbench

@@ -1,0 +1,75 @@
+// Runs a variant's graph on a backend: forward, and in training backward, with exactly the
+// lifetimes PyTorch autograd gives tensors (see analysis/memory_model.hpp for the rules, which
+// predict this executor's allocator statistics byte for byte). Tensors are reference counted; a
+// tensor is freed when its last holder (value table, tape of saved tensors, gradient slot, the
+// caller) lets go. The executor knows nothing about any particular backend.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "graph/graph.hpp"
+#include "runtime/backend.hpp"
+
+namespace convbench {
+
+// The tensors a variant owns across steps: parameters, buffers, and (after backward) gradients.
+struct ModelState {
+  std::vector<Tensor> params;
+  std::vector<Tensor> buffers;
+  std::vector<Tensor> grads;  // one per param; undefined until backward, cleared by clear_grads()
+};
+
+// Called around every op: (op index, phase, true before / false after).
+using OpHook = std::function<void(int op, Phase phase, bool begin)>;
+
+class Executor {
+ public:
+  Executor(const Graph& graph, Backend& backend, bool training);
+
+  // Allocates and initialises parameters and buffers as PyTorch does (uniform in
+  // +-1/sqrt(fan_in) for conv weights and biases, ones and zeros for norm affine, zero mean and
+  // unit variance running stats), deterministically from `seed`.
+  ModelState init_state(uint64_t seed) const;
+
+  // Forward pass. In training, records what backward needs; returns the block output.
+  Tensor forward(ModelState& state, const Tensor& input);
+  // Backward pass from the upstream gradient `grad_output`; parameter gradients land in
+  // state.grads. Requires a preceding forward in training mode.
+  void backward(ModelState& state, const Tensor& grad_output);
+  // Frees the parameter gradients (like zero_grad(set_to_none=True)).
+  static void clear_grads(ModelState& state);
+
+  void set_op_hook(OpHook hook) { hook_ = std::move(hook); }
+  // Seed for dropout masks of the next forward (each forward uses seed, seed+1, ... per op).
+  void set_dropout_seed(uint64_t seed) { dropout_seed_ = seed; }
+
+  const Graph& graph() const { return graph_; }
+  Backend& backend() const { return backend_; }
+  bool training() const { return training_; }
+
+ private:
+  struct Record {  // what one op keeps for backward
+    std::vector<Tensor> inputs;  // by position; undefined where not saved
+    Tensor output;
+    std::vector<Tensor> aux;
+  };
+  Tensor allocate(const TensorDesc& desc, MemoryCategory category) const;
+  void with_workspace(const Op& op, Phase phase, const std::function<void(void*)>& run);
+  void accumulate(Tensor& slot, Tensor incoming);
+
+  const Graph& graph_;
+  Backend& backend_;
+  bool training_;
+  std::vector<bool> requires_grad_;
+  std::vector<bool> recorded_;     // per op: its output needs a gradient (training only)
+  std::vector<bool> saved_value_;  // per value: some recorded op saves it
+  std::vector<int> last_use_;      // per value: index of its last forward consumer
+  std::vector<Record> tape_;
+  bool have_tape_ = false;
+  OpHook hook_;
+  uint64_t dropout_seed_ = 0x5eed;
+};
+
+}  // namespace convbench

@@ -1,0 +1,56 @@
+// Block specs built in code for tests (no spec file needed).
+#pragma once
+
+#include "spec/spec.hpp"
+
+namespace convbench::testing {
+
+inline VariantSpec variant(const std::string& kind, const std::string& name = "") {
+  VariantSpec v;
+  v.kind = kind;
+  v.name = name.empty() ? kind : name;
+  v.key_path = "blocks[0].variants[?]";
+  return v;
+}
+
+// The seed 000 block: 3D, batch 6, 16 -> 32 channels, 32^3, bias, BN + ReLU.
+inline BlockSpec seed_block() {
+  BlockSpec b;
+  b.name = "seed";
+  b.dims = 3;
+  b.batch = 6;
+  b.in_channels = 16;
+  b.out_channels = 32;
+  b.size = {32, 32, 32};
+  b.kernel = {3, 3, 3};
+  b.stride = {1, 1, 1};
+  b.padding = {1, 1, 1};
+  b.dilation = {1, 1, 1};
+  VariantSpec bottleneck = variant("bottleneck");
+  bottleneck.ratio = 2;
+  b.variants = {variant("standard"), bottleneck, variant("separable")};
+  b.baseline = "standard";
+  b.key_path = "blocks[0]";
+  return b;
+}
+
+// A small 2D block for quick runs; `dims` 2 or 3.
+inline BlockSpec small_block(int dims, int64_t in, int64_t out, int64_t size) {
+  BlockSpec b;
+  b.name = "small";
+  b.dims = dims;
+  b.batch = 2;
+  b.in_channels = in;
+  b.out_channels = out;
+  b.size.assign(static_cast<size_t>(dims), size);
+  b.kernel.assign(static_cast<size_t>(dims), 3);
+  b.stride.assign(static_cast<size_t>(dims), 1);
+  b.padding.assign(static_cast<size_t>(dims), 1);
+  b.dilation.assign(static_cast<size_t>(dims), 1);
+  b.variants = {variant("standard")};
+  b.baseline = "standard";
+  b.key_path = "blocks[0]";
+  return b;
+}
+
+}  // namespace convbench::testing
