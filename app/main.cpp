@@ -1,1 +1,41 @@
-int main() { return 0; }
+// convbench: benchmark convolution block variants. One file per subcommand (cmd_*.cpp).
+#include <cstdio>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "spec/spec_error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"convbench: which convolution block variant is really fastest and leanest, and why"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", convbench::cli::version_text());
+  int verbosity = 0;
+  app.add_flag("-v", verbosity, "More logging (-v info, -vv debug)");
+
+  const std::vector<convbench::cli::Command> commands = {
+      convbench::cli::add_analyze_command(app), convbench::cli::add_compare_command(app),
+      convbench::cli::add_report_command(app), convbench::cli::add_validate_command(app),
+      convbench::cli::add_list_command(app)};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;  // --help and --version exit 0; every usage error exits 2
+  }
+  spdlog::set_level(verbosity >= 2 ? spdlog::level::debug : verbosity == 1 ? spdlog::level::info : spdlog::level::warn);
+  spdlog::set_pattern("[%l] %v");
+  try {
+    for (const auto& command : commands)
+      if (command.sub->parsed()) return command.run();
+  } catch (const convbench::SpecError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 2;
+}

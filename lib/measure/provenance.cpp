@@ -1,0 +1,72 @@
+#include "measure/provenance.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "build_info.hpp"
+#include "runtime/backend.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace convbench {
+namespace {
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : all)
+    if (c == '\0') c = ' ';
+  while (!all.empty() && all.back() == ' ') all.pop_back();
+  return all;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+std::string engine_name() { return std::string("convbench ") + build_info::version; }
+
+nlohmann::json collect_provenance(const std::string& spec_path, Backend* backend) {
+  const dnnl_version_t* dnnl = dnnl_version();
+  nlohmann::json p = {
+      {"convbench_version", build_info::version},
+      {"git_commit", build_info::git_commit},
+      {"compiler", build_info::compiler},
+      {"command_line", command_line()},
+      {"date", utc_now()},
+      {"spec_file", spec_path},
+      {"spec_sha256", spec_file_hash(spec_path)},
+      {"cpu", cpu_model()},
+      {"hardware_threads", std::thread::hardware_concurrency()},
+      {"onednn_version", std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch)},
+      {"cuda_built", build_info::with_cuda},
+  };
+  if (build_info::with_cuda) {
+    p["cuda_version"] = build_info::cuda_version;
+    p["cudnn_version"] = build_info::cudnn_version;
+  }
+  if (backend) p["backend"] = backend->name();
+  return p;
+}
+
+}  // namespace convbench

@@ -1,0 +1,48 @@
+// Runs the convbench binary in tests and captures exit code, stdout and stderr.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace convbench::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("convbench_test_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+// `args` is appended to the binary's path as shell words (quote them yourself).
+inline CliResult run_cli(const std::string& args) {
+  const std::string err_path = temp_path("stderr.txt");
+  const std::string cmd = std::string(CONVBENCH_BINARY) + " " + args + " 2>" + err_path;
+  CliResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_file(err_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+inline std::string source_path(const std::string& rel) { return std::string(CONVBENCH_SOURCE_DIR) + "/" + rel; }
+
+}  // namespace convbench::testing
