@@ -42,8 +42,12 @@ class Executor {
   static void clear_grads(ModelState& state);
 
   void set_op_hook(OpHook hook) { hook_ = std::move(hook); }
-  // Seed for dropout masks of the next forward (each forward uses seed, seed+1, ... per op).
-  void set_dropout_seed(uint64_t seed) { dropout_seed_ = seed; }
+  // Seed for dropout masks: op i uses seed + i, or `seed` for every op when `same_for_every_op`
+  // (how the PyTorch peer's tensor dumps draw their masks).
+  void set_dropout_seed(uint64_t seed, bool same_for_every_op = false) {
+    dropout_seed_ = seed;
+    dropout_seed_per_op_ = !same_for_every_op;
+  }
 
   const Graph& graph() const { return graph_; }
   Backend& backend() const { return backend_; }
@@ -70,6 +74,7 @@ class Executor {
   bool have_tape_ = false;
   OpHook hook_;
   uint64_t dropout_seed_ = 0x5eed;
+  bool dropout_seed_per_op_ = true;
 };
 
 }  // namespace convbench

@@ -1,0 +1,122 @@
+// Element-wise ops: relu, leaky_relu, dropout, add, sub. Element i of every vector here is logical
+// element i, which is what makes the dropout mask agree across layouts.
+#include <algorithm>
+
+#include "backends/reference/reference_kernels.hpp"
+#include "runtime/philox.hpp"
+
+namespace convbench::reference {
+namespace {
+
+template <class F>
+std::vector<double> map(const std::vector<double>& a, F f) {
+  std::vector<double> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = f(a[i]);
+  return out;
+}
+
+template <class F>
+std::vector<double> zip(const std::vector<double>& a, const std::vector<double>& b, F f) {
+  if (a.size() != b.size()) throw std::invalid_argument("reference backend: operands differ in size");
+  std::vector<double> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = f(a[i], b[i]);
+  return out;
+}
+
+// 1/(1-p): dropout scales what it keeps so that the expected value is unchanged.
+double keep_scale(const Op& op) { return 1.0 / (1.0 - op.dropout_p); }
+
+}  // namespace
+
+// max(x, 0) with std::max's argument order keeps NaN, as torch.relu does.
+void relu_forward(const ForwardCall& call) {
+  const std::vector<double> x = load(required(optional_at(call.inputs, 0), "relu", "input"));
+  store(required(call.output, "relu", "output"), map(x, [](double v) { return std::max(v, 0.0); }));
+}
+
+// From the saved output, as PyTorch's threshold_backward: the gradient passes where y > 0.
+void relu_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const std::vector<double> y = load(required(call.output, "relu", "saved output"));
+  const std::vector<double> g = load(required(call.grad_output, "relu", "grad_output"));
+  store(*grad_x, zip(g, y, [](double gv, double yv) { return yv <= 0.0 ? 0.0 : gv; }));
+}
+
+void leaky_relu_forward(const ForwardCall& call) {
+  const double slope = call.op.negative_slope;
+  const std::vector<double> x = load(required(optional_at(call.inputs, 0), "leaky_relu", "input"));
+  store(required(call.output, "leaky_relu", "output"),
+        map(x, [slope](double v) { return v > 0.0 ? v : v * slope; }));
+}
+
+// From the saved input: g where x > 0, g * slope elsewhere.
+void leaky_relu_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const double slope = call.op.negative_slope;
+  const std::vector<double> x = load(required(optional_at(call.inputs, 0), "leaky_relu", "saved input"));
+  const std::vector<double> g = load(required(call.grad_output, "leaky_relu", "grad_output"));
+  store(*grad_x, zip(g, x, [slope](double gv, double xv) { return xv > 0.0 ? gv : gv * slope; }));
+}
+
+// Training: keep logical element i when dropout_keep(i, seed, p), scale kept ones by 1/(1-p), and
+// save the 0/1 mask. Inference: the identity (the executor normally aliases instead of calling).
+void dropout_forward(const ForwardCall& call) {
+  const std::vector<double> x = load(required(optional_at(call.inputs, 0), "dropout", "input"));
+  Tensor& out = required(call.output, "dropout", "output");
+  if (!call.training) {
+    store(out, x);
+    return;
+  }
+  const float p = static_cast<float>(call.op.dropout_p);
+  const double scale = keep_scale(call.op);
+  std::vector<double> mask(x.size());
+  for (size_t i = 0; i < x.size(); ++i) mask[i] = dropout_keep(i, call.seed, p) ? 1.0 : 0.0;
+  store(out, zip(x, mask, [scale](double xv, double m) { return xv * m * scale; }));
+  if (Tensor* saved_mask = optional_at(call.aux, 0)) store(*saved_mask, mask);
+}
+
+void dropout_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const double scale = keep_scale(call.op);
+  const std::vector<double> mask = load(required(optional_at(call.aux, 0), "dropout", "saved mask"));
+  const std::vector<double> g = load(required(call.grad_output, "dropout", "grad_output"));
+  store(*grad_x, zip(g, mask, [scale](double gv, double m) { return gv * m * scale; }));
+}
+
+void add_forward(const ForwardCall& call) {
+  const std::vector<double> a = load(required(optional_at(call.inputs, 0), "add", "first operand"));
+  const std::vector<double> b = load(required(optional_at(call.inputs, 1), "add", "second operand"));
+  store(required(call.output, "add", "output"), zip(a, b, [](double x, double y) { return x + y; }));
+}
+
+// The executor aliases both gradients of add (grad_flow() is alias), so normally there is nothing
+// to write; any gradient tensor it does pass receives g, the derivative for either operand.
+void add_backward(const BackwardCall& call) {
+  Tensor* ga = optional_at(call.grad_inputs, 0);
+  Tensor* gb = optional_at(call.grad_inputs, 1);
+  if (ga == nullptr && gb == nullptr) return;
+  const std::vector<double> g = load(required(call.grad_output, "add", "grad_output"));
+  if (ga != nullptr) store(*ga, g);
+  if (gb != nullptr) store(*gb, g);
+}
+
+void sub_forward(const ForwardCall& call) {
+  const std::vector<double> a = load(required(optional_at(call.inputs, 0), "sub", "first operand"));
+  const std::vector<double> b = load(required(optional_at(call.inputs, 1), "sub", "second operand"));
+  store(required(call.output, "sub", "output"), zip(a, b, [](double x, double y) { return x - y; }));
+}
+
+// d(a - b)/da = 1 (normally aliased by the executor), d(a - b)/db = -1.
+void sub_backward(const BackwardCall& call) {
+  Tensor* ga = optional_at(call.grad_inputs, 0);
+  Tensor* gb = optional_at(call.grad_inputs, 1);
+  if (ga == nullptr && gb == nullptr) return;
+  const std::vector<double> g = load(required(call.grad_output, "sub", "grad_output"));
+  if (ga != nullptr) store(*ga, g);
+  if (gb != nullptr) store(*gb, map(g, [](double v) { return -v; }));
+}
+
+}  // namespace convbench::reference

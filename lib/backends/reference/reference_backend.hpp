@@ -1,0 +1,38 @@
+// The reference backend: plain loops with double accumulation for every op of the IR, forward
+// (training and inference) and backward, 2-D and 3-D, both layouts, every dtype. It is the test
+// oracle the cpu and cuda backends are checked against, so it favours obviously correct code over
+// speed: each op loads its tensors as doubles in logical order, computes, and stores the results
+// rounded to the tensors' dtypes.
+#pragma once
+
+#include "runtime/backend.hpp"
+#include "runtime/caching_host_allocator.hpp"
+
+namespace convbench {
+
+class ReferenceBackend : public Backend {
+ public:
+  ReferenceBackend() = default;
+
+  std::string name() const override { return "reference"; }
+  Allocator& allocator() override { return allocator_; }
+
+  // Every op, dtype and layout is supported.
+  std::optional<std::string> unsupported(const Graph& graph, const Op& op) const override;
+  // The kernels keep their scratch in ordinary vectors, never in executor workspace.
+  int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) override;
+
+  void forward(const ForwardCall& call) override;
+  void backward(const BackwardCall& call) override;
+
+  void accumulate(Tensor& dst, const Tensor& src) override;
+  void add(Tensor& out, const Tensor& a, const Tensor& b) override;
+
+  void copy_from_host(Tensor& dst, const void* src) override;
+  void copy_to_host(const Tensor& src, void* dst) override;
+
+ private:
+  CachingHostAllocator allocator_;
+};
+
+}  // namespace convbench

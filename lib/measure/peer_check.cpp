@@ -1,0 +1,117 @@
+#include "measure/peer_check.hpp"
+
+#include <cmath>
+
+#include "graph/variant_builder.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/host_io.hpp"
+
+namespace convbench {
+namespace {
+
+using nlohmann::json;
+
+std::vector<double> dumped_values(const json& t, const TensorDesc& expect, const std::string& name) {
+  const auto shape = t.at("shape").get<std::vector<int64_t>>();
+  if (shape != expect.shape)
+    throw std::runtime_error(name + ": dumped shape differs from convbench's " + expect.shape_string());
+  return t.at("data").get<std::vector<double>>();
+}
+
+double norm(const std::vector<double>& v) {
+  double n = 0;
+  for (double x : v) n += x * x;
+  return std::sqrt(n);
+}
+
+// ||ours - peer|| / max(||peer||, floor). The floor matters for tensors that are zero up to
+// rounding, such as the bias gradient of a conv followed by batch norm: their "relative" error
+// is rounding noise over rounding noise, so they are measured against a fraction of the row's
+// largest gradient instead.
+TensorAgreement agree(const std::string& name, const std::vector<double>& ours, const std::vector<double>& peer,
+                      double floor, double tolerance) {
+  TensorAgreement a;
+  a.name = name;
+  if (ours.size() != peer.size()) {
+    a.rel_error = INFINITY;
+    return a;
+  }
+  double diff = 0;
+  for (size_t i = 0; i < peer.size(); ++i) diff += (ours[i] - peer[i]) * (ours[i] - peer[i]);
+  const double denom = std::max(norm(peer), floor);
+  a.rel_error = denom > 0 ? std::sqrt(diff) / denom : std::sqrt(diff);
+  a.ok = a.rel_error <= tolerance;
+  return a;
+}
+
+}  // namespace
+
+std::string peer_dump_file_name(const BlockSpec& block, const VariantSpec& variant) {
+  const std::string label = block.point.empty() ? "default" : point_label(block);
+  std::string raw = block.name + "__" + variant.name + "__" + label, out;
+  for (char c : raw) out += (std::isalnum(static_cast<unsigned char>(c)) || std::string("_-.,=+").find(c) != std::string::npos) ? c : '_';
+  return out + ".json";
+}
+
+DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& variant, const json& dump,
+                             Backend& backend, double tolerance) {
+  DumpCheck r;
+  r.block = spec_block.name;
+  r.variant = variant.name;
+  r.point_label = point_label(spec_block);
+  try {
+    // The peer may have shrunk batch and spatial size (--dump-scale): take them from its input.
+    BlockSpec block = spec_block;
+    const auto in_shape = dump.at("input").at("shape").get<std::vector<int64_t>>();
+    block.batch = in_shape.at(0);
+    block.size.assign(in_shape.begin() + 2, in_shape.end());
+    if (backend.name() == "reference") block.dtype = DType::float64;
+    const Graph g = build_variant_graph(block, variant);
+    for (const Op& op : g.ops)
+      if (auto why = backend.unsupported(g, op)) {
+        r.status = "unsupported";
+        r.message = op.name + ": " + *why;
+        return r;
+      }
+    Executor ex(g, backend, true);
+    ex.set_dropout_seed(dump.value("dropout_seed", uint64_t{0x5eed}), true);
+    ModelState state = ex.init_state(0);
+    for (size_t i = 0; i < g.params.size(); ++i)
+      upload(backend, state.params[i], dumped_values(dump.at("params").at(g.params[i].name), g.params[i].desc, g.params[i].name));
+    for (size_t i = 0; i < g.buffers.size(); ++i)
+      upload(backend, state.buffers[i],
+             dumped_values(dump.at("buffers_before").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name));
+    Tensor x = make_tensor(backend.allocator(), g.desc(g.input), MemoryCategory::inputs);
+    upload(backend, x, dumped_values(dump.at("input"), g.desc(g.input), "input"));
+    Tensor dy = make_tensor(backend.allocator(), g.desc(g.output), MemoryCategory::inputs);
+    upload(backend, dy, dumped_values(dump.at("grad_output"), g.desc(g.output), "grad_output"));
+    Tensor y = ex.forward(state, x);
+    ex.backward(state, dy);
+    std::vector<std::vector<double>> peer_grads;
+    double largest_grad = 0;
+    for (size_t i = 0; i < g.params.size(); ++i) {
+      peer_grads.push_back(dumped_values(dump.at("param_grads").at(g.params[i].name), g.params[i].desc, g.params[i].name));
+      largest_grad = std::max(largest_grad, norm(peer_grads.back()));
+    }
+    r.tensors.push_back(agree("output", download(backend, y), dumped_values(dump.at("output"), g.desc(g.output), "output"),
+                              0.0, tolerance));
+    for (size_t i = 0; i < g.params.size(); ++i)
+      r.tensors.push_back(agree(g.params[i].name + " grad", download(backend, state.grads[i]), peer_grads[i],
+                                1e-3 * largest_grad, tolerance));
+    for (size_t i = 0; i < g.buffers.size(); ++i)
+      r.tensors.push_back(agree(g.buffers[i].name + " after", download(backend, state.buffers[i]),
+                                dumped_values(dump.at("buffers_after").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name),
+                                0.0, tolerance));
+    for (const TensorAgreement& t : r.tensors)
+      if (!t.ok) r.status = "mismatch";
+  } catch (const json::exception& e) {
+    r.status = "error";
+    r.message = std::string("malformed dump: ") + e.what();
+  } catch (const std::exception& e) {
+    r.status = "error";
+    r.message = e.what();
+  }
+  return r;
+}
+
+}  // namespace convbench

@@ -1,0 +1,38 @@
+// Numerical agreement with PyTorch: loads a tensor dump written by
+// `scripts/torch_peer.py --dump-tensors` (inputs, weights, upstream gradient, and PyTorch's
+// outputs, parameter gradients and updated BN statistics for one training step), runs the same
+// step on a convbench backend with those exact values, and compares every tensor.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/backend.hpp"
+#include "spec/spec.hpp"
+
+namespace convbench {
+
+struct TensorAgreement {
+  std::string name;     // "output", "<param> grad", "<buffer> after"
+  double rel_error = 0;  // ||ours - peer|| / ||peer||
+  bool ok = false;
+};
+
+struct DumpCheck {
+  std::string block, variant, point_label;
+  std::string status = "ok";  // ok | mismatch | missing | unsupported | error
+  std::string message;
+  std::vector<TensorAgreement> tensors;
+};
+
+// The dump file name the peer uses for a block point and variant.
+std::string peer_dump_file_name(const BlockSpec& block, const VariantSpec& variant);
+
+// Runs the dumped step on `backend` (float64 on the reference backend, the block's dtype
+// otherwise) and compares; `tolerance` bounds every relative error.
+DumpCheck check_against_dump(const BlockSpec& block, const VariantSpec& variant, const nlohmann::json& dump,
+                             Backend& backend, double tolerance);
+
+}  // namespace convbench

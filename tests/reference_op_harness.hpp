@@ -1,0 +1,276 @@
+// Test support for backend op tests: runs the last op of a small graph directly on a backend (no
+// executor), with host-side input, parameter and buffer values that a test can change between
+// runs, and the catalogue of op cases the reference backend tests sweep over.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/autograd_rules.hpp"
+#include "graph/graph_builder.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/host_io.hpp"
+
+namespace convbench::reftest {
+
+inline std::vector<double> random_values(size_t count, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> v(count);
+  for (double& x : v) x = dist(rng);
+  return v;
+}
+
+// `values` rounded to what a tensor of `dtype` can hold.
+inline std::vector<double> quantize(const std::vector<double>& values, DType dtype) {
+  std::vector<double> out(values.size());
+  std::vector<unsigned char> cell(8);
+  for (size_t i = 0; i < values.size(); ++i) {
+    store_element(cell.data(), 0, dtype, values[i]);
+    out[i] = load_element(cell.data(), 0, dtype);
+  }
+  return out;
+}
+
+inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+inline double max_abs(const std::vector<double>& v) {
+  double m = 0.0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+// Fills a floating-point tensor with NaN, so that any element a kernel fails to write (or adds
+// to instead of overwriting) shows up as NaN in the result.
+inline void poison(Backend& backend, Tensor& t) {
+  if (t.desc.dtype == DType::uint8 || t.desc.dtype == DType::int64) return;
+  upload(backend, t, std::vector<double>(static_cast<size_t>(t.desc.numel()),
+                                         std::numeric_limits<double>::quiet_NaN()));
+}
+
+// Gradients one backward call produced (logical order).
+struct OpGradients {
+  std::vector<std::optional<std::vector<double>>> inputs;  // nullopt where grad_flow is alias
+  std::vector<std::vector<double>> params;
+};
+
+// Runs the LAST op of `graph` on `backend`. Inputs, parameters and buffers start as seeded random
+// values (buffers positive, as running variances must be) and are uploaded before every forward.
+class OpHarness {
+ public:
+  OpHarness(Backend& backend, Graph graph, uint64_t seed = 1) : backend_(backend), graph_(std::move(graph)) {
+    const Op& o = op();
+    uint64_t s = seed;
+    for (int v : o.inputs) {
+      const TensorDesc& d = graph_.desc(v);
+      inputs.push_back(random_values(static_cast<size_t>(d.numel()), ++s));
+      input_tensors_.push_back(make_tensor(backend_.allocator(), d, MemoryCategory::inputs));
+    }
+    for (int p : o.params) {
+      const TensorDesc& d = graph_.params[static_cast<size_t>(p)].desc;
+      params.push_back(random_values(static_cast<size_t>(d.numel()), ++s));
+      param_tensors_.push_back(make_tensor(backend_.allocator(), d, MemoryCategory::parameters));
+    }
+    for (int b : o.buffers) {
+      const TensorDesc& d = graph_.buffers[static_cast<size_t>(b)].desc;
+      buffers.push_back(random_values(static_cast<size_t>(d.numel()), ++s, 0.5, 1.5));
+      buffer_tensors_.push_back(make_tensor(backend_.allocator(), d, MemoryCategory::buffers));
+    }
+  }
+
+  const Graph& graph() const { return graph_; }
+  const Op& op() const { return graph_.ops.back(); }
+  const TensorDesc& output_desc() const { return graph_.desc(op().output); }
+
+  // Runs forward; returns the output in logical order. Keeps the output and aux for backward.
+  std::vector<double> forward(bool training) {
+    const Op& o = op();
+    for (size_t i = 0; i < inputs.size(); ++i) upload(backend_, input_tensors_[i], inputs[i]);
+    for (size_t i = 0; i < params.size(); ++i) upload(backend_, param_tensors_[i], params[i]);
+    for (size_t i = 0; i < buffers.size(); ++i) upload(backend_, buffer_tensors_[i], buffers[i]);
+    output_ = make_tensor(backend_.allocator(), output_desc(), MemoryCategory::temporaries);
+    poison(backend_, output_);
+    aux_.clear();
+    if (training) {
+      for (const TensorDesc& d : aux_tensors(graph_, o)) {
+        aux_.push_back(make_tensor(backend_.allocator(), d, MemoryCategory::saved));
+        poison(backend_, aux_.back());
+      }
+    }
+    ForwardCall call{graph_, o, {}, {}, {}, &output_, {}, training, dropout_seed, nullptr};
+    for (const Tensor& t : input_tensors_) call.inputs.push_back(&t);
+    for (const Tensor& t : param_tensors_) call.params.push_back(&t);
+    for (Tensor& t : buffer_tensors_) call.buffers.push_back(&t);
+    for (Tensor& t : aux_) call.aux.push_back(&t);
+    backend_.forward(call);
+    return download(backend_, output_);
+  }
+
+  // Runs backward after a training forward, passing only what saved_tensors() says the op saves
+  // (nullptr for the rest) and gradient tensors only where grad_flow() computes one.
+  OpGradients backward(const std::vector<double>& grad_output) {
+    const Op& o = op();
+    const SavedTensors saved = saved_tensors(o);
+    BackwardCall call{graph_, o, {}, saved.output ? &output_ : nullptr, {}, {}, nullptr, {}, {}, nullptr};
+    call.inputs.assign(o.inputs.size(), nullptr);
+    for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &input_tensors_[static_cast<size_t>(pos)];
+    for (const Tensor& t : aux_) call.aux.push_back(&t);
+    for (const Tensor& t : param_tensors_) call.params.push_back(&t);
+    Tensor g = make_tensor(backend_.allocator(), output_desc(), MemoryCategory::inputs);
+    upload(backend_, g, grad_output);
+    call.grad_output = &g;
+
+    std::vector<std::optional<Tensor>> grad_inputs(o.inputs.size());
+    for (size_t pos = 0; pos < o.inputs.size(); ++pos) {
+      if (grad_flow(o, static_cast<int>(pos)) == GradFlow::alias) {
+        call.grad_inputs.push_back(nullptr);
+        continue;
+      }
+      grad_inputs[pos] = make_tensor(backend_.allocator(), graph_.desc(o.inputs[pos]), MemoryCategory::temporaries);
+      poison(backend_, *grad_inputs[pos]);
+      call.grad_inputs.push_back(&*grad_inputs[pos]);
+    }
+    std::vector<Tensor> grad_params;
+    for (int p : o.params) {
+      grad_params.push_back(make_tensor(backend_.allocator(), graph_.params[static_cast<size_t>(p)].desc,
+                                        MemoryCategory::gradients));
+      poison(backend_, grad_params.back());
+    }
+    for (Tensor& t : grad_params) call.grad_params.push_back(&t);
+    backend_.backward(call);
+
+    OpGradients out;
+    for (auto& t : grad_inputs) out.inputs.push_back(t ? std::optional(download(backend_, *t)) : std::nullopt);
+    for (const Tensor& t : grad_params) out.params.push_back(download(backend_, t));
+    return out;
+  }
+
+  std::vector<double> buffer_after_forward(size_t i) { return download(backend_, buffer_tensors_.at(i)); }
+  std::vector<double> aux_after_forward(size_t i) { return download(backend_, aux_.at(i)); }
+  const Tensor& aux_tensor(size_t i) const { return aux_.at(i); }
+
+  // Host values (logical order), uploaded before every forward.
+  std::vector<std::vector<double>> inputs, params, buffers;
+  uint64_t dropout_seed = 0x5eed;
+
+ private:
+  Backend& backend_;
+  Graph graph_;
+  std::vector<Tensor> input_tensors_, param_tensors_, buffer_tensors_, aux_;
+  Tensor output_;
+};
+
+// ---- the op cases ------------------------------------------------------------------------------
+
+inline ConvAttrs conv_attrs(int64_t out_channels, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                            std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups,
+                            bool bias, std::vector<int64_t> output_padding = {}) {
+  ConvAttrs a;
+  a.out_channels = out_channels;
+  a.kernel = std::move(kernel);
+  a.stride = std::move(stride);
+  a.padding = std::move(padding);
+  a.dilation = std::move(dilation);
+  a.groups = groups;
+  a.bias = bias;
+  a.output_padding = std::move(output_padding);
+  return a;
+}
+
+inline PoolAttrs pool_attrs(std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+  return PoolAttrs{std::move(kernel), std::move(stride), std::move(padding)};
+}
+
+// A small graph whose last op is the op under test (earlier ops only give it inputs of the
+// right shapes; the harness feeds it its own values).
+struct OpCase {
+  std::string name;
+  std::vector<int64_t> input_shape;
+  std::function<int(GraphBuilder&, int)> build;  // (builder, block input) -> graph output
+};
+
+// GoogleTest prints parameters in test names; the name is what identifies a case.
+inline void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
+
+inline Graph build_case(const OpCase& c, DType dtype, Layout layout) {
+  GraphBuilder b(c.name, TensorDesc{c.input_shape, dtype, layout});
+  const int out = c.build(b, b.input());
+  return b.finish(out);
+}
+
+// Every op kind, 2-D and 3-D, with the awkward attribute combinations (groups, depthwise, stride,
+// dilation, padding, output_padding, asymmetric kernels) that a backend can get wrong.
+inline std::vector<OpCase> op_cases() {
+  std::vector<OpCase> cases;
+  auto add = [&](std::string name, std::vector<int64_t> shape, std::function<int(GraphBuilder&, int)> build) {
+    cases.push_back({std::move(name), std::move(shape), std::move(build)});
+  };
+  add("conv2d", {2, 3, 5, 5}, [](GraphBuilder& b, int x) {
+    return b.conv("conv", x, conv_attrs(4, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true));
+  });
+  add("conv2d_grouped_strided_dilated", {2, 4, 7, 6}, [](GraphBuilder& b, int x) {
+    return b.conv("conv", x, conv_attrs(6, {3, 2}, {2, 1}, {1, 0}, {2, 1}, 2, true));
+  });
+  add("conv2d_depthwise", {1, 4, 5, 5}, [](GraphBuilder& b, int x) {
+    return b.conv("conv", x, conv_attrs(8, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 4, false));
+  });
+  add("conv3d_grouped_dilated", {1, 4, 4, 5, 3}, [](GraphBuilder& b, int x) {
+    return b.conv("conv", x, conv_attrs(6, {3, 3, 2}, {1, 2, 1}, {1, 1, 0}, {2, 1, 1}, 2, true));
+  });
+  add("conv3d_pointwise", {2, 3, 2, 3, 2}, [](GraphBuilder& b, int x) {
+    return b.conv("conv", x, conv_attrs(2, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, true));
+  });
+  add("conv_transpose2d_grouped", {2, 4, 3, 3}, [](GraphBuilder& b, int x) {
+    return b.conv_transpose("up", x, conv_attrs(6, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 2, true, {1, 1}));
+  });
+  add("conv_transpose3d_dilated", {1, 2, 2, 3, 2}, [](GraphBuilder& b, int x) {
+    return b.conv_transpose("up", x, conv_attrs(4, {2, 3, 2}, {2, 1, 2}, {0, 1, 1}, {1, 2, 1}, 1, true, {1, 1, 0}));
+  });
+  add("batch_norm2d", {3, 4, 3, 3}, [](GraphBuilder& b, int x) { return b.batch_norm("bn", x, 1e-5, 0.1); });
+  add("batch_norm3d", {2, 3, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.batch_norm("bn", x, 1e-3, 0.3); });
+  add("group_norm2d", {2, 6, 3, 3}, [](GraphBuilder& b, int x) { return b.group_norm("gn", x, 3, 1e-5); });
+  add("group_norm3d", {2, 4, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.group_norm("gn", x, 2, 1e-4); });
+  add("relu2d", {2, 3, 4, 4}, [](GraphBuilder& b, int x) { return b.relu("relu", x); });
+  add("leaky_relu3d", {1, 2, 3, 3, 3}, [](GraphBuilder& b, int x) { return b.leaky_relu("lrelu", x, 0.2); });
+  add("dropout2d", {2, 3, 4, 4}, [](GraphBuilder& b, int x) { return b.dropout("drop", x, 0.3); });
+  add("dropout3d", {1, 2, 3, 3, 2}, [](GraphBuilder& b, int x) { return b.dropout("drop", x, 0.5); });
+  add("add2d", {2, 3, 3, 4}, [](GraphBuilder& b, int x) { return b.add("add", x, x); });
+  add("sub3d", {1, 3, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.sub("sub", x, x); });
+  add("concat3_2d", {2, 2, 3, 3}, [](GraphBuilder& b, int x) {
+    const int a = b.conv("a", x, conv_attrs(3, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, false));
+    const int c = b.conv("c", x, conv_attrs(1, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, false));
+    return b.concat("cat", {a, x, c});
+  });
+  add("concat3_3d", {1, 2, 2, 2, 3}, [](GraphBuilder& b, int x) {
+    const int a = b.conv("a", x, conv_attrs(1, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, false));
+    return b.concat("cat", {x, a, x});
+  });
+  add("max_pool2d_padded", {2, 2, 5, 6}, [](GraphBuilder& b, int x) {
+    return b.max_pool("pool", x, pool_attrs({3, 3}, {2, 2}, {1, 1}));
+  });
+  add("max_pool3d_padded", {1, 2, 4, 5, 3}, [](GraphBuilder& b, int x) {
+    return b.max_pool("pool", x, pool_attrs({2, 3, 2}, {2, 2, 1}, {1, 1, 0}));
+  });
+  add("avg_pool2d_padded", {2, 2, 5, 6}, [](GraphBuilder& b, int x) {
+    return b.avg_pool("pool", x, pool_attrs({3, 3}, {2, 2}, {1, 1}));
+  });
+  add("avg_pool3d_padded", {1, 2, 4, 5, 3}, [](GraphBuilder& b, int x) {
+    return b.avg_pool("pool", x, pool_attrs({2, 3, 2}, {2, 2, 1}, {1, 1, 0}));
+  });
+  add("upsample2d", {1, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 2); });
+  add("upsample3d", {1, 2, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 3); });
+  return cases;
+}
+
+}  // namespace convbench::reftest
