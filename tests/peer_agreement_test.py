@@ -1,0 +1,47 @@
+#!/usr/bin/python3
+"""Numerical agreement with PyTorch: for every config, the PyTorch peer dumps one training step
+(float64, shrunk with --dump-scale), and `convbench verify` replays it on the reference backend
+(float64, relative error <= 1e-9) and the cpu backend (float32, <= 1e-4).
+
+Usage: peer_agreement_test.py CONVBENCH_BINARY SOURCE_DIR
+Prints "SKIP: torch not importable" and exits 0 where PyTorch is missing.
+"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    print("SKIP: torch not importable")
+    sys.exit(0)
+
+
+def main():
+    binary, source = sys.argv[1], sys.argv[2]
+    failures = 0
+    for config in sorted(glob.glob(os.path.join(source, "configs", "*.yaml"))):
+        with tempfile.TemporaryDirectory() as dumps:
+            subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), config,
+                            "--dump-tensors", dumps, "--dump-scale", "--counts-only",
+                            "--json", os.path.join(dumps, "peer.json")],
+                           check=True, stdout=subprocess.DEVNULL)
+            for device in ("reference", "cpu"):
+                run = subprocess.run([binary, "verify", config, dumps, "--device", device],
+                                     capture_output=True, text=True)
+                print(f"== {os.path.basename(config)} on {device} (exit {run.returncode})")
+                print(run.stdout, end="")
+                if run.returncode != 0:
+                    print(run.stderr, end="")
+                    failures += 1
+                elif " 0 failed" not in run.stdout or "missing" in run.stdout:
+                    print("verify printed no clean summary")
+                    failures += 1
+    print(f"{failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
