@@ -1,7 +1,9 @@
 #include "measure/variant_runner.hpp"
 
+#include <optional>
 #include <random>
 
+#include "measure/cache_flusher.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 
@@ -53,7 +55,10 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
   Executor::clear_grads(state);
   if (!options.time) return;
 
+  std::optional<CacheFlusher> flusher;
+  if (options.cold) flusher.emplace();
   auto timed = [&](const std::function<void()>& work) {
+    if (flusher) flusher->flush();
     backend.synchronize();
     const double t0 = steady_seconds();
     work();

@@ -14,6 +14,7 @@ struct RunOptions {
   MeasureOptions measure;
   uint64_t seed = 42;
   bool time = true;  // false: memory pass only
+  bool cold = false;  // flush the caches before every sample
 };
 
 // Measures `graph` and writes device, status, message, measured memory and times into `row`.
