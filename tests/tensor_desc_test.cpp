@@ -35,3 +35,40 @@ TEST(HostIo, HalfAndBfloat16RoundTripRoundsToNearestEven) {
 
 }  // namespace
 }  // namespace convbench
+
+#include "runtime/caching_host_allocator.hpp"
+#include "runtime/tensor.hpp"
+
+namespace convbench {
+namespace {
+
+TEST(CachingHostAllocator, ReusesFreedBlocksAndKeepsExactStatistics) {
+  CachingHostAllocator a;
+  {
+    Tensor t = make_tensor(a, TensorDesc{{1000}, DType::float32, Layout::channels_first}, MemoryCategory::saved);
+    EXPECT_EQ(a.stats().current, 4000);
+    EXPECT_EQ(a.stats().reserved, 4096);  // rounded to 512 bytes
+  }
+  EXPECT_EQ(a.stats().current, 0);
+  EXPECT_EQ(a.stats().reserved, 4096);  // cached, not returned
+  a.reset_peak();
+  {
+    Tensor t = make_tensor(a, TensorDesc{{1001}, DType::float32, Layout::channels_first}, MemoryCategory::temporaries);
+    EXPECT_EQ(a.stats().system_allocations, 0);  // same size class: reused
+    EXPECT_EQ(a.stats().peak_by_category[static_cast<size_t>(MemoryCategory::temporaries)], 4004);
+  }
+  a.release_cached();
+  EXPECT_EQ(a.stats().reserved, 0);
+}
+
+TEST(CachingHostAllocator, LimitTurnsIntoOutOfMemory) {
+  CachingHostAllocator a;
+  a.set_limit(10000);
+  Tensor t = make_tensor(a, TensorDesc{{2000}, DType::float32, Layout::channels_first}, MemoryCategory::saved);
+  EXPECT_THROW(make_tensor(a, TensorDesc{{1000}, DType::float64, Layout::channels_first}, MemoryCategory::saved),
+               OutOfMemory);
+  EXPECT_EQ(a.stats().current, 8000);  // the failed request left nothing behind
+}
+
+}  // namespace
+}  // namespace convbench

@@ -9,6 +9,8 @@ OutOfMemory::OutOfMemory(int64_t requested, const std::string& detail)
 
 void* Allocator::allocate(int64_t bytes, MemoryCategory category) {
   if (bytes <= 0) throw std::invalid_argument("allocate: size must be positive");
+  if (limit_ > 0 && stats_.current + bytes > limit_)
+    throw OutOfMemory(bytes, std::to_string(stats_.current) + " bytes in use, limit " + std::to_string(limit_));
   void* p = do_allocate(bytes);
   stats_.on_allocate(bytes, category);
   return p;

@@ -32,6 +32,10 @@ class Allocator {
 
   const MemoryStats& stats() const { return stats_; }
   void reset_peak() { stats_.reset_peak(); }
+  // Caps the requested bytes live at once (0: no cap): an allocation beyond it throws
+  // OutOfMemory, as a smaller device would. Lets a run emulate a device with less memory.
+  void set_limit(int64_t bytes) { limit_ = bytes; }
+  int64_t limit() const { return limit_; }
 
  protected:
   // Implementations call stats().on_reserve() when they go to the system.
@@ -41,6 +45,7 @@ class Allocator {
 
  private:
   MemoryStats stats_;
+  int64_t limit_ = 0;
 };
 
 }  // namespace convbench
