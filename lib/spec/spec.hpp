@@ -25,12 +25,12 @@ struct CustomOpSpec {
   std::string name;  // the value it produces; later ops and `output` refer to it
   std::vector<std::string> inputs;  // value names; "input" is the block input
   std::optional<int64_t> out_channels;  // conv, conv_transpose (default: its input's channels)
-  std::optional<std::vector<int64_t>> kernel;    // conv*, pools (default: block kernel)
+  std::optional<std::vector<int64_t>> kernel;    // conv* (default: block kernel), pools (default 2)
   std::optional<std::vector<int64_t>> stride;    // conv*, pools (default 1; pools: kernel)
   std::optional<std::vector<int64_t>> padding;   // conv*, pools (default "same" for conv, 0 pools)
   std::optional<std::vector<int64_t>> dilation;  // conv* (default 1)
   std::optional<std::vector<int64_t>> output_padding;  // conv_transpose
-  int64_t groups = 1;                   // conv*: a number; "depthwise" in the file means in_channels
+  int64_t groups = 1;                   // conv*: "depthwise" in the file is resolved to in_channels
   std::optional<bool> bias;             // conv* (default: block bias)
   int64_t norm_groups = 16;             // group_norm
   double negative_slope = 0.01;         // leaky_relu
@@ -42,7 +42,7 @@ struct CustomOpSpec {
 
 struct VariantSpec {
   std::string kind;  // standard | bottleneck | separable | grouped | custom
-  std::string name;  // defaults to kind (suffixed to stay unique within the block)
+  std::string name;  // defaults to kind; names are unique within a block
   int64_t ratio = 4;       // bottleneck
   int64_t groups = 1;      // bottleneck (middle conv), grouped (required there)
   int64_t multiplier = 1;  // separable

@@ -1,0 +1,325 @@
+#include "spec/spec_loader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <system_error>
+
+#include "graph/graph_builder.hpp"
+#include "spec/sha256.hpp"
+#include "spec/source_tree.hpp"
+#include "spec/spec_field.hpp"
+#include "spec/suggest.hpp"
+#include "spec/variant_parser.hpp"
+
+namespace convbench {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name", "defaults", "blocks", "sweep"};
+const std::vector<std::string> kBlockFields = {
+    "name",    "dims",     "batch",     "in_channels", "out_channels",   "size",
+    "kernel",  "stride",   "padding",   "dilation",    "bias",           "norm",
+    "norm_groups", "act",  "negative_slope", "dropout", "residual",      "dtype",
+    "layout",  "mode",     "baseline",  "variants"};
+const std::vector<std::string> kDTypes = {"float32", "tf32", "float16", "bfloat16"};
+
+// A sweep this large is a typo, not a benchmark; refusing it keeps memory bounded.
+constexpr int64_t kMaxExpandedBlocks = 100'000;
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+using SweepPoint = std::vector<std::pair<std::string, Field>>;
+
+struct SweepAxis {
+  std::string key;
+  std::vector<Field> values;
+};
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw SpecError({path, 0, 0}, "", "cannot read the spec file: it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw SpecError({path, 0, 0}, "",
+                    "cannot open the spec file: " +
+                        std::error_code(errno, std::generic_category()).message());
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw SpecError({path, 0, 0}, "", "cannot read the spec file");
+  return text.str();
+}
+
+// Resolves the fields of one block at one sweep point: the swept value wins, then the block's
+// own value, then `defaults`, then the built-in default.
+class BlockResolver {
+ public:
+  BlockResolver(const Field& block, const std::optional<Field>& defaults, const SweepPoint& point)
+      : block_(block), defaults_(defaults), point_(point) {}
+
+  BlockSpec resolve() {
+    BlockSpec b;
+    b.name = block_.get("name")->as_string();
+    b.key_path = block_.path();
+    b.where = block_.where();
+    for (const auto& [key, value] : point_) b.point.emplace_back(key, to_compact_json(value.node()));
+
+    if (auto f = find("dims")) {
+      const int64_t dims = f->as_int(1);
+      if (dims != 2 && dims != 3) f->fail("dims must be 2 or 3, got " + str(dims));
+      b.dims = static_cast<int>(dims);
+    }
+    const int dims = b.dims;
+    b.batch = require("batch").as_int(1);
+    b.in_channels = require("in_channels").as_int(1);
+    b.out_channels = require("out_channels").as_int(1);
+    b.size = require("size").as_per_dim(dims, 1);
+    b.kernel = per_dim_or("kernel", dims, 1, 3);
+    b.stride = per_dim_or("stride", dims, 1, 1);
+    b.dilation = per_dim_or("dilation", dims, 1, 1);
+    std::optional<std::vector<int64_t>> padding;
+    if (auto f = find("padding")) padding = f->as_padding(dims);
+    if (padding) {
+      b.padding = *padding;
+    } else {  // "same": keeps the size at stride 1 for odd kernels
+      for (int d = 0; d < dims; ++d) b.padding.push_back(b.dilation[d] * (b.kernel[d] - 1) / 2);
+    }
+    if (auto f = find("bias")) b.bias = f->as_bool();
+    if (auto f = find("norm")) {
+      const std::string norm = f->as_choice({"batch", "group", "none"}, "norm");
+      b.norm = norm == "batch" ? NormKind::batch : norm == "group" ? NormKind::group : NormKind::none;
+    }
+    if (auto f = find("norm_groups")) b.norm_groups = f->as_int(1);
+    if (auto f = find("act")) {
+      const std::string act = f->as_choice({"relu", "leaky_relu", "none"}, "act");
+      b.act = act == "relu" ? ActKind::relu : act == "leaky_relu" ? ActKind::leaky_relu : ActKind::none;
+    }
+    if (auto f = find("negative_slope")) b.negative_slope = f->as_number();
+    if (auto f = find("dropout")) {
+      b.dropout = f->as_number();
+      if (b.dropout < 0.0 || b.dropout >= 1.0)
+        f->fail("dropout must be in [0, 1), got " + f->node().text);
+    }
+    if (auto f = find("residual")) b.residual = f->as_bool();
+    if (auto f = find("dtype")) b.dtype = *parse_dtype(f->as_choice(kDTypes, "dtype"));
+    if (auto f = find("layout"))
+      b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
+    if (auto f = find("mode"))
+      b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;
+
+    check_window(b);
+    check_norm(b);
+    check_tensor_sizes(b);
+
+    b.variants = parse_variants(require("variants"), b);
+    b.baseline = b.variants.front().name;
+    if (auto f = find("baseline")) {
+      b.baseline = f->as_string();
+      std::vector<std::string> names;
+      for (const VariantSpec& v : b.variants) names.push_back(v.name);
+      if (std::find(names.begin(), names.end(), b.baseline) == names.end())
+        f->fail("baseline \"" + b.baseline + "\" is not a variant of this block (variants: " +
+                join_alternatives(names) + ")" + did_you_mean(b.baseline, names));
+    }
+    return b;
+  }
+
+ private:
+  std::optional<Field> find(const std::string& key) const {
+    for (const auto& [k, v] : point_)
+      if (k == key) return v;
+    if (auto f = block_.get(key)) return f;
+    if (defaults_) return defaults_->get(key);
+    return std::nullopt;
+  }
+
+  Field locate(const std::string& key) const { return find(key).value_or(block_.locate(key)); }
+
+  Field require(const std::string& key) const {
+    if (auto f = find(key)) return *f;
+    block_.fail_missing(key, " (set it in the block or in `defaults`)");
+  }
+
+  std::vector<int64_t> per_dim_or(const std::string& key, int dims, int64_t min,
+                                  int64_t fallback) const {
+    if (auto f = find(key)) return f->as_per_dim(dims, min);
+    return std::vector<int64_t>(static_cast<std::size_t>(dims), fallback);
+  }
+
+  // The block's conv window must fit the padded input in every dim.
+  void check_window(const BlockSpec& b) const {
+    for (int d = 0; d < b.dims; ++d) {
+      const int64_t span = b.dilation[d] * (b.kernel[d] - 1) + 1;  // <= 2^62: fits
+      const int64_t padded = b.size[d] + 2 * b.padding[d];
+      if (span > padded)
+        locate("kernel").fail("kernel " + str(b.kernel[d]) +
+                              (b.dilation[d] > 1 ? " with dilation " + str(b.dilation[d]) : "") +
+                              " spans " + str(span) + " in dim " + str(d) +
+                              ", more than the padded input " + str(padded) + " (size " +
+                              str(b.size[d]) + " + 2 x padding " + str(b.padding[d]) + ")");
+    }
+  }
+
+  void check_norm(const BlockSpec& b) const {
+    if (b.norm != NormKind::group || b.out_channels % b.norm_groups == 0) return;
+    const auto groups = find("norm_groups");
+    groups.value_or(locate("norm"))
+        .fail("group norm needs out_channels " + str(b.out_channels) +
+              " divisible by norm_groups " + str(b.norm_groups) +
+              (groups ? "" : " (the default; set norm_groups)"));
+  }
+
+  // Every count later code multiplies must fit in int64: the input, output and weight tensors.
+  void check_tensor_sizes(const BlockSpec& b) const {
+    std::vector<int64_t> input = {b.batch, b.in_channels}, output = {b.batch, b.out_channels};
+    std::vector<int64_t> weight = {b.out_channels, b.in_channels};
+    for (int d = 0; d < b.dims; ++d) {
+      input.push_back(b.size[d]);
+      output.push_back(window_output_size(b.size[d], b.kernel[d], b.stride[d], b.padding[d],
+                                          b.dilation[d]));
+      weight.push_back(b.kernel[d]);
+    }
+    for (const auto& [what, shape] : {std::pair{"input", input}, std::pair{"output", output},
+                                      std::pair{"weight", weight}}) {
+      if (!checked_product(shape))
+        block_.fail(std::string("the block's ") + what + " tensor " + shape_text(shape) +
+                    " has more elements than int64 can count");
+    }
+  }
+
+  const Field& block_;
+  const std::optional<Field>& defaults_;
+  const SweepPoint& point_;
+};
+
+bool path_within(const std::string& path, const std::string& prefix) {
+  return path.compare(0, prefix.size(), prefix) == 0 &&
+         (path.size() == prefix.size() || path[prefix.size()] == '.' || path[prefix.size()] == '[');
+}
+
+// An error in a value that several blocks or sweep points share says which one it failed for.
+SpecError with_context(const SpecError& e, const Field& block, const std::string& label) {
+  std::string note;
+  if (!path_within(e.key_path(), block.path()))
+    note = "block \"" + block.get("name")->node().text + "\"";
+  if (!label.empty() && !path_within(e.key_path(), "sweep"))
+    note += (note.empty() ? "" : ", ") + std::string("sweep point ") + label;
+  if (note.empty()) return e;
+  return SpecError(e.where(), e.key_path(), e.message() + " (for " + note + ")");
+}
+
+std::optional<Field> read_defaults(const Field& root) {
+  auto defaults = root.get("defaults");
+  if (!defaults) return std::nullopt;
+  if (!defaults->is_map()) defaults->fail("expected a map of block fields, got " + defaults->describe());
+  defaults->check_keys(kBlockFields);
+  if (auto name = defaults->get("name"))
+    name->fail("a block name cannot have a default: every block names itself");
+  return defaults;
+}
+
+std::vector<SweepAxis> read_sweep(const Field& root) {
+  std::vector<SweepAxis> axes;
+  auto sweep = root.get("sweep");
+  if (!sweep) return axes;
+  if (!sweep->is_map())
+    sweep->fail("expected a map of block field -> list of values, got " + sweep->describe());
+  for (const Field& key : sweep->keys())
+    if (key.node().text == "name" || key.node().text == "variants")
+      key.fail("\"" + key.node().text + "\" cannot be swept (sweep values apply to every block)");
+  std::vector<std::string> sweepable;
+  for (const std::string& field : kBlockFields)
+    if (field != "name" && field != "variants") sweepable.push_back(field);
+  sweep->check_keys(sweepable);
+  for (const auto& [key, values] : sweep->entries())
+    axes.push_back({key, values.non_empty_list("values to sweep")});
+  return axes;
+}
+
+SweepPoint sweep_point(const std::vector<SweepAxis>& axes, int64_t index) {
+  // Mixed radix with the last axis fastest, so the first key varies slowest.
+  std::vector<std::size_t> digits(axes.size());
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    digits[a] = static_cast<std::size_t>(index % static_cast<int64_t>(axes[a].values.size()));
+    index /= static_cast<int64_t>(axes[a].values.size());
+  }
+  SweepPoint point;
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    point.emplace_back(axes[a].key, axes[a].values[digits[a]]);
+  return point;
+}
+
+Spec parse_root(const Field& root) {
+  if (!root.is_map())
+    root.fail("the top level must be a map with `blocks` (and optionally name, defaults, "
+              "sweep), got " + root.describe());
+  root.check_keys(kTopKeys);
+  Spec spec;
+  spec.file = root.file();
+  spec.name = std::filesystem::path(root.file()).stem().string();
+  if (auto name = root.get("name")) spec.name = name->as_string();
+
+  const std::optional<Field> defaults = read_defaults(root);
+  const std::vector<SweepAxis> axes = read_sweep(root);
+  const auto blocks_field = root.get("blocks");
+  if (!blocks_field) root.fail_missing("blocks", " (the list of blocks to compare)");
+  const std::vector<Field> blocks = blocks_field->non_empty_list("blocks");
+
+  int64_t points = 1;
+  for (const SweepAxis& axis : axes) {
+    points *= static_cast<int64_t>(axis.values.size());  // stays below the limit: no overflow
+    if (points * static_cast<int64_t>(blocks.size()) > kMaxExpandedBlocks)
+      root.get("sweep")->fail("the sweep expands the blocks to more than " +
+                              str(kMaxExpandedBlocks) + " block runs");
+  }
+
+  std::map<std::string, std::string> names;  // block name -> key path of its first use
+  for (const Field& block : blocks) {
+    if (!block.is_map()) block.fail("expected a map of block fields, got " + block.describe());
+    block.check_keys(kBlockFields);
+    const auto name = block.get("name");
+    if (!name) block.fail_missing("name", " (every block needs a unique name)");
+    const std::string text = name->as_string();
+    if (const auto [it, inserted] = names.emplace(text, block.path()); !inserted)
+      name->fail("duplicate block name \"" + text + "\" (" + it->second + " has it too)");
+  }
+
+  for (const Field& block : blocks) {
+    for (int64_t p = 0; p < points; ++p) {
+      const SweepPoint point = sweep_point(axes, p);
+      try {
+        spec.blocks.push_back(BlockResolver(block, defaults, point).resolve());
+      } catch (const SpecError& e) {
+        BlockSpec labelled;  // only to reuse point_label's formatting
+        for (const auto& [key, value] : point)
+          labelled.point.emplace_back(key, to_compact_json(value.node()));
+        throw with_context(e, block, point_label(labelled));
+      }
+    }
+  }
+  return spec;
+}
+
+}  // namespace
+
+Spec parse_spec_text(const std::string& text, const std::string& file_name) {
+  try {
+    const std::shared_ptr<const SourceNode> root = parse_source_tree(text, file_name);
+    return parse_root(Field(*root, "", file_name));
+  } catch (const SpecError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Nothing should get here; if something does, it is still the input's fault, not a crash.
+    throw SpecError({file_name, 0, 0}, "", std::string("cannot read the spec: ") + e.what());
+  }
+}
+
+Spec load_spec_file(const std::string& path) { return parse_spec_text(read_file(path), path); }
+
+std::string spec_file_hash(const std::string& path) { return sha256_hex(read_file(path)); }
+
+}  // namespace convbench

@@ -1,0 +1,26 @@
+// Reads the variants of one (expanded) block: the four built-in kinds with their parameters, and
+// custom op graphs. Checks everything that the block's channels and sizes decide (divisibility
+// by groups and ratios, channel counts along a custom graph, windows that fit, element counts
+// that fit in int64), so that bad combinations are reported at the value in the file.
+#pragma once
+
+#include <vector>
+
+#include "spec/spec.hpp"
+#include "spec/spec_field.hpp"
+
+namespace convbench {
+
+// `variants` is the block's (or defaults') variant list; every other field of `block` is
+// already resolved.
+std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& block);
+
+// Fills out.ops and out.output from a custom variant's map (keys already checked).
+// Every op field that has a default is filled in: convs get out_channels (the input's), kernel
+// (the block's), stride, dilation, padding ("same" resolved per dim), bias (the block's) and,
+// for conv_transpose, output_padding; pools get kernel (2), stride (the kernel) and padding (0).
+// groups "depthwise" is resolved to the op's input channels, which a spec always determines, so
+// groups is never -1. Every op must contribute to the output.
+void parse_custom_ops(const Field& variant, const BlockSpec& block, VariantSpec& out);
+
+}  // namespace convbench

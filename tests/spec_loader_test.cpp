@@ -1,0 +1,416 @@
+// The spec loader on good input: defaults, precedence, JSON/YAML equivalence, sweep expansion,
+// custom op resolution, the shipped configs, and file handling.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "spec/spec_loader.hpp"
+
+namespace convbench {
+namespace {
+
+const std::string kSpecs = std::string(CONVBENCH_SOURCE_DIR) + "/tests/data/specs/";
+
+std::string ints(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+std::string ints(const std::optional<std::vector<int64_t>>& v) { return v ? ints(*v) : "-"; }
+
+// Every resolved field of a spec except source positions (which differ between a YAML file and
+// its JSON twin), one per line, so that a mismatch shows as a readable diff.
+std::string describe(const Spec& spec) {
+  std::ostringstream out;
+  out << "spec " << spec.name << "\n";
+  for (const BlockSpec& b : spec.blocks) {
+    out << "block " << b.name << " @" << b.key_path << " point " << point_label(b) << " dims "
+        << b.dims << " batch " << b.batch << " ch " << b.in_channels << "->" << b.out_channels
+        << " size " << ints(b.size) << " kernel " << ints(b.kernel) << " stride "
+        << ints(b.stride) << " padding " << ints(b.padding) << " dilation " << ints(b.dilation)
+        << " bias " << b.bias << " norm " << to_string(b.norm) << "/" << b.norm_groups << " act "
+        << to_string(b.act) << "/" << b.negative_slope << " dropout " << b.dropout << " residual "
+        << b.residual << " dtype " << to_string(b.dtype) << " layout " << to_string(b.layout)
+        << " mode " << to_string(b.mode) << " baseline " << b.baseline << "\n";
+    for (const auto& [key, value] : b.point) out << "  point " << key << " = " << value << "\n";
+    for (const VariantSpec& v : b.variants) {
+      out << "  variant " << v.name << " @" << v.key_path << " kind " << v.kind << " ratio "
+          << v.ratio << " groups " << v.groups << " multiplier " << v.multiplier << " output "
+          << v.output << "\n";
+      for (const CustomOpSpec& o : v.ops) {
+        out << "    op " << o.op << " " << o.name << " @" << o.key_path << " inputs";
+        for (const std::string& i : o.inputs) out << " " << i;
+        out << " out " << (o.out_channels ? std::to_string(*o.out_channels) : "-") << " kernel "
+            << ints(o.kernel) << " stride " << ints(o.stride) << " padding " << ints(o.padding)
+            << " dilation " << ints(o.dilation) << " output_padding " << ints(o.output_padding)
+            << " groups " << o.groups << " bias " << (o.bias ? (*o.bias ? "1" : "0") : "-")
+            << " norm_groups " << o.norm_groups << " slope " << o.negative_slope << " p " << o.p
+            << " scale " << o.scale << "\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+constexpr const char* kMinimal = R"(blocks:
+  - name: only
+    batch: 2
+    in_channels: 8
+    out_channels: 16
+    size: 10
+    variants: [standard, bottleneck, separable]
+)";
+
+TEST(SpecLoader, FillsEveryDefault) {
+  const Spec spec = parse_spec_text(kMinimal, "configs/minimal.yaml");
+  EXPECT_EQ(spec.name, "minimal");  // the file name without directory and extension
+  EXPECT_EQ(spec.file, "configs/minimal.yaml");
+  ASSERT_EQ(spec.blocks.size(), 1u);
+  const BlockSpec& b = spec.blocks[0];
+  EXPECT_EQ(b.name, "only");
+  EXPECT_EQ(b.dims, 2);
+  EXPECT_EQ(b.batch, 2);
+  EXPECT_EQ(b.in_channels, 8);
+  EXPECT_EQ(b.out_channels, 16);
+  EXPECT_EQ(b.size, (std::vector<int64_t>{10, 10}));
+  EXPECT_EQ(b.kernel, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(b.stride, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(b.padding, (std::vector<int64_t>{1, 1}));  // "same" for kernel 3
+  EXPECT_EQ(b.dilation, (std::vector<int64_t>{1, 1}));
+  EXPECT_TRUE(b.bias);
+  EXPECT_EQ(b.norm, NormKind::batch);
+  EXPECT_EQ(b.norm_groups, 16);
+  EXPECT_EQ(b.act, ActKind::relu);
+  EXPECT_DOUBLE_EQ(b.negative_slope, 0.01);
+  EXPECT_DOUBLE_EQ(b.dropout, 0.0);
+  EXPECT_FALSE(b.residual);
+  EXPECT_EQ(b.dtype, DType::float32);
+  EXPECT_EQ(b.layout, Layout::channels_first);
+  EXPECT_EQ(b.mode, RunMode::train);
+  EXPECT_EQ(b.baseline, "standard");  // the first variant
+  EXPECT_TRUE(b.point.empty());
+  EXPECT_EQ(point_label(b), "");
+  EXPECT_EQ(b.key_path, "blocks[0]");
+  EXPECT_EQ(b.where.file, "configs/minimal.yaml");
+  EXPECT_EQ(b.where.line, 2);
+  EXPECT_EQ(b.where.column, 5);
+
+  ASSERT_EQ(b.variants.size(), 3u);
+  EXPECT_EQ(b.variants[0].kind, "standard");
+  EXPECT_EQ(b.variants[0].name, "standard");
+  EXPECT_EQ(b.variants[1].kind, "bottleneck");
+  EXPECT_EQ(b.variants[1].ratio, 4);
+  EXPECT_EQ(b.variants[1].groups, 1);
+  EXPECT_EQ(b.variants[2].kind, "separable");
+  EXPECT_EQ(b.variants[2].multiplier, 1);
+  EXPECT_EQ(b.variants[2].key_path, "blocks[0].variants[2]");
+  EXPECT_EQ(b.variants[2].where.line, 7);
+  EXPECT_EQ(b.variants[2].where.column, 38);
+}
+
+TEST(SpecLoader, SamePaddingIsDilationTimesKernelMinusOneHalvedPerDim) {
+  const Spec spec = parse_spec_text(R"(blocks:
+  - {name: a, batch: 1, in_channels: 1, out_channels: 1, size: 20, kernel: [5, 4], dilation: [2, 3], variants: [standard]}
+  - {name: b, dims: 3, batch: 1, in_channels: 1, out_channels: 1, size: [9, 8, 7], kernel: [1, 2, 7], padding: same, variants: [standard]}
+  - {name: c, batch: 1, in_channels: 1, out_channels: 1, size: 20, kernel: 3, padding: [0, 2], variants: [standard]}
+)", "pad.yaml");
+  EXPECT_EQ(spec.blocks[0].padding, (std::vector<int64_t>{4, 4}));  // 2*4/2, 3*3/2
+  EXPECT_EQ(spec.blocks[1].padding, (std::vector<int64_t>{0, 0, 3}));
+  EXPECT_EQ(spec.blocks[1].size, (std::vector<int64_t>{9, 8, 7}));
+  EXPECT_EQ(spec.blocks[2].padding, (std::vector<int64_t>{0, 2}));
+}
+
+TEST(SpecLoader, BlockValueBeatsDefaultsAndSweepBeatsBoth) {
+  const Spec spec = parse_spec_text(R"(defaults:
+  batch: 4
+  kernel: 5
+  in_channels: 8
+  out_channels: 8
+  size: 16
+  variants: [standard]
+blocks:
+  - name: inherits
+  - name: overrides
+    kernel: 1
+    batch: 7
+sweep:
+  batch: [2]
+)", "precedence.yaml");
+  ASSERT_EQ(spec.blocks.size(), 2u);
+  EXPECT_EQ(spec.blocks[0].kernel, (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(spec.blocks[1].kernel, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(spec.blocks[1].padding, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(spec.blocks[0].batch, 2);  // swept value beats the default 4
+  EXPECT_EQ(spec.blocks[1].batch, 2);  // and the block's own 7
+  EXPECT_EQ(spec.blocks[0].variants.size(), 1u);
+}
+
+TEST(SpecLoader, SweepExpandsBlockMajorWithTheFirstKeySlowest) {
+  const Spec spec = parse_spec_text(R"(defaults: {in_channels: 4, out_channels: 4, batch: 1, size: 8, variants: [standard]}
+blocks:
+  - name: first
+  - name: second
+    size: 99
+sweep:
+  layout: [channels_first, channels_last]
+  size: [6, [5, 7]]
+  dropout: [0.5]
+)", "sweep.yaml");
+  const std::vector<std::string> expected = {
+      "first layout=channels_first,size=6,dropout=0.5",
+      "first layout=channels_first,size=[5,7],dropout=0.5",
+      "first layout=channels_last,size=6,dropout=0.5",
+      "first layout=channels_last,size=[5,7],dropout=0.5",
+      "second layout=channels_first,size=6,dropout=0.5",
+      "second layout=channels_first,size=[5,7],dropout=0.5",
+      "second layout=channels_last,size=6,dropout=0.5",
+      "second layout=channels_last,size=[5,7],dropout=0.5",
+  };
+  ASSERT_EQ(spec.blocks.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(spec.blocks[i].name + " " + point_label(spec.blocks[i]), expected[i]) << i;
+
+  const BlockSpec& b = spec.blocks[7];
+  using Point = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(b.point, (Point{{"layout", "\"channels_last\""}, {"size", "[5,7]"}, {"dropout", "0.5"}}));
+  EXPECT_EQ(b.layout, Layout::channels_last);
+  EXPECT_EQ(b.size, (std::vector<int64_t>{5, 7}));  // the swept size beats the block's 99
+  EXPECT_DOUBLE_EQ(b.dropout, 0.5);
+  EXPECT_EQ(spec.blocks[4].size, (std::vector<int64_t>{6, 6}));
+  EXPECT_EQ(spec.blocks[4].layout, Layout::channels_first);
+  EXPECT_EQ(b.key_path, "blocks[1]");
+}
+
+TEST(SpecLoader, YamlAndJsonGiveIdenticalSpecs) {
+  const Spec yaml = load_spec_file(kSpecs + "equivalent.yaml");
+  const Spec json = load_spec_file(kSpecs + "equivalent.json");
+  EXPECT_EQ(describe(yaml), describe(json));
+
+  // The pair exercises every field, so pin a few resolved values too.
+  ASSERT_EQ(yaml.blocks.size(), 8u);  // 2 blocks x batch {1, 3} x dtype {float32, float16}
+  const BlockSpec& plain = yaml.blocks[3];
+  EXPECT_EQ(point_label(plain), "batch=3,dtype=float16");
+  EXPECT_EQ(plain.dtype, DType::float16);  // the sweep beats the block's bfloat16
+  EXPECT_EQ(plain.batch, 3);
+  EXPECT_EQ(plain.padding, (std::vector<int64_t>{2, 2}));  // same, dilation 2
+  EXPECT_EQ(plain.stride, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(plain.norm, NormKind::group);
+  EXPECT_EQ(plain.norm_groups, 4);
+  EXPECT_EQ(plain.act, ActKind::leaky_relu);
+  EXPECT_DOUBLE_EQ(plain.negative_slope, 0.2);
+  EXPECT_DOUBLE_EQ(plain.dropout, 0.25);
+  EXPECT_TRUE(plain.residual);
+  EXPECT_FALSE(plain.bias);
+  EXPECT_EQ(plain.layout, Layout::channels_last);
+  EXPECT_EQ(plain.mode, RunMode::infer);
+  EXPECT_EQ(plain.baseline, "bottleneck");
+  EXPECT_EQ(plain.variants[1].key_path, "defaults.variants[1]");
+  EXPECT_EQ(plain.variants[1].ratio, 2);
+  EXPECT_EQ(plain.variants[1].groups, 2);
+
+  const BlockSpec& volume = json.blocks[4];
+  EXPECT_EQ(volume.dims, 3);
+  EXPECT_EQ(volume.kernel, (std::vector<int64_t>{3, 1, 3}));
+  EXPECT_EQ(volume.baseline, "separable");
+  ASSERT_EQ(volume.variants.size(), 3u);
+  EXPECT_EQ(volume.variants[0].multiplier, 2);
+  EXPECT_EQ(volume.variants[1].name, "g4");
+  EXPECT_EQ(volume.variants[2].output, "out");
+  EXPECT_EQ(volume.variants[2].ops.size(), 12u);
+
+  // Positions are each file's own.
+  EXPECT_EQ(yaml.blocks[4].where.line, 28);
+  EXPECT_EQ(json.blocks[4].where.line, 29);
+  EXPECT_EQ(json.blocks[4].where.file, kSpecs + "equivalent.json");
+}
+
+TEST(SpecLoader, ResolvesCustomOpFields) {
+  const Spec spec = load_spec_file(kSpecs + "equivalent.yaml");
+  const VariantSpec& v = spec.blocks[4].variants[2];
+  ASSERT_EQ(v.kind, "custom");
+  const auto op = [&](const std::string& name) -> const CustomOpSpec& {
+    for (const CustomOpSpec& o : v.ops)
+      if (o.name == name) return o;
+    throw std::runtime_error("no op " + name);
+  };
+  using V = std::vector<int64_t>;
+  const CustomOpSpec& a = op("a");
+  EXPECT_EQ(a.inputs, (std::vector<std::string>{"input"}));  // first op, no inputs: the input
+  EXPECT_EQ(a.out_channels, 4);
+  EXPECT_EQ(a.kernel, (V{1, 1, 1}));
+  EXPECT_EQ(a.stride, (V{1, 1, 1}));
+  EXPECT_EQ(a.padding, (V{0, 0, 0}));
+  EXPECT_EQ(a.dilation, (V{1, 1, 1}));
+  EXPECT_FALSE(a.output_padding.has_value());
+  EXPECT_EQ(a.bias, true);  // the block's bias
+  EXPECT_EQ(a.key_path, "blocks[1].variants[2].ops[0]");
+  EXPECT_EQ(a.where.line, 42);
+  EXPECT_EQ(a.where.column, 13);
+
+  EXPECT_EQ(op("an").inputs, (std::vector<std::string>{"a"}));  // unary: the previous op
+  EXPECT_EQ(op("an").norm_groups, 2);
+  EXPECT_DOUBLE_EQ(op("ar").negative_slope, 0.1);
+  const CustomOpSpec& pooled = op("pooled");
+  EXPECT_EQ(pooled.kernel, (V{2, 2, 2}));
+  EXPECT_EQ(pooled.stride, (V{2, 2, 2}));  // pools: stride defaults to the kernel
+  EXPECT_EQ(pooled.padding, (V{0, 0, 0}));
+  EXPECT_EQ(op("up").scale, 2);
+  EXPECT_DOUBLE_EQ(op("dr").p, 0.1);
+  EXPECT_EQ(op("cat").inputs, (std::vector<std::string>{"ar", "dr"}));
+  const CustomOpSpec& t = op("t");
+  EXPECT_EQ(t.groups, 2);
+  EXPECT_EQ(t.padding, (V{1, 1, 1}));  // "same" by default
+  EXPECT_EQ(t.output_padding, (V{0, 0, 0}));
+  EXPECT_EQ(op("ap").padding, (V{1, 1, 1}));
+  EXPECT_EQ(op("out").inputs, (std::vector<std::string>{"ap"}));
+}
+
+TEST(SpecLoader, PoolsDefaultToAWindowOfTwo) {
+  const Spec spec = parse_spec_text(R"(blocks:
+  - name: b
+    batch: 1
+    in_channels: 4
+    out_channels: 4
+    size: 8
+    kernel: 5
+    variants:
+      - kind: custom
+        ops: [{op: max_pool, name: m}, {op: upsample, name: u}]
+)", "pool.yaml");
+  const CustomOpSpec& pool = spec.blocks[0].variants[0].ops[0];
+  EXPECT_EQ(pool.kernel, (std::vector<int64_t>{2, 2}));  // not the block's 5
+  EXPECT_EQ(pool.stride, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(pool.padding, (std::vector<int64_t>{0, 0}));
+  EXPECT_FALSE(pool.dilation.has_value());
+  EXPECT_EQ(spec.blocks[0].variants[0].output, "u");
+}
+
+TEST(SpecLoader, DepthwiseGroupsResolveToTheInputChannels) {
+  const Spec spec = load_spec_file(std::string(CONVBENCH_SOURCE_DIR) + "/configs/subtracted-conv.yaml");
+  const VariantSpec& v = spec.blocks[0].variants[1];
+  ASSERT_EQ(v.ops.size(), 5u);
+  EXPECT_EQ(v.ops[0].out_channels, 64);
+  EXPECT_EQ(v.ops[1].name, "depth");
+  EXPECT_EQ(v.ops[1].groups, 64);  // "depthwise": the 64 channels of p
+  EXPECT_EQ(v.ops[1].out_channels, 64);
+  EXPECT_EQ(v.ops[1].kernel, (std::vector<int64_t>{3, 3}));  // the block's kernel
+  EXPECT_EQ(v.ops[1].padding, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(v.ops[1].bias, false);
+  EXPECT_EQ(v.ops[2].inputs, (std::vector<std::string>{"depth", "p"}));
+  EXPECT_EQ(v.output, "x");
+}
+
+TEST(SpecLoader, EveryShippedConfigLoads) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(CONVBENCH_SOURCE_DIR) + "/configs")) {
+    if (entry.path().extension() != ".yaml" && entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    const Spec spec = load_spec_file(entry.path().string());
+    EXPECT_FALSE(spec.blocks.empty());
+    for (const BlockSpec& b : spec.blocks) EXPECT_FALSE(b.variants.empty());
+    ++count;
+  }
+  EXPECT_GE(count, 5);
+}
+
+TEST(SpecLoader, SeedConfigDescribesThePyTorchBlock) {
+  const Spec spec = load_spec_file(std::string(CONVBENCH_SOURCE_DIR) + "/configs/seed-blocks.yaml");
+  ASSERT_EQ(spec.blocks.size(), 1u);
+  const BlockSpec& b = spec.blocks[0];
+  EXPECT_EQ(b.dims, 3);
+  EXPECT_EQ(b.batch, 6);
+  EXPECT_EQ(b.in_channels, 16);
+  EXPECT_EQ(b.out_channels, 32);
+  EXPECT_EQ(b.size, (std::vector<int64_t>{32, 32, 32}));
+  EXPECT_EQ(b.kernel, (std::vector<int64_t>{3, 3, 3}));
+  EXPECT_EQ(b.padding, (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_TRUE(b.bias);
+  EXPECT_EQ(b.norm, NormKind::batch);
+  EXPECT_EQ(b.act, ActKind::relu);
+  ASSERT_EQ(b.variants.size(), 3u);
+  EXPECT_EQ(b.variants[0].name, "standard");
+  EXPECT_EQ(b.variants[1].name, "bottleneck");
+  EXPECT_EQ(b.variants[2].name, "separable");
+
+  // The seed's PyTorch counts (13,920 / 7,872 / 1,088) follow from these fields with a biased
+  // conv and a BatchNorm (weight + bias) after every conv: the config encodes that block.
+  const int64_t k = b.kernel[0] * b.kernel[1] * b.kernel[2];
+  const int64_t in = b.in_channels, out = b.out_channels;
+  const auto conv = [&](int64_t ci, int64_t co, int64_t kv, int64_t groups) {
+    return co * (ci / groups) * kv + (b.bias ? co : 0) + 2 * co;
+  };
+  EXPECT_EQ(conv(in, out, k, 1), 13920);
+  const int64_t mid = out / b.variants[1].ratio;
+  EXPECT_EQ(conv(in, mid, 1, 1) + conv(mid, mid, k, b.variants[1].groups) + conv(mid, out, 1, 1), 7872);
+  const int64_t dw = in * b.variants[2].multiplier;
+  EXPECT_EQ(conv(in, dw, k, in) + conv(dw, out, 1, 1), 1088);
+}
+
+TEST(SpecLoader, ResnetConfigSweepsBothLayouts) {
+  const Spec spec = load_spec_file(std::string(CONVBENCH_SOURCE_DIR) + "/configs/resnet50-stages.yaml");
+  ASSERT_EQ(spec.blocks.size(), 6u);
+  EXPECT_EQ(spec.blocks[0].layout, Layout::channels_first);
+  EXPECT_EQ(spec.blocks[1].layout, Layout::channels_last);
+  EXPECT_EQ(point_label(spec.blocks[1]), "layout=channels_last");
+  EXPECT_EQ(spec.blocks[0].baseline, "bottleneck");
+  EXPECT_TRUE(spec.blocks[0].residual);
+  EXPECT_EQ(spec.blocks[4].stride, (std::vector<int64_t>{2, 2}));
+}
+
+TEST(SpecLoader, AcceptsAnchorsAliasesAndQuotedStrings) {
+  const Spec spec = parse_spec_text(R"(defaults: {in_channels: 4, out_channels: 4, batch: 1, size: 8}
+blocks:
+  - name: "a"
+    layout: 'channels_last'
+    variants: &pair [standard, {kind: grouped, groups: 2}]
+  - name: b
+    variants: *pair
+)", "alias.yaml");
+  ASSERT_EQ(spec.blocks.size(), 2u);
+  EXPECT_EQ(spec.blocks[0].layout, Layout::channels_last);
+  ASSERT_EQ(spec.blocks[1].variants.size(), 2u);
+  EXPECT_EQ(spec.blocks[1].variants[1].groups, 2);
+}
+
+TEST(SpecLoader, JsonWithTabsAndCompactSyntaxLoads) {
+  const std::string text =
+      "{\n\t\"blocks\":[{\"name\":\"t\",\"batch\":1,\"in_channels\":2,\"out_channels\":2,"
+      "\"size\":[4,4],\"kernel\":1,\"variants\":[\"standard\"]}]}";
+  const Spec spec = parse_spec_text(text, "tabs.json");
+  ASSERT_EQ(spec.blocks.size(), 1u);
+  EXPECT_EQ(spec.blocks[0].padding, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(spec.blocks[0].where.line, 2);
+  EXPECT_EQ(spec.blocks[0].where.column, 12);
+}
+
+TEST(SpecFile, MissingFileIsASpecErrorAtLineZero) {
+  const std::string path = kSpecs + "does-not-exist.yaml";
+  try {
+    load_spec_file(path);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.where().line, 0);
+    EXPECT_EQ(std::string(e.what()), path + ": cannot open the spec file: No such file or directory");
+  }
+  EXPECT_THROW(spec_file_hash(path), SpecError);
+}
+
+TEST(SpecFile, DirectoryIsASpecError) {
+  try {
+    load_spec_file(kSpecs);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()), kSpecs + ": cannot read the spec file: it is a directory");
+  }
+}
+
+TEST(SpecFile, HashIsSha256OfTheBytes) {
+  // hash_abc.txt holds the three bytes "abc": the FIPS 180-4 example digest.
+  EXPECT_EQ(spec_file_hash(kSpecs + "hash_abc.txt"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+}  // namespace
+}  // namespace convbench
