@@ -1,10 +1,18 @@
 # Finds the CUDA toolkit and cuDNN for the CUDA backend (option CONVBENCH_CUDA = AUTO | ON | OFF)
-# and says at configure time what will be built. Sets CONVBENCH_WITH_CUDA.
+# and says at configure time what will be built. Sets CONVBENCH_WITH_CUDA, and with it enables the
+# CUDA language (this file is included from the top-level CMakeLists.txt, so at top level) and
+# sets CONVBENCH_CUDA_VERSION / CONVBENCH_CUDNN_VERSION for lib/build_info.hpp.in.
+#
+# cuDNN is looked for in the toolkit and the system folders; point at another copy (for example
+# PyTorch's wheel: site-packages/nvidia/cudnn) with -DCUDNN_INCLUDE_DIR=... -DCUDNN_LIBRARY=...
 set(CONVBENCH_WITH_CUDA OFF)
+set(CONVBENCH_CUDA_VERSION "")
+set(CONVBENCH_CUDNN_VERSION "")
 if(NOT CONVBENCH_CUDA STREQUAL "OFF")
   find_package(CUDAToolkit QUIET)
   find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include /usr/include)
-  find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu)
+  find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+               HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu)
   set(_cuda_missing "")
   if(NOT CUDAToolkit_FOUND)
     list(APPEND _cuda_missing "CUDA toolkit")
@@ -22,10 +30,59 @@ if(NOT CONVBENCH_CUDA STREQUAL "OFF")
     message(STATUS "convbench: CUDA backend NOT built (missing: ${_cuda_missing})")
   else()
     set(CONVBENCH_WITH_CUDA ON)
-    message(STATUS "convbench: CUDA backend built (CUDA ${CUDAToolkit_VERSION}, cuDNN ${CUDNN_LIBRARY})")
   endif()
 endif()
 
+if(CONVBENCH_WITH_CUDA)
+  # cuDNN's version from its header (CUDNN_VERSION is MAJOR*10000 + MINOR*100 + PATCHLEVEL in 9).
+  file(STRINGS ${CUDNN_INCLUDE_DIR}/cudnn_version.h _cudnn_defines REGEX "^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ")
+  foreach(_part MAJOR MINOR PATCHLEVEL)
+    string(REGEX MATCH "CUDNN_${_part} +([0-9]+)" _match "${_cudnn_defines}")
+    set(_cudnn_${_part} ${CMAKE_MATCH_1})
+  endforeach()
+  set(CONVBENCH_CUDA_VERSION ${CUDAToolkit_VERSION})
+  set(CONVBENCH_CUDNN_VERSION "${_cudnn_MAJOR}.${_cudnn_MINOR}.${_cudnn_PATCHLEVEL}")
+
+  # sm_80 (A100) and sm_90 (H100, H200), each as machine code plus PTX; the PTX of 90 lets newer
+  # GPUs JIT-compile. Kept short: every architecture is another device compilation of kernels/.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+    set(CMAKE_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures to compile kernels/ for")
+  endif()
+  if(NOT CMAKE_CUDA_COMPILER AND CUDAToolkit_NVCC_EXECUTABLE)
+    set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+  endif()
+  if(CCACHE_PROGRAM)
+    set(CMAKE_CUDA_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+  endif()
+  # One CUDA runtime per process: the shared libcudart that CUDA::cudart and cuDNN use, not
+  # CMake's default static copy next to it (two runtimes would not share streams or memory).
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+  enable_language(CUDA)
+  # CMake 3.25 predates nvcc's C++20 support; CUDA sources inherit the project's C++20, so tell
+  # CMake the flag (newer CMake versions define these themselves).
+  if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
+  message(STATUS "convbench: CUDA backend built (CUDA ${CONVBENCH_CUDA_VERSION}, cuDNN ${CONVBENCH_CUDNN_VERSION} "
+                 "at ${CUDNN_LIBRARY}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+endif()
+
+# Adds the CUDA backend to the library `target`: lib/backends/cuda/*.cpp (host code, compiled as
+# C++ with the project's warnings) and kernels/*.cu (nvcc, warnings as errors too).
 function(convbench_add_cuda_backend target)
-  # Filled in by the CUDA backend.
+  file(GLOB _cuda_host CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/lib/backends/cuda/*.cpp)
+  file(GLOB _cuda_kernels CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/*.cu)
+  target_sources(${target} PRIVATE ${_cuda_host} ${_cuda_kernels})
+  # kernels/kernels.hpp is included as "kernels/..." from the backend and the kernels.
+  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR})
+  # cuda_runtime_api.h, cudnn.h and nvtx3/ (header-only, in the toolkit) for the library and
+  # for code that includes its CUDA headers (tests, the backend registry).
+  target_include_directories(${target} PUBLIC ${CUDNN_INCLUDE_DIR})
+  target_link_libraries(${target} PUBLIC CUDA::cudart ${CUDNN_LIBRARY})
+  string(REPLACE ";" "," _architectures "${CMAKE_CUDA_ARCHITECTURES}")  # a ';' would split the define
+  target_compile_definitions(${target} PUBLIC CONVBENCH_WITH_CUDA=1
+                             PRIVATE CONVBENCH_CUDA_ARCHITECTURES="${_architectures}")
+  target_compile_options(${target} PRIVATE
+                         "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Werror;--Werror=all-warnings>")
 endfunction()

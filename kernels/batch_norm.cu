@@ -1,0 +1,192 @@
+// Batch norm, forward (training and inference) and backward, as the reference backend (and
+// PyTorch) computes it: the batch is normalised with its biased variance, the running variance
+// is updated with the unbiased one, and mean and 1/std are saved per channel in float.
+//
+// Statistics are two-stage per-channel reductions (kernels/common.cuh): Welford accumulators
+// per chunk of rows, merged in double per channel. The backward pass reduces sum(g) and
+// sum(g * xhat) the same way, then computes the input gradient elementwise.
+#include <stdexcept>
+
+#include "kernels/common.cuh"
+
+namespace convbench::kernels {
+namespace {
+
+template <class T>
+struct LoadWelford {
+  const T* x;
+  __device__ void operator()(Welford<float>& acc, int offset, int, int, int) const { acc.add(to_float(x[offset])); }
+};
+
+// Per channel: merges the chunks, writes mean and 1/std (stats[c], stats[C + c]), updates the
+// running statistics and fills the saved statistics when given.
+__global__ void batch_norm_stats_finish(int channels, int splits, const Welford<float>* partial, float* stats,
+                                        float* running_mean, float* running_var, float* save_mean,
+                                        float* save_invstd, double eps, double momentum) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= channels) return;
+  Welford<double> w;
+  for (int i = 0; i < splits; ++i) {
+    const Welford<float>& p = partial[i * channels + c];
+    Welford<double> part;
+    part.count = p.count;
+    part.mean = p.mean;
+    part.m2 = p.m2;
+    w.merge(part);
+  }
+  const double var = w.m2 / w.count;  // biased: what the batch is normalised with
+  const double invstd = 1.0 / sqrt(var + eps);
+  stats[c] = static_cast<float>(w.mean);
+  stats[channels + c] = static_cast<float>(invstd);
+  running_mean[c] = static_cast<float>((1.0 - momentum) * running_mean[c] + momentum * w.mean);
+  running_var[c] = static_cast<float>((1.0 - momentum) * running_var[c] + momentum * w.m2 / (w.count - 1.0));
+  if (save_mean) save_mean[c] = static_cast<float>(w.mean);
+  if (save_invstd) save_invstd[c] = static_cast<float>(invstd);
+}
+
+// y = (x - mean) * invstd * gamma + beta; `invstd_from_var`: the second array holds variances
+// (inference, running_var) instead of 1/std.
+template <class T>
+__global__ void batch_norm_apply(ActShape s, const T* x, const float* mean, const float* second,
+                                 bool invstd_from_var, float eps, const T* gamma, const T* beta, T* y, bool vec) {
+  constexpr int N = Vec<T>::N;
+  const int64_t count = s.numel();
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  float v[N];
+  load_frag(x, p0, count, vec, v);
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (p0 + k >= count) break;
+    const int c = channel_at(static_cast<int>(p0 + k), s);
+    const float invstd = invstd_from_var ? 1.0f / sqrtf(second[c] + eps) : second[c];
+    v[k] = (v[k] - mean[c]) * invstd * to_float(gamma[c]) + to_float(beta[c]);
+  }
+  store_frag(y, p0, count, vec, v);
+}
+
+// sum(g) and sum(g * xhat) per channel.
+template <class T>
+struct LoadGradSums {
+  const T* x;
+  const T* g;
+  const float* mean;
+  const float* invstd;
+  __device__ void operator()(Sums<2>& acc, int offset, int c, int, int) const {
+    const float gv = to_float(g[offset]);
+    acc.v[0] += gv;
+    acc.v[1] += gv * (to_float(x[offset]) - mean[c]) * invstd[c];
+  }
+};
+
+// sums[c] = sum(g), sums[C + c] = sum(g * xhat); also grad_beta and grad_gamma when asked for.
+template <class T>
+__global__ void batch_norm_grad_finish(int channels, int splits, const Sums<2>* partial, float* sums, T* grad_gamma,
+                                       T* grad_beta) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= channels) return;
+  double total[2];
+  merge_sums<2>(partial, splits, channels, c, total);
+  sums[c] = static_cast<float>(total[0]);
+  sums[channels + c] = static_cast<float>(total[1]);
+  if (grad_beta) grad_beta[c] = from_float<T>(static_cast<float>(total[0]));
+  if (grad_gamma) grad_gamma[c] = from_float<T>(static_cast<float>(total[1]));
+}
+
+// grad_x = invstd * (gg - mean(gg) - xhat * mean(gg * xhat)) with gg = g * gamma.
+template <class T>
+__global__ void batch_norm_grad_input(ActShape s, const T* x, const T* g, const float* mean, const float* invstd,
+                                      const T* gamma, const float* sums, float inv_count, T* grad_x, bool vec) {
+  constexpr int N = Vec<T>::N;
+  const int64_t count = s.numel();
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  float vx[N], vg[N], out[N];
+  load_frag(x, p0, count, vec, vx);
+  load_frag(g, p0, count, vec, vg);
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    out[k] = 0.0f;
+    if (p0 + k >= count) continue;
+    const int c = channel_at(static_cast<int>(p0 + k), s);
+    const float gamma_c = to_float(gamma[c]);
+    const float xhat = (vx[k] - mean[c]) * invstd[c];
+    const float mean_gg = sums[c] * gamma_c * inv_count;
+    const float mean_gg_xhat = sums[s.c + c] * gamma_c * inv_count;
+    out[k] = invstd[c] * (vg[k] * gamma_c - mean_gg - xhat * mean_gg_xhat);
+  }
+  store_frag(grad_x, p0, count, vec, out);
+}
+
+// Workspace regions: the chunk partials, then 2 * C floats of per-channel results.
+template <class Acc>
+int64_t partial_bytes(ActShape s) {
+  return region_bytes<Acc>(static_cast<int64_t>(channel_reduce_plan(s).splits) * s.c);
+}
+
+}  // namespace
+
+int64_t batch_norm_forward_workspace_bytes(ActShape shape, bool training) {
+  if (!training) return 0;
+  return partial_bytes<Welford<float>>(shape) + region_bytes<float>(2 * static_cast<int64_t>(shape.c));
+}
+
+int64_t batch_norm_backward_workspace_bytes(ActShape shape) {
+  return partial_bytes<Sums<2>>(shape) + region_bytes<float>(2 * static_cast<int64_t>(shape.c));
+}
+
+void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace, cudaStream_t stream) {
+  const ActShape s = a.shape;
+  if (s.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(a.x);
+    const bool vec = all_aligned16(a.x, a.y);
+    if (!a.training) {
+      batch_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+          s, x, a.running_mean, a.running_var, true, static_cast<float>(a.eps), static_cast<const T*>(a.gamma),
+          static_cast<const T*>(a.beta), static_cast<T*>(a.y), vec);
+      return;
+    }
+    if (static_cast<int64_t>(s.n) * s.s < 2)
+      throw std::invalid_argument("cuda backend: batch_norm: training needs more than one value per channel");
+    const ChannelReducePlan plan = channel_reduce_plan(s);
+    auto* partial = static_cast<Welford<float>*>(workspace);
+    float* stats = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Welford<float>>(s));
+    launch_channel_partials(s, plan, LoadWelford<T>{x}, partial, stream);
+    batch_norm_stats_finish<<<blocks_for(s.c), kThreads, 0, stream>>>(s.c, plan.splits, partial, stats,
+                                                                       a.running_mean, a.running_var, a.save_mean,
+                                                                       a.save_invstd, a.eps, a.momentum);
+    CONVBENCH_CUDA_CHECK_LAUNCH();
+    batch_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+        s, x, stats, stats + s.c, false, 0.0f, static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
+        static_cast<T*>(a.y), vec);
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void batch_norm_backward(DType dtype, const BatchNormBackward& a, void* workspace, cudaStream_t stream) {
+  const ActShape s = a.shape;
+  if (s.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(a.x);
+    const T* g = static_cast<const T*>(a.g);
+    const ChannelReducePlan plan = channel_reduce_plan(s);
+    auto* partial = static_cast<Sums<2>*>(workspace);
+    float* sums = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Sums<2>>(s));
+    launch_channel_partials(s, plan, LoadGradSums<T>{x, g, a.save_mean, a.save_invstd}, partial, stream);
+    batch_norm_grad_finish<T><<<blocks_for(s.c), kThreads, 0, stream>>>(
+        s.c, plan.splits, partial, sums, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
+    CONVBENCH_CUDA_CHECK_LAUNCH();
+    if (a.grad_x) {
+      const float inv_count = static_cast<float>(1.0 / (static_cast<double>(s.n) * s.s));
+      batch_norm_grad_input<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+          s, x, g, a.save_mean, a.save_invstd, static_cast<const T*>(a.gamma), sums, inv_count,
+          static_cast<T*>(a.grad_x), all_aligned16(a.x, a.g, a.grad_x));
+    }
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace convbench::kernels

@@ -1,0 +1,82 @@
+// Per-channel work shared by batch norm and the conv bias: how reductions over (N, spatial) are
+// split into chunks, the bias gradient (a per-channel sum) and the bias addition.
+#include <algorithm>
+
+#include "kernels/common.cuh"
+
+namespace convbench::kernels {
+
+ChannelReducePlan channel_reduce_plan(ActShape s) {
+  ChannelReducePlan p;
+  p.rows = s.n * s.s;
+  // Enough chunks to fill the device, but chunks long enough that the merge is cheap next to the
+  // reading: channels-first blocks hold one channel (256 threads share the chunk), channels-last
+  // blocks hold 32 channels (8 threads share it). At most 1024 chunks per channel.
+  const int min_rows = s.channels_last ? 256 : 4096;
+  p.rows_per_split = std::max(min_rows, (p.rows + 1023) / 1024);
+  p.rows_per_split = std::max(1, std::min(p.rows_per_split, p.rows));
+  p.splits = std::max(1, (p.rows + p.rows_per_split - 1) / p.rows_per_split);
+  return p;
+}
+
+namespace {
+
+template <class T>
+struct LoadSum {
+  const T* g;
+  __device__ void operator()(Sums<1>& acc, int offset, int, int, int) const { acc.v[0] += to_float(g[offset]); }
+};
+
+template <class T>
+__global__ void channel_sum_finish(int channels, int splits, const Sums<1>* partial, T* out) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= channels) return;
+  double total[1];
+  merge_sums<1>(partial, splits, channels, c, total);
+  out[c] = from_float<T>(static_cast<float>(total[0]));
+}
+
+template <class T>
+__global__ void add_channel_bias_kernel(ActShape s, T* y, const T* bias, bool vec) {
+  constexpr int N = Vec<T>::N;
+  const int64_t count = s.numel();
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  float v[N];
+  load_frag(y, p0, count, vec, v);
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    if (p0 + k < count) v[k] += to_float(bias[channel_at(static_cast<int>(p0 + k), s)]);
+  store_frag(y, p0, count, vec, v);
+}
+
+}  // namespace
+
+int64_t channel_sum_workspace_bytes(ActShape shape) {
+  const ChannelReducePlan plan = channel_reduce_plan(shape);
+  return region_bytes<Sums<1>>(static_cast<int64_t>(plan.splits) * shape.c);
+}
+
+void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* workspace, cudaStream_t stream) {
+  const ChannelReducePlan plan = channel_reduce_plan(shape);
+  auto* partial = static_cast<Sums<1>*>(workspace);
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    launch_channel_partials(shape, plan, LoadSum<T>{static_cast<const T*>(g)}, partial, stream);
+    channel_sum_finish<T><<<blocks_for(shape.c), kThreads, 0, stream>>>(shape.c, plan.splits, partial,
+                                                                         static_cast<T*>(out));
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void add_channel_bias(DType dtype, ActShape shape, void* y, const void* bias, cudaStream_t stream) {
+  if (shape.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    add_channel_bias_kernel<T><<<frag_blocks<T>(shape.numel()), kThreads, 0, stream>>>(
+        shape, static_cast<T*>(y), static_cast<const T*>(bias), all_aligned16(y));
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace convbench::kernels

@@ -1,0 +1,236 @@
+// Elementwise kernels: relu, leaky_relu, add, sub, negate, accumulate, fill, dropout, and an
+// add for operands of different dtypes or layouts. Operands of one layout are processed in
+// memory order, 16 bytes per access where alignment allows; dropout alone needs logical indices
+// (its mask is a function of the logical element), which it computes from memory positions.
+#include "kernels/common.cuh"
+#include "runtime/philox.hpp"
+
+namespace convbench::kernels {
+namespace {
+
+template <class T, class Op>
+__global__ void unary_kernel(const T* a, T* out, int64_t count, bool vec, Op op) {
+  constexpr int N = Vec<T>::N;
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  float va[N], vo[N];
+  load_frag(a, p0, count, vec, va);
+#pragma unroll
+  for (int k = 0; k < N; ++k) vo[k] = op(va[k]);
+  store_frag(out, p0, count, vec, vo);
+}
+
+template <class T, class Op>
+__global__ void binary_kernel(const T* a, const T* b, T* out, int64_t count, bool vec, Op op) {
+  constexpr int N = Vec<T>::N;
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  float va[N], vb[N], vo[N];
+  load_frag(a, p0, count, vec, va);
+  load_frag(b, p0, count, vec, vb);
+#pragma unroll
+  for (int k = 0; k < N; ++k) vo[k] = op(va[k], vb[k]);
+  store_frag(out, p0, count, vec, vo);
+}
+
+// max(x, 0) written as the reference's std::max(x, 0.0): NaN and -0 pass through unchanged.
+struct Relu {
+  __device__ float operator()(float x) const { return x < 0.0f ? 0.0f : x; }
+};
+struct ReluBackward {  // (y, g)
+  __device__ float operator()(float y, float g) const { return y <= 0.0f ? 0.0f : g; }
+};
+struct LeakyRelu {
+  float slope;
+  __device__ float operator()(float x) const { return x > 0.0f ? x : x * slope; }
+};
+struct LeakyReluBackward {  // (x, g)
+  float slope;
+  __device__ float operator()(float x, float g) const { return x > 0.0f ? g : g * slope; }
+};
+struct Plus {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Minus {
+  __device__ float operator()(float a, float b) const { return a - b; }
+};
+struct Negate {
+  __device__ float operator()(float a) const { return -a; }
+};
+struct Constant {
+  float value;
+  __device__ float operator()(float) const { return value; }
+};
+
+template <class Op>
+void launch_unary(DType dtype, const void* a, void* out, int count, Op op, cudaStream_t stream) {
+  if (count <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = all_aligned16(a, out);
+    unary_kernel<T, Op><<<frag_blocks<T>(count), kThreads, 0, stream>>>(static_cast<const T*>(a),
+                                                                        static_cast<T*>(out), count, vec, op);
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+template <class Op>
+void launch_binary(DType dtype, const void* a, const void* b, void* out, int count, Op op, cudaStream_t stream) {
+  if (count <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = all_aligned16(a, b, out);
+    binary_kernel<T, Op><<<frag_blocks<T>(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), count, vec, op);
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+// ---- mixed dtypes and layouts --------------------------------------------------------------
+
+__device__ float load_any(const void* base, int i, DType dtype) {
+  switch (dtype) {
+    case DType::float16: return __half2float(static_cast<const __half*>(base)[i]);
+    case DType::bfloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+    default: return static_cast<const float*>(base)[i];
+  }
+}
+
+__device__ void store_any(void* base, int i, DType dtype, float v) {
+  switch (dtype) {
+    case DType::float16: static_cast<__half*>(base)[i] = __float2half_rn(v); return;
+    case DType::bfloat16: static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(v); return;
+    default: static_cast<float*>(base)[i] = v; return;
+  }
+}
+
+// One thread per logical element l = (n * C + c) * S + sp.
+__global__ void add_any_kernel(AnyTensor a, AnyTensor b, void* out, DType out_dtype, bool out_cl, ActShape s) {
+  const int64_t l = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= static_cast<int64_t>(s.numel())) return;
+  const int li = static_cast<int>(l);
+  const int sp = li % s.s, nc = li / s.s, c = nc % s.c, n = nc / s.c;
+  auto at = [&](bool channels_last) {
+    ActShape t = s;
+    t.channels_last = channels_last;
+    return offset_of(n, c, sp, t);
+  };
+  const float v = load_any(a.data, at(a.channels_last), a.dtype) + load_any(b.data, at(b.channels_last), b.dtype);
+  store_any(out, at(out_cl), out_dtype, v);
+}
+
+// ---- dropout -------------------------------------------------------------------------------
+
+// Memory position -> logical element index, which is what the mask is a function of.
+__device__ __forceinline__ uint64_t logical_index(int p, const ActShape& s) {
+  if (!s.channels_last) return static_cast<uint64_t>(p);
+  const int c = p % s.c, ns = p / s.c, n = ns / s.s, sp = ns % s.s;
+  return (static_cast<uint64_t>(n) * s.c + c) * s.s + sp;
+}
+
+template <class T>
+__global__ void dropout_forward_kernel(ActShape s, const T* x, T* y, uint8_t* mask, float p, float scale,
+                                       uint64_t seed, bool vec) {
+  constexpr int N = Vec<T>::N;
+  const int64_t count = s.numel();
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  float vx[N], vy[N];
+  load_frag(x, p0, count, vec, vx);
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (p0 + k >= count) break;
+    const int pos = static_cast<int>(p0 + k);
+    const float m = dropout_keep(logical_index(pos, s), seed, p) ? 1.0f : 0.0f;
+    vy[k] = vx[k] * m * scale;  // the reference's x * m * scale: a dropped NaN stays NaN
+    if (mask) mask[pos] = static_cast<uint8_t>(m);
+  }
+  store_frag(y, p0, count, vec, vy);
+}
+
+template <class T>
+__global__ void dropout_backward_kernel(const T* g, const uint8_t* mask, T* gx, float scale, int64_t count, bool vec) {
+  constexpr int N = Vec<T>::N;
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  float vg[N], vo[N];
+  load_frag(g, p0, count, vec, vg);
+#pragma unroll
+  for (int k = 0; k < N; ++k) vo[k] = p0 + k < count ? vg[k] * static_cast<float>(mask[p0 + k]) * scale : 0.0f;
+  store_frag(gx, p0, count, vec, vo);
+}
+
+}  // namespace
+
+void relu_forward(DType dtype, const void* x, void* y, int count, cudaStream_t stream) {
+  launch_unary(dtype, x, y, count, Relu{}, stream);
+}
+
+void relu_backward(DType dtype, const void* y, const void* g, void* grad_x, int count, cudaStream_t stream) {
+  launch_binary(dtype, y, g, grad_x, count, ReluBackward{}, stream);
+}
+
+void leaky_relu_forward(DType dtype, const void* x, void* y, float slope, int count, cudaStream_t stream) {
+  launch_unary(dtype, x, y, count, LeakyRelu{slope}, stream);
+}
+
+void leaky_relu_backward(DType dtype, const void* x, const void* g, void* grad_x, float slope, int count,
+                         cudaStream_t stream) {
+  launch_binary(dtype, x, g, grad_x, count, LeakyReluBackward{slope}, stream);
+}
+
+void add(DType dtype, const void* a, const void* b, void* out, int count, cudaStream_t stream) {
+  launch_binary(dtype, a, b, out, count, Plus{}, stream);
+}
+
+void sub(DType dtype, const void* a, const void* b, void* out, int count, cudaStream_t stream) {
+  launch_binary(dtype, a, b, out, count, Minus{}, stream);
+}
+
+void negate(DType dtype, const void* a, void* out, int count, cudaStream_t stream) {
+  launch_unary(dtype, a, out, count, Negate{}, stream);
+}
+
+void accumulate(DType dtype, void* dst, const void* src, int count, cudaStream_t stream) {
+  launch_binary(dtype, dst, src, dst, count, Plus{}, stream);
+}
+
+void fill(DType dtype, void* data, double value, int count, cudaStream_t stream) {
+  launch_unary(dtype, data, data, count, Constant{static_cast<float>(value)}, stream);
+}
+
+void add_any(AnyTensor a, AnyTensor b, void* out, DType out_dtype, bool out_channels_last, ActShape logical,
+             cudaStream_t stream) {
+  for (DType d : {a.dtype, b.dtype, out_dtype})
+    dispatch_float(d, [](auto) {});  // throws for a dtype the kernel cannot load
+  if (logical.numel() <= 0) return;
+  add_any_kernel<<<blocks_for(logical.numel()), kThreads, 0, stream>>>(a, b, out, out_dtype, out_channels_last,
+                                                                        logical);
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void dropout_forward(DType dtype, ActShape shape, const void* x, void* y, uint8_t* mask, float p, float scale,
+                     uint64_t seed, cudaStream_t stream) {
+  if (shape.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = all_aligned16(x, y);
+    dropout_forward_kernel<T><<<frag_blocks<T>(shape.numel()), kThreads, 0, stream>>>(
+        shape, static_cast<const T*>(x), static_cast<T*>(y), mask, p, scale, seed, vec);
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void dropout_backward(DType dtype, const void* g, const uint8_t* mask, void* grad_x, float scale, int count,
+                      cudaStream_t stream) {
+  if (count <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = all_aligned16(g, grad_x);
+    dropout_backward_kernel<T><<<frag_blocks<T>(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(g), mask, static_cast<T*>(grad_x), scale, count, vec);
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace convbench::kernels

@@ -1,0 +1,212 @@
+// Host entry points of convbench's own CUDA kernels (kernels/*.cu): every op of the IR that
+// cuDNN does not compute, forward and backward, with exactly the reference backend's semantics
+// (lib/backends/reference is the oracle). Each function launches on `stream` and returns at
+// once; launch errors throw (CONVBENCH_CUDA_CHECK), execution errors surface at the next
+// synchronising call.
+//
+// Storage dtypes: float32 and tf32 (both float), float16 and bfloat16 (computed in float).
+// Activations are described by their logical (N, C, spatial) sizes and layout; elementwise ops
+// whose operands share one layout work on memory order directly. Every tensor has fewer than
+// 2^31 elements (the CUDA backend refuses larger ones), so indices are 32-bit.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "graph/dtype.hpp"
+
+// Small helpers of the shapes below are usable in kernels too.
+#if defined(__CUDACC__)
+#define CONVBENCH_KERNEL_HD __host__ __device__
+#else
+#define CONVBENCH_KERNEL_HD
+#endif
+
+namespace convbench::kernels {
+
+// An activation's logical sizes: N, C and the product of its spatial dims.
+struct ActShape {
+  int n = 0, c = 0, s = 0;
+  bool channels_last = false;
+  CONVBENCH_KERNEL_HD int numel() const { return n * c * s; }
+};
+
+// ---- elementwise (kernels/elementwise.cu) ---------------------------------------------------
+
+void relu_forward(DType dtype, const void* x, void* y, int count, cudaStream_t stream);
+// grad_x = y > 0 ? g : 0, from the saved output (NaN passes g, as the reference's y <= 0 test).
+void relu_backward(DType dtype, const void* y, const void* g, void* grad_x, int count, cudaStream_t stream);
+void leaky_relu_forward(DType dtype, const void* x, void* y, float slope, int count, cudaStream_t stream);
+void leaky_relu_backward(DType dtype, const void* x, const void* g, void* grad_x, float slope, int count,
+                         cudaStream_t stream);
+// out = a + b, out = a - b, out = -a, dst += src (same dtype and layout).
+void add(DType dtype, const void* a, const void* b, void* out, int count, cudaStream_t stream);
+void sub(DType dtype, const void* a, const void* b, void* out, int count, cudaStream_t stream);
+void negate(DType dtype, const void* a, void* out, int count, cudaStream_t stream);
+void accumulate(DType dtype, void* dst, const void* src, int count, cudaStream_t stream);
+// out = a + b over logical elements when the three differ in dtype or layout.
+struct AnyTensor {
+  const void* data;
+  DType dtype;
+  bool channels_last;
+};
+void add_any(AnyTensor a, AnyTensor b, void* out, DType out_dtype, bool out_channels_last, ActShape logical,
+             cudaStream_t stream);
+// Sets every element to `value` (rounded to the dtype).
+void fill(DType dtype, void* data, double value, int count, cudaStream_t stream);
+
+// Dropout keeps logical element i when dropout_keep(i, seed, p) (runtime/philox.hpp) and scales
+// it by `scale` = 1/(1-p); mask (uint8, same layout as x) records the 0/1 decisions.
+void dropout_forward(DType dtype, ActShape shape, const void* x, void* y, uint8_t* mask, float p, float scale,
+                     uint64_t seed, cudaStream_t stream);
+void dropout_backward(DType dtype, const void* g, const uint8_t* mask, void* grad_x, float scale, int count,
+                      cudaStream_t stream);
+
+// ---- per-channel reductions (batch norm, conv bias) ----------------------------------------
+
+// Per-channel reductions over (N, spatial) run in two stages: independent chunks of rows
+// (stage 1, partial results in the op's workspace), then one thread per channel merges the
+// chunks in a fixed order (stage 2), so results do not depend on scheduling.
+struct ChannelReducePlan {
+  int rows = 0;            // N * spatial
+  int splits = 1;          // chunks of rows
+  int rows_per_split = 0;
+};
+ChannelReducePlan channel_reduce_plan(ActShape shape);
+
+// grad_bias[c] = sum of g over N and space (conv bias gradient). Workspace:
+int64_t channel_sum_workspace_bytes(ActShape shape);
+void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* workspace, cudaStream_t stream);
+// y[n, c, s] += bias[c] (conv bias).
+void add_channel_bias(DType dtype, ActShape shape, void* y, const void* bias, cudaStream_t stream);
+
+// ---- batch norm (kernels/batch_norm.cu) -----------------------------------------------------
+
+int64_t batch_norm_forward_workspace_bytes(ActShape shape, bool training);
+int64_t batch_norm_backward_workspace_bytes(ActShape shape);
+// Training: statistics of the batch (biased variance for normalising), running statistics
+// updated with momentum and the UNBIASED variance, mean and 1/std saved (when given) in float.
+// Inference: the running statistics normalise. gamma/beta have the activation dtype; running
+// statistics and saved statistics are float.
+struct BatchNormForward {
+  ActShape shape;
+  const void* x;
+  const void* gamma;
+  const void* beta;
+  float* running_mean;
+  float* running_var;
+  void* y;
+  float* save_mean;    // training, may be null
+  float* save_invstd;  // training, may be null
+  double eps, momentum;
+  bool training;
+};
+void batch_norm_forward(DType dtype, const BatchNormForward& args, void* workspace, cudaStream_t stream);
+struct BatchNormBackward {
+  ActShape shape;
+  const void* x;
+  const void* g;
+  const float* save_mean;
+  const float* save_invstd;
+  const void* gamma;
+  void* grad_x;      // may be null
+  void* grad_gamma;  // may be null
+  void* grad_beta;   // may be null
+};
+void batch_norm_backward(DType dtype, const BatchNormBackward& args, void* workspace, cudaStream_t stream);
+
+// ---- group norm (kernels/group_norm.cu) -----------------------------------------------------
+
+int64_t group_norm_forward_workspace_bytes(ActShape shape, int groups);
+int64_t group_norm_backward_workspace_bytes(ActShape shape, int groups);
+struct GroupNormForward {
+  ActShape shape;
+  int groups;
+  const void* x;
+  const void* gamma;
+  const void* beta;
+  void* y;
+  float* save_mean;  // (N * groups), may be null
+  float* save_rstd;  // may be null
+  double eps;
+};
+void group_norm_forward(DType dtype, const GroupNormForward& args, void* workspace, cudaStream_t stream);
+struct GroupNormBackward {
+  ActShape shape;
+  int groups;
+  const void* x;
+  const void* g;
+  const float* save_mean;  // null: recomputed from x (GN has no running statistics)
+  const float* save_rstd;
+  const void* gamma;
+  void* grad_x;      // may be null
+  void* grad_gamma;  // may be null
+  void* grad_beta;   // may be null
+  double eps;
+};
+void group_norm_backward(DType dtype, const GroupNormBackward& args, void* workspace, cudaStream_t stream);
+
+// ---- concat (kernels/concat.cu) -------------------------------------------------------------
+
+// Copies the part (N, C_part, S) to or from channels [offset, offset + C_part) of the whole
+// (N, C_whole, S); both in the same layout.
+void concat_copy_in(DType dtype, ActShape part, int whole_channels, int offset, const void* src, void* whole,
+                    cudaStream_t stream);
+void concat_copy_out(DType dtype, ActShape part, int whole_channels, int offset, const void* whole, void* dst,
+                     cudaStream_t stream);
+
+// ---- pooling and upsampling (kernels/pool.cu, kernels/upsample.cu) --------------------------
+
+// Spatial sizes padded to three dims (2-D tensors get depth 1), as in the reference backend.
+struct Dims3 {
+  int v[3] = {0, 0, 0};
+  CONVBENCH_KERNEL_HD int& operator[](int i) { return v[i]; }
+  CONVBENCH_KERNEL_HD const int& operator[](int i) const { return v[i]; }
+};
+struct PoolShape {
+  int n = 0, c = 0;
+  Dims3 in{}, out{}, kernel{}, stride{}, padding{};
+  bool channels_last = false;
+};
+// Max pooling: padding never wins, the first maximum in window order wins, NaN wins; indices
+// (int64, the output's layout) are flat positions within the input plane, as PyTorch's.
+void max_pool_forward(DType dtype, const PoolShape& shape, const void* x, void* y, int64_t* indices,
+                      cudaStream_t stream);
+// grad_x[i] = sum of g over the windows whose maximum is i; without saved indices the maxima
+// are found again in the saved input x.
+void max_pool_backward(DType dtype, const PoolShape& shape, const void* g, const int64_t* indices, const void* x,
+                       void* grad_x, cudaStream_t stream);
+// Average pooling with count_include_pad: every window divides by the kernel volume.
+void avg_pool_forward(DType dtype, const PoolShape& shape, const void* x, void* y, cudaStream_t stream);
+void avg_pool_backward(DType dtype, const PoolShape& shape, const void* g, void* grad_x, cudaStream_t stream);
+
+struct UpsampleShape {
+  int n = 0, c = 0;
+  Dims3 in{}, out{};
+  int scale = 2;
+  bool channels_last = false;
+};
+// Nearest neighbour: output position o reads input o / scale along every dim.
+void upsample_forward(DType dtype, const UpsampleShape& shape, const void* x, void* y, cudaStream_t stream);
+// grad_x[i] = sum of g over the scale^d block that reads i.
+void upsample_backward(DType dtype, const UpsampleShape& shape, const void* g, void* grad_x, cudaStream_t stream);
+
+// ---- layout (kernels/layout.cu) -------------------------------------------------------------
+
+// A smaller tensor (N, C, small) placed at the origin of a larger one (N, C, big), same layout.
+struct BoxShape {
+  int n = 0, c = 0;
+  Dims3 small{}, big{};
+  bool channels_last = false;
+};
+// Writes every element of `big`: the small tensor's value inside the leading box, zero outside.
+void pad_box(DType dtype, const BoxShape& shape, const void* small, void* big, cudaStream_t stream);
+// Copies the leading box of `big` into `small`.
+void crop_box(DType dtype, const BoxShape& shape, const void* big, void* small, cudaStream_t stream);
+
+// Copies a (N, C, spatial) tensor into the other memory order (channels_first <-> last);
+// the CUDA backend uses it for conv weights (K, C/groups, kernel...).
+void convert_layout(DType dtype, ActShape shape, const void* src, void* dst, cudaStream_t stream);
+
+}  // namespace convbench::kernels

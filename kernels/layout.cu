@@ -1,0 +1,143 @@
+// Data movement the CUDA backend's convolutions need around cuDNN: memory-order conversion
+// between channels-first (N, C, spatial) and channels-last (N, spatial, C) for conv weights
+// stored channels-first when the activations are channels-last (cuDNN takes filters in the
+// activations' order), and zero-padding / cropping at the end of the spatial dims for transposed
+// convs whose output_padding reaches the stride (see ConvProblem in conv_problem.hpp).
+#include "kernels/common.cuh"
+
+namespace convbench::kernels {
+namespace {
+
+// One thread per destination element (coalesced writes).
+template <class E>
+__global__ void convert_layout_kernel(ActShape src_shape, const E* src, E* dst) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<int64_t>(src_shape.numel())) return;
+  const int p = static_cast<int>(i);
+  const ActShape& s = src_shape;
+  int n, c, sp;
+  if (s.channels_last) {  // destination channels-first
+    sp = p % s.s;
+    const int nc = p / s.s;
+    c = nc % s.c;
+    n = nc / s.c;
+  } else {  // destination channels-last
+    c = p % s.c;
+    const int ns = p / s.c;
+    sp = ns % s.s;
+    n = ns / s.s;
+  }
+  dst[p] = src[offset_of(n, c, sp, s)];
+}
+
+}  // namespace
+
+void convert_layout(DType dtype, ActShape shape, const void* src, void* dst, cudaStream_t stream) {
+  if (shape.numel() <= 0) return;
+  const unsigned blocks = blocks_for(shape.numel());
+  switch (element_bytes(dtype)) {
+    case 4:
+      convert_layout_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(src),
+                                                                      static_cast<uint32_t*>(dst));
+      break;
+    case 2:
+      convert_layout_kernel<uint16_t><<<blocks, kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(src),
+                                                                      static_cast<uint16_t*>(dst));
+      break;
+    default: throw std::invalid_argument("cuda kernels: layout conversion of " + std::string(to_string(dtype)));
+  }
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace convbench::kernels
+
+namespace convbench::kernels {
+namespace {
+
+__device__ __forceinline__ int box_volume(const Dims3& d) { return d[0] * d[1] * d[2]; }
+
+__device__ __forceinline__ int box_position(const BoxShape& s, int n, int c, int sp, int spatial) {
+  return s.channels_last ? (n * spatial + sp) * s.c + c : (n * s.c + c) * spatial + sp;
+}
+
+// (n, c, spatial coordinates) of memory position p in a tensor of spatial extent `e`.
+__device__ __forceinline__ void box_decode(const BoxShape& s, int p, const Dims3& e, int& n, int& c, int& z, int& y,
+                                           int& x) {
+  const int spatial = box_volume(e);
+  int sp;
+  if (s.channels_last) {
+    c = p % s.c;
+    const int ns = p / s.c;
+    sp = ns % spatial;
+    n = ns / spatial;
+  } else {
+    sp = p % spatial;
+    const int nc = p / spatial;
+    c = nc % s.c;
+    n = nc / s.c;
+  }
+  z = sp / (e[1] * e[2]);
+  y = sp / e[2] % e[1];
+  x = sp % e[2];
+}
+
+template <class E>
+__global__ void pad_box_kernel(BoxShape s, const E* small, E* big) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<int64_t>(s.n) * s.c * box_volume(s.big)) return;
+  const int p = static_cast<int>(i);
+  int n, c, z, y, x;
+  box_decode(s, p, s.big, n, c, z, y, x);
+  const bool inside = z < s.small[0] && y < s.small[1] && x < s.small[2];
+  big[p] = inside ? small[box_position(s, n, c, (z * s.small[1] + y) * s.small[2] + x, box_volume(s.small))] : E(0);
+}
+
+template <class E>
+__global__ void crop_box_kernel(BoxShape s, const E* big, E* small) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<int64_t>(s.n) * s.c * box_volume(s.small)) return;
+  const int p = static_cast<int>(i);
+  int n, c, z, y, x;
+  box_decode(s, p, s.small, n, c, z, y, x);
+  small[p] = big[box_position(s, n, c, (z * s.big[1] + y) * s.big[2] + x, box_volume(s.big))];
+}
+
+int64_t box_count(const BoxShape& s, const Dims3& d) { return static_cast<int64_t>(s.n) * s.c * d[0] * d[1] * d[2]; }
+
+}  // namespace
+
+void pad_box(DType dtype, const BoxShape& shape, const void* small, void* big, cudaStream_t stream) {
+  const int64_t count = box_count(shape, shape.big);
+  if (count <= 0) return;
+  switch (element_bytes(dtype)) {
+    case 4:
+      pad_box_kernel<uint32_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(small),
+                                                                          static_cast<uint32_t*>(big));
+      break;
+    case 2:
+      pad_box_kernel<uint16_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(small),
+                                                                          static_cast<uint16_t*>(big));
+      break;
+    default: throw std::invalid_argument("cuda kernels: padding a tensor of " + std::string(to_string(dtype)));
+  }
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void crop_box(DType dtype, const BoxShape& shape, const void* big, void* small, cudaStream_t stream) {
+  const int64_t count = box_count(shape, shape.small);
+  if (count <= 0) return;
+  switch (element_bytes(dtype)) {
+    case 4:
+      crop_box_kernel<uint32_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(big),
+                                                                           static_cast<uint32_t*>(small));
+      break;
+    case 2:
+      crop_box_kernel<uint16_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(big),
+                                                                           static_cast<uint16_t*>(small));
+      break;
+    default: throw std::invalid_argument("cuda kernels: cropping a tensor of " + std::string(to_string(dtype)));
+  }
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace convbench::kernels

@@ -1,0 +1,102 @@
+// The CUDA backend: cuDNN convolutions (cudnn_conv.hpp) and convbench's own kernels (kernels/)
+// for every other op, forward and backward, all queued on one non-default stream that the cuDNN
+// handle is bound to. Memory comes from a caching device allocator with the same statistics as
+// the host backends; scratch space comes only from the workspace the executor allocates, sized
+// by workspace_bytes(), so that the memory model predicts this backend byte for byte too.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/cuda/cuda_caching_allocator.hpp"
+#include "backends/cuda/cudnn_conv.hpp"
+#include "runtime/backend.hpp"
+
+struct CUstream_st;
+
+namespace convbench::cuda {
+
+struct CudaBackendOptions {
+  CudnnAlgoMode cudnn_algo = CudnnAlgoMode::heuristic;
+  // Largest workspace any one cuDNN call may use (an algorithm needing more is skipped).
+  int64_t workspace_limit_bytes = int64_t{1} << 30;
+  // Cap on the allocator's reserved bytes (0: the device's memory is the only limit).
+  int64_t memory_limit_bytes = 0;
+};
+
+// Why the CUDA backend cannot run `op` (float64, more than 2^31 elements in a tensor, mixed
+// dtypes or layouts within the op, ...), or nullopt. Needs no GPU.
+std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op& op);
+
+// Workspace bytes of an op in a phase that do not depend on cuDNN's algorithm choice (every op
+// but conv and conv_transpose, whose bytes come from CudaBackend::workspace_bytes). Needs no GPU.
+int64_t kernel_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training);
+
+class CudaBackend final : public Backend {
+ public:
+  // Throws std::runtime_error naming the reason when no usable GPU is present.
+  explicit CudaBackend(CudaBackendOptions options = {});
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override { return "cuda"; }
+  Allocator& allocator() override { return allocator_; }
+
+  std::optional<std::string> unsupported(const Graph& graph, const Op& op) const override;
+  // Convolutions: cuDNN's workspace for the chosen algorithms (the largest of the directions the
+  // phase runs: data and filter gradients run one after another), plus room for the weight in
+  // the activations' memory order when it is not stored that way. Chooses the algorithms on the
+  // first query (find mode runs cudnnFind here). Other ops: their reductions' partial results.
+  int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) override;
+
+  void forward(const ForwardCall& call) override;
+  void backward(const BackwardCall& call) override;
+
+  void accumulate(Tensor& dst, const Tensor& src) override;
+  void add(Tensor& out, const Tensor& a, const Tensor& b) override;
+
+  void copy_from_host(Tensor& dst, const void* src) override;
+  void copy_to_host(const Tensor& src, void* dst) override;
+  // cudaStreamSynchronize on the backend's stream.
+  void synchronize() override;
+
+  // The stream every kernel and cuDNN call of this backend runs on (for EventTimer).
+  CUstream_st* stream() const { return stream_; }
+  const CudaBackendOptions& options() const { return options_; }
+
+  // For each conv op run since clear_op_details(), keyed by op name: the cuDNN API, algorithm
+  // mode, and per direction the algorithm, math type, determinism and workspace bytes, e.g.
+  // {"conv1": {"api": "cudnn-legacy", "mode": "heuristic", "weight_layout_conversion": false,
+  //            "forward": {"algo": "IMPLICIT_PRECOMP_GEMM", "math": "FMA_MATH", ...}}}.
+  nlohmann::json op_details() const { return details_; }
+  void clear_op_details() { details_ = nlohmann::json::object(); }
+  // GPU name, compute capability, memory, clocks, driver / runtime / cuDNN versions.
+  nlohmann::json device_info() const;
+
+  // Sets every element of a floating-point tensor to `value` on the device.
+  void fill(Tensor& t, double value);
+  // Evicts the GPU's L2 cache by writing a buffer twice its size on the stream (nvbench's cold
+  // runs), for cold-cache timing. The buffer is the backend's own, allocated on first use and
+  // kept outside the allocator's statistics: no op ever sees it.
+  void flush_l2();
+
+ private:
+  void conv_forward(const ForwardCall& call);
+  void conv_backward(const BackwardCall& call);
+  void record(const Op& op, const ConvProblem& problem, ConvDirection direction);
+
+  CudaBackendOptions options_;
+  CUstream_st* stream_ = nullptr;
+  cudnnHandle_t handle_ = nullptr;
+  CudaCachingAllocator allocator_;
+  std::unique_ptr<CudnnConv> conv_;
+  nlohmann::json details_ = nlohmann::json::object();
+  void* l2_scrub_ = nullptr;
+  size_t l2_scrub_bytes_ = 0;
+  unsigned l2_flushes_ = 0;
+};
+
+}  // namespace convbench::cuda

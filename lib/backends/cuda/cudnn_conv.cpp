@@ -1,0 +1,384 @@
+#include "backends/cuda/cudnn_conv.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "backends/cuda/cuda_check.hpp"
+
+namespace convbench::cuda {
+
+// ---- names and small mappings ----------------------------------------------------------------
+
+std::string_view to_string(CudnnAlgoMode mode) { return mode == CudnnAlgoMode::find ? "find" : "heuristic"; }
+
+std::optional<CudnnAlgoMode> parse_cudnn_algo_mode(std::string_view name) {
+  if (name == "heuristic") return CudnnAlgoMode::heuristic;
+  if (name == "find") return CudnnAlgoMode::find;
+  return std::nullopt;
+}
+
+cudnnDataType_t cudnn_data_type(DType dtype) {
+  switch (dtype) {
+    case DType::float32:
+    case DType::tf32: return CUDNN_DATA_FLOAT;
+    case DType::float16: return CUDNN_DATA_HALF;
+    case DType::bfloat16: return CUDNN_DATA_BFLOAT16;
+    default: break;
+  }
+  throw std::invalid_argument("cuda backend: cuDNN convolutions take float32, tf32, float16 or bfloat16, not " +
+                              std::string(to_string(dtype)));
+}
+
+cudnnMathType_t requested_math(DType dtype) {
+  return dtype == DType::float32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+std::string algo_name(ConvDirection direction, int algo) {
+  static const char* const fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
+                                    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static const char* const data[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static const char* const filter[] = {"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+                                       "FFT_TILING"};
+  auto pick = [algo](const char* const* names, int count) -> std::string {
+    return algo >= 0 && algo < count ? names[algo] : "ALGO_" + std::to_string(algo);
+  };
+  switch (direction) {
+    case ConvDirection::forward: return pick(fwd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    case ConvDirection::backward_data: return pick(data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+    case ConvDirection::backward_filter: return pick(filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+  }
+  return "?";
+}
+
+std::string_view math_name(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_DEFAULT_MATH: return "DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH: return "TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH: return "FMA_MATH";
+  }
+  return "?";
+}
+
+nlohmann::json to_json(const ConvAlgoChoice& c) {
+  nlohmann::json j = {{"algo", algo_name(c.direction, c.algo)},
+                      {"math", math_name(c.math)},
+                      {"deterministic", c.deterministic},
+                      {"workspace_bytes", c.workspace_bytes}};
+  if (c.find_ms >= 0) j["find_ms"] = c.find_ms;
+  return j;
+}
+
+// ---- descriptors -----------------------------------------------------------------------------
+
+struct CudnnConv::Plan {
+  DType dtype = DType::float32;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  int64_t x_bytes = 0, w_bytes = 0, y_bytes = 0;
+  std::array<std::optional<ConvAlgoChoice>, 3> choices;
+
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (x) cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+namespace {
+
+void set_tensor(cudnnTensorDescriptor_t desc, const TensorDesc& t) {
+  const CudnnDims d = cudnn_dims(t);
+  CONVBENCH_CUDNN_CHECK(cudnnSetTensorNdDescriptor(desc, cudnn_data_type(t.dtype), static_cast<int>(d.dims.size()),
+                                                   d.dims.data(), d.strides.data()));
+}
+
+// The problem as a cache key: everything that selects descriptors and algorithms.
+std::string problem_key(const ConvProblem& p) {
+  std::string key = std::string(to_string(p.x.dtype));
+  auto add = [&key](const char* tag, const std::vector<int>& v) {
+    key += tag;
+    for (int x : v) key += std::to_string(x) + ",";
+  };
+  const CudnnDims x = cudnn_dims(p.x), y = cudnn_dims(p.y);
+  add("|x", x.dims);
+  add("/", x.strides);
+  add("|y", y.dims);
+  add("/", y.strides);
+  add("|w", cudnn_dims(p.w).dims);
+  add("|p", to_int_vector(p.padding, "padding"));
+  add("|s", to_int_vector(p.stride, "stride"));
+  add("|d", to_int_vector(p.dilation, "dilation"));
+  key += "|g" + std::to_string(p.groups);
+  return key;
+}
+
+size_t direction_index(ConvDirection d) { return static_cast<size_t>(d); }
+
+// Device buffers for cudnnFind; never counted as tensors because no op runs while they exist.
+class Scratch {
+ public:
+  Scratch(int64_t bytes, const std::function<void()>& release_memory) : bytes_(bytes) {
+    if (bytes <= 0) return;
+    cudaError_t status = cudaMalloc(&ptr_, static_cast<size_t>(bytes));
+    if (status == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      if (release_memory) release_memory();
+      status = cudaMalloc(&ptr_, static_cast<size_t>(bytes));
+    }
+    if (status == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      throw OutOfMemory(bytes, "cudnnFind scratch buffer");
+    }
+    CONVBENCH_CUDA_CHECK(status);
+    // Zeros, not garbage: some algorithms run slower on NaN or denormal inputs.
+    CONVBENCH_CUDA_CHECK(cudaMemset(ptr_, 0, static_cast<size_t>(bytes)));
+  }
+  ~Scratch() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* get() const { return ptr_; }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  int64_t bytes_;
+};
+
+// Whether an algorithm from Get/Find may be used: it is supported, and float32 never runs on
+// tensor cores (TF32) - the reason float32 asks for FMA math in the first place.
+template <class Perf>
+bool usable(const Perf& r, DType dtype) {
+  return r.status == CUDNN_STATUS_SUCCESS && (dtype != DType::float32 || r.mathType == CUDNN_FMA_MATH);
+}
+
+}  // namespace
+
+// ---- CudnnConv -------------------------------------------------------------------------------
+
+CudnnConv::CudnnConv(cudnnHandle_t handle, CudnnAlgoMode mode, int64_t workspace_limit_bytes,
+                     std::function<void()> release_memory)
+    : handle_(handle), mode_(mode), workspace_limit_(workspace_limit_bytes), release_memory_(std::move(release_memory)) {}
+
+CudnnConv::~CudnnConv() = default;
+
+CudnnConv::Plan& CudnnConv::plan(const ConvProblem& p) {
+  const std::string key = problem_key(p);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return *it->second;
+
+  auto plan = std::make_unique<Plan>();
+  plan->dtype = p.x.dtype;
+  plan->math = requested_math(p.x.dtype);
+  plan->x_bytes = p.x.bytes();
+  plan->y_bytes = p.y.bytes();
+  plan->w_bytes = p.w.bytes();
+  CONVBENCH_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->x));
+  CONVBENCH_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->y));
+  CONVBENCH_CUDNN_CHECK(cudnnCreateFilterDescriptor(&plan->w));
+  CONVBENCH_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
+  set_tensor(plan->x, p.x);
+  set_tensor(plan->y, p.y);
+  // The filter is described in the activations' order; the backend converts it when needed.
+  const std::vector<int> w_dims = cudnn_dims(p.w).dims;
+  const cudnnTensorFormat_t format = p.x.layout == Layout::channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  CONVBENCH_CUDNN_CHECK(cudnnSetFilterNdDescriptor(plan->w, cudnn_data_type(p.w.dtype), format,
+                                                   static_cast<int>(w_dims.size()), w_dims.data()));
+  const std::vector<int> pad = to_int_vector(p.padding, "padding");
+  const std::vector<int> stride = to_int_vector(p.stride, "stride");
+  const std::vector<int> dilation = to_int_vector(p.dilation, "dilation");
+  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pad.size()), pad.data(),
+                                                        stride.data(), dilation.data(), CUDNN_CROSS_CORRELATION,
+                                                        CUDNN_DATA_FLOAT));
+  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(p.groups)));
+  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, plan->math));
+  return *plans_.emplace(key, std::move(plan)).first->second;
+}
+
+const ConvAlgoChoice& CudnnConv::choose(const ConvProblem& p, ConvDirection d) { return choice(plan(p), d); }
+
+const ConvAlgoChoice& CudnnConv::choice(Plan& plan, ConvDirection d) {
+  std::optional<ConvAlgoChoice>& slot = plan.choices[direction_index(d)];
+  if (!slot) slot = select(plan, d);
+  return *slot;
+}
+
+// The largest workspace any algorithm of the direction needs within the limit: what cudnnFind
+// gets, so that it can try every algorithm we would accept.
+int64_t CudnnConv::find_workspace_bytes(Plan& plan, ConvDirection d) {
+  int64_t most = 0;
+  auto consider = [&](cudnnStatus_t status, size_t bytes) {
+    if (status == CUDNN_STATUS_SUCCESS && static_cast<int64_t>(bytes) <= workspace_limit_)
+      most = std::max(most, static_cast<int64_t>(bytes));
+  };
+  size_t bytes = 0;
+  switch (d) {
+    case ConvDirection::forward:
+      for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a)
+        consider(cudnnGetConvolutionForwardWorkspaceSize(handle_, plan.x, plan.w, plan.conv, plan.y,
+                                                         static_cast<cudnnConvolutionFwdAlgo_t>(a), &bytes),
+                 bytes);
+      break;
+    case ConvDirection::backward_data:
+      for (int a = 0; a < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; ++a)
+        consider(cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, plan.w, plan.y, plan.conv, plan.x,
+                                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(a), &bytes),
+                 bytes);
+      break;
+    case ConvDirection::backward_filter:
+      for (int a = 0; a < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; ++a)
+        consider(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                     handle_, plan.x, plan.y, plan.conv, plan.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a), &bytes),
+                 bytes);
+      break;
+  }
+  return most;
+}
+
+ConvAlgoChoice CudnnConv::select(Plan& plan, ConvDirection d) {
+  // Candidates in cuDNN's order of preference (heuristic) or of measured time (find).
+  struct Candidate {
+    int algo;
+    cudnnMathType_t math;
+    bool deterministic;
+    float ms;
+  };
+  std::vector<Candidate> candidates;
+  auto collect = [&](const auto* results, int count) {
+    for (int i = 0; i < count; ++i)
+      if (usable(results[i], plan.dtype))
+        candidates.push_back({static_cast<int>(results[i].algo), results[i].mathType,
+                              results[i].determinism == CUDNN_DETERMINISTIC,
+                              mode_ == CudnnAlgoMode::find ? results[i].time : -1.0f});
+  };
+  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, plan.math));
+  int max_count = 0, returned = 0;
+  std::unique_ptr<Scratch> a, b, out, ws;
+  if (mode_ == CudnnAlgoMode::find) {
+    // Inputs and output of the direction, and the largest acceptable workspace.
+    const int64_t in_a = d == ConvDirection::backward_data ? plan.w_bytes : plan.x_bytes;
+    const int64_t in_b = d == ConvDirection::forward ? plan.w_bytes : plan.y_bytes;
+    const int64_t out_bytes = d == ConvDirection::forward         ? plan.y_bytes
+                              : d == ConvDirection::backward_data ? plan.x_bytes
+                                                                  : plan.w_bytes;
+    a = std::make_unique<Scratch>(in_a, release_memory_);
+    b = std::make_unique<Scratch>(in_b, release_memory_);
+    out = std::make_unique<Scratch>(out_bytes, release_memory_);
+    ws = std::make_unique<Scratch>(find_workspace_bytes(plan, d), release_memory_);
+  }
+  const bool find = mode_ == CudnnAlgoMode::find;
+  switch (d) {
+    case ConvDirection::forward: {
+      CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_count));
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> r(static_cast<size_t>(max_count));
+      if (find)
+        CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+            handle_, plan.x, a->get(), plan.w, b->get(), plan.conv, plan.y, out->get(), max_count, &returned, r.data(),
+            ws->get(), static_cast<size_t>(ws->bytes())));
+      else
+        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, plan.x, plan.w, plan.conv, plan.y,
+                                                                     max_count, &returned, r.data()));
+      collect(r.data(), returned);
+      break;
+    }
+    case ConvDirection::backward_data: {
+      CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle_, &max_count));
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> r(static_cast<size_t>(max_count));
+      if (find)
+        CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+            handle_, plan.w, a->get(), plan.y, b->get(), plan.conv, plan.x, out->get(), max_count, &returned, r.data(),
+            ws->get(), static_cast<size_t>(ws->bytes())));
+      else
+        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, plan.w, plan.y, plan.conv, plan.x,
+                                                                          max_count, &returned, r.data()));
+      collect(r.data(), returned);
+      break;
+    }
+    case ConvDirection::backward_filter: {
+      CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle_, &max_count));
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> r(static_cast<size_t>(max_count));
+      if (find)
+        CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+            handle_, plan.x, a->get(), plan.y, b->get(), plan.conv, plan.w, out->get(), max_count, &returned, r.data(),
+            ws->get(), static_cast<size_t>(ws->bytes())));
+      else
+        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, plan.x, plan.y, plan.conv,
+                                                                            plan.w, max_count, &returned, r.data()));
+      collect(r.data(), returned);
+      break;
+    }
+  }
+
+  // The first candidate whose workspace, asked for with its own math type, fits the limit.
+  for (const Candidate& c : candidates) {
+    CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, c.math));
+    size_t bytes = 0;
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    switch (d) {
+      case ConvDirection::forward:
+        status = cudnnGetConvolutionForwardWorkspaceSize(handle_, plan.x, plan.w, plan.conv, plan.y,
+                                                         static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), &bytes);
+        break;
+      case ConvDirection::backward_data:
+        status = cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, plan.w, plan.y, plan.conv, plan.x,
+                                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), &bytes);
+        break;
+      case ConvDirection::backward_filter:
+        status = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            handle_, plan.x, plan.y, plan.conv, plan.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), &bytes);
+        break;
+    }
+    if (status != CUDNN_STATUS_SUCCESS || static_cast<int64_t>(bytes) > workspace_limit_) continue;
+    CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, plan.math));
+    return ConvAlgoChoice{d, c.algo, c.math, c.deterministic, static_cast<int64_t>(bytes), c.ms};
+  }
+  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, plan.math));
+  throw std::runtime_error("cuda backend: cuDNN offers no " + std::string(to_string(d)) + " algorithm for this " +
+                           std::string(to_string(plan.dtype)) + " convolution with " +
+                           std::string(math_name(plan.math)) + " within the workspace limit of " +
+                           std::to_string(workspace_limit_) + " bytes (" + std::to_string(returned) +
+                           " returned, " + std::to_string(candidates.size()) + " usable)");
+}
+
+void CudnnConv::forward(const ConvProblem& p, const void* x, const void* w, void* y, void* workspace) {
+  Plan& pl = plan(p);
+  const ConvAlgoChoice& c = choice(pl, ConvDirection::forward);
+  const float alpha = 1.0f, beta = 0.0f;
+  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(pl.conv, c.math));
+  CONVBENCH_CUDNN_CHECK(cudnnConvolutionForward(handle_, &alpha, pl.x, x, pl.w, w, pl.conv,
+                                                static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), workspace,
+                                                static_cast<size_t>(c.workspace_bytes), &beta, pl.y, y));
+}
+
+void CudnnConv::backward_data(const ConvProblem& p, const void* w, const void* dy, void* dx, void* workspace) {
+  Plan& pl = plan(p);
+  const ConvAlgoChoice& c = choice(pl, ConvDirection::backward_data);
+  const float alpha = 1.0f, beta = 0.0f;
+  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(pl.conv, c.math));
+  CONVBENCH_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &alpha, pl.w, w, pl.y, dy, pl.conv,
+                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), workspace,
+                                                     static_cast<size_t>(c.workspace_bytes), &beta, pl.x, dx));
+}
+
+void CudnnConv::backward_filter(const ConvProblem& p, const void* x, const void* dy, void* dw, void* workspace) {
+  Plan& pl = plan(p);
+  const ConvAlgoChoice& c = choice(pl, ConvDirection::backward_filter);
+  const float alpha = 1.0f, beta = 0.0f;
+  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(pl.conv, c.math));
+  CONVBENCH_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &alpha, pl.x, x, pl.y, dy, pl.conv,
+                                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), workspace,
+                                                       static_cast<size_t>(c.workspace_bytes), &beta, pl.w, dw));
+}
+
+}  // namespace convbench::cuda

@@ -1,0 +1,95 @@
+// cuDNN convolutions: the one place convbench calls cuDNN.
+//
+// API: cuDNN 9's legacy convolution API (tensor, filter and convolution descriptors, then
+// cudnnConvolutionForward / BackwardData / BackwardFilter). cuDNN 9 marks it deprecated but has
+// not removed it, and it covers everything the benchmark needs - grouped and depthwise, 2-D and
+// 3-D, strided, dilated, both memory layouts, fp32 / tf32 / fp16 / bf16, data and filter
+// gradients - with one short call sequence per direction and an explicit math type (FMA vs
+// tensor ops) per call, which is how "float32 without TF32" is guaranteed. The graph API is the
+// successor, but its C++ frontend (cudnn-frontend) is not packaged on the machines we build on.
+// Replacing the API means rewriting cudnn_conv.cpp behind this unchanged interface.
+//
+// Algorithms: `heuristic` takes the first result of cudnnGet*Algorithm_v7 that is supported,
+// fits the workspace limit and (float32) uses FMA math; `find` runs cudnnFind*AlgorithmEx once
+// per problem on scratch buffers, outside any measured loop, and takes the fastest that fits.
+// Either way the choice is cached per problem (shapes, strides, groups, window, dtype).
+#pragma once
+
+#include <cudnn.h>
+
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/cuda/conv_problem.hpp"
+
+namespace convbench::cuda {
+
+enum class CudnnAlgoMode { heuristic, find };
+std::string_view to_string(CudnnAlgoMode mode);
+std::optional<CudnnAlgoMode> parse_cudnn_algo_mode(std::string_view name);
+
+// cuDNN's data type for a storage dtype (float32 and tf32 are both float); throws for others.
+cudnnDataType_t cudnn_data_type(DType dtype);
+// The math type a convolution in `dtype` is allowed: FMA only for float32 (no TF32), tensor ops
+// for tf32 (TF32 allowed) and for float16 / bfloat16 (which accumulate in float either way:
+// the compute type is always CUDNN_DATA_FLOAT).
+cudnnMathType_t requested_math(DType dtype);
+
+// The algorithm chosen for one direction of one problem, and what running it needs.
+struct ConvAlgoChoice {
+  ConvDirection direction = ConvDirection::forward;
+  int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t value
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  bool deterministic = true;
+  int64_t workspace_bytes = 0;  // exactly what the call is given
+  float find_ms = -1.0f;        // cudnnFind's own timing of it (find mode only)
+};
+// "IMPLICIT_PRECOMP_GEMM", "ALGO_1", ... (the enum name without its direction prefix).
+std::string algo_name(ConvDirection direction, int algo);
+std::string_view math_name(cudnnMathType_t math);
+nlohmann::json to_json(const ConvAlgoChoice& choice);
+
+class CudnnConv {
+ public:
+  // `release_memory` is called to free cached device memory when find mode's scratch buffers do
+  // not fit; `workspace_limit_bytes` caps the workspace of any chosen algorithm.
+  CudnnConv(cudnnHandle_t handle, CudnnAlgoMode mode, int64_t workspace_limit_bytes,
+            std::function<void()> release_memory);
+  ~CudnnConv();
+  CudnnConv(const CudnnConv&) = delete;
+  CudnnConv& operator=(const CudnnConv&) = delete;
+
+  CudnnAlgoMode mode() const { return mode_; }
+  int64_t workspace_limit() const { return workspace_limit_; }
+
+  // The algorithm for `direction` of `problem`, chosen on first use and cached.
+  const ConvAlgoChoice& choose(const ConvProblem& problem, ConvDirection direction);
+
+  // Each call overwrites its output (beta = 0). The filter `w` / `dw` is in the activations'
+  // memory order (see weight_in_layout_order); `workspace` holds choose(...).workspace_bytes.
+  void forward(const ConvProblem& problem, const void* x, const void* w, void* y, void* workspace);
+  void backward_data(const ConvProblem& problem, const void* w, const void* dy, void* dx, void* workspace);
+  void backward_filter(const ConvProblem& problem, const void* x, const void* dy, void* dw, void* workspace);
+
+ private:
+  struct Plan;
+  Plan& plan(const ConvProblem& problem);
+  const ConvAlgoChoice& choice(Plan& plan, ConvDirection direction);
+  ConvAlgoChoice select(Plan& plan, ConvDirection direction);
+  int64_t find_workspace_bytes(Plan& plan, ConvDirection direction);
+
+  cudnnHandle_t handle_;
+  CudnnAlgoMode mode_;
+  int64_t workspace_limit_;
+  std::function<void()> release_memory_;
+  std::map<std::string, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace convbench::cuda

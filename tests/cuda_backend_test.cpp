@@ -1,0 +1,652 @@
+// The CUDA backend on a GPU, against the reference backend as the oracle:
+//  - every op case (2-D and 3-D, grouped, depthwise, strided, dilated, transposed, padded
+//    windows) in float32, tf32, float16 and bfloat16, both layouts, training and inference:
+//    outputs, saved tensors (exact dropout masks and max-pool indices), running statistics and
+//    every gradient, from fresh random inputs, into outputs poisoned with NaN before each run;
+//  - every variant of every spec in configs/ (shrunk to test sizes), whole training steps
+//    through the executor: block output, parameter gradients and running statistics;
+//  - cudnnFind mode, the recorded algorithm details, allocator statistics equal to the memory
+//    model's prediction byte for byte, out-of-memory as a row status, CUDA-event timing.
+// Relative error ||cuda - reference|| / ||reference|| must stay within 1e-5 for float32 (TF32
+// off), 3e-3 for tf32 and 1e-2 for float16 / bfloat16. Without a usable GPU every test skips
+// and prints why.
+#include <gtest/gtest.h>
+
+#if CONVBENCH_WITH_CUDA
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "analysis/memory_model.hpp"
+#include "backends/cuda/cuda_backend.hpp"
+#include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_event_timer.hpp"
+#include "backends/reference/reference_backend.hpp"
+#include "graph/autograd_rules.hpp"
+#include "graph/variant_builder.hpp"
+#include "measure/variant_runner.hpp"
+#include "reference_op_harness.hpp"
+#include "runtime/executor.hpp"
+#include "spec/spec_loader.hpp"
+#include "test_blocks.hpp"
+
+namespace convbench {
+namespace {
+
+using cuda::CudaBackend;
+using cuda::CudaBackendOptions;
+using reftest::conv_attrs;
+using Values = std::vector<double>;
+
+#define REQUIRE_CUDA_DEVICE()                                          \
+  do {                                                                 \
+    if (const auto why = cuda::cuda_unavailable_reason()) GTEST_SKIP() << *why; \
+  } while (0)
+
+double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return 1e-5;
+    case DType::tf32: return 3e-3;
+    default: return 1e-2;
+  }
+}
+
+// ||actual - expected|| / ||expected|| (the absolute norm where `expected` is all zeros); NaN
+// when sizes differ or `actual` holds a NaN that `expected` does not (an element never written).
+double relative_error(const Values& actual, const Values& expected) {
+  if (actual.size() != expected.size()) return std::numeric_limits<double>::quiet_NaN();
+  double diff = 0.0, norm = 0.0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (std::isnan(actual[i]) != std::isnan(expected[i])) return std::numeric_limits<double>::quiet_NaN();
+    if (std::isnan(expected[i])) continue;
+    diff += (actual[i] - expected[i]) * (actual[i] - expected[i]);
+    norm += expected[i] * expected[i];
+  }
+  return norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+void expect_close(const Values& actual, const Values& expected, double tol, const std::string& what) {
+  const double err = relative_error(actual, expected);
+  EXPECT_TRUE(err <= tol) << what << ": relative error " << err << " > " << tol << " (" << actual.size() << " vs "
+                          << expected.size() << " values)";
+}
+
+// Poison for tensors a call must fill: NaN in floating-point ones, impossible values in masks (2)
+// and indices (-7), so that anything left unwritten shows up.
+void poison(Backend& backend, Tensor& t) {
+  const double value = t.desc.dtype == DType::uint8   ? 2.0
+                       : t.desc.dtype == DType::int64 ? -7.0
+                                                      : std::numeric_limits<double>::quiet_NaN();
+  upload(backend, t, Values(static_cast<size_t>(t.desc.numel()), value));
+}
+
+// ---- one op, directly through the Backend interface --------------------------------------------
+
+// Host values for the inputs, parameters, buffers and upstream gradient of a graph's last op.
+struct OpValues {
+  std::vector<Values> inputs, params, buffers;
+  Values grad_output;
+};
+
+OpValues random_op_values(const Graph& g, uint64_t seed) {
+  const Op& op = g.ops.back();
+  OpValues v;
+  for (int i : op.inputs) v.inputs.push_back(reftest::random_values(static_cast<size_t>(g.desc(i).numel()), ++seed));
+  for (int p : op.params)
+    v.params.push_back(reftest::random_values(static_cast<size_t>(g.params[static_cast<size_t>(p)].desc.numel()), ++seed));
+  for (int b : op.buffers)  // positive, as running variances are
+    v.buffers.push_back(
+        reftest::random_values(static_cast<size_t>(g.buffers[static_cast<size_t>(b)].desc.numel()), ++seed, 0.5, 1.5));
+  v.grad_output = reftest::random_values(static_cast<size_t>(g.desc(op.output).numel()), ++seed);
+  return v;
+}
+
+struct OpResults {
+  Values output;
+  std::vector<Values> aux, buffers;
+  std::vector<std::optional<Values>> grad_inputs;
+  std::vector<Values> grad_params;
+};
+
+std::optional<Tensor> workspace(Backend& backend, const Graph& g, const Op& op, Phase phase, bool training) {
+  const int64_t bytes = backend.workspace_bytes(g, op, phase, training);
+  if (bytes <= 0) return std::nullopt;
+  return make_tensor(backend.allocator(), TensorDesc{{bytes}, DType::uint8, Layout::channels_first},
+                     MemoryCategory::workspace);
+}
+
+// Runs the graph's last op forward (and, in training, backward) on `backend` as the executor
+// would call it: the same saved tensors, an input gradient only where the graph needs one, and
+// the workspace the backend asks for.
+OpResults run_op(Backend& backend, const Graph& g, const OpValues& v, bool training, uint64_t seed) {
+  const Op& op = g.ops.back();
+  Allocator& alloc = backend.allocator();
+  std::vector<Tensor> inputs, params, buffers, aux;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    inputs.push_back(make_tensor(alloc, g.desc(op.inputs[i]), MemoryCategory::inputs));
+    upload(backend, inputs.back(), v.inputs[i]);
+  }
+  for (size_t i = 0; i < op.params.size(); ++i) {
+    params.push_back(make_tensor(alloc, g.params[static_cast<size_t>(op.params[i])].desc, MemoryCategory::parameters));
+    upload(backend, params.back(), v.params[i]);
+  }
+  for (size_t i = 0; i < op.buffers.size(); ++i) {
+    buffers.push_back(make_tensor(alloc, g.buffers[static_cast<size_t>(op.buffers[i])].desc, MemoryCategory::buffers));
+    upload(backend, buffers.back(), v.buffers[i]);
+  }
+  Tensor output = make_tensor(alloc, g.desc(op.output), MemoryCategory::temporaries);
+  poison(backend, output);
+  if (training)
+    for (const TensorDesc& d : aux_tensors(g, op)) {
+      aux.push_back(make_tensor(alloc, d, MemoryCategory::saved));
+      poison(backend, aux.back());
+    }
+  {
+    std::optional<Tensor> ws = workspace(backend, g, op, Phase::forward, training);
+    ForwardCall call{g, op, {}, {}, {}, &output, {}, training, seed, ws ? ws->raw() : nullptr};
+    for (const Tensor& t : inputs) call.inputs.push_back(&t);
+    for (const Tensor& t : params) call.params.push_back(&t);
+    for (Tensor& t : buffers) call.buffers.push_back(&t);
+    for (Tensor& t : aux) call.aux.push_back(&t);
+    backend.forward(call);
+  }
+  OpResults r;
+  r.output = download(backend, output);
+  for (const Tensor& t : aux) r.aux.push_back(download(backend, t));
+  for (const Tensor& t : buffers) r.buffers.push_back(download(backend, t));
+  if (!training || op.kind == OpKind::add) return r;  // the executor never calls add's backward
+
+  const std::vector<bool> needs_grad = g.requires_grad();
+  const SavedTensors saved = saved_tensors(op);
+  BackwardCall call{g, op, {}, saved.output ? &output : nullptr, {}, {}, nullptr, {}, {}, nullptr};
+  call.inputs.assign(op.inputs.size(), nullptr);
+  for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &inputs[static_cast<size_t>(pos)];
+  for (const Tensor& t : aux) call.aux.push_back(&t);
+  for (const Tensor& t : params) call.params.push_back(&t);
+  Tensor grad_output = make_tensor(alloc, g.desc(op.output), MemoryCategory::inputs);
+  upload(backend, grad_output, v.grad_output);
+  call.grad_output = &grad_output;
+  std::vector<std::optional<Tensor>> grad_inputs(op.inputs.size());
+  for (size_t pos = 0; pos < op.inputs.size(); ++pos) {
+    const bool computed = needs_grad[static_cast<size_t>(op.inputs[pos])] &&
+                          grad_flow(op, static_cast<int>(pos)) == GradFlow::compute;
+    if (computed) {
+      grad_inputs[pos] = make_tensor(alloc, g.desc(op.inputs[pos]), MemoryCategory::temporaries);
+      poison(backend, *grad_inputs[pos]);
+    }
+    call.grad_inputs.push_back(computed ? &*grad_inputs[pos] : nullptr);
+  }
+  std::vector<Tensor> grad_params;
+  for (const Tensor& p : params) {
+    grad_params.push_back(make_tensor(alloc, p.desc, MemoryCategory::gradients));
+    poison(backend, grad_params.back());
+  }
+  for (Tensor& t : grad_params) call.grad_params.push_back(&t);
+  std::optional<Tensor> ws = workspace(backend, g, op, Phase::backward, true);
+  call.workspace = ws ? ws->raw() : nullptr;
+  backend.backward(call);
+  for (auto& t : grad_inputs) r.grad_inputs.push_back(t ? std::optional(download(backend, *t)) : std::nullopt);
+  for (const Tensor& t : grad_params) r.grad_params.push_back(download(backend, t));
+  return r;
+}
+
+// The op case with its inputs produced by a 1x1 conv, so that the graph asks for their
+// gradients (the block input needs none); the harness feeds the op its own values anyway.
+Graph build_case_with_input_grads(const reftest::OpCase& c, DType dtype, Layout layout) {
+  GraphBuilder b(c.name, TensorDesc{c.input_shape, dtype, layout});
+  const int64_t channels = c.input_shape[1];
+  const size_t dims = c.input_shape.size() - 2;
+  const int pre = b.conv("pre", b.input(),
+                         conv_attrs(channels, std::vector<int64_t>(dims, 1), std::vector<int64_t>(dims, 1),
+                                    std::vector<int64_t>(dims, 0), std::vector<int64_t>(dims, 1), 1, true));
+  return b.finish(c.build(b, pre));
+}
+
+void compare_op(CudaBackend& gpu, const Graph& g, bool training, const std::string& what) {
+  SCOPED_TRACE(what + (training ? " train" : " infer"));
+  ReferenceBackend ref;
+  const OpValues v = random_op_values(g, 17);
+  const OpResults want = run_op(ref, g, v, training, 0x5eed);
+  const OpResults got = run_op(gpu, g, v, training, 0x5eed);
+  const double tol = tolerance(g.desc(g.ops.back().output).dtype);
+  expect_close(got.output, want.output, tol, "output");
+  ASSERT_EQ(got.aux.size(), want.aux.size());
+  const std::vector<TensorDesc> aux = training ? aux_tensors(g, g.ops.back()) : std::vector<TensorDesc>{};
+  for (size_t i = 0; i < got.aux.size(); ++i) {
+    if (aux[i].dtype == DType::uint8 || aux[i].dtype == DType::int64)
+      EXPECT_EQ(got.aux[i], want.aux[i]) << "saved tensor " << i << " (mask or indices) differs";
+    else
+      expect_close(got.aux[i], want.aux[i], tol, "saved statistics " + std::to_string(i));
+  }
+  for (size_t i = 0; i < got.buffers.size(); ++i)
+    expect_close(got.buffers[i], want.buffers[i], tol, "running statistics " + std::to_string(i));
+  ASSERT_EQ(got.grad_inputs.size(), want.grad_inputs.size());
+  for (size_t i = 0; i < got.grad_inputs.size(); ++i) {
+    ASSERT_EQ(got.grad_inputs[i].has_value(), want.grad_inputs[i].has_value());
+    if (got.grad_inputs[i]) expect_close(*got.grad_inputs[i], *want.grad_inputs[i], tol, "grad input " + std::to_string(i));
+  }
+  ASSERT_EQ(got.grad_params.size(), want.grad_params.size());
+  for (size_t i = 0; i < got.grad_params.size(); ++i)
+    expect_close(got.grad_params[i], want.grad_params[i], tol, "grad param " + std::to_string(i));
+}
+
+constexpr DType kGpuDtypes[] = {DType::float32, DType::tf32, DType::float16, DType::bfloat16};
+constexpr Layout kLayouts[] = {Layout::channels_first, Layout::channels_last};
+
+TEST(CudaOps, EveryOpCaseMatchesTheReference) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  for (const reftest::OpCase& c : reftest::op_cases())
+    for (DType dtype : kGpuDtypes)
+      for (Layout layout : kLayouts)
+        for (bool training : {true, false}) {
+          const std::string what = c.name + " " + std::string(to_string(dtype)) + " " + std::string(to_string(layout));
+          compare_op(gpu, build_case_with_input_grads(c, dtype, layout), training, what);
+        }
+  EXPECT_EQ(gpu.allocator().stats().current, 0) << "tensors leaked";
+}
+
+TEST(CudaOps, ConvsOnTheBlockInputSkipTheDataGradient) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  for (const reftest::OpCase& c : reftest::op_cases()) {
+    const Graph probe = reftest::build_case(c, DType::float32, Layout::channels_first);
+    const OpKind kind = probe.ops.back().kind;
+    if (kind != OpKind::conv && kind != OpKind::conv_transpose) continue;
+    for (Layout layout : kLayouts) {
+      const Graph g = reftest::build_case(c, DType::float32, layout);
+      ASSERT_FALSE(g.requires_grad()[static_cast<size_t>(g.ops.back().inputs[0])]);
+      compare_op(gpu, g, true, c.name + " on the block input, " + std::string(to_string(layout)));
+      // The backward workspace is the filter gradient's alone.
+      gpu.clear_op_details();
+      run_op(gpu, g, random_op_values(g, 3), true, 1);
+      const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
+      EXPECT_TRUE(d.contains("backward_filter")) << d.dump();
+      EXPECT_FALSE(d.contains(kind == OpKind::conv ? "backward_data" : "forward")) << d.dump();
+    }
+  }
+}
+
+TEST(CudaOps, FindModeMatchesTheReferenceAndRecordsItsTimings) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackendOptions options;
+  options.cudnn_algo = cuda::CudnnAlgoMode::find;
+  CudaBackend gpu(options);
+  for (const reftest::OpCase& c : reftest::op_cases()) {
+    const Graph probe = reftest::build_case(c, DType::float32, Layout::channels_first);
+    if (probe.ops.back().kind != OpKind::conv && probe.ops.back().kind != OpKind::conv_transpose) continue;
+    for (DType dtype : {DType::float32, DType::bfloat16}) {
+      const Graph g = build_case_with_input_grads(c, dtype, Layout::channels_last);
+      gpu.clear_op_details();
+      compare_op(gpu, g, true, c.name + " find " + std::string(to_string(dtype)));
+      const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
+      EXPECT_EQ(d.at("mode"), "find");
+      for (const char* dir : {"forward", "backward_data", "backward_filter"}) {
+        ASSERT_TRUE(d.contains(dir)) << d.dump();
+        EXPECT_GE(d.at(dir).at("find_ms").get<double>(), 0.0) << d.dump();
+        if (dtype == DType::float32) {
+          EXPECT_EQ(d.at(dir).at("math"), "FMA_MATH") << d.dump();
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaOps, OpDetailsMatchTheWorkspaceTheExecutorAllocates) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  for (Layout layout : kLayouts) {
+    GraphBuilder b("w", TensorDesc{{2, 8, 12, 12}, DType::float32, layout});
+    const int c0 = b.conv("c0", b.input(), conv_attrs(8, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false));
+    const Graph g = b.finish(b.conv("c1", c0, conv_attrs(16, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true)));
+    gpu.clear_op_details();
+    ResultRow row;
+    RunOptions run;
+    run.time = false;
+    run_variant(g, true, gpu, run, row);
+    ASSERT_EQ(row.status, "ok") << row.message;
+    const nlohmann::json d = gpu.op_details();
+    const bool converts = layout == Layout::channels_last;  // 3x3 filters stored channels-first
+    for (size_t i = 0; i < 2; ++i) {
+      const Op& o = g.ops[i];
+      SCOPED_TRACE(o.name + " " + std::string(to_string(layout)));
+      const nlohmann::json& op = d.at(o.name);
+      EXPECT_EQ(op.at("api"), "cudnn-legacy");
+      EXPECT_EQ(op.at("mode"), "heuristic");
+      EXPECT_EQ(op.at("weight_layout_conversion"), converts);
+      EXPECT_EQ(op.at("forward").at("math"), "FMA_MATH");
+      const int64_t weight = converts ? g.params[static_cast<size_t>(o.params[0])].desc.bytes() : 0;
+      const int64_t fwd = op.at("forward").at("workspace_bytes").get<int64_t>();
+      EXPECT_EQ(gpu.workspace_bytes(g, o, Phase::forward, true), cuda::conv_workspace_layout(weight, 0, {fwd}).total);
+    }
+    EXPECT_FALSE(d.at("c0").contains("backward_data"));  // c0 reads the block input
+    EXPECT_TRUE(d.at("c1").contains("backward_data"));
+  }
+}
+
+// ---- accumulate, add, host copies ----------------------------------------------------------------
+
+TEST(CudaBackendBasics, AccumulateAndAddAcrossDtypesAndLayouts) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  const TensorDesc half{{2, 3, 2, 5}, DType::float16, Layout::channels_last};
+  const TensorDesc single{{2, 3, 2, 5}, DType::float32, Layout::channels_first};
+  const Values a = reftest::quantize(reftest::random_values(60, 1), DType::float16);
+  const Values b = reftest::quantize(reftest::random_values(60, 2), DType::float16);
+  Tensor ta = make_tensor(gpu.allocator(), half, MemoryCategory::temporaries);
+  Tensor tb = make_tensor(gpu.allocator(), half, MemoryCategory::temporaries);
+  Tensor out = make_tensor(gpu.allocator(), single, MemoryCategory::temporaries);
+  upload(gpu, ta, a);
+  upload(gpu, tb, b);
+  gpu.add(out, ta, tb);
+  Values sum(60);
+  for (size_t i = 0; i < 60; ++i) sum[i] = a[i] + b[i];
+  EXPECT_EQ(download(gpu, out), reftest::quantize(sum, DType::float32));
+  gpu.accumulate(ta, tb);
+  EXPECT_EQ(download(gpu, ta), reftest::quantize(sum, DType::float16));
+  gpu.accumulate(out, ta);  // float32 channels-first += float16 channels-last
+  Values twice(60);
+  for (size_t i = 0; i < 60; ++i) twice[i] = reftest::quantize({sum[i]}, DType::float32)[0] + reftest::quantize({sum[i]}, DType::float16)[0];
+  EXPECT_EQ(download(gpu, out), reftest::quantize(twice, DType::float32));
+  Tensor wrong = make_tensor(gpu.allocator(), TensorDesc{{2, 3, 2, 4}, DType::float16, Layout::channels_last},
+                             MemoryCategory::temporaries);
+  EXPECT_THROW(gpu.accumulate(wrong, tb), std::invalid_argument);
+}
+
+TEST(CudaBackendBasics, HostCopiesAreRawBytesAndFillPoisons) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  const TensorDesc d{{1, 2, 3, 3}, DType::bfloat16, Layout::channels_last};
+  Tensor t = make_tensor(gpu.allocator(), d, MemoryCategory::inputs);
+  EXPECT_TRUE(t.storage->on_device());
+  std::vector<unsigned char> in(static_cast<size_t>(d.bytes())), out(in.size(), 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
+  gpu.copy_from_host(t, in.data());
+  gpu.copy_to_host(t, out.data());
+  EXPECT_EQ(out, in);
+  gpu.fill(t, std::numeric_limits<double>::quiet_NaN());
+  for (double v : download(gpu, t)) EXPECT_TRUE(std::isnan(v));
+  gpu.fill(t, 1.5);
+  for (double v : download(gpu, t)) EXPECT_EQ(v, 1.5);
+}
+
+// ---- whole variants of configs/ ------------------------------------------------------------------
+
+struct StepResult {
+  Values output;
+  std::vector<Values> grads, buffers;
+};
+
+StepResult training_step(Backend& backend, const Graph& g, bool training) {
+  Executor ex(g, backend, training);
+  ex.set_dropout_seed(77);
+  ModelState s = ex.init_state(7);
+  Tensor x = make_tensor(backend.allocator(), g.desc(g.input), MemoryCategory::inputs);
+  fill_uniform(backend, x, 11);
+  StepResult r;
+  Tensor y = ex.forward(s, x);
+  r.output = download(backend, y);
+  if (training) {
+    Tensor dy = make_tensor(backend.allocator(), g.desc(g.output), MemoryCategory::inputs);
+    fill_uniform(backend, dy, 13);
+    ex.backward(s, dy);
+    for (const Tensor& grad : s.grads) r.grads.push_back(download(backend, grad));
+  }
+  for (const Tensor& b : s.buffers) r.buffers.push_back(download(backend, b));
+  return r;
+}
+
+// The block at test size: batch at most 2, spatial size at most 16 (2-D) or 8 (3-D).
+BlockSpec shrunk(BlockSpec b) {
+  b.batch = std::min<int64_t>(b.batch, 2);
+  for (int64_t& s : b.size) s = std::min<int64_t>(s, b.dims == 2 ? 16 : 8);
+  return b;
+}
+
+std::vector<std::string> config_files() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(CONVBENCH_SOURCE_DIR) + "/configs"))
+    if (e.path().extension() == ".yaml" || e.path().extension() == ".yml" || e.path().extension() == ".json")
+      files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(CudaVariants, EveryConfigVariantMatchesTheReference) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  const std::vector<std::string> files = config_files();
+  ASSERT_FALSE(files.empty());
+  int checked = 0;
+  for (const std::string& file : files) {
+    const Spec spec = load_spec_file(file);
+    for (const BlockSpec& original : spec.blocks) {
+      for (DType dtype : kGpuDtypes) {
+        // float32 in both layouts; the reduced-precision types in the block's own layout.
+        std::vector<Layout> layouts = {original.layout};
+        if (dtype == DType::float32)
+          layouts.push_back(original.layout == Layout::channels_first ? Layout::channels_last : Layout::channels_first);
+        for (Layout layout : layouts) {
+          BlockSpec block = shrunk(original);
+          block.dtype = dtype;
+          block.layout = layout;
+          const bool training = block.mode == RunMode::train;
+          for (const VariantSpec& v : block.variants) {
+            SCOPED_TRACE(std::filesystem::path(file).filename().string() + " " + block.name + " [" +
+                         point_label(block) + "] " + v.name + " " + std::string(to_string(dtype)) + " " +
+                         std::string(to_string(layout)));
+            const Graph g = build_variant_graph(block, v);
+            ReferenceBackend ref;
+            const StepResult want = training_step(ref, g, training);
+            const StepResult got = training_step(gpu, g, training);
+            const double tol = tolerance(dtype);
+            expect_close(got.output, want.output, tol, "block output");
+            ASSERT_EQ(got.grads.size(), want.grads.size());
+            for (size_t p = 0; p < got.grads.size(); ++p) expect_close(got.grads[p], want.grads[p], tol, g.params[p].name);
+            for (size_t b = 0; b < got.buffers.size(); ++b)
+              expect_close(got.buffers[b], want.buffers[b], tol, g.buffers[b].name);
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
+  std::printf("[          ] %d config variants checked against the reference\n", checked);
+}
+
+// Block options the configs do not use: strided residual blocks with group norm and leaky ReLU,
+// identity residuals with dropout, grouped bottlenecks, in 2-D and 3-D.
+TEST(CudaVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  for (int dims : {2, 3})
+    for (Layout layout : kLayouts)
+      for (DType dtype : {DType::float32, DType::bfloat16}) {
+        BlockSpec strided = testing::small_block(dims, 4, 8, dims == 2 ? 8 : 4);
+        strided.stride.assign(static_cast<size_t>(dims), 2);
+        strided.residual = true;
+        strided.norm = NormKind::group;
+        strided.norm_groups = 2;
+        strided.act = ActKind::leaky_relu;
+        BlockSpec identity = testing::small_block(dims, 8, 8, dims == 2 ? 8 : 4);
+        identity.residual = true;
+        identity.dropout = 0.25;
+        VariantSpec bottleneck = testing::variant("bottleneck");
+        bottleneck.ratio = 2;
+        bottleneck.groups = 2;
+        for (BlockSpec block : {strided, identity})
+          for (const VariantSpec& v : {testing::variant("standard"), bottleneck, testing::variant("separable")}) {
+            block.dtype = dtype;
+            block.layout = layout;
+            SCOPED_TRACE(v.name + " dims=" + std::to_string(dims) + " " + std::string(to_string(layout)) + " " +
+                         std::string(to_string(dtype)) + (block.dropout > 0 ? " dropout" : " strided"));
+            const Graph g = build_variant_graph(block, v);
+            ReferenceBackend ref;
+            const StepResult want = training_step(ref, g, true);
+            const StepResult got = training_step(gpu, g, true);
+            expect_close(got.output, want.output, tolerance(dtype), "block output");
+            for (size_t p = 0; p < got.grads.size(); ++p)
+              expect_close(got.grads[p], want.grads[p], tolerance(dtype), g.params[p].name);
+          }
+      }
+}
+
+// ---- memory: measured equals predicted; out of memory is a status -------------------------------
+
+void expect_measured_equals_predicted(CudaBackend& backend, const Graph& g, bool training) {
+  const MemoryPrediction p = predict_memory(g, training, [&](const Op& op, Phase ph) {
+    return backend.workspace_bytes(g, op, ph, training);
+  });
+  ResultRow row;
+  RunOptions options;
+  options.time = false;
+  run_variant(g, training, backend, options, row);
+  ASSERT_EQ(row.status, "ok") << row.message;
+  ASSERT_TRUE(row.measured.has_value());
+  EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
+  EXPECT_EQ(row.measured->saved_bytes, p.saved_bytes);
+  for (int c = 0; c < kMemoryCategoryCount; ++c) {
+    SCOPED_TRACE(std::string(to_string(static_cast<MemoryCategory>(c))));
+    EXPECT_EQ(row.measured->at_peak[static_cast<size_t>(c)], p.at_peak[static_cast<size_t>(c)]);
+    EXPECT_EQ(row.measured->peak_by_category[static_cast<size_t>(c)], p.peak_by_category[static_cast<size_t>(c)]);
+  }
+  // Reserved bytes are rounded, requested bytes are not; the cache never holds less.
+  EXPECT_GE(row.measured->reserved_peak_bytes, row.measured->peak_bytes);
+}
+
+TEST(CudaMemory, AllocatorPeakEqualsTheMemoryModel) {
+  REQUIRE_CUDA_DEVICE();
+  for (cuda::CudnnAlgoMode mode : {cuda::CudnnAlgoMode::heuristic, cuda::CudnnAlgoMode::find}) {
+    CudaBackendOptions options;
+    options.cudnn_algo = mode;
+    CudaBackend gpu(options);
+    for (const std::string& file : config_files()) {
+      const Spec spec = load_spec_file(file);
+      for (const BlockSpec& original : spec.blocks)
+        for (bool training : {true, false}) {
+          BlockSpec block = shrunk(original);
+          block.mode = training ? RunMode::train : RunMode::infer;
+          for (const VariantSpec& v : block.variants) {
+            SCOPED_TRACE(std::filesystem::path(file).filename().string() + " " + block.name + " " + v.name +
+                         (training ? " train " : " infer ") + std::string(to_string(mode)));
+            expect_measured_equals_predicted(gpu, build_variant_graph(block, v), training);
+          }
+        }
+    }
+  }
+}
+
+TEST(CudaMemory, CachedBlocksAreReusedAndReleased) {
+  REQUIRE_CUDA_DEVICE();
+  cuda::CudaCachingAllocator a;
+  void* p = a.allocate(1000, MemoryCategory::temporaries);
+  EXPECT_EQ(a.stats().reserved, 1024);
+  a.deallocate(p, 1000, MemoryCategory::temporaries);
+  void* q = a.allocate(1001, MemoryCategory::temporaries);  // same 1024-byte class: no cudaMalloc
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(a.stats().system_allocations, 1);
+  void* r = a.allocate(2000, MemoryCategory::temporaries);
+  EXPECT_EQ(a.stats().reserved, 1024 + 2048);
+  a.deallocate(q, 1001, MemoryCategory::temporaries);
+  a.deallocate(r, 2000, MemoryCategory::temporaries);
+  EXPECT_EQ(a.cached_blocks(), 2);
+  a.release_cached();
+  EXPECT_EQ(a.stats().reserved, 0);
+  EXPECT_EQ(a.stats().current, 0);
+}
+
+TEST(CudaMemory, DeviceOutOfMemoryThrowsOutOfMemoryAndLeavesTheAllocatorUsable) {
+  REQUIRE_CUDA_DEVICE();
+  const nlohmann::json info = cuda::device_info();
+  const int64_t total = info.at("memory_bytes").get<int64_t>();
+  cuda::CudaCachingAllocator a;
+  void* small = a.allocate(4096, MemoryCategory::temporaries);
+  a.deallocate(small, 4096, MemoryCategory::temporaries);
+  try {
+    a.allocate(2 * total, MemoryCategory::temporaries);
+    FAIL() << "allocated twice the device's memory";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.requested(), 2 * total);
+    EXPECT_NE(std::string(e.what()).find("cudaMalloc"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(a.cached_blocks(), 0) << "the cache is released before the retry";
+  EXPECT_EQ(a.stats().current, 0);
+  void* again = a.allocate(4096, MemoryCategory::temporaries);  // the error did not stick
+  a.deallocate(again, 4096, MemoryCategory::temporaries);
+}
+
+TEST(CudaMemory, AVariantBeyondTheMemoryLimitGetsStatusOom) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackendOptions options;
+  options.memory_limit_bytes = 1 << 20;
+  CudaBackend gpu(options);
+  BlockSpec block = testing::small_block(2, 16, 32, 64);  // input alone is 2 x 16 x 64 x 64 x 4 = 512 KiB
+  const Graph g = build_variant_graph(block, testing::variant("standard"));
+  ResultRow row;
+  RunOptions run;
+  run.time = false;
+  run_variant(g, true, gpu, run, row);
+  EXPECT_EQ(row.status, "oom") << row.message;
+  EXPECT_NE(row.message.find("limit"), std::string::npos) << row.message;
+  EXPECT_FALSE(row.measured.has_value());
+  EXPECT_EQ(gpu.allocator().stats().current, 0);
+}
+
+// ---- timing --------------------------------------------------------------------------------------
+
+TEST(CudaTiming, EventTimerMeasuresQueuedWorkWithinTheWallTime) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  Tensor t = make_tensor(gpu.allocator(), TensorDesc{{1, 1, 8192, 8192}, DType::float32, Layout::channels_first},
+                         MemoryCategory::temporaries);
+  cuda::EventTimer timer(gpu.stream());
+  gpu.synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  timer.start();
+  for (int i = 0; i < 20; ++i) gpu.fill(t, i);  // 20 x 256 MiB written
+  timer.stop();
+  const double ms = timer.elapsed_ms();
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(ms, 0.0);
+  EXPECT_LE(ms, wall_ms);
+  EXPECT_EQ(download(gpu, t)[0], 19.0);
+  EXPECT_THROW(cuda::EventTimer(gpu.stream()).elapsed_ms(), std::logic_error);
+}
+
+TEST(CudaTiming, L2FlushLeavesTensorsAndStatisticsAlone) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  Tensor t = make_tensor(gpu.allocator(), TensorDesc{{1, 1, 64, 64}, DType::float32, Layout::channels_first},
+                         MemoryCategory::temporaries);
+  gpu.fill(t, 3.0);
+  const MemoryStats before = gpu.allocator().stats();
+  gpu.flush_l2();
+  gpu.flush_l2();
+  gpu.synchronize();
+  EXPECT_EQ(gpu.allocator().stats().reserved, before.reserved);
+  EXPECT_EQ(gpu.allocator().stats().peak, before.peak);
+  for (double v : download(gpu, t)) ASSERT_EQ(v, 3.0);
+}
+
+TEST(CudaDevice, InfoNamesTheGpuAndVersions) {
+  REQUIRE_CUDA_DEVICE();
+  const nlohmann::json info = cuda::device_info();
+  EXPECT_FALSE(info.at("gpu").get<std::string>().empty());
+  EXPECT_GT(info.at("multiprocessors").get<int>(), 0);
+  EXPECT_GT(info.at("memory_bytes").get<int64_t>(), 0);
+  EXPECT_NE(info.at("cudnn_runtime_version").get<std::string>(), "0.0.0");
+}
+
+}  // namespace
+}  // namespace convbench
+
+#else
+
+TEST(CudaBackend, NotBuilt) { GTEST_SKIP() << "convbench was built without the CUDA backend"; }
+
+#endif

@@ -1,0 +1,356 @@
+// The CUDA backend's host-side logic, which needs no GPU: how tensors and filters are described
+// to cuDNN (dims and strides for both layouts, 2-D and 3-D), how conv and conv_transpose map onto
+// cuDNN's directions, how a conv's workspace is laid out, the kernels' workspace sizes, which ops
+// the backend refuses, error messages of the CUDA and cuDNN checks, and allocator rounding.
+// Runs on every machine where the CUDA backend is built; GPU behaviour is in cuda_backend_test.cpp.
+#include <gtest/gtest.h>
+
+#if CONVBENCH_WITH_CUDA
+
+#include <limits>
+#include <string>
+
+#include "backends/cuda/conv_problem.hpp"
+#include "backends/cuda/cuda_backend.hpp"
+#include "backends/cuda/cuda_caching_allocator.hpp"
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cudnn_conv.hpp"
+#include "graph/graph_builder.hpp"
+#include "../kernels/kernels.hpp"  // the kernels' host API (the repo root is not on the tests' include path)
+#include "reference_op_harness.hpp"
+
+namespace convbench::cuda {
+namespace {
+
+using reftest::conv_attrs;
+
+TensorDesc desc(std::vector<int64_t> shape, Layout layout, DType dtype = DType::float32) {
+  return TensorDesc{std::move(shape), dtype, layout};
+}
+
+// ---- tensors and filters as cuDNN sees them ---------------------------------------------------
+
+TEST(CudaConvProblem, CudnnDimsAreLogicalWithLayoutStrides) {
+  const CudnnDims nchw = cudnn_dims(desc({2, 3, 4, 5}, Layout::channels_first));
+  EXPECT_EQ(nchw.dims, (std::vector<int>{2, 3, 4, 5}));
+  EXPECT_EQ(nchw.strides, (std::vector<int>{60, 20, 5, 1}));
+  const CudnnDims nhwc = cudnn_dims(desc({2, 3, 4, 5}, Layout::channels_last));
+  EXPECT_EQ(nhwc.dims, (std::vector<int>{2, 3, 4, 5}));
+  EXPECT_EQ(nhwc.strides, (std::vector<int>{60, 1, 15, 3}));
+  const CudnnDims ncdhw = cudnn_dims(desc({2, 3, 4, 5, 6}, Layout::channels_first));
+  EXPECT_EQ(ncdhw.strides, (std::vector<int>{360, 120, 30, 6, 1}));
+  const CudnnDims ndhwc = cudnn_dims(desc({2, 3, 4, 5, 6}, Layout::channels_last));
+  EXPECT_EQ(ndhwc.dims, (std::vector<int>{2, 3, 4, 5, 6}));
+  EXPECT_EQ(ndhwc.strides, (std::vector<int>{360, 1, 90, 18, 3}));
+}
+
+TEST(CudaConvProblem, DimsAndStridesBeyondIntAreRefused) {
+  EXPECT_THROW(cudnn_dims(desc({1, 1, int64_t{1} << 31, 1}, Layout::channels_first)), std::invalid_argument);
+  // Each dim fits, but N's stride does not.
+  EXPECT_THROW(cudnn_dims(desc({2, 1, 65536, 32768}, Layout::channels_first)), std::invalid_argument);
+  EXPECT_THROW(to_int_vector({1, int64_t{1} << 40}, "padding"), std::invalid_argument);
+  EXPECT_EQ(to_int_vector({1, 2, 3}, "padding"), (std::vector<int>{1, 2, 3}));
+}
+
+TEST(CudaConvProblem, WeightOrderMattersOnlyWithSeveralTapsAndChannels) {
+  EXPECT_TRUE(weight_in_layout_order(desc({8, 4, 3, 3}, Layout::channels_first), Layout::channels_first));
+  EXPECT_FALSE(weight_in_layout_order(desc({8, 4, 3, 3}, Layout::channels_first), Layout::channels_last));
+  EXPECT_FALSE(weight_in_layout_order(desc({8, 4, 3, 3, 3}, Layout::channels_last), Layout::channels_first));
+  // KCRS and KRSC coincide for depthwise filters (C/groups = 1) and pointwise ones (one tap).
+  EXPECT_TRUE(weight_in_layout_order(desc({8, 1, 3, 3}, Layout::channels_first), Layout::channels_last));
+  EXPECT_TRUE(weight_in_layout_order(desc({8, 4, 1, 1, 1}, Layout::channels_first), Layout::channels_last));
+}
+
+Graph conv_graph(const TensorDesc& in, const ConvAttrs& a, bool transposed) {
+  GraphBuilder b("g", in);
+  const int y = transposed ? b.conv_transpose("c", b.input(), a) : b.conv("c", b.input(), a);
+  return b.finish(y);
+}
+
+TEST(CudaConvProblem, ConvTransposeSwapsXAndY) {
+  const TensorDesc in = desc({2, 4, 5, 6}, Layout::channels_last, DType::float16);
+  const Graph conv = conv_graph(in, conv_attrs(6, {3, 2}, {2, 1}, {1, 0}, {2, 1}, 2, true), false);
+  const ConvProblem p = conv_problem(conv, conv.ops[0]);
+  EXPECT_FALSE(p.transposed);
+  EXPECT_EQ(p.x, in);
+  EXPECT_EQ(p.y, conv.desc(conv.ops[0].output));
+  EXPECT_EQ(p.w.shape, (std::vector<int64_t>{6, 2, 3, 2}));
+  EXPECT_EQ(p.padding, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(p.stride, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(p.dilation, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(p.groups, 2);
+
+  EXPECT_FALSE(p.padded());
+
+  const Graph up = conv_graph(in, conv_attrs(6, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 2, true, {1, 1}), true);
+  const ConvProblem t = conv_problem(up, up.ops[0]);
+  EXPECT_TRUE(t.transposed);
+  EXPECT_EQ(t.x, up.desc(up.ops[0].output));  // cuDNN's x: the transposed conv's (larger) output
+  EXPECT_EQ(t.y, in);
+  EXPECT_FALSE(t.padded());  // output_padding 1 < stride 2
+  EXPECT_EQ(t.w.shape, (std::vector<int64_t>{4, 3, 3, 3}));  // (C_in, C_out / groups, k): K = C_in
+  EXPECT_EQ(t.x.shape, (std::vector<int64_t>{2, 6, 10, 12}));
+}
+
+// cuDNN's forward output size of x with symmetric padding, per dim.
+int64_t conv_output(int64_t x, int64_t k, int64_t s, int64_t p, int64_t d) { return (x + 2 * p - d * (k - 1) - 1) / s + 1; }
+
+TEST(CudaConvProblem, OutputPaddingAtTheStridePadsCudnnsY) {
+  // Valid in the IR below the dilation: the conv this is the gradient of would pad asymmetrically,
+  // so cuDNN's y is the input with output_padding / stride more positions at the end.
+  const TensorDesc in = desc({1, 4, 5, 5, 3}, Layout::channels_last);
+  const Graph g = conv_graph(in, conv_attrs(6, {3, 3, 2}, {1, 2, 1}, {1, 1, 0}, {2, 1, 1}, 1, true, {1, 1, 0}), true);
+  const ConvProblem p = conv_problem(g, g.ops[0]);
+  EXPECT_TRUE(p.padded());
+  EXPECT_EQ(p.y_op, in);
+  EXPECT_EQ(p.y_extra, (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(p.y.shape, (std::vector<int64_t>{1, 4, 6, 5, 3}));
+  EXPECT_EQ(p.y.layout, Layout::channels_last);
+  // cuDNN's symmetric conv of x yields exactly the padded y in every dim.
+  for (size_t d = 0; d < 3; ++d)
+    EXPECT_EQ(conv_output(p.x.shape[2 + d], p.w.shape[2 + d], p.stride[d], p.padding[d], p.dilation[d]), p.y.shape[2 + d])
+        << "dim " << d;
+}
+
+TEST(CudaConvProblem, DirectionsPerPhase) {
+  using D = ConvDirection;
+  EXPECT_EQ(conv_directions(OpKind::conv, Phase::forward, true), (std::vector<D>{D::forward}));
+  EXPECT_EQ(conv_directions(OpKind::conv, Phase::backward, true), (std::vector<D>{D::backward_data, D::backward_filter}));
+  EXPECT_EQ(conv_directions(OpKind::conv, Phase::backward, false), (std::vector<D>{D::backward_filter}));
+  EXPECT_EQ(conv_directions(OpKind::conv_transpose, Phase::forward, false), (std::vector<D>{D::backward_data}));
+  EXPECT_EQ(conv_directions(OpKind::conv_transpose, Phase::backward, true), (std::vector<D>{D::forward, D::backward_filter}));
+  EXPECT_EQ(conv_directions(OpKind::conv_transpose, Phase::backward, false), (std::vector<D>{D::backward_filter}));
+  EXPECT_EQ(to_string(D::backward_filter), "backward_filter");
+}
+
+TEST(CudaConvProblem, WorkspaceIsTheLargestDirectionAfterTheAlignedWeightAndPaddedY) {
+  const ConvWorkspaceLayout none = conv_workspace_layout(0, 0, {});
+  EXPECT_EQ(none.total, 0);
+  const ConvWorkspaceLayout two = conv_workspace_layout(0, 0, {100, 300});
+  EXPECT_EQ(two.cudnn_offset, 0);
+  EXPECT_EQ(two.cudnn_bytes, 300);
+  EXPECT_EQ(two.total, 300);
+  const ConvWorkspaceLayout weight_only = conv_workspace_layout(1000, 0, {0, 0});
+  EXPECT_EQ(weight_only.weight_offset, 0);
+  EXPECT_EQ(weight_only.weight_bytes, 1000);
+  EXPECT_EQ(weight_only.cudnn_bytes, 0);
+  EXPECT_EQ(weight_only.total, 1000);
+  const ConvWorkspaceLayout both = conv_workspace_layout(1000, 0, {20, 10});
+  EXPECT_EQ(both.cudnn_offset, 1024);
+  EXPECT_EQ(both.total, 1044);
+  const ConvWorkspaceLayout padded = conv_workspace_layout(1000, 600, {20});
+  EXPECT_EQ(padded.padded_offset, 1024);
+  EXPECT_EQ(padded.cudnn_offset, 1024 + 768);
+  EXPECT_EQ(padded.total, 1024 + 768 + 20);
+  EXPECT_EQ(conv_workspace_layout(0, 600, {0}).total, 600);
+  EXPECT_EQ(align_up(0), 0);
+  EXPECT_EQ(align_up(1), 256);
+  EXPECT_EQ(align_up(256), 256);
+  EXPECT_EQ(align_up(257, 512), 512);
+}
+
+// ---- cuDNN names and math --------------------------------------------------------------------
+
+TEST(CudnnConvNames, AlgorithmsMathTypesAndModes) {
+  EXPECT_EQ(algo_name(ConvDirection::forward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), "IMPLICIT_PRECOMP_GEMM");
+  EXPECT_EQ(algo_name(ConvDirection::forward, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED), "WINOGRAD_NONFUSED");
+  EXPECT_EQ(algo_name(ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING), "FFT_TILING");
+  EXPECT_EQ(algo_name(ConvDirection::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3), "ALGO_3");
+  EXPECT_EQ(algo_name(ConvDirection::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING), "FFT_TILING");
+  EXPECT_EQ(algo_name(ConvDirection::forward, 42), "ALGO_42");
+  EXPECT_EQ(math_name(CUDNN_FMA_MATH), "FMA_MATH");
+  EXPECT_EQ(math_name(CUDNN_TENSOR_OP_MATH), "TENSOR_OP_MATH");
+  EXPECT_EQ(parse_cudnn_algo_mode("find"), CudnnAlgoMode::find);
+  EXPECT_EQ(parse_cudnn_algo_mode("heuristic"), CudnnAlgoMode::heuristic);
+  EXPECT_FALSE(parse_cudnn_algo_mode("fastest").has_value());
+  EXPECT_EQ(to_string(CudnnAlgoMode::find), "find");
+}
+
+TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
+  EXPECT_EQ(requested_math(DType::float32), CUDNN_FMA_MATH);
+  EXPECT_EQ(requested_math(DType::tf32), CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(requested_math(DType::float16), CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(requested_math(DType::bfloat16), CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(cudnn_data_type(DType::tf32), CUDNN_DATA_FLOAT);
+  EXPECT_EQ(cudnn_data_type(DType::float16), CUDNN_DATA_HALF);
+  EXPECT_EQ(cudnn_data_type(DType::bfloat16), CUDNN_DATA_BFLOAT16);
+  EXPECT_THROW(cudnn_data_type(DType::float64), std::invalid_argument);
+  ConvAlgoChoice c{ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f};
+  const nlohmann::json j = to_json(c);
+  EXPECT_EQ(j.at("algo"), "ALGO_1");
+  EXPECT_EQ(j.at("math"), "FMA_MATH");
+  EXPECT_EQ(j.at("workspace_bytes"), 4096);
+  EXPECT_FALSE(j.contains("find_ms"));
+}
+
+// ---- checks and their messages ---------------------------------------------------------------
+
+TEST(CudaCheck, CudaFailureNamesFileLineExpressionAndError) {
+  const int line = __LINE__ + 2;
+  try {
+    CONVBENCH_CUDA_CHECK(cudaErrorInvalidValue);
+    FAIL() << "no exception";
+  } catch (const OutOfMemory&) {
+    FAIL() << "an invalid value is not out of memory";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("cuda_host_test.cpp:" + std::to_string(line) + ":"), std::string::npos) << m;
+    EXPECT_NE(m.find("`cudaErrorInvalidValue` failed"), std::string::npos) << m;
+    EXPECT_NE(m.find(cudaGetErrorString(cudaErrorInvalidValue)), std::string::npos) << m;
+  }
+  EXPECT_NO_THROW(CONVBENCH_CUDA_CHECK(cudaSuccess));
+}
+
+TEST(CudaCheck, AllocationFailuresAreOutOfMemory) {
+  try {
+    CONVBENCH_CUDA_CHECK(cudaErrorMemoryAllocation);
+    FAIL() << "no exception";
+  } catch (const OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("cudaErrorMemoryAllocation"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(CONVBENCH_CUDNN_CHECK(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED), OutOfMemory);
+  EXPECT_TRUE(is_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED));
+  EXPECT_FALSE(is_out_of_memory(CUDNN_STATUS_BAD_PARAM));
+  EXPECT_FALSE(is_out_of_memory(cudaErrorInvalidValue));
+}
+
+TEST(CudaCheck, CudnnFailureNamesTheStatus) {
+  const int line = __LINE__ + 2;
+  try {
+    CONVBENCH_CUDNN_CHECK(CUDNN_STATUS_BAD_PARAM);
+    FAIL() << "no exception";
+  } catch (const OutOfMemory&) {
+    FAIL() << "a bad parameter is not out of memory";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("cuda_host_test.cpp:" + std::to_string(line) + ":"), std::string::npos) << m;
+    EXPECT_NE(m.find("`CUDNN_STATUS_BAD_PARAM` failed: cudnnStatus_t 2000"), std::string::npos) << m;
+    EXPECT_NE(m.find(cudnnGetErrorString(CUDNN_STATUS_BAD_PARAM)), std::string::npos) << m;
+  }
+  EXPECT_NO_THROW(CONVBENCH_CUDNN_CHECK(CUDNN_STATUS_SUCCESS));
+}
+
+TEST(CudaCheck, MessageFormat) {
+  EXPECT_EQ(format_call_error("a.cpp", 7, "f(x)", "E_BAD", "it broke"), "a.cpp:7: `f(x)` failed: E_BAD (it broke)");
+  EXPECT_EQ(format_call_error("a.cpp", 7, "f(x)", "E_BAD", "E_BAD"), "a.cpp:7: `f(x)` failed: E_BAD");
+}
+
+// ---- device, allocator, backend without a device -----------------------------------------------
+
+TEST(CudaDevice, LowestCompiledArchitecture) {
+  EXPECT_EQ(lowest_architecture("80;90"), 80);
+  EXPECT_EQ(lowest_architecture("90,80"), 80);
+  EXPECT_EQ(lowest_architecture("86-real;90-virtual"), 86);
+  EXPECT_EQ(lowest_architecture("native"), 0);
+  EXPECT_GT(lowest_architecture(compiled_architectures()), 0) << compiled_architectures();
+}
+
+TEST(CudaCachingAllocator, RoundsTo512AndStartsEmpty) {
+  EXPECT_EQ(CudaCachingAllocator::rounded_size(1), 512);
+  EXPECT_EQ(CudaCachingAllocator::rounded_size(512), 512);
+  EXPECT_EQ(CudaCachingAllocator::rounded_size(513), 1024);
+  EXPECT_EQ(CudaCachingAllocator::rounded_size(100000), 100352);
+  CudaCachingAllocator a;  // touches no device until the first allocation
+  EXPECT_TRUE(a.on_device());
+  EXPECT_EQ(a.stats().reserved, 0);
+  EXPECT_EQ(a.cached_blocks(), 0);
+  EXPECT_THROW(a.allocate(0, MemoryCategory::temporaries), std::invalid_argument);
+}
+
+TEST(CudaBackendWithoutDevice, ConstructionNamesTheReason) {
+  const std::optional<std::string> why = cuda_unavailable_reason();
+  if (!why) GTEST_SKIP() << "a CUDA device is present; cuda_backend_test.cpp covers it";
+  EXPECT_FALSE(why->empty());
+  try {
+    CudaBackend backend;
+    FAIL() << "constructed without a device";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "cuda: " + *why);
+  }
+  CudaCachingAllocator a;
+  EXPECT_THROW(a.allocate(1024, MemoryCategory::temporaries), std::runtime_error);
+  EXPECT_EQ(a.stats().reserved, 0);
+  EXPECT_EQ(a.stats().current, 0);
+}
+
+// ---- capabilities and kernel workspaces ------------------------------------------------------
+
+TEST(CudaCapabilities, EveryReferenceOpCaseIsSupportedInTheFourGpuDtypes) {
+  for (const reftest::OpCase& c : reftest::op_cases())
+    for (DType dtype : {DType::float32, DType::tf32, DType::float16, DType::bfloat16})
+      for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+        const Graph g = reftest::build_case(c, dtype, layout);
+        for (const Op& op : g.ops) {
+          const auto why = cuda_unsupported_reason(g, op);
+          EXPECT_FALSE(why.has_value()) << c.name << " " << to_string(dtype) << ": " << why.value_or("");
+        }
+      }
+}
+
+TEST(CudaCapabilities, Float64AndHugeTensorsAreRefusedWithAReason) {
+  const Graph f64 = reftest::build_case(reftest::op_cases()[0], DType::float64, Layout::channels_first);
+  const auto why = cuda_unsupported_reason(f64, f64.ops[0]);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("float64"), std::string::npos) << *why;
+
+  GraphBuilder b("huge", desc({1, 2, 32768, 32768}, Layout::channels_first));  // 2^31 elements
+  const Graph huge = b.finish(b.relu("r", b.input()));
+  const auto big = cuda_unsupported_reason(huge, huge.ops[0]);
+  ASSERT_TRUE(big.has_value());
+  EXPECT_NE(big->find("2^31"), std::string::npos) << *big;
+}
+
+TEST(CudaKernelWorkspace, ChannelReductionsAreSplitIntoAtMost1024Chunks) {
+  for (bool cl : {false, true})
+    for (kernels::ActShape s : {kernels::ActShape{2, 3, 25, cl}, kernels::ActShape{8, 64, 3136, cl},
+                                kernels::ActShape{6, 16, 32768, cl}, kernels::ActShape{64, 8, 200000, cl}}) {
+      s.channels_last = cl;
+      const kernels::ChannelReducePlan p = kernels::channel_reduce_plan(s);
+      EXPECT_EQ(p.rows, s.n * s.s);
+      EXPECT_GE(int64_t{p.splits} * p.rows_per_split, p.rows);
+      EXPECT_LT(int64_t{p.splits - 1} * p.rows_per_split, p.rows);
+      EXPECT_LE(p.splits, 1024);
+    }
+}
+
+TEST(CudaKernelWorkspace, BatchNormBytesArePartialsAndPerChannelResults) {
+  // Channels-last 8 x 64 x 56 x 56: 25088 rows in chunks of 256 -> 98 chunks; each chunk keeps a
+  // Welford accumulator (count, mean, m2: 12 bytes) per channel, then 2 floats per channel.
+  GraphBuilder b("bn", desc({8, 64, 56, 56}, Layout::channels_last));
+  const Graph g = b.finish(b.batch_norm("bn", b.input()));
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::forward, true), 98 * 64 * 12 + 512);
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::forward, false), 0);  // running stats only
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::backward, true), 98 * 64 * 8 + 512);  // two float sums
+
+  // Channels-first 2 x 3 x 5 x 5: one chunk of 50 rows; every region rounds up to 256 bytes.
+  GraphBuilder small("bn", desc({2, 3, 5, 5}, Layout::channels_first));
+  const Graph s = small.finish(small.batch_norm("bn", small.input()));
+  EXPECT_EQ(kernel_workspace_bytes(s, s.ops[0], Phase::forward, true), 256 + 256);
+}
+
+TEST(CudaKernelWorkspace, OnlyNormsAndConvBiasGradientsNeedKernelScratch) {
+  GraphBuilder b("g", desc({2, 4, 6, 6}, Layout::channels_first));
+  const int c = b.conv("c", b.input(), conv_attrs(4, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true));
+  const int n = b.conv("n", c, conv_attrs(4, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false));
+  const int gn = b.group_norm("gn", n, 2);
+  const Graph g = b.finish(b.relu("r", gn));
+  // Bias gradient: one chunk of 72 rows x 4 channels x 4 bytes, rounded to 256.
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::backward, true), 256);
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::forward, true), 0);
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[1], Phase::backward, true), 0);  // no bias
+  // Group norm: mean and rstd per (n, group) = 2 x 2 x 2 floats forward; backward adds the
+  // per-channel partial sums of its parameter gradients.
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[2], Phase::forward, true), 256);
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[2], Phase::backward, true), 256 + 256);
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[3], Phase::backward, true), 0);
+}
+
+}  // namespace
+}  // namespace convbench::cuda
+
+#else
+
+TEST(CudaHost, NotBuilt) { GTEST_SKIP() << "convbench was built without the CUDA backend"; }
+
+#endif
