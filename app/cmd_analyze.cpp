@@ -2,10 +2,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "output_files.hpp"
+#include "output_options.hpp"
 #include "report/analysis_rows.hpp"
-#include "report/json_results.hpp"
-#include "report/summary_tables.hpp"
 #include "spec/spec_loader.hpp"
 #include "measure/provenance.hpp"
 
@@ -13,25 +11,20 @@ namespace convbench::cli {
 
 Command add_analyze_command(CLI::App& app) {
   struct Options {
-    std::string spec, json, csv, markdown;
+    std::string spec;
+    OutputOptions output;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("analyze", "Parameters, FLOPs, bytes and predicted memory of every variant (nothing is run)");
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json)")->required();
-  sub->add_option("--json", opt->json, "Write results JSON to this file");
-  sub->add_option("--csv", opt->csv, "Write a tidy CSV (one row per block x variant x point)");
-  sub->add_option("--markdown", opt->markdown, "Write Markdown tables");
+  add_output_options(*sub, opt->output);
   return {sub, [opt] {
             const Spec spec = load_spec_file(opt->spec);
             ResultSet results = analyze_spec(spec);
             results.engine = engine_name();
             results.provenance = collect_provenance(opt->spec, nullptr);
-            PendingOutputs out;
-            if (!opt->json.empty()) out.add(opt->json, results_to_json(results).dump(2) + "\n");
-            if (!opt->csv.empty()) out.add(opt->csv, format_csv(results));
-            if (!opt->markdown.empty()) out.add(opt->markdown, format_tables(results, TableStyle::markdown));
-            out.write_all();
-            std::cout << format_tables(results, TableStyle::terminal);
+            write_output_files(opt->output, results);
+            print_tables(results);
             return 0;
           }};
 }

@@ -7,17 +7,16 @@
 #include "graph/variant_builder.hpp"
 #include "measure/provenance.hpp"
 #include "measure/variant_runner.hpp"
-#include "output_files.hpp"
+#include "output_options.hpp"
 #include "report/analysis_rows.hpp"
-#include "report/json_results.hpp"
-#include "report/summary_tables.hpp"
 #include "spec/spec_loader.hpp"
 
 namespace convbench::cli {
 
 Command add_compare_command(CLI::App& app) {
   struct Options {
-    std::string spec, device = "auto", json, csv, markdown;
+    std::string spec, device = "auto";
+    OutputOptions output;
     RunOptions run;
     bool quiet = false;
   };
@@ -26,9 +25,7 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json)")->required();
   sub->add_option("--device", opt->device, "auto | cpu | reference | cuda (auto: cuda when a GPU is usable, else cpu)")
       ->capture_default_str();
-  sub->add_option("--json", opt->json, "Write results JSON to this file");
-  sub->add_option("--csv", opt->csv, "Write a tidy CSV");
-  sub->add_option("--markdown", opt->markdown, "Write Markdown tables");
+  add_output_options(*sub, opt->output);
   sub->add_option("--max-noise", opt->run.measure.max_noise, "Stop sampling when stdev/mean is at most this")
       ->capture_default_str();
   sub->add_option("--min-time", opt->run.measure.min_time_s, "Measure at least this many seconds per phase")
@@ -78,12 +75,8 @@ Command add_compare_command(CLI::App& app) {
             results.engine = engine_name();
             results.device = backend->name();
             results.provenance = collect_provenance(opt->spec, backend.get());
-            PendingOutputs out;
-            if (!opt->json.empty()) out.add(opt->json, results_to_json(results).dump(2) + "\n");
-            if (!opt->csv.empty()) out.add(opt->csv, format_csv(results));
-            if (!opt->markdown.empty()) out.add(opt->markdown, format_tables(results, TableStyle::markdown));
-            out.write_all();
-            std::cout << format_tables(results, TableStyle::terminal);
+            write_output_files(opt->output, results);
+            print_tables(results);
             return 0;
           }};
 }

@@ -1,31 +1,53 @@
-// convbench report RESULTS.json: regenerates any output format from saved results, no re-run.
+// convbench report RESULTS.json: regenerates any output format from saved results, no re-run;
+// with --against PEER.json, puts convbench's counts, times and memory side by side with another
+// engine's (scripts/torch_peer.py) and exits 1 when parameter or MAC counts differ.
 #include <iostream>
 
 #include "commands.hpp"
 #include "output_files.hpp"
+#include "output_options.hpp"
+#include "report/html_report.hpp"
 #include "report/json_results.hpp"
-#include "report/summary_tables.hpp"
+#include "report/peer_comparison.hpp"
+#include "report/report_formats.hpp"
+#include "spec/spec_error.hpp"
 
 namespace convbench::cli {
 
 Command add_report_command(CLI::App& app) {
   struct Options {
-    std::string results, format = "table", output;
+    std::string results, format = "table", output, against;
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("report", "Render saved results JSON as a table, Markdown, CSV or JSON");
+  CLI::App* sub = app.add_subcommand(
+      "report", "Render saved results JSON as a table, Markdown, CSV, LaTeX, HTML, Google Benchmark JSON or JSON");
   sub->add_option("results", opt->results, "A results JSON written by analyze or compare")->required();
-  sub->add_option("--format", opt->format, "table | md | csv | json")
-      ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+  sub->add_option("--format", opt->format, "table | md | csv | latex | html | gbench-json | json")
+      ->check(CLI::IsMember(report_format_names()))
       ->capture_default_str();
   sub->add_option("-o,--output", opt->output, "Write to this file instead of standard output");
+  sub->add_option("--against", opt->against,
+                  "Another engine's results (scripts/torch_peer.py --json) to compare with, side by side "
+                  "(formats table, md, html; exit 1 when counts differ)");
   return {sub, [opt] {
             const ResultSet results = load_results_file(opt->results);
             std::string text;
-            if (opt->format == "table") text = format_tables(results, TableStyle::terminal);
-            else if (opt->format == "md") text = format_tables(results, TableStyle::markdown);
-            else if (opt->format == "csv") text = format_csv(results);
-            else text = results_to_json(results).dump(2) + "\n";
+            int exit_code = 0;
+            const bool colour = opt->output.empty() && stdout_is_terminal();
+            if (!opt->against.empty()) {
+              if (opt->format != "table" && opt->format != "md" && opt->format != "html")
+                throw SpecError({"command line", 0, 0}, "--format",
+                                "--against renders as table, md or html, not " + opt->format);
+              const ResultSet peer = load_results_file(opt->against);
+              const PeerComparison comparison = compare_with_peer(results, peer);
+              if (opt->format == "html")
+                text = format_html(results, &comparison);
+              else
+                text = format_peer_comparison(comparison, opt->format == "md" ? TableStyle::markdown : TableStyle::terminal);
+              exit_code = comparison.exit_code();
+            } else {
+              text = render_results(results, opt->format, colour);
+            }
             if (opt->output.empty()) {
               std::cout << text;
             } else {
@@ -33,7 +55,7 @@ Command add_report_command(CLI::App& app) {
               out.add(opt->output, text);
               out.write_all();
             }
-            return 0;
+            return exit_code;
           }};
 }
 

@@ -16,8 +16,9 @@ int main(int argc, char** argv) {
 
   const std::vector<convbench::cli::Command> commands = {
       convbench::cli::add_analyze_command(app), convbench::cli::add_compare_command(app),
-      convbench::cli::add_report_command(app), convbench::cli::add_validate_command(app),
-      convbench::cli::add_list_command(app)};
+      convbench::cli::add_report_command(app), convbench::cli::add_diff_command(app),
+      convbench::cli::add_validate_command(app),
+      convbench::cli::add_list_command(app), convbench::cli::add_verify_command(app)};
 
   try {
     app.parse(argc, argv);

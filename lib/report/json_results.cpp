@@ -10,16 +10,34 @@ namespace {
 
 using nlohmann::json;
 
+// Reading is tolerant of absent and null fields (the PyTorch peer writes null for what it could
+// not measure) but not of wrong types: get<T>() throws json::type_error, reported as a malformed row.
+template <class T>
+T field(const json& j, const char* key, T fallback) {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<T>();
+}
+
+const json& object_field(const json& j, const char* key) {
+  static const json empty = json::object();
+  if (!j.is_object()) return empty;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : empty;
+}
+
+bool has_value(const json& j, const char* key) { return j.is_object() && j.contains(key) && !j[key].is_null(); }
+
 json directions(const DirectionCounts& c) {
   return {{"forward", c.forward}, {"backward_data", c.backward_data}, {"backward_weight", c.backward_weight}};
 }
 
 DirectionCounts directions_from(const json& j) {
   DirectionCounts c;
-  if (!j.is_object()) return c;
-  c.forward = j.value("forward", int64_t{0});
-  c.backward_data = j.value("backward_data", int64_t{0});
-  c.backward_weight = j.value("backward_weight", int64_t{0});
+  c.forward = field(j, "forward", int64_t{0});
+  c.backward_data = field(j, "backward_data", int64_t{0});
+  c.backward_weight = field(j, "backward_weight", int64_t{0});
   return c;
 }
 
@@ -32,9 +50,10 @@ json categories(const CategoryBytes& b) {
 
 CategoryBytes categories_from(const json& j) {
   CategoryBytes b{};
-  if (!j.is_object()) return b;
-  for (int i = 0; i < kMemoryCategoryCount; ++i)
-    b[static_cast<size_t>(i)] = j.value(std::string(to_string(static_cast<MemoryCategory>(i))), int64_t{0});
+  for (int i = 0; i < kMemoryCategoryCount; ++i) {
+    const std::string name(to_string(static_cast<MemoryCategory>(i)));
+    b[static_cast<size_t>(i)] = field(j, name.c_str(), int64_t{0});
+  }
   return b;
 }
 
@@ -49,11 +68,24 @@ json memory_figures(const MemoryFigures& m) {
 MemoryFigures memory_figures_from(const json& j, int64_t peak) {
   MemoryFigures m;
   m.peak_bytes = peak;
-  if (!j.is_object()) return m;
-  m.at_peak = categories_from(j.value("at_peak", json::object()));
-  m.peak_by_category = categories_from(j.value("peak_by_category", json::object()));
-  m.saved_bytes = j.value("saved_bytes", int64_t{0});
-  m.reserved_peak_bytes = j.value("reserved_peak_bytes", int64_t{-1});
+  m.at_peak = categories_from(object_field(j, "at_peak"));
+  m.peak_by_category = categories_from(object_field(j, "peak_by_category"));
+  m.saved_bytes = field(j, "saved_bytes", int64_t{0});
+  m.reserved_peak_bytes = field(j, "reserved_peak_bytes", int64_t{-1});
+  return m;
+}
+
+// The measured memory of a row: convbench writes {"peak_bytes", "measured": {...}}; the PyTorch
+// peer writes {"saved_bytes", ...} on any device plus "peak_bytes" and "peak_reserved_bytes" on
+// CUDA, with no breakdown. A peak that was not measured is -1.
+std::optional<MemoryFigures> measured_from(const json& mem) {
+  if (has_value(mem, "measured"))
+    return memory_figures_from(object_field(mem, "measured"), field(mem, "peak_bytes", int64_t{-1}));
+  if (!has_value(mem, "peak_bytes") && !has_value(mem, "saved_bytes")) return std::nullopt;
+  MemoryFigures m;
+  m.peak_bytes = field(mem, "peak_bytes", int64_t{-1});
+  m.saved_bytes = field(mem, "saved_bytes", int64_t{0});
+  m.reserved_peak_bytes = field(mem, "peak_reserved_bytes", int64_t{-1});
   return m;
 }
 
@@ -64,18 +96,22 @@ json time_stats(const TimeStats& t) {
           {"samples", t.samples()}, {"raw_ms", t.raw_ms}};
 }
 
-TimeStats time_stats_from(const json& j) {
-  TimeStats t;
-  t.median = j.value("median", 0.0);
-  t.min = j.value("min", 0.0);
-  t.max = j.value("max", 0.0);
-  t.q1 = j.value("q1", 0.0);
-  t.q3 = j.value("q3", 0.0);
-  t.mean = j.value("mean", t.median);
-  t.noise = j.value("noise", 0.0);
-  t.noise_met = j.value("noise_met", false);
-  if (j.contains("raw_ms") && j["raw_ms"].is_array()) t.raw_ms = j["raw_ms"].get<std::vector<double>>();
-  return t;
+// convbench writes noise and noise_met; the peer writes rel_stdev (null for one sample) and
+// stop ("converged" | "timeout").
+std::optional<TimeStats> time_stats_from(const json& t, const char* phase) {
+  if (!has_value(t, phase)) return std::nullopt;
+  const json& j = t[phase];
+  TimeStats s;
+  s.median = field(j, "median", 0.0);
+  s.min = field(j, "min", 0.0);
+  s.max = field(j, "max", 0.0);
+  s.q1 = field(j, "q1", 0.0);
+  s.q3 = field(j, "q3", 0.0);
+  s.mean = field(j, "mean", s.median);
+  s.noise = field(j, "noise", field(j, "rel_stdev", 0.0));
+  s.noise_met = field(j, "noise_met", field(j, "stop", std::string()) == "converged");
+  s.raw_ms = field(j, "raw_ms", std::vector<double>{});
+  return s;
 }
 
 json row_to_json(const ResultRow& r) {
@@ -100,7 +136,7 @@ json row_to_json(const ResultRow& r) {
             {"bytes", {{"forward", r.bytes_forward}, {"backward", r.bytes_backward}}}};
   json memory = {{"predicted_peak_bytes", r.predicted.peak_bytes}, {"predicted", memory_figures(r.predicted)}};
   if (r.measured) {
-    memory["peak_bytes"] = r.measured->peak_bytes;
+    if (r.measured->peak_bytes >= 0) memory["peak_bytes"] = r.measured->peak_bytes;
     memory["measured"] = memory_figures(*r.measured);
   }
   j["memory"] = memory;
@@ -117,6 +153,40 @@ json row_to_json(const ResultRow& r) {
   return j;
 }
 
+ResultRow row_from_json(const json& j) {
+  ResultRow r;
+  r.block = j.at("block").get<std::string>();
+  r.variant = j.at("variant").get<std::string>();
+  r.kind = field(j, "kind", std::string());
+  for (const auto& [k, v] : object_field(j, "point").items()) r.point.emplace_back(k, v.dump());
+  r.point_label = field(j, "point_label", std::string());
+  r.is_baseline = field(j, "baseline", false);
+  r.dims = field(j, "dims", 2);
+  r.dtype = field(j, "dtype", std::string());
+  r.layout = field(j, "layout", std::string());
+  r.mode = field(j, "mode", std::string());
+  r.input_shape = field(j, "input_shape", std::vector<int64_t>{});
+  r.output_shape = field(j, "output_shape", std::vector<int64_t>{});
+  r.params = field(j, "params", int64_t{0});
+  r.buffers = field(j, "buffers", int64_t{0});
+  r.macs = directions_from(object_field(j, "macs"));
+  r.flops = directions_from(object_field(j, "flops"));
+  const json& bytes = object_field(j, "bytes");
+  r.bytes_forward = field(bytes, "forward", int64_t{0});
+  r.bytes_backward = field(bytes, "backward", int64_t{0});
+  const json& mem = object_field(j, "memory");
+  r.predicted = memory_figures_from(object_field(mem, "predicted"), field(mem, "predicted_peak_bytes", int64_t{0}));
+  r.measured = measured_from(mem);
+  r.device = field(j, "device", std::string());
+  r.status = field(j, "status", std::string("ok"));
+  r.message = field(j, "message", std::string());
+  const json& t = object_field(j, "time_ms");
+  r.forward = time_stats_from(t, "forward");
+  r.backward = time_stats_from(t, "backward");
+  r.step = time_stats_from(t, "step");
+  return r;
+}
+
 }  // namespace
 
 json results_to_json(const ResultSet& results) {
@@ -131,51 +201,23 @@ json results_to_json(const ResultSet& results) {
 
 ResultSet results_from_json(const json& doc, const std::string& file_name) {
   const SourceLocation where{file_name, 0, 0};
-  if (!doc.is_object() || doc.value("schema", std::string()) != kResultsSchema)
+  if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string() || doc["schema"] != kResultsSchema)
     throw SpecError(where, "schema", std::string("not a convbench results file (expected \"schema\": \"") + kResultsSchema + "\")");
   if (!doc.contains("results") || !doc["results"].is_array())
     throw SpecError(where, "results", "missing the \"results\" list");
   ResultSet set;
-  set.engine = doc.value("engine", std::string("convbench"));
-  set.device = doc.value("device", std::string());
-  set.provenance = doc.value("provenance", json::object());
+  try {
+    set.engine = field(doc, "engine", std::string("convbench"));
+    set.device = field(doc, "device", std::string());
+  } catch (const json::exception& e) {
+    throw SpecError(where, "engine", std::string("malformed header: ") + e.what());
+  }
+  set.provenance = object_field(doc, "provenance");
   size_t i = 0;
   for (const json& j : doc["results"]) {
     const std::string path = "results[" + std::to_string(i++) + "]";
     try {
-      ResultRow r;
-      r.block = j.at("block").get<std::string>();
-      r.variant = j.at("variant").get<std::string>();
-      r.kind = j.value("kind", std::string());
-      if (j.contains("point") && j["point"].is_object())
-        for (const auto& [k, v] : j["point"].items()) r.point.emplace_back(k, v.dump());
-      r.point_label = j.value("point_label", std::string());
-      r.is_baseline = j.value("baseline", false);
-      r.dims = j.value("dims", 2);
-      r.dtype = j.value("dtype", std::string());
-      r.layout = j.value("layout", std::string());
-      r.mode = j.value("mode", std::string());
-      r.input_shape = j.value("input_shape", std::vector<int64_t>{});
-      r.output_shape = j.value("output_shape", std::vector<int64_t>{});
-      r.params = j.value("params", int64_t{0});
-      r.buffers = j.value("buffers", int64_t{0});
-      r.macs = directions_from(j.value("macs", json::object()));
-      r.flops = directions_from(j.value("flops", json::object()));
-      const json bytes = j.value("bytes", json::object());
-      r.bytes_forward = bytes.value("forward", int64_t{0});
-      r.bytes_backward = bytes.value("backward", int64_t{0});
-      const json mem = j.value("memory", json::object());
-      r.predicted = memory_figures_from(mem.value("predicted", json::object()), mem.value("predicted_peak_bytes", int64_t{0}));
-      if (mem.contains("peak_bytes") || mem.contains("measured"))
-        r.measured = memory_figures_from(mem.value("measured", json::object()), mem.value("peak_bytes", int64_t{0}));
-      r.device = j.value("device", std::string());
-      r.status = j.value("status", std::string("ok"));
-      r.message = j.value("message", std::string());
-      const json t = j.value("time_ms", json::object());
-      if (t.contains("forward")) r.forward = time_stats_from(t["forward"]);
-      if (t.contains("backward")) r.backward = time_stats_from(t["backward"]);
-      if (t.contains("step")) r.step = time_stats_from(t["step"]);
-      set.rows.push_back(std::move(r));
+      set.rows.push_back(row_from_json(j));
     } catch (const json::exception& e) {
       throw SpecError(where, path, std::string("malformed row: ") + e.what());
     }

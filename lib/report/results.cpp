@@ -4,6 +4,20 @@
 
 namespace convbench {
 
+bool is_training(const ResultRow& r) { return r.mode == "train"; }
+
+const std::optional<TimeStats>& headline_time(const ResultRow& r) { return is_training(r) ? r.step : r.forward; }
+
+int64_t headline_flops(const ResultRow& r) { return r.flops.forward + (is_training(r) ? r.flops.backward() : 0); }
+
+int64_t headline_bytes(const ResultRow& r) { return r.bytes_forward + (is_training(r) ? r.bytes_backward : 0); }
+
+bool has_measured_peak(const ResultRow& r) { return r.status == "ok" && r.measured && r.measured->peak_bytes >= 0; }
+
+std::string RowKey::text() const { return block + (point_label.empty() ? "" : " [" + point_label + "]") + " / " + variant; }
+
+RowKey key_of(const ResultRow& r) { return {r.block, r.variant, r.point_label}; }
+
 std::vector<std::vector<const ResultRow*>> group_by_block(const ResultSet& results) {
   std::vector<std::vector<const ResultRow*>> groups;
   std::map<std::pair<std::string, std::string>, size_t> index;

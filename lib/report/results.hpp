@@ -26,7 +26,7 @@ struct TimeStats {
 };
 
 struct MemoryFigures {
-  int64_t peak_bytes = 0;
+  int64_t peak_bytes = 0;  // measured: -1 when the producer did not measure a peak (PyTorch peer on CPU)
   CategoryBytes at_peak{};
   CategoryBytes peak_by_category{};
   int64_t saved_bytes = 0;  // saved for backward at the end of forward
@@ -61,6 +61,23 @@ struct ResultSet {
   nlohmann::json provenance = nlohmann::json::object();
   std::vector<ResultRow> rows;
 };
+
+// The phase that sums a row up: the whole training step in train mode, forward in infer mode.
+// Its time, FLOPs and minimum bytes give the achieved rates and the roofline position.
+bool is_training(const ResultRow& r);
+const std::optional<TimeStats>& headline_time(const ResultRow& r);
+int64_t headline_flops(const ResultRow& r);
+int64_t headline_bytes(const ResultRow& r);
+// A measured peak that can be shown: the row ran (status ok) and the peak was measured.
+bool has_measured_peak(const ResultRow& r);
+
+// What pairs rows across two results files (diff, --against): block, variant and sweep point.
+struct RowKey {
+  std::string block, variant, point_label;
+  std::string text() const;  // "block [point] / variant"
+  auto operator<=>(const RowKey&) const = default;
+};
+RowKey key_of(const ResultRow& r);
 
 // Rows of the same block and point, in order (the unit a table shows and ratios refer to).
 std::vector<std::vector<const ResultRow*>> group_by_block(const ResultSet& results);

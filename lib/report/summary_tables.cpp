@@ -1,11 +1,10 @@
 #include "report/summary_tables.hpp"
 
-#include "report/text_table.hpp"
-
 namespace convbench {
 namespace {
 
-double ratio(double value, double base) { return base > 0 ? value / base : 0.0; }
+// A ratio to a baseline that has none of the quantity (a peer file without predictions) is "-".
+std::string ratio_cell(double value, double base) { return base > 0 ? format_ratio(value / base) : "-"; }
 
 std::string time_cell(const std::optional<TimeStats>& t) {
   if (!t) return "-";
@@ -34,75 +33,128 @@ std::string group_title(const ResultRow& r) {
   return t;
 }
 
+// Achieved rate of the headline phase: `amount` per median second, in units of `unit`.
+std::string rate_cell(const ResultRow& r, int64_t amount, double unit) {
+  const auto& t = headline_time(r);
+  if (r.status != "ok" || !t || t->median <= 0 || amount <= 0) return "-";
+  return format_significant(static_cast<double>(amount) / (t->median * 1e-3) / unit, 3);
+}
+
+// The tone follows what the cell shows: a ratio that prints as 1.00x is neither.
+Tone ratio_tone(double value) {
+  const std::string shown = format_fixed(value, 2);
+  if (shown == "1.00") return Tone::plain;
+  return value < 1.0 ? Tone::better : Tone::worse;
+}
+
+BlockTable block_table(const std::vector<const ResultRow*>& group) {
+  const ResultRow& base = baseline_of(group);
+  const bool measured = any_measured(group);
+  const bool train = is_training(base);
+  TextTable t;
+  t.header = {"variant", "params", "GFLOP fwd"};
+  if (train) t.header.push_back("GFLOP bwd");
+  if (measured) {
+    t.header.push_back("fwd ms");
+    if (train) t.header.insert(t.header.end(), {"bwd ms", "step ms"});
+    t.header.insert(t.header.end(), {"TFLOP/s", "GB/s", "peak meas."});
+  }
+  t.header.insert(t.header.end(), {"peak pred.", "saved"});
+  t.header.insert(t.header.end(), {"params x", "FLOP x"});
+  size_t time_ratio_column = 0;
+  if (measured) {
+    time_ratio_column = t.header.size();
+    t.header.push_back(train ? "step x" : "fwd x");
+  }
+  t.header.push_back("peak x");
+  if (measured) t.header.push_back("status");
+  t.right_aligned.assign(t.header.size(), true);
+  t.right_aligned[0] = false;
+  if (measured) t.right_aligned.back() = false;
+
+  const double base_flops = static_cast<double>(headline_flops(base));
+  for (const ResultRow* r : group) {
+    std::vector<std::string> row = {r->variant + (r->is_baseline ? " (base)" : ""), format_count(r->params),
+                                    format_giga(r->flops.forward)};
+    std::vector<Tone> tones;
+    if (train) row.push_back(format_giga(r->flops.backward()));
+    const bool ok = r->status == "ok";
+    if (measured) {
+      row.push_back(ok ? time_cell(r->forward) : "-");
+      if (train) {
+        row.push_back(ok ? time_cell(r->backward) : "-");
+        row.push_back(ok ? time_cell(r->step) : "-");
+      }
+      row.push_back(rate_cell(*r, headline_flops(*r), 1e12));
+      row.push_back(rate_cell(*r, headline_bytes(*r), 1e9));
+      row.push_back(has_measured_peak(*r) ? format_mib(r->measured->peak_bytes) : "-");
+    }
+    row.push_back(format_mib(r->predicted.peak_bytes));
+    row.push_back(format_mib(r->predicted.saved_bytes));
+    row.push_back(ratio_cell(static_cast<double>(r->params), static_cast<double>(base.params)));
+    row.push_back(ratio_cell(static_cast<double>(headline_flops(*r)), base_flops));
+    if (measured) {
+      const auto& mine = headline_time(*r);
+      const auto& theirs = headline_time(base);
+      if (ok && base.status == "ok" && mine && theirs && theirs->median > 0) {
+        const double x = mine->median / theirs->median;
+        row.push_back(format_ratio(x));
+        tones.assign(t.header.size(), Tone::plain);
+        tones[time_ratio_column] = ratio_tone(x);
+      } else {
+        row.push_back("-");
+      }
+    }
+    const int64_t peak = has_measured_peak(*r) ? r->measured->peak_bytes : r->predicted.peak_bytes;
+    const int64_t base_peak = has_measured_peak(base) ? base.measured->peak_bytes : base.predicted.peak_bytes;
+    row.push_back(ratio_cell(static_cast<double>(peak), static_cast<double>(base_peak)));
+    if (measured) row.push_back(r->status + (r->message.empty() || ok ? "" : ": " + r->message));
+    t.rows.push_back(std::move(row));
+    t.tones.push_back(std::move(tones));
+  }
+  return {group_title(base), std::move(t)};
+}
+
 }  // namespace
 
-std::string format_tables(const ResultSet& results, TableStyle style) {
-  std::string out;
-  for (const auto& group : group_by_block(results)) {
-    const ResultRow& base = baseline_of(group);
-    const bool measured = any_measured(group);
-    const bool train = base.mode == "train";
-    TextTable t;
-    t.header = {"variant", "params", "GFLOP fwd"};
-    if (train) t.header.push_back("GFLOP bwd");
-    if (measured) {
-      t.header.push_back("fwd ms");
-      if (train) t.header.insert(t.header.end(), {"bwd ms", "step ms"});
-      t.header.push_back("peak meas.");
-    }
-    t.header.insert(t.header.end(), {"peak pred.", "saved"});
-    t.header.insert(t.header.end(), {"params x", "FLOP x"});
-    if (measured) t.header.push_back(train ? "step x" : "fwd x");
-    t.header.push_back("peak x");
-    if (measured) t.header.push_back("status");
-    t.right_aligned.assign(t.header.size(), true);
-    t.right_aligned[0] = false;
-    if (measured) t.right_aligned.back() = false;
+std::vector<BlockTable> block_tables(const ResultSet& results) {
+  std::vector<BlockTable> tables;
+  for (const auto& group : group_by_block(results)) tables.push_back(block_table(group));
+  return tables;
+}
 
-    const double base_flops = static_cast<double>(base.flops.forward + (train ? base.flops.backward() : 0));
-    for (const ResultRow* r : group) {
-      std::vector<std::string> row = {r->variant + (r->is_baseline ? " (base)" : ""), format_count(r->params),
-                                      format_giga(r->flops.forward)};
-      if (train) row.push_back(format_giga(r->flops.backward()));
-      const bool ok = r->status == "ok";
-      if (measured) {
-        row.push_back(ok ? time_cell(r->forward) : "-");
-        if (train) {
-          row.push_back(ok ? time_cell(r->backward) : "-");
-          row.push_back(ok ? time_cell(r->step) : "-");
-        }
-        row.push_back(ok && r->measured ? format_mib(r->measured->peak_bytes) : "-");
-      }
-      row.push_back(format_mib(r->predicted.peak_bytes));
-      row.push_back(format_mib(r->predicted.saved_bytes));
-      row.push_back(format_ratio(ratio(static_cast<double>(r->params), static_cast<double>(base.params))));
-      const double flops = static_cast<double>(r->flops.forward + (train ? r->flops.backward() : 0));
-      row.push_back(format_ratio(ratio(flops, base_flops)));
-      if (measured) {
-        const auto& mine = train ? r->step : r->forward;
-        const auto& theirs = train ? base.step : base.forward;
-        row.push_back(ok && mine && theirs ? format_ratio(ratio(mine->median, theirs->median)) : "-");
-      }
-      const int64_t peak = r->measured && ok ? r->measured->peak_bytes : r->predicted.peak_bytes;
-      const int64_t base_peak = base.measured && base.status == "ok" ? base.measured->peak_bytes : base.predicted.peak_bytes;
-      row.push_back(format_ratio(ratio(static_cast<double>(peak), static_cast<double>(base_peak))));
-      if (measured) row.push_back(r->status + (r->message.empty() || ok ? "" : ": " + r->message));
-      t.rows.push_back(std::move(row));
-    }
-    if (style == TableStyle::markdown) {
-      out += "### " + group_title(base) + "\n\n" + t.render_markdown() + "\n";
-    } else {
-      out += group_title(base) + "\n" + t.render_terminal() + "\n";
-    }
+std::string tables_footnote(const ResultSet& results) {
+  if (results.rows.empty()) return "";
+  bool measured = false, train = false, infer = false;
+  for (const ResultRow& r : results.rows) {
+    measured = measured || !r.device.empty();
+    (is_training(r) ? train : infer) = true;
   }
-  if (!results.rows.empty()) {
-    const std::string note =
-        "GFLOP: 2 x MACs plus elementwise work. x columns: ratio to the baseline (base). peak: peak bytes of one " +
-        std::string(results.rows.front().mode == "train" ? "training step" : "inference pass") +
-        " (pred. = convbench's memory model, meas. = the runtime's allocator). saved: activations kept for backward.";
-    out += style == TableStyle::markdown ? note + "\n" : note + "\n";
+  const std::string pass = train && infer ? "training step (train blocks) or inference pass (infer blocks)"
+                           : train        ? "training step"
+                                          : "inference pass";
+  const std::string phase = train && infer ? "step (train) or forward pass (infer)"
+                            : train        ? "step (forward + backward)"
+                                           : "forward pass";
+  std::string note = "GFLOP: 2 x MACs plus elementwise work. x columns: ratio to the baseline (base). peak: peak bytes of one " +
+                     pass + " (pred. = convbench's memory model, meas. = the runtime's allocator). saved: activations kept for backward.";
+  if (measured)
+    note += " ms: median ± relative noise (stdev/mean). TFLOP/s, GB/s: achieved rates of the " + phase +
+            ": its FLOPs, and the minimum bytes its ops move, over its median time.";
+  return note + "\n";
+}
+
+std::string format_tables(const ResultSet& results, TableStyle style) { return format_tables(results, style, false); }
+
+std::string format_tables(const ResultSet& results, TableStyle style, bool colour) {
+  std::string out;
+  for (const BlockTable& b : block_tables(results)) {
+    if (style == TableStyle::markdown)
+      out += "### " + b.title + "\n\n" + b.table.render_markdown() + "\n";
+    else
+      out += b.title + "\n" + b.table.render_terminal(colour) + "\n";
   }
-  return out;
+  return out + tables_footnote(results);
 }
 
 std::string format_csv(const ResultSet& results) {
@@ -130,8 +182,8 @@ std::string format_csv(const ResultSet& results) {
         std::to_string(r.flops.backward_data), std::to_string(r.flops.backward_weight), std::to_string(r.bytes_forward),
         std::to_string(r.bytes_backward), std::to_string(r.predicted.peak_bytes), std::to_string(r.predicted.saved_bytes),
         r.device, r.device.empty() ? "" : r.status, csv_escape(r.message),
-        r.measured ? std::to_string(r.measured->peak_bytes) : "", stats(r.forward), stats(r.backward), stats(r.step),
-        r.step ? format_fixed(r.step->noise, 6) : ""};
+        r.measured && r.measured->peak_bytes >= 0 ? std::to_string(r.measured->peak_bytes) : "", stats(r.forward),
+        stats(r.backward), stats(r.step), r.step ? format_fixed(r.step->noise, 6) : ""};
     for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
     out += '\n';
   }

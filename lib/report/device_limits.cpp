@@ -1,0 +1,51 @@
+#include "report/device_limits.hpp"
+
+namespace convbench {
+namespace {
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+// Dense datasheet peaks (no sparsity). H100 SXM5 and H200 share the compute; H200 has 4.8 TB/s
+// of HBM3e against the H100 SXM's 3.35 TB/s of HBM3. The PCIe and NVL parts have other limits and
+// are not guessed.
+std::optional<double> hopper_peak_flops(const std::string& dtype) {
+  if (dtype == "float32") return 67e12;
+  if (dtype == "tf32") return 495e12;
+  if (dtype == "float16" || dtype == "bfloat16") return 989e12;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string recorded_gpu_name(const nlohmann::json& provenance) {
+  if (!provenance.is_object()) return "";
+  for (const char* key : {"gpu_name", "device_name", "gpu"}) {
+    const auto it = provenance.find(key);
+    if (it == provenance.end()) continue;
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_object() && it->contains("name") && (*it)["name"].is_string()) return (*it)["name"].get<std::string>();
+  }
+  return "";
+}
+
+std::optional<DeviceLimits> device_limits(const nlohmann::json& provenance, const std::string& dtype) {
+  if (provenance.is_object() && provenance.contains("device_limits")) {
+    const auto& d = provenance["device_limits"];
+    if (d.is_object() && d.contains("peak_flops") && d["peak_flops"].is_number() &&
+        d.contains("bandwidth_bytes_per_s") && d["bandwidth_bytes_per_s"].is_number()) {
+      DeviceLimits l{d["peak_flops"].get<double>(), d["bandwidth_bytes_per_s"].get<double>(),
+                     d.contains("source") && d["source"].is_string() ? d["source"].get<std::string>()
+                                                                     : "recorded in the results"};
+      if (l.peak_flops > 0 && l.bandwidth_bytes_per_s > 0) return l;
+    }
+  }
+  const std::string gpu = recorded_gpu_name(provenance);
+  if (contains(gpu, "PCIe") || contains(gpu, "NVL")) return std::nullopt;
+  const auto peak = hopper_peak_flops(dtype);
+  if (!peak) return std::nullopt;
+  if (contains(gpu, "H100")) return DeviceLimits{*peak, 3.35e12, "H100 SXM datasheet (" + dtype + ", dense)"};
+  if (contains(gpu, "H200")) return DeviceLimits{*peak, 4.8e12, "H200 datasheet (" + dtype + ", dense)"};
+  return std::nullopt;
+}
+
+}  // namespace convbench

@@ -1,0 +1,27 @@
+// The device's compute and memory-bandwidth limits that a roofline and a block's floor are drawn
+// against: recorded in the results' provenance, or known for a few GPUs by name.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace convbench {
+
+struct DeviceLimits {
+  double peak_flops = 0;            // FLOP/s for the block's dtype
+  double bandwidth_bytes_per_s = 0;
+  std::string source;               // where the numbers come from, said next to the plot
+};
+
+// provenance["device_limits"] = {"peak_flops", "bandwidth_bytes_per_s", "source"} wins. Else a
+// GPU named in provenance ("gpu_name", "device_name", "gpu" as a string or {"name"}) that is an
+// H100 SXM or an H200 gets its datasheet numbers for `dtype` (float32 | tf32 | float16 |
+// bfloat16). Else none: the device's limits are unknown.
+std::optional<DeviceLimits> device_limits(const nlohmann::json& provenance, const std::string& dtype);
+
+// The GPU name recorded in provenance (empty when none is).
+std::string recorded_gpu_name(const nlohmann::json& provenance);
+
+}  // namespace convbench

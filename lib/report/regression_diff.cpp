@@ -1,0 +1,221 @@
+#include "report/regression_diff.hpp"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "report/text_table.hpp"
+
+namespace convbench {
+namespace {
+
+std::string percent(double change) {
+  return (change >= 0 ? "+" : "") + format_fixed(change * 100.0, 1) + "%";
+}
+
+std::string time_text(const TimeStats& t) {
+  return format_fixed(t.median, 3) + " ms [" + format_fixed(t.q1, 3) + ", " + format_fixed(t.q3, 3) + "]";
+}
+
+// The workload must be the same for a comparison to mean anything.
+std::string workload_difference(const ResultRow& a, const ResultRow& b) {
+  std::string d;
+  auto add = [&](const std::string& what) { d += (d.empty() ? "" : ", ") + what; };
+  if (a.input_shape != b.input_shape) add("input shape");
+  if (a.dtype != b.dtype) add("dtype");
+  if (a.layout != b.layout) add("layout");
+  if (a.mode != b.mode) add("mode");
+  return d;
+}
+
+void diff_times(const ResultRow& base, const ResultRow& next, double threshold, RowDiff& out) {
+  const std::pair<const char*, std::pair<const std::optional<TimeStats>*, const std::optional<TimeStats>*>> phases[] = {
+      {"forward", {&base.forward, &next.forward}},
+      {"backward", {&base.backward, &next.backward}},
+      {"step", {&base.step, &next.step}}};
+  for (const auto& [name, pair] : phases) {
+    const auto& [b, n] = pair;
+    if (!*b && !*n) continue;
+    MetricDiff m;
+    m.metric = std::string(name) + " time";
+    m.base_text = *b ? time_text(**b) : "-";
+    m.new_text = *n ? time_text(**n) : "-";
+    if (!*b || !*n || (*b)->median <= 0) {
+      m.note = !*b ? "not timed in base" : !*n ? "not timed in new" : "base median is zero";
+    } else {
+      m.change = (*n)->median / (*b)->median - 1.0;
+      m.verdict = time_verdict(**b, **n, threshold);
+      if (m.verdict == Verdict::ambiguous) m.note = "quartiles overlap";
+    }
+    out.metrics.push_back(std::move(m));
+  }
+}
+
+void diff_memory(const ResultRow& base, const ResultRow& next, double threshold, RowDiff& out) {
+  const bool measured = has_measured_peak(base) && has_measured_peak(next);
+  const int64_t b = measured ? base.measured->peak_bytes : base.predicted.peak_bytes;
+  const int64_t n = measured ? next.measured->peak_bytes : next.predicted.peak_bytes;
+  MetricDiff m;
+  m.metric = std::string("peak memory (") + (measured ? "measured" : "predicted") + ")";
+  m.base_text = format_bytes(b);
+  m.new_text = format_bytes(n);
+  if (b <= 0 && n <= 0) return;  // neither file knows the memory
+  m.change = b > 0 ? static_cast<double>(n) / static_cast<double>(b) - 1.0 : 0.0;
+  m.verdict = memory_verdict(b, n, threshold);
+  out.metrics.push_back(std::move(m));
+}
+
+RowDiff diff_row(const ResultRow& base, const ResultRow& next, const DiffOptions& options) {
+  RowDiff d;
+  d.key = key_of(base);
+  const std::string changed = workload_difference(base, next);
+  if (!changed.empty()) {
+    d.metrics.push_back({"workload", "", "", 0, Verdict::not_compared, "differs (" + changed + "): not compared"});
+    return d;
+  }
+  const bool base_ran = base.device.empty() || base.status == "ok";
+  const bool new_ran = next.device.empty() || next.status == "ok";
+  if (!base_ran || !new_ran) {
+    MetricDiff m{"status", base.device.empty() ? "-" : base.status, next.device.empty() ? "-" : next.status, 0,
+                 Verdict::still_failing, ""};
+    if (base_ran) m.verdict = Verdict::failed;
+    else if (new_ran) m.verdict = Verdict::fixed;
+    m.note = new_ran ? base.message : next.message;
+    d.metrics.push_back(std::move(m));
+    return d;  // a row that did not run has no times or measured memory to compare
+  }
+  diff_times(base, next, options.time_threshold, d);
+  diff_memory(base, next, options.memory_threshold, d);
+  return d;
+}
+
+}  // namespace
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::same: return "SAME";
+    case Verdict::slower: return "SLOWER";
+    case Verdict::faster: return "FASTER";
+    case Verdict::ambiguous: return "AMBIGUOUS";
+    case Verdict::more: return "MORE";
+    case Verdict::less: return "LESS";
+    case Verdict::failed: return "FAILED";
+    case Verdict::fixed: return "FIXED";
+    case Verdict::still_failing: return "STILL FAILING";
+    case Verdict::not_compared: return "-";
+  }
+  return "?";
+}
+
+bool is_regression(Verdict v) { return v == Verdict::slower || v == Verdict::more || v == Verdict::failed; }
+
+Verdict time_verdict(const TimeStats& base, const TimeStats& next, double threshold) {
+  const double change = next.median / base.median - 1.0;
+  // A change exactly at the threshold is the same; the epsilon absorbs rounding (10.5 / 10 - 1 > 0.05).
+  if (std::fabs(change) <= threshold + 1e-12) return Verdict::same;
+  if (change > 0) return next.q1 > base.q3 ? Verdict::slower : Verdict::ambiguous;
+  return next.q3 < base.q1 ? Verdict::faster : Verdict::ambiguous;
+}
+
+Verdict memory_verdict(int64_t base, int64_t next, double threshold) {
+  const double b = static_cast<double>(base), n = static_cast<double>(next);
+  if (n > b * (1.0 + threshold)) return Verdict::more;
+  if (n < b * (1.0 - threshold)) return Verdict::less;
+  return Verdict::same;
+}
+
+int DiffReport::count(Verdict v) const {
+  int n = 0;
+  for (const RowDiff& r : rows)
+    for (const MetricDiff& m : r.metrics) n += m.verdict == v;
+  return n;
+}
+
+bool DiffReport::has_regression() const {
+  for (const RowDiff& r : rows)
+    for (const MetricDiff& m : r.metrics)
+      if (is_regression(m.verdict)) return true;
+  return false;
+}
+
+int DiffReport::exit_code() const {
+  if (has_regression()) return 1;
+  return count(Verdict::ambiguous) > 0 ? 3 : 0;
+}
+
+DiffReport diff_results(const ResultSet& base, const ResultSet& next, const DiffOptions& options,
+                        const std::string& base_name, const std::string& new_name) {
+  DiffReport report;
+  report.base_name = base_name;
+  report.new_name = new_name;
+  report.base_engine = base.engine;
+  report.new_engine = next.engine;
+  report.base_device = base.device;
+  report.new_device = next.device;
+  report.options = options;
+  std::map<RowKey, const ResultRow*> in_new;
+  for (const ResultRow& r : next.rows) in_new.emplace(key_of(r), &r);
+  std::set<RowKey> in_base;
+  for (const ResultRow& r : base.rows) {
+    in_base.insert(key_of(r));
+    const auto it = in_new.find(key_of(r));
+    if (it == in_new.end())
+      report.only_in_base.push_back(key_of(r));
+    else
+      report.rows.push_back(diff_row(r, *it->second, options));
+  }
+  for (const ResultRow& r : next.rows)
+    if (!in_base.count(key_of(r))) report.only_in_new.push_back(key_of(r));
+  return report;
+}
+
+std::string format_diff(const DiffReport& report, TableStyle style) {
+  const bool md = style == TableStyle::markdown;
+  std::string out;
+  const std::string header = report.base_name + " (" + report.base_engine +
+                             (report.base_device.empty() ? "" : ", " + report.base_device) + ") -> " + report.new_name +
+                             " (" + report.new_engine + (report.new_device.empty() ? "" : ", " + report.new_device) +
+                             "); thresholds: time " + format_fixed(report.options.time_threshold * 100.0, 1) +
+                             "% with separated quartiles, memory " + format_fixed(report.options.memory_threshold * 100.0, 1) + "%";
+  out += md ? "## convbench diff\n\n" + header + "\n\n" : "convbench diff: " + header + "\n";
+  if (report.base_device != report.new_device)
+    out += std::string(md ? "\n**" : "") + "warning: the files were measured on different devices (" +
+           (report.base_device.empty() ? "none" : report.base_device) + " vs " +
+           (report.new_device.empty() ? "none" : report.new_device) + ")" + (md ? "**\n\n" : "\n");
+
+  TextTable t;
+  t.header = {"block / variant", "metric", "base", "new", "change", "verdict", "note"};
+  t.right_aligned = {false, false, true, true, true, false, false};
+  for (const RowDiff& r : report.rows)
+    for (const MetricDiff& m : r.metrics) {
+      const bool has_change = m.verdict != Verdict::not_compared && m.metric != "status";
+      t.rows.push_back({r.key.text(), m.metric, m.base_text, m.new_text, has_change ? percent(m.change) : "",
+                        md && is_regression(m.verdict) ? "**" + to_string(m.verdict) + "**" : to_string(m.verdict), m.note});
+    }
+  if (!t.rows.empty()) out += (md ? "" : "\n") + (md ? t.render_markdown() : t.render_terminal()) + "\n";
+  for (const auto& [label, keys] : {std::pair{"only in base", &report.only_in_base}, std::pair{"only in new", &report.only_in_new}})
+    for (const RowKey& k : *keys) out += std::string(md ? "- " : "") + label + ": " + k.text() + "\n";
+  if (!report.only_in_base.empty() || !report.only_in_new.empty()) out += "\n";
+
+  const int regressions = report.count(Verdict::slower) + report.count(Verdict::more) + report.count(Verdict::failed);
+  out += std::to_string(report.count(Verdict::slower)) + " slower, " + std::to_string(report.count(Verdict::faster)) +
+         " faster, " + std::to_string(report.count(Verdict::ambiguous)) + " ambiguous, " +
+         std::to_string(report.count(Verdict::same)) + " same; memory: " + std::to_string(report.count(Verdict::more)) +
+         " more, " + std::to_string(report.count(Verdict::less)) + " less; " + std::to_string(report.count(Verdict::failed)) +
+         " failed. ";
+  switch (report.exit_code()) {
+    case 1:
+      out += "Result: " + std::to_string(regressions) + (regressions == 1 ? " regression" : " regressions") +
+             " (exit code 1).\n";
+      break;
+    case 3:
+      out += "Result: ambiguous (exit code 3).\nSome changes are larger than the threshold but within the noise of the "
+             "samples. Re-run both sides with more samples, e.g. `convbench compare SPEC --min-samples 30 --min-time 2`, "
+             "on an otherwise idle machine.\n";
+      break;
+    default: out += "Result: no regression (exit code 0).\n";
+  }
+  return out;
+}
+
+}  // namespace convbench

@@ -1,0 +1,68 @@
+// `convbench diff BASE NEW`: direction-aware regression verdicts between two results files.
+//
+// Rows pair by (block, variant, point_label). Per pair and metric:
+//   time (forward, backward, step; medians and quartiles of the samples):
+//     SLOWER     new median > base median * (1 + t) and the quartile intervals separate (new q1 > base q3)
+//     FASTER     new median < base median * (1 - t) and new q3 < base q1
+//     SAME       |new / base - 1| <= t
+//     AMBIGUOUS  beyond t, but the intervals overlap: the noise cannot tell
+//   peak memory (measured peak when both rows have one, else predicted; deterministic):
+//     MORE / LESS beyond the memory threshold m, else SAME
+//   status: FAILED when the row ran in base and not in new.
+// Exit code: 1 when anything is SLOWER, MORE or FAILED; else 3 when anything is AMBIGUOUS; else 0.
+// FASTER and LESS never fail; rows present in only one file are listed, not judged.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/results.hpp"
+#include "report/summary_tables.hpp"
+
+namespace convbench {
+
+enum class Verdict { same, slower, faster, ambiguous, more, less, failed, fixed, still_failing, not_compared };
+std::string to_string(Verdict v);  // "SLOWER", "AMBIGUOUS", ...
+bool is_regression(Verdict v);     // slower, more, failed
+
+struct DiffOptions {
+  double time_threshold = 0.05;
+  double memory_threshold = 0.01;
+};
+
+Verdict time_verdict(const TimeStats& base, const TimeStats& next, double threshold);
+Verdict memory_verdict(int64_t base, int64_t next, double threshold);
+
+struct MetricDiff {
+  std::string metric;  // forward | backward | step | peak memory (measured | predicted) | status
+  std::string base_text, new_text;
+  double change = 0;   // new / base - 1 (0 for status)
+  Verdict verdict = Verdict::not_compared;
+  std::string note;
+};
+
+struct RowDiff {
+  RowKey key;
+  std::vector<MetricDiff> metrics;
+};
+
+struct DiffReport {
+  std::string base_name, new_name;  // file names as given
+  std::string base_engine, new_engine, base_device, new_device;
+  DiffOptions options;
+  std::vector<RowDiff> rows;
+  std::vector<RowKey> only_in_base, only_in_new;
+
+  int count(Verdict v) const;
+  bool has_regression() const;
+  int exit_code() const;  // 0, 1 or 3 (see above)
+};
+
+DiffReport diff_results(const ResultSet& base, const ResultSet& next, const DiffOptions& options,
+                        const std::string& base_name = "base", const std::string& new_name = "new");
+
+// A table (one line per row x metric), the rows found in one file only, a summary line with the
+// exit code's meaning, and advice when results are ambiguous. Markdown: for posting on a pull request.
+std::string format_diff(const DiffReport& report, TableStyle style);
+
+}  // namespace convbench

@@ -1,0 +1,29 @@
+#include "report/report_formats.hpp"
+
+#include <stdexcept>
+
+#include "report/gbench_json.hpp"
+#include "report/html_report.hpp"
+#include "report/json_results.hpp"
+#include "report/latex_table.hpp"
+#include "report/summary_tables.hpp"
+
+namespace convbench {
+
+const std::vector<std::string>& report_format_names() {
+  static const std::vector<std::string> names = {"table", "md", "csv", "latex", "html", "gbench-json", "json"};
+  return names;
+}
+
+std::string render_results(const ResultSet& results, const std::string& format, bool colour) {
+  if (format == "table") return format_tables(results, TableStyle::terminal, colour);
+  if (format == "md") return format_tables(results, TableStyle::markdown);
+  if (format == "csv") return format_csv(results);
+  if (format == "latex") return format_latex(results);
+  if (format == "html") return format_html(results);
+  if (format == "gbench-json") return results_to_gbench_json(results).dump(2) + "\n";
+  if (format == "json") return results_to_json(results).dump(2) + "\n";
+  throw std::invalid_argument("unknown report format \"" + format + "\"");
+}
+
+}  // namespace convbench

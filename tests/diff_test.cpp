@@ -1,0 +1,297 @@
+// `convbench diff`: verdicts on constructed result pairs (same, 10% slower, 10% faster, noisy
+// overlap, memory growth, rows missing on one side, a row that stopped running) and the exit
+// codes CI relies on: 0 no regression, 1 regression, 3 ambiguous only, 2 bad input.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_harness.hpp"
+#include "report/json_results.hpp"
+#include "report/regression_diff.hpp"
+
+namespace convbench {
+namespace {
+
+using testing::read_file;
+using testing::run_cli;
+using testing::source_path;
+using testing::temp_path;
+
+// Samples spread +-1% around `median` (quartiles at +-0.5%), or +-`spread` when given.
+TimeStats stats(double median, double spread = 0.01) {
+  TimeStats t;
+  t.median = t.mean = median;
+  t.q1 = median * (1 - spread / 2);
+  t.q3 = median * (1 + spread / 2);
+  t.min = median * (1 - spread);
+  t.max = median * (1 + spread);
+  t.noise = spread / 2;
+  t.raw_ms = {t.min, t.q1, t.median, t.q3, t.max};
+  return t;
+}
+
+ResultRow row(const std::string& variant, double ms, int64_t peak, double spread = 0.01) {
+  ResultRow r;
+  r.block = "blk";
+  r.variant = variant;
+  r.kind = "standard";
+  r.mode = "train";
+  r.dtype = "float32";
+  r.layout = "channels_first";
+  r.input_shape = {2, 8, 8, 8};
+  r.device = "cpu";
+  r.predicted.peak_bytes = peak;
+  r.measured = r.predicted;
+  r.forward = stats(ms / 3, spread);
+  r.backward = stats(ms * 2 / 3, spread);
+  r.step = stats(ms, spread);
+  return r;
+}
+
+ResultSet set_of(std::vector<ResultRow> rows) {
+  ResultSet s;
+  s.engine = "convbench test";
+  s.device = "cpu";
+  s.rows = std::move(rows);
+  return s;
+}
+
+Verdict step_verdict(const DiffReport& d, size_t row = 0) {
+  for (const MetricDiff& m : d.rows.at(row).metrics)
+    if (m.metric == "step time") return m.verdict;
+  return Verdict::not_compared;
+}
+
+TEST(Diff, TimeVerdictRules) {
+  const TimeStats base = stats(10.0);
+  EXPECT_EQ(time_verdict(base, stats(10.2), 0.05), Verdict::same);     // +2%
+  EXPECT_EQ(time_verdict(base, stats(10.5), 0.05), Verdict::same);     // exactly the threshold
+  EXPECT_EQ(time_verdict(base, stats(11.0), 0.05), Verdict::slower);   // +10%, quartiles apart
+  EXPECT_EQ(time_verdict(base, stats(9.0), 0.05), Verdict::faster);    // -10%, quartiles apart
+  EXPECT_EQ(time_verdict(base, stats(11.0, 0.5), 0.05), Verdict::ambiguous);  // +10% within wide noise
+  EXPECT_EQ(time_verdict(stats(10.0, 0.5), stats(9.0), 0.05), Verdict::ambiguous);
+  EXPECT_EQ(time_verdict(base, stats(11.0), 0.2), Verdict::same);      // under a looser threshold
+  // Separation is judged on the quartiles: new q1 must clear base q3.
+  TimeStats touching = stats(11.0);
+  touching.q1 = base.q3;
+  EXPECT_EQ(time_verdict(base, touching, 0.05), Verdict::ambiguous);
+}
+
+TEST(Diff, MemoryVerdictRules) {
+  EXPECT_EQ(memory_verdict(1000, 1010, 0.01), Verdict::same);
+  EXPECT_EQ(memory_verdict(1000, 1011, 0.01), Verdict::more);
+  EXPECT_EQ(memory_verdict(1000, 989, 0.01), Verdict::less);
+  EXPECT_EQ(memory_verdict(1000, 1000, 0.0), Verdict::same);
+  EXPECT_EQ(memory_verdict(1000, 1001, 0.0), Verdict::more);
+}
+
+TEST(Diff, VerdictsAndExitCodesOnConstructedPairs) {
+  const DiffOptions o;
+  const ResultSet base = set_of({row("a", 10.0, 1 << 20)});
+  struct Case {
+    const char* name;
+    ResultRow next;
+    Verdict step;
+    int exit_code;
+  };
+  const Case cases[] = {
+      {"same", row("a", 10.1, 1 << 20), Verdict::same, 0},
+      {"10% slower", row("a", 11.0, 1 << 20), Verdict::slower, 1},
+      {"10% faster", row("a", 9.0, 1 << 20), Verdict::faster, 0},  // a speed-up never fails
+      {"noisy overlap", row("a", 11.0, 1 << 20, 0.6), Verdict::ambiguous, 3},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const DiffReport d = diff_results(base, set_of({c.next}), o);
+    ASSERT_EQ(d.rows.size(), 1u);
+    EXPECT_EQ(step_verdict(d), c.step);
+    EXPECT_EQ(d.exit_code(), c.exit_code);
+  }
+  // Memory growth is a regression even when time is the same.
+  const DiffReport grew = diff_results(base, set_of({row("a", 10.0, (1 << 20) + 20000)}), o);
+  EXPECT_EQ(grew.count(Verdict::more), 1);
+  EXPECT_EQ(grew.exit_code(), 1);
+  EXPECT_EQ(grew.rows[0].metrics.back().metric, "peak memory (measured)");
+  // Less memory is good news, not a failure.
+  EXPECT_EQ(diff_results(base, set_of({row("a", 10.0, (1 << 20) - 20000)}), o).exit_code(), 0);
+  // A regression outranks an ambiguous result.
+  const DiffReport both = diff_results(set_of({row("a", 10.0, 100), row("b", 10.0, 100)}),
+                                       set_of({row("a", 11.0, 100, 0.6), row("b", 11.0, 100)}), o);
+  EXPECT_EQ(both.count(Verdict::ambiguous), 3);  // a: forward, backward and step
+  EXPECT_EQ(both.exit_code(), 1);
+}
+
+TEST(Diff, MissingRowsAreListedNotJudged) {
+  const DiffReport d = diff_results(set_of({row("a", 10.0, 100), row("gone", 10.0, 100)}),
+                                    set_of({row("a", 10.0, 100), row("added", 50.0, 900)}), DiffOptions{});
+  ASSERT_EQ(d.rows.size(), 1u);
+  ASSERT_EQ(d.only_in_base.size(), 1u);
+  EXPECT_EQ(d.only_in_base[0].variant, "gone");
+  ASSERT_EQ(d.only_in_new.size(), 1u);
+  EXPECT_EQ(d.only_in_new[0].variant, "added");
+  EXPECT_EQ(d.exit_code(), 0);
+  const std::string text = format_diff(d, TableStyle::terminal);
+  EXPECT_NE(text.find("only in base: blk / gone"), std::string::npos) << text;
+  EXPECT_NE(text.find("only in new: blk / added"), std::string::npos) << text;
+}
+
+TEST(Diff, RowsPairByPointAndTheWorkloadMustMatch) {
+  ResultRow p1 = row("a", 10.0, 100), p2 = row("a", 10.0, 100);
+  p1.point_label = "batch=1";
+  p2.point_label = "batch=2";
+  ResultRow p2_slow = p2;
+  p2_slow.step = stats(20.0);
+  const DiffReport d = diff_results(set_of({p1, p2}), set_of({p1, p2_slow}), DiffOptions{});
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(step_verdict(d, 0), Verdict::same);
+  EXPECT_EQ(step_verdict(d, 1), Verdict::slower);
+  EXPECT_EQ(d.rows[1].key.text(), "blk [batch=2] / a");
+
+  ResultRow other_dtype = row("a", 10.0, 100);
+  other_dtype.dtype = "float16";
+  const DiffReport changed = diff_results(set_of({row("a", 10.0, 100)}), set_of({other_dtype}), DiffOptions{});
+  ASSERT_EQ(changed.rows[0].metrics.size(), 1u);
+  EXPECT_EQ(changed.rows[0].metrics[0].metric, "workload");
+  EXPECT_NE(changed.rows[0].metrics[0].note.find("dtype"), std::string::npos);
+}
+
+TEST(Diff, ARowThatStoppedRunningIsARegression) {
+  ResultRow oom = row("a", 10.0, 100);
+  oom.status = "oom";
+  oom.message = "out of memory";
+  const DiffReport failed = diff_results(set_of({row("a", 10.0, 100)}), set_of({oom}), DiffOptions{});
+  EXPECT_EQ(failed.count(Verdict::failed), 1);
+  EXPECT_EQ(failed.exit_code(), 1);
+  const DiffReport fixed = diff_results(set_of({oom}), set_of({row("a", 10.0, 100)}), DiffOptions{});
+  EXPECT_EQ(fixed.count(Verdict::fixed), 1);
+  EXPECT_EQ(fixed.exit_code(), 0);
+  const DiffReport still = diff_results(set_of({oom}), set_of({oom}), DiffOptions{});
+  EXPECT_EQ(still.count(Verdict::still_failing), 1);
+  EXPECT_EQ(still.exit_code(), 0);  // not new: the base already failed
+}
+
+TEST(Diff, PredictedMemoryWhenAFileHasNoMeasurement) {
+  ResultRow analysed = row("a", 10.0, 1000);
+  analysed.device.clear();
+  analysed.measured.reset();
+  analysed.forward.reset();
+  analysed.backward.reset();
+  analysed.step.reset();
+  ResultRow grew = analysed;
+  grew.predicted.peak_bytes = 2000;
+  const DiffReport d = diff_results(set_of({analysed}), set_of({grew}), DiffOptions{});
+  ASSERT_EQ(d.rows[0].metrics.size(), 1u);
+  EXPECT_EQ(d.rows[0].metrics[0].metric, "peak memory (predicted)");
+  EXPECT_EQ(d.rows[0].metrics[0].verdict, Verdict::more);
+  EXPECT_EQ(d.exit_code(), 1);
+}
+
+// One pair with every kind of verdict, for the golden files (terminal and Markdown).
+DiffReport mixed_report() {
+  ResultRow gone = row("gone", 10.0, 100), added = row("added", 10.0, 100), oom = row("fails", 5.0, 100);
+  ResultRow noisy = row("noisy", 20.0, 4 << 20, 0.6);
+  oom.status = "oom";
+  oom.message = "out of memory in backward";
+  const ResultSet base = set_of({row("same", 10.0, 1 << 20), row("slower", 10.0, 1 << 20), row("faster", 10.0, 1 << 20),
+                                 row("noisy", 18.0, 4 << 20, 0.6), row("fatter", 10.0, 1 << 20), row("fails", 5.0, 100), gone});
+  const ResultSet next = set_of({row("same", 10.2, 1 << 20), row("slower", 11.5, 1 << 20), row("faster", 8.0, 1 << 20),
+                                 noisy, row("fatter", 10.0, 3 << 19), oom, added});
+  return diff_results(base, next, DiffOptions{}, "base.json", "new.json");
+}
+
+// CONVBENCH_UPDATE_GOLDEN=1 rewrites the golden file instead (then read it before committing).
+void expect_golden(const std::string& actual, const std::string& golden) {
+  const std::string path = source_path("tests/golden/" + golden);
+  if (const char* update = std::getenv("CONVBENCH_UPDATE_GOLDEN"); update && std::string(update) == "1")
+    std::ofstream(path, std::ios::binary) << actual;
+  EXPECT_EQ(actual, read_file(path)) << golden;
+}
+
+TEST(Diff, TerminalAndMarkdownMatchTheGoldenFiles) {
+  const DiffReport d = mixed_report();
+  EXPECT_EQ(d.exit_code(), 1);
+  expect_golden(format_diff(d, TableStyle::terminal), "diff_mixed.txt");
+  expect_golden(format_diff(d, TableStyle::markdown), "diff_mixed.md");
+}
+
+class DiffCli : public ::testing::Test {
+ protected:
+  std::string write(const std::string& name, const ResultSet& set) {
+    const std::string path = temp_path(name);
+    std::ofstream(path) << results_to_json(set).dump(2);
+    files_.push_back(path);
+    return path;
+  }
+  void TearDown() override {
+    for (const auto& f : files_) std::filesystem::remove(f);
+  }
+  std::vector<std::string> files_;
+};
+
+TEST_F(DiffCli, ExitCodes) {
+  const std::string base = write("base.json", set_of({row("a", 10.0, 1 << 20), row("b", 10.0, 1 << 20)}));
+  struct Case {
+    const char* name;
+    ResultSet next;
+    int exit_code;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"same", set_of({row("a", 10.1, 1 << 20), row("b", 9.9, 1 << 20)}), 0, "Result: no regression (exit code 0)"},
+      {"slower", set_of({row("a", 11.0, 1 << 20), row("b", 10.0, 1 << 20)}), 1, "SLOWER"},
+      {"faster", set_of({row("a", 9.0, 1 << 20), row("b", 9.0, 1 << 20)}), 0, "FASTER"},
+      {"ambiguous", set_of({row("a", 11.0, 1 << 20, 0.6), row("b", 10.0, 1 << 20)}), 3, "--min-samples 30"},
+      {"memory", set_of({row("a", 10.0, 2 << 20), row("b", 10.0, 1 << 20)}), 1, "MORE"},
+      {"missing", set_of({row("a", 10.0, 1 << 20)}), 0, "only in base: blk / b"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string next = write(std::string(c.name) + ".json", c.next);
+    const auto r = run_cli("diff " + base + " " + next);
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.out << r.err;
+    EXPECT_NE(r.out.find(c.expected), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(DiffCli, MarkdownFileForAPullRequest) {
+  const std::string base = write("mb.json", set_of({row("a", 10.0, 1 << 20)}));
+  const std::string next = write("mn.json", set_of({row("a", 12.0, 1 << 20)}));
+  const std::string md = temp_path("diff.md");
+  files_.push_back(md);
+  const auto r = run_cli("diff " + base + " " + next + " --markdown " + md + " --time-threshold 0.1");
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string text = read_file(md);
+  EXPECT_EQ(text.rfind("## convbench diff", 0), 0u);
+  EXPECT_NE(text.find("| blk / a | step time |"), std::string::npos) << text;
+  EXPECT_NE(text.find("**SLOWER**"), std::string::npos);
+  EXPECT_NE(text.find("time 10.0%"), std::string::npos);
+  // Under a 25% threshold the 20% change is the same.
+  EXPECT_EQ(run_cli("diff " + base + " " + next + " --time-threshold 0.25").exit_code, 0);
+}
+
+TEST_F(DiffCli, BadInputExitsTwo) {
+  const std::string good = write("good.json", set_of({row("a", 10.0, 100)}));
+  const auto missing = run_cli("diff " + good + " /nonexistent/new.json");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("error: /nonexistent/new.json: cannot open the results file"), std::string::npos) << missing.err;
+  const std::string malformed = temp_path("malformed.json");
+  files_.push_back(malformed);
+  std::ofstream(malformed) << "{\"schema\": \"convbench.results/1\", \"results\": [";
+  const auto bad = run_cli("diff " + malformed + " " + good);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("error: " + malformed + ": malformed JSON"), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty());
+  const std::string wrong_row = temp_path("wrong_row.json");
+  files_.push_back(wrong_row);
+  std::ofstream(wrong_row) << R"({"schema": "convbench.results/1", "results": [{"block": "b", "variant": 3}]})";
+  const auto row_error = run_cli("diff " + good + " " + wrong_row);
+  EXPECT_EQ(row_error.exit_code, 2);
+  EXPECT_NE(row_error.err.find(wrong_row + ": results[0]: malformed row"), std::string::npos) << row_error.err;
+  EXPECT_EQ(run_cli("diff " + good).exit_code, 2);                                  // NEW missing
+  EXPECT_EQ(run_cli("diff " + good + " " + good + " --time-threshold -1").exit_code, 2);  // negative threshold
+}
+
+}  // namespace
+}  // namespace convbench

@@ -1,0 +1,151 @@
+// `convbench report OURS --against PEER`: convbench's committed results for
+// tests/data/results/small-spec.yaml next to scripts/torch_peer.py's for the same spec. Equal
+// counts exit 0; a tampered MAC count is a MISMATCH and exit code 1.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+#include "report/json_results.hpp"
+#include "report/peer_comparison.hpp"
+
+namespace convbench {
+namespace {
+
+using nlohmann::json;
+using testing::read_file;
+using testing::run_cli;
+using testing::source_path;
+using testing::temp_path;
+
+const std::string kOurs = "tests/data/results/measured.json";
+const std::string kAnalyzed = "tests/data/results/analyzed.json";
+const std::string kPeer = "tests/data/results/peer.json";
+
+TEST(ReportAgainst, EqualCountsExitZeroAndMatchTheGoldenFiles) {
+  const auto r = run_cli("report " + source_path(kOurs) + " --against " + source_path(kPeer));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(source_path("tests/golden/against_small.txt")));
+  EXPECT_NE(r.out.find("Counts agree on all 10 compared rows."), std::string::npos);
+  EXPECT_EQ(r.out.find("MISMATCH:"), std::string::npos);
+  const auto md = run_cli("report " + source_path(kOurs) + " --against " + source_path(kPeer) + " --format md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(md.out, read_file(source_path("tests/golden/against_small.md")));
+}
+
+TEST(ReportAgainst, RatiosAreOursOverPeerMedians) {
+  const ResultSet ours = load_results_file(source_path(kOurs));
+  const ResultSet peer = load_results_file(source_path(kPeer));
+  const json peer_doc = json::parse(read_file(source_path(kPeer)));
+  const json ours_doc = json::parse(read_file(source_path(kOurs)));
+  const PeerComparison c = compare_with_peer(ours, peer);
+  ASSERT_EQ(c.rows.size(), 10u);
+  EXPECT_TRUE(c.only_in_ours.empty());
+  EXPECT_TRUE(c.only_in_peer.empty());
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    SCOPED_TRACE(i);
+    const PeerRow& row = c.rows[i];
+    const json& o = ours_doc["results"][i];
+    const json& p = peer_doc["results"][i];
+    ASSERT_EQ(o["variant"], p["variant"]);
+    EXPECT_FALSE(row.mismatch());
+    ASSERT_TRUE(row.forward);
+    EXPECT_DOUBLE_EQ(*row.forward, o["time_ms"]["forward"]["median"].get<double>() / p["time_ms"]["forward"]["median"].get<double>());
+    if (o["mode"] == "train") {
+      ASSERT_TRUE(row.step);
+      EXPECT_DOUBLE_EQ(*row.step, o["time_ms"]["step"]["median"].get<double>() / p["time_ms"]["step"]["median"].get<double>());
+      // CPU peer: no peak, so saved bytes are compared, ours measured by the allocator.
+      EXPECT_EQ(row.memory_measure, MemoryMeasure::saved_measured);
+      EXPECT_EQ(row.ours_memory, o["memory"]["measured"]["saved_bytes"].get<int64_t>());
+      EXPECT_EQ(row.peer_memory, p["memory"]["saved_bytes"].get<int64_t>());
+      // Both engines save the same tensors for this block.
+      EXPECT_EQ(row.ours_memory, row.peer_memory);
+    } else {
+      EXPECT_FALSE(row.step);
+      EXPECT_FALSE(row.memory);  // nothing is saved in inference: no ratio
+    }
+  }
+}
+
+TEST(ReportAgainst, TamperedMacCountIsAMismatch) {
+  json peer = json::parse(read_file(source_path(kPeer)));
+  peer["results"][1]["macs"]["backward_weight"] = peer["results"][1]["macs"]["backward_weight"].get<int64_t>() * 2;
+  const std::string tampered = temp_path("tampered_peer.json");
+  std::ofstream(tampered) << peer.dump(1);
+  const auto r = run_cli("report " + source_path(kOurs) + " --against " + tampered);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("MISMATCH: MACs bwd-weight"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MISMATCH: 1 of 10 rows have counts that differ (exit code 1)."), std::string::npos) << r.out;
+  const auto html = run_cli("report " + source_path(kOurs) + " --against " + tampered + " --format html");
+  EXPECT_EQ(html.exit_code, 1);
+  EXPECT_NE(html.out.find("<section class=\"against\" id=\"against\">"), std::string::npos);
+  EXPECT_NE(html.out.find("<p class=\"mismatch\">MISMATCH"), std::string::npos);
+  EXPECT_NE(html.out.find("class=\"num worse\""), std::string::npos);
+  EXPECT_EQ(html.out.find("http"), std::string::npos);
+  std::filesystem::remove(tampered);
+}
+
+TEST(ReportAgainst, HtmlReportCarriesTheSameSideBySideTable) {
+  const auto r = run_cli("report " + source_path(kOurs) + " --against " + source_path(kPeer) + " --format html");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("<h2>Against pytorch"), std::string::npos);
+  EXPECT_NE(r.out.find("<p class=\"agree\">Counts agree on all 10 compared rows.</p>"), std::string::npos);
+  EXPECT_NE(r.out.find("<th class=\"num\">MACs fwd peer</th>"), std::string::npos);
+  EXPECT_NE(r.out.find("memory (saved)"), std::string::npos);
+  EXPECT_EQ(r.out.find("http"), std::string::npos);
+}
+
+TEST(ReportAgainst, AnalysisAgainstPeerComparesPredictedSavedBytes) {
+  const PeerComparison c = compare_with_peer(load_results_file(source_path(kAnalyzed)), load_results_file(source_path(kPeer)));
+  EXPECT_EQ(c.mismatches(), 0);
+  EXPECT_EQ(c.rows[0].memory_measure, MemoryMeasure::saved_predicted);
+  EXPECT_FALSE(c.rows[0].step);  // nothing was timed by analyze
+  const std::string text = format_peer_comparison(c, TableStyle::terminal);
+  EXPECT_NE(text.find("memory (saved, ours predicted)"), std::string::npos);
+}
+
+TEST(ReportAgainst, PeakBytesWhenBothMeasuredOne) {
+  ResultSet ours = load_results_file(source_path(kOurs));
+  ResultSet peer = load_results_file(source_path(kPeer));
+  for (ResultRow& r : peer.rows) r.measured->peak_bytes = 1 << 20;  // as torch_peer.py writes on CUDA
+  const PeerComparison c = compare_with_peer(ours, peer);
+  EXPECT_EQ(c.rows[0].memory_measure, MemoryMeasure::peak);
+  ASSERT_TRUE(c.rows[0].memory);
+  EXPECT_DOUBLE_EQ(*c.rows[0].memory, static_cast<double>(ours.rows[0].measured->peak_bytes) / (1 << 20));
+  EXPECT_NE(format_peer_comparison(c, TableStyle::terminal).find("memory (peak)"), std::string::npos);
+}
+
+TEST(ReportAgainst, UnpairedRowsAndFailedPeerRows) {
+  ResultSet ours = load_results_file(source_path(kOurs));
+  ResultSet peer = load_results_file(source_path(kPeer));
+  peer.rows.erase(peer.rows.begin());
+  peer.rows[0].status = "error";  // failed before counting: counts unknown, not a mismatch
+  peer.rows[0].params = 0;
+  peer.rows[0].macs = {};
+  ours.rows.pop_back();
+  const PeerComparison c = compare_with_peer(ours, peer);
+  ASSERT_EQ(c.only_in_ours.size(), 1u);
+  EXPECT_EQ(c.only_in_ours[0].text(), "conv_2d [batch=1] / standard");
+  ASSERT_EQ(c.only_in_peer.size(), 1u);
+  EXPECT_EQ(c.only_in_peer[0].text(), "conv3d-infer [batch=2] / grouped");
+  EXPECT_FALSE(c.rows[0].counts_known);
+  EXPECT_EQ(c.exit_code(), 0);
+  const std::string text = format_peer_comparison(c, TableStyle::terminal);
+  EXPECT_NE(text.find("not compared (no counts)"), std::string::npos);
+  EXPECT_NE(text.find("only in ours: conv_2d [batch=1] / standard"), std::string::npos);
+}
+
+TEST(ReportAgainst, OnlyTableMarkdownOrHtml) {
+  const auto r = run_cli("report " + source_path(kOurs) + " --against " + source_path(kPeer) + " --format csv");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--against renders as table, md or html"), std::string::npos) << r.err;
+  const auto missing = run_cli("report " + source_path(kOurs) + " --against /nonexistent/peer.json");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/peer.json: cannot open the results file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace convbench

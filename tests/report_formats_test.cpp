@@ -1,0 +1,411 @@
+// Every output format rendered from one saved results file (tests/data/results/measured.json,
+// written once by `compare --device reference` and committed) against golden files, plus the
+// properties each format promises: Google Benchmark's JSON schema, a self-contained HTML report
+// with its three plots, booktabs LaTeX, colour only on a terminal, achieved rates.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+#include "report/device_limits.hpp"
+#include "report/gbench_json.hpp"
+#include "report/html_report.hpp"
+#include "report/json_results.hpp"
+#include "report/latex_table.hpp"
+#include "report/markup_escape.hpp"
+#include "report/report_formats.hpp"
+#include "report/summary_tables.hpp"
+#include "report/svg_plot.hpp"
+#include "report/text_table.hpp"
+#include "spec/spec_error.hpp"
+
+namespace convbench {
+namespace {
+
+using nlohmann::json;
+using testing::read_file;
+using testing::run_cli;
+using testing::source_path;
+
+const std::string kMeasured = "tests/data/results/measured.json";
+const std::string kAnalyzed = "tests/data/results/analyzed.json";
+
+ResultSet measured() { return load_results_file(source_path(kMeasured)); }
+
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
+// A training row with round numbers: 1 TFLOP forward + 1 TFLOP backward, 3 GB moved, 1 s step.
+ResultRow round_row(const std::string& variant, double step_ms) {
+  ResultRow r;
+  r.block = "b";
+  r.variant = variant;
+  r.kind = "standard";
+  r.mode = "train";
+  r.dtype = "float32";
+  r.layout = "channels_first";
+  r.input_shape = {1, 8, 8, 8};
+  r.params = 100;
+  r.flops = {1'000'000'000'000, 400'000'000'000, 600'000'000'000};
+  r.bytes_forward = 1'000'000'000;
+  r.bytes_backward = 2'000'000'000;
+  r.predicted.peak_bytes = 1 << 20;
+  r.device = "cpu";
+  r.measured = r.predicted;
+  TimeStats t;
+  t.median = t.mean = t.q1 = t.q3 = t.min = t.max = step_ms;
+  t.raw_ms = {step_ms, step_ms, step_ms};
+  r.forward = r.backward = r.step = t;
+  return r;
+}
+
+TEST(ReportFormats, EveryFormatMatchesItsGoldenFile) {
+  const std::pair<const char*, const char*> formats[] = {
+      {"table", "report_measured.txt"}, {"md", "report_measured.md"},   {"csv", "report_measured.csv"},
+      {"latex", "report_measured.tex"}, {"html", "report_measured.html"}, {"gbench-json", "report_measured.gbench.json"}};
+  for (const auto& [format, golden] : formats) {
+    SCOPED_TRACE(format);
+    const auto r = run_cli("report " + source_path(kMeasured) + " --format " + format);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, read_file(source_path(std::string("tests/golden/") + golden)));
+  }
+}
+
+TEST(ReportFormats, JsonRoundTripsByteForByte) {
+  // The JSON is the source of truth: reading and writing it again loses nothing (raw samples included).
+  EXPECT_EQ(render_results(measured(), "json"), read_file(source_path(kMeasured)));
+  const auto doc = json::parse(read_file(source_path(kMeasured)));
+  EXPECT_EQ(doc["results"][0]["time_ms"]["step"]["raw_ms"].size(), 7u);
+}
+
+TEST(ReportFormats, AchievedRatesAreFlopsAndBytesOverTheMedianStep) {
+  ResultSet set;
+  set.rows = {round_row("standard", 1000.0), round_row("other", 250.0)};
+  set.rows[0].is_baseline = true;
+  const TextTable t = block_tables(set).front().table;
+  const auto col = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(t.header.begin(), t.header.end(), name) - t.header.begin());
+  };
+  ASSERT_LT(col("TFLOP/s"), t.header.size());
+  ASSERT_LT(col("GB/s"), t.header.size());
+  EXPECT_EQ(t.rows[0][col("TFLOP/s")], "2.00");  // 2e12 FLOPs / 1 s
+  EXPECT_EQ(t.rows[0][col("GB/s")], "3.00");     // 3e9 bytes / 1 s
+  EXPECT_EQ(t.rows[1][col("TFLOP/s")], "8.00");  // same work in 0.25 s
+  EXPECT_EQ(t.rows[1][col("GB/s")], "12.0");
+  EXPECT_EQ(t.rows[1][col("step x")], "0.25x");
+}
+
+TEST(ReportFormats, ColourOnlyWhenAskedAndOnlyOnTheTimeRatio) {
+  ResultSet set;
+  set.rows = {round_row("base", 10.0), round_row("faster", 5.0), round_row("slower", 20.0), round_row("equal", 10.001)};
+  set.rows[0].is_baseline = true;
+  const std::string plain = format_tables(set, TableStyle::terminal, false);
+  const std::string coloured = format_tables(set, TableStyle::terminal, true);
+  EXPECT_EQ(plain.find('\033'), std::string::npos);
+  EXPECT_EQ(count_of(coloured, "\033[32m"), 1u);  // faster: green
+  EXPECT_EQ(count_of(coloured, "\033[31m"), 1u);  // slower: red
+  EXPECT_NE(coloured.find("\033[32m 0.50x\033[0m"), std::string::npos) << coloured;
+  EXPECT_NE(coloured.find("\033[31m 2.00x\033[0m"), std::string::npos) << coloured;
+  // Without the escape codes the coloured table is the plain one: alignment is unchanged.
+  EXPECT_EQ(std::regex_replace(coloured, std::regex("\033\\[[0-9]+m"), ""), plain);
+  EXPECT_EQ(format_tables(set, TableStyle::markdown, true).find('\033'), std::string::npos);
+  // The CLI's stdout is a pipe here, so no colour reaches it.
+  const auto r = run_cli("report " + source_path(kMeasured));
+  EXPECT_EQ(r.out.find('\033'), std::string::npos);
+}
+
+TEST(ReportFormats, GbenchJsonFollowsGoogleBenchmarksSchema) {
+  const ResultSet set = measured();
+  const json doc = json::parse(render_results(set, "gbench-json"));
+  ASSERT_TRUE(doc.is_object());
+  ASSERT_TRUE(doc.contains("context") && doc["context"].is_object());
+  ASSERT_TRUE(doc.contains("benchmarks") && doc["benchmarks"].is_array());
+  const json& c = doc["context"];
+  for (const char* key : {"date", "host_name", "executable", "library_build_type"}) {
+    ASSERT_TRUE(c.contains(key)) << key;
+    EXPECT_TRUE(c[key].is_string()) << key;
+  }
+  for (const char* key : {"num_cpus", "mhz_per_cpu", "json_schema_version"}) {
+    ASSERT_TRUE(c.contains(key)) << key;
+    EXPECT_TRUE(c[key].is_number_integer()) << key;
+  }
+  ASSERT_TRUE(c.contains("cpu_scaling_enabled"));
+  EXPECT_TRUE(c["cpu_scaling_enabled"].is_boolean());
+  ASSERT_TRUE(c.contains("caches"));
+  EXPECT_TRUE(c["caches"].is_array());
+  EXPECT_EQ(c["json_schema_version"], 1);
+  EXPECT_EQ(c["num_cpus"], set.provenance["hardware_threads"]);
+  EXPECT_EQ(c["date"], set.provenance["date"]);
+
+  std::set<std::string> names;
+  size_t iterations = 0;
+  for (const json& b : doc["benchmarks"]) {
+    for (const char* key : {"name", "run_name", "run_type", "time_unit"}) {
+      ASSERT_TRUE(b.contains(key) && b[key].is_string()) << key << " in " << b.dump();
+    }
+    for (const char* key : {"family_index", "per_family_instance_index", "repetitions", "threads", "iterations"}) {
+      ASSERT_TRUE(b.contains(key) && b[key].is_number_integer()) << key << " in " << b.dump();
+    }
+    for (const char* key : {"real_time", "cpu_time"}) ASSERT_TRUE(b.contains(key) && b[key].is_number()) << key;
+    EXPECT_EQ(b["real_time"], b["cpu_time"]);
+    EXPECT_EQ(b["time_unit"], "ms");
+    EXPECT_TRUE(names.insert(b["name"].get<std::string>()).second) << "duplicate name " << b["name"];
+    if (b["run_type"] == "iteration") {
+      ++iterations;
+      EXPECT_EQ(b["name"], b["run_name"]);
+      ASSERT_TRUE(b.contains("repetition_index") && b["repetition_index"].is_number_integer());
+    } else {
+      ASSERT_EQ(b["run_type"], "aggregate");
+      ASSERT_TRUE(b.contains("aggregate_name") && b["aggregate_name"].is_string());
+      EXPECT_EQ(b["name"], b["run_name"].get<std::string>() + "_" + b["aggregate_name"].get<std::string>());
+      EXPECT_EQ(b["aggregate_unit"], b["aggregate_name"] == "cv" ? "percentage" : "time");
+    }
+  }
+  // 4 train rows x 3 phases + 6 infer rows... here: 6 train rows (2 points x 3) and 4 infer rows.
+  EXPECT_EQ(iterations, 6u * 3 + 4u * 1);
+  EXPECT_EQ(doc["benchmarks"].size(), iterations * 5);
+
+  // Values come from the raw samples: iterations = samples, real_time = their mean, median aggregate = their median.
+  const ResultRow& row = set.rows[1];
+  std::vector<double> raw = row.step->raw_ms;
+  double mean = 0;
+  for (double v : raw) mean += v / static_cast<double>(raw.size());
+  std::sort(raw.begin(), raw.end());
+  const double median = raw[raw.size() / 2];  // 7 samples: the middle one
+  const std::string name = "conv_2d/bottleneck/batch=1/step";
+  for (const json& b : doc["benchmarks"]) {
+    if (b["name"] == name) {
+      EXPECT_EQ(b["iterations"], 7);
+      EXPECT_NEAR(b["real_time"].get<double>(), mean, 1e-9 * mean);
+    }
+    if (b["name"] == name + "_median") {
+      EXPECT_DOUBLE_EQ(b["real_time"].get<double>(), median);
+    }
+  }
+  EXPECT_TRUE(names.count(name + "_stddev") && names.count(name + "_cv") && names.count(name + "_mean"));
+}
+
+TEST(ReportFormats, GbenchJsonLeavesOutRowsWithoutTiming) {
+  ResultSet set;
+  set.rows = {round_row("ran", 10.0), round_row("oom", 10.0), round_row("analysed", 10.0)};
+  set.rows[1].status = "oom";
+  set.rows[2].device.clear();
+  set.rows[2].forward.reset();
+  set.rows[2].backward.reset();
+  set.rows[2].step.reset();
+  const auto doc = results_to_gbench_json(set);
+  ASSERT_EQ(doc["benchmarks"].size(), 3u * 5);
+  for (const auto& b : doc["benchmarks"]) EXPECT_EQ(b["run_name"].get<std::string>().rfind("b/ran/", 0), 0u) << b["name"];
+  EXPECT_EQ(results_to_gbench_json(load_results_file(source_path(kAnalyzed)))["benchmarks"].size(), 0u);
+}
+
+TEST(ReportFormats, HtmlIsSelfContainedWithThreeLabelledPlotsPerBlock) {
+  const std::string html = render_results(measured(), "html");
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(html.find("http"), std::string::npos);  // no external reference of any kind
+  for (const char* forbidden : {"<script", "<link", "src=", "href=", "@import", "url("})
+    EXPECT_EQ(html.find(forbidden), std::string::npos) << forbidden;
+  EXPECT_EQ(count_of(html, "<svg "), 12u);  // 4 blocks x 3 plots
+  EXPECT_EQ(count_of(html, "</svg>"), 12u);
+  for (int block = 0; block < 4; ++block) {
+    for (const char* plot : {"time-vs-flops", "memory-breakdown", "roofline"}) {
+      const std::string open = "<svg id=\"" + std::string(plot) + "-" + std::to_string(block) + "\" class=\"plot " + plot + "\"";
+      const size_t at = html.find(open);
+      ASSERT_NE(at, std::string::npos) << open;
+      const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+      EXPECT_NE(svg.find("class=\"axis-label x-label\""), std::string::npos) << plot;
+      EXPECT_NE(svg.find("class=\"axis-label y-label\""), std::string::npos) << plot;
+    }
+  }
+  const size_t t = html.find("<svg id=\"time-vs-flops-0\"");
+  const std::string time_plot = html.substr(t, html.find("</svg>", t) - t);
+  EXPECT_NE(time_plot.find("FLOPs per training step"), std::string::npos);
+  EXPECT_NE(time_plot.find("median step time, ms"), std::string::npos);
+  for (const char* variant : {">standard<", ">bottleneck<", ">separable<"}) EXPECT_NE(time_plot.find(variant), std::string::npos);
+  EXPECT_EQ(count_of(time_plot, "<circle class=\"point\""), 3u);
+  const size_t m = html.find("<svg id=\"memory-breakdown-0\"");
+  const std::string memory_plot = html.substr(m, html.find("</svg>", m) - m);
+  for (const char* category : {"parameters", "buffers", "gradients", "inputs", "saved", "temporaries", "workspace"})
+    EXPECT_NE(memory_plot.find(std::string(">") + category + "<"), std::string::npos) << category;
+  EXPECT_NE(memory_plot.find("standard (meas.)"), std::string::npos);
+  // The CPU's limits are not known: points, no roof, and the report says so.
+  EXPECT_EQ(html.find("class=\"roof-line\""), std::string::npos);
+  EXPECT_NE(html.find("Device limits unknown"), std::string::npos);
+}
+
+TEST(ReportFormats, HtmlMemoryBarsAddUpToTheMeasuredBreakdown) {
+  ResultSet set;
+  set.rows = {round_row("a", 1.0)};
+  set.rows[0].measured->at_peak = {1 << 20, 0, 0, 2 << 20, 3 << 20, 0, 0};  // 1 + 2 + 3 MiB
+  const std::string html = format_html(set);
+  EXPECT_NE(html.find("a (meas.), parameters: 1.00 MiB"), std::string::npos);
+  EXPECT_NE(html.find("a (meas.), inputs: 2.00 MiB"), std::string::npos);
+  EXPECT_NE(html.find("a (meas.), saved: 3.00 MiB"), std::string::npos);
+  EXPECT_NE(html.find(">6.00</text>"), std::string::npos);  // the bar's total
+}
+
+TEST(ReportFormats, HtmlOfAnAnalysisSaysWhichPlotsNeedTiming) {
+  const std::string html = render_results(load_results_file(source_path(kAnalyzed)), "html");
+  EXPECT_EQ(html.find("http"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<svg "), 4u);  // the memory breakdown only, one per block
+  EXPECT_EQ(count_of(html, "class=\"no-plot time-vs-flops\""), 4u);
+  EXPECT_EQ(count_of(html, "class=\"no-plot roofline\""), 4u);
+  EXPECT_NE(html.find("no timing in these results"), std::string::npos);
+  EXPECT_NE(html.find("standard (pred.)"), std::string::npos);
+  EXPECT_NE(html.find("predicted by convbench&#39;s memory model"), std::string::npos);
+}
+
+TEST(ReportFormats, RooflineDrawsTheRoofOfAKnownGpu) {
+  ResultSet set = measured();
+  set.provenance["gpu_name"] = "NVIDIA H100 80GB HBM3";
+  const std::string html = format_html(set);
+  EXPECT_EQ(count_of(html, "class=\"roof-line\""), 4u);
+  EXPECT_NE(html.find("67.0 TFLOP/s"), std::string::npos);
+  EXPECT_NE(html.find("3.35 TB/s"), std::string::npos);
+  EXPECT_NE(html.find("Roof: H100 SXM datasheet (float32, dense)"), std::string::npos);
+  EXPECT_EQ(html.find("Device limits unknown"), std::string::npos);
+  EXPECT_EQ(html.find("http"), std::string::npos);
+}
+
+TEST(ReportFormats, DeviceLimitsFromProvenanceOrKnownGpus) {
+  json p = {{"device_limits", {{"peak_flops", 1e12}, {"bandwidth_bytes_per_s", 2e11}, {"source", "measured"}}},
+            {"gpu_name", "NVIDIA H100 80GB HBM3"}};
+  auto l = device_limits(p, "float32");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->peak_flops, 1e12);
+  EXPECT_EQ(l->bandwidth_bytes_per_s, 2e11);
+  EXPECT_EQ(l->source, "measured");
+  p.erase("device_limits");
+  EXPECT_EQ(device_limits(p, "float32")->peak_flops, 67e12);
+  EXPECT_EQ(device_limits(p, "tf32")->peak_flops, 495e12);
+  EXPECT_EQ(device_limits(p, "bfloat16")->peak_flops, 989e12);
+  EXPECT_EQ(device_limits(p, "float16")->bandwidth_bytes_per_s, 3.35e12);
+  EXPECT_EQ(device_limits({{"device_name", "NVIDIA H200"}}, "float32")->bandwidth_bytes_per_s, 4.8e12);
+  EXPECT_EQ(device_limits({{"gpu", {{"name", "NVIDIA H200"}}}}, "float16")->peak_flops, 989e12);
+  EXPECT_FALSE(device_limits({{"gpu_name", "NVIDIA H100 PCIe"}}, "float32"));  // other limits, not guessed
+  EXPECT_FALSE(device_limits({{"device_name", "AMD EPYC"}}, "float32"));
+  EXPECT_FALSE(device_limits(json::object(), "float32"));
+}
+
+TEST(ReportFormats, LatexIsBooktabsWithEscapedNamesAndUnits) {
+  const std::string tex = render_results(measured(), "latex");
+  EXPECT_EQ(count_of(tex, "\\begin{tabular}"), 4u);
+  EXPECT_EQ(count_of(tex, "\\toprule"), 4u);
+  EXPECT_EQ(count_of(tex, "\\midrule"), 4u);
+  EXPECT_EQ(count_of(tex, "\\bottomrule"), 4u);
+  EXPECT_EQ(tex.find("\\hline"), std::string::npos);
+  EXPECT_EQ(tex.find("siunitx"), std::string::npos);
+  EXPECT_NE(tex.find("conv\\_2d"), std::string::npos);
+  EXPECT_EQ(tex.find("conv_2d"), std::string::npos);
+  // Names over units: the second header line carries the units.
+  EXPECT_NE(tex.find("Variant & Params & Fwd & Bwd & Fwd & Bwd & Step & Achieved & Peak meas. & Peak pred. & Saved & "
+                     "Params & FLOP & Step & Peak \\\\\n &  & (GFLOP) & (GFLOP) & (ms) & (ms) & (ms) & (TFLOP/s) & (MiB) & (MiB) & "
+                     "(MiB) & ($\\times$) & ($\\times$) & ($\\times$) & ($\\times$) \\\\\n\\midrule"),
+            std::string::npos)
+      << tex;
+  // Every row of every tabular has as many cells as the column specification says.
+  int tables = 0;
+  for (size_t at = tex.find("\\begin{tabular}{"); at != std::string::npos; at = tex.find("\\begin{tabular}{", at + 1)) {
+    const size_t spec_start = at + std::string("\\begin{tabular}{").size();
+    const size_t columns = tex.find('}', spec_start) - spec_start;
+    const std::string body = tex.substr(spec_start, tex.find("\\bottomrule", at) - spec_start);
+    size_t lines = 0;
+    for (size_t start = 0, end; (end = body.find("\n", start)) != std::string::npos; start = end + 1) {
+      const std::string line = body.substr(start, end - start);
+      if (line.size() < 3 || line.substr(line.size() - 3) != " \\\\") continue;
+      EXPECT_EQ(count_of(line, " & ") + 1, columns) << line;
+      ++lines;
+    }
+    EXPECT_EQ(lines, body.find("Step") != std::string::npos ? 5u : 4u);  // two header lines + variants
+    ++tables;
+  }
+  EXPECT_EQ(tables, 4);
+}
+
+TEST(ReportFormats, LatexCompilesWithOnlyBooktabs) {
+  if (std::system("command -v pdflatex > /dev/null 2>&1") != 0) GTEST_SKIP() << "pdflatex is not installed";
+  const std::string dir = testing::temp_path("latex");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/tables.tex") << render_results(measured(), "latex");
+  std::ofstream(dir + "/doc.tex") << "\\documentclass{article}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
+                                     "\\usepackage{booktabs}\n\\begin{document}\n\\input{tables.tex}\n\\end{document}\n";
+  const int rc = std::system(("cd " + dir + " && pdflatex -interaction=nonstopmode -halt-on-error doc.tex > log.txt 2>&1").c_str());
+  EXPECT_EQ(rc, 0) << read_file(dir + "/log.txt");
+  EXPECT_EQ(read_file(dir + "/log.txt").find("Overfull"), std::string::npos);  // fits a landscape page
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ReportFormats, Escaping) {
+  EXPECT_EQ(latex_escape("a_b&c%d$e#f{g}h~i^j\\k"),
+            "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k");
+  EXPECT_EQ(html_escape("<a href=\"x\">Tom & Jerry's</a>"), "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;");
+}
+
+TEST(ReportFormats, NumberFormatting) {
+  EXPECT_EQ(format_significant(0.00123456, 3), "0.00123");
+  EXPECT_EQ(format_significant(1.23456, 3), "1.23");
+  EXPECT_EQ(format_significant(123.456, 3), "123");
+  EXPECT_EQ(format_significant(12345.6, 3), "12346");
+  EXPECT_EQ(format_significant(0, 3), "0");
+  EXPECT_EQ(log_tick_label(0.01), "0.01");
+  EXPECT_EQ(log_tick_label(5), "5");
+  EXPECT_EQ(log_tick_label(100), "100");
+  EXPECT_EQ(log_tick_label(1000), "1 k");
+  EXPECT_EQ(log_tick_label(2e10), "20 G");
+  EXPECT_EQ(log_tick_label(1e12), "1 T");
+  EXPECT_EQ(log_tick_label(1e-5), "1e-5");
+}
+
+TEST(ReportFormats, PeerFilesWithNullsLoad) {
+  // scripts/torch_peer.py writes null where it measured nothing; a row that failed before its
+  // counts has null counts.
+  const json doc = {{"schema", "convbench.results/1"},
+                    {"engine", "pytorch 1.13"},
+                    {"device", "cpu"},
+                    {"provenance", {{"device_name", "cpu"}}},
+                    {"results",
+                     {{{"block", "b"}, {"variant", "v"}, {"params", nullptr}, {"macs", nullptr}, {"memory", nullptr},
+                       {"time_ms", nullptr}, {"output_shape", nullptr}, {"status", "error"}, {"message", "boom"}},
+                      {{"block", "b"}, {"variant", "w"}, {"params", 5}, {"mode", "infer"},
+                       {"memory", {{"saved_bytes", 0}, {"saved_bytes_including_input", 64}}},
+                       {"time_ms", {{"forward", {{"median", 1.5}, {"q1", 1.0}, {"q3", 2.0}, {"rel_stdev", nullptr},
+                                                 {"stop", "converged"}, {"raw_ms", {1.0, 1.5, 2.0}}}},
+                                    {"backward", nullptr}, {"step", nullptr}}},
+                       {"status", "ok"}, {"device", "cpu"}}}}};
+  const ResultSet set = results_from_json(doc, "peer.json");
+  ASSERT_EQ(set.rows.size(), 2u);
+  EXPECT_EQ(set.rows[0].status, "error");
+  EXPECT_EQ(set.rows[0].params, 0);
+  EXPECT_FALSE(set.rows[0].measured);
+  ASSERT_TRUE(set.rows[1].forward);
+  EXPECT_EQ(set.rows[1].forward->median, 1.5);
+  EXPECT_TRUE(set.rows[1].forward->noise_met);
+  EXPECT_EQ(set.rows[1].forward->samples(), 3);
+  EXPECT_FALSE(set.rows[1].backward);
+  ASSERT_TRUE(set.rows[1].measured);
+  EXPECT_EQ(set.rows[1].measured->peak_bytes, -1);  // not measured on CPU
+  EXPECT_FALSE(has_measured_peak(set.rows[1]));
+  // A wrong type is still an error with the row's path.
+  json bad = doc;
+  bad["results"][1]["params"] = "five";
+  try {
+    results_from_json(bad, "peer.json");
+    FAIL() << "expected SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("peer.json: results[1]: malformed row"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace convbench
