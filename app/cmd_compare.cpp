@@ -1,23 +1,46 @@
 // convbench compare SPEC: builds every variant on a backend, runs it forward and backward, and
 // prints measured time and memory next to the analysis.
 #include <iostream>
+#include <regex>
 
 #include "backends/backend_registry.hpp"
 #include "commands.hpp"
 #include "graph/variant_builder.hpp"
+#include "measure/progress.hpp"
 #include "measure/provenance.hpp"
 #include "measure/variant_runner.hpp"
 #include "output_options.hpp"
 #include "report/analysis_rows.hpp"
 #include "spec/spec_loader.hpp"
 
+#include <spdlog/spdlog.h>
+
 namespace convbench::cli {
+namespace {
+
+// "4GiB", "512MiB", "64KiB", "1000000" (bytes); 0 means no limit.
+int64_t parse_byte_size(const std::string& text) {
+  static const std::regex pattern(R"(\s*([0-9]+)\s*(|B|KiB|MiB|GiB|TiB)\s*)");
+  std::smatch m;
+  if (!std::regex_match(text, m, pattern))
+    throw SpecError({"command line", 0, 0}, "--memory-limit",
+                    "expected a size such as 4GiB, 512MiB or a number of bytes, got \"" + text + "\"");
+  const std::string unit = m[2];
+  const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : unit == "TiB" ? 40 : 0;
+  const int64_t value = std::stoll(m[1]);
+  if (value > (INT64_MAX >> shift)) throw SpecError({"command line", 0, 0}, "--memory-limit", "size too large");
+  return value << shift;
+}
+
+}  // namespace
 
 Command add_compare_command(CLI::App& app) {
   struct Options {
     std::string spec, device = "auto";
     OutputOptions output;
     RunOptions run;
+    BackendOptions backend;
+    std::string memory_limit = "0";
     bool quiet = false;
   };
   auto opt = std::make_shared<Options>();
@@ -36,6 +59,18 @@ Command add_compare_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", opt->run.seed, "Seed for inputs and weights")->capture_default_str();
   sub->add_flag("--memory-only", [opt](int64_t) { opt->run.time = false; }, "Measure memory only, no timing");
+  sub->add_flag("--cold", opt->run.cold,
+                "Cold-cache timing: evict the caches before every sample (the GPU's L2 on cuda, the CPU's "
+                "last-level cache on cpu and reference)");
+  sub->add_option("--cudnn-algo", opt->backend.cudnn_algo,
+                  "cuda: heuristic (cuDNN's first choice that fits) or find (time the candidates once per shape, "
+                  "before measuring)")
+      ->check(CLI::IsMember({"heuristic", "find"}))
+      ->capture_default_str();
+  sub->add_option("--memory-limit", opt->memory_limit,
+                  "Fail (status oom) any variant needing more than this many bytes at once, e.g. 16GiB: emulates "
+                  "a device with less memory")
+      ->capture_default_str();
   sub->add_flag("-q,--quiet", opt->quiet, "No progress messages on stderr");
   return {sub, [opt] {
             const Spec spec = load_spec_file(opt->spec);
@@ -47,15 +82,16 @@ Command add_compare_command(CLI::App& app) {
               throw SpecError({"command line", 0, 0}, "--device", e.what());
             }
             if (!choice.reason.empty()) std::cerr << "convbench: " << choice.reason << "\n";
-            std::unique_ptr<Backend> backend = make_backend(choice.device);
+            opt->backend.memory_limit_bytes = parse_byte_size(opt->memory_limit);
+            std::unique_ptr<Backend> backend = make_backend(choice.device, opt->backend);
+            Progress progress(static_cast<int>(results.rows.size()), opt->quiet);
             size_t i = 0;
             for (const BlockSpec& block : spec.blocks) {
               for (const VariantSpec& v : block.variants) {
-                ResultRow& row = results.rows[i++];
-                if (!opt->quiet)
-                  std::cerr << "[" << i << "/" << results.rows.size() << "] " << row.block
-                            << (row.point_label.empty() ? "" : " [" + row.point_label + "]") << " / " << row.variant
-                            << " on " << backend->name() << "\n";
+                ResultRow& row = results.rows[i];
+                progress.start(static_cast<int>(i++), row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
+                                                          " / " + row.variant + " on " + backend->name());
+                spdlog::info("{} / {} [{}] on {}", row.block, row.variant, row.point_label, backend->name());
                 const Graph g = build_variant_graph(block, v);
                 const bool training = block.mode == RunMode::train;
                 // The prediction includes this backend's workspace, so it is comparable byte for byte.
@@ -70,6 +106,7 @@ Command add_compare_command(CLI::App& app) {
                   }
                 }
                 run_variant(g, training, *backend, opt->run, row);
+                if (row.status != "ok") spdlog::warn("{} / {}: {}: {}", row.block, row.variant, row.status, row.message);
               }
             }
             results.engine = engine_name();

@@ -34,13 +34,21 @@ DeviceChoice choose_device(const std::string& requested) {
   throw std::invalid_argument("must be auto, cpu, reference or cuda, got \"" + requested + "\"");
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& device) {
-  if (device == "reference") return std::make_unique<ReferenceBackend>();
+std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOptions& options) {
+  if (options.cudnn_algo != "heuristic" && options.cudnn_algo != "find")
+    throw std::invalid_argument("--cudnn-algo must be heuristic or find, got \"" + options.cudnn_algo + "\"");
+  std::unique_ptr<Backend> backend;
+  if (device == "reference") backend = std::make_unique<ReferenceBackend>();
 #if CONVBENCH_WITH_CUDA
-  if (device == "cuda") return std::make_unique<cuda::CudaBackend>();
+  if (device == "cuda") {
+    cuda::CudaBackendOptions cuda_options;
+    cuda_options.cudnn_algo = *cuda::parse_cudnn_algo_mode(options.cudnn_algo);
+    backend = std::make_unique<cuda::CudaBackend>(cuda_options);
+  }
 #endif
-  // cpu (oneDNN) is registered once its backend lands
-  throw std::invalid_argument("no backend named \"" + device + "\" in this build");
+  if (!backend) throw std::invalid_argument("no backend named \"" + device + "\" in this build");
+  backend->allocator().set_limit(options.memory_limit_bytes);
+  return backend;
 }
 
 }  // namespace convbench

@@ -16,6 +16,11 @@ struct DeviceChoice {
 // Resolves "auto" (cuda when built and a GPU is present, else cpu); throws SpecError-free
 // std::invalid_argument with a clear message when the named device cannot be used.
 DeviceChoice choose_device(const std::string& requested);
-std::unique_ptr<Backend> make_backend(const std::string& device);
+struct BackendOptions {
+  std::string cudnn_algo = "heuristic";  // cuda: heuristic | find
+  int64_t memory_limit_bytes = 0;        // 0: no limit beyond the device's own
+};
+
+std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOptions& options = {});
 
 }  // namespace convbench

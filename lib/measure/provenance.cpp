@@ -65,7 +65,12 @@ nlohmann::json collect_provenance(const std::string& spec_path, Backend* backend
     p["cuda_version"] = build_info::cuda_version;
     p["cudnn_version"] = build_info::cudnn_version;
   }
-  if (backend) p["backend"] = backend->name();
+  if (backend) {
+    p["backend"] = backend->name();
+    const nlohmann::json device = backend->device_info();
+    if (!device.empty()) p["device"] = device;
+    if (device.contains("gpu") && device["gpu"].is_string()) p["gpu_name"] = device["gpu"];  // for the roofline
+  }
   return p;
 }
 

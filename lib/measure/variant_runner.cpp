@@ -19,6 +19,22 @@ void fill_uniform(Backend& backend, Tensor& t, uint64_t seed) {
 
 namespace {
 
+// A profiler range (NVTX on CUDA) around one measured phase.
+class PhaseRange {
+ public:
+  PhaseRange(Backend& backend, const std::string& name) : backend_(backend) { backend_.range_push(name); }
+  ~PhaseRange() { backend_.range_pop(); }
+  PhaseRange(const PhaseRange&) = delete;
+  PhaseRange& operator=(const PhaseRange&) = delete;
+  void next(const std::string& name) {
+    backend_.range_pop();
+    backend_.range_push(name);
+  }
+
+ private:
+  Backend& backend_;
+};
+
 MemoryFigures figures_from_stats(const MemoryStats& s, int64_t saved) {
   MemoryFigures m;
   m.peak_bytes = s.peak;
@@ -55,16 +71,16 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
   Executor::clear_grads(state);
   if (!options.time) return;
 
-  std::optional<CacheFlusher> flusher;
-  if (options.cold) flusher.emplace();
+  std::optional<CacheFlusher> host_flusher;
   auto timed = [&](const std::function<void()>& work) {
-    if (flusher) flusher->flush();
-    backend.synchronize();
-    const double t0 = steady_seconds();
-    work();
-    backend.synchronize();
-    return (steady_seconds() - t0) * 1000.0;
+    if (options.cold && !backend.flush_device_cache()) {
+      if (!host_flusher) host_flusher.emplace();
+      host_flusher->flush();
+    }
+    return backend.time_ms(work);
   };
+  const std::string where = row.block + "/" + row.variant + (row.point_label.empty() ? "" : "[" + row.point_label + "]");
+  PhaseRange range(backend, where + "/forward");
   row.forward = measure_until_stable(
       [&] {
         Tensor y;
@@ -75,6 +91,7 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
       },
       options.measure, steady_seconds);
   if (!training) return;
+  range.next(where + "/backward");
   row.backward = measure_until_stable(
       [&] {
         Tensor y = ex.forward(state, x);
@@ -83,6 +100,7 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
         return ms;
       },
       options.measure, steady_seconds);
+  range.next(where + "/step");
   row.step = measure_until_stable(
       [&] {
         const double ms = timed([&] {
@@ -108,8 +126,10 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
       return;
     }
   }
+  backend.clear_op_details();
   try {
     measure(graph, training, backend, options, row);
+    row.op_details = backend.op_details();
   } catch (const OutOfMemory& e) {
     row.status = "oom";
     row.message = e.what();

@@ -149,6 +149,7 @@ json row_to_json(const ResultRow& r) {
     if (r.backward) t["backward"] = time_stats(*r.backward);
     if (r.step) t["step"] = time_stats(*r.step);
     j["time_ms"] = t;
+    if (!r.op_details.empty()) j["op_details"] = r.op_details;
   }
   return j;
 }
@@ -180,6 +181,7 @@ ResultRow row_from_json(const json& j) {
   r.device = field(j, "device", std::string());
   r.status = field(j, "status", std::string("ok"));
   r.message = field(j, "message", std::string());
+  if (j.contains("op_details") && j["op_details"].is_object()) r.op_details = j["op_details"];
   const json& t = object_field(j, "time_ms");
   r.forward = time_stats_from(t, "forward");
   r.backward = time_stats_from(t, "backward");

@@ -53,6 +53,8 @@ struct ResultRow {
   std::string message;
   std::optional<MemoryFigures> measured;
   std::optional<TimeStats> forward, backward, step;
+  // Per-op choices of the backend (e.g. cuDNN algorithm, math type, workspace), keyed by op.
+  nlohmann::json op_details = nlohmann::json::object();
 };
 
 struct ResultSet {

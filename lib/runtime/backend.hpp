@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "graph/graph.hpp"
 #include "runtime/tensor.hpp"
@@ -68,6 +71,23 @@ class Backend {
   virtual void copy_to_host(const Tensor& src, void* dst) = 0;
   // Waits for queued work (no-op on host backends).
   virtual void synchronize() {}
+
+  // --- measurement hooks; the defaults suit host backends ---
+  // Milliseconds `work` takes as the device sees it: a steady clock around synchronised work on
+  // the host; events recorded on the stream on a GPU.
+  virtual double time_ms(const std::function<void()>& work);
+  // Evicts the device's own caches before a cold-cache sample; false when it has none (host
+  // backends: the runner scrubs the CPU's last-level cache instead).
+  virtual bool flush_device_cache() { return false; }
+  // Marks a named range (block / variant / phase) for profilers such as Nsight Systems.
+  virtual void range_push(const std::string& /*name*/) {}
+  virtual void range_pop() {}
+  // Per-op choices the backend made (e.g. cuDNN algorithms), keyed by op name, since the last
+  // clear_op_details(); recorded in the result rows.
+  virtual nlohmann::json op_details() const { return nlohmann::json::object(); }
+  virtual void clear_op_details() {}
+  // The device for provenance (name, memory, clocks, library versions); empty on host backends.
+  virtual nlohmann::json device_info() const { return nlohmann::json::object(); }
 };
 
 }  // namespace convbench

@@ -8,6 +8,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_event_timer.hpp"
 #include "backends/cuda/nvtx_range.hpp"
 #include "graph/autograd_rules.hpp"
 #include "kernels/kernels.hpp"
@@ -572,6 +573,21 @@ void CudaBackend::copy_to_host(const Tensor& src, void* dst) {
 }
 
 void CudaBackend::synchronize() { CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+double CudaBackend::time_ms(const std::function<void()>& work) {
+  // Events on the stream time what the GPU did, without the host's launch overhead after the
+  // last launch; the stream is drained first so earlier work is not counted.
+  synchronize();
+  EventTimer timer(stream_);
+  timer.start();
+  work();
+  timer.stop();
+  return timer.elapsed_ms();
+}
+
+void CudaBackend::range_push(const std::string& name) { nvtxRangePushA(name.c_str()); }
+
+void CudaBackend::range_pop() { nvtxRangePop(); }
 
 void CudaBackend::fill(Tensor& t, double value) {
   kernels::fill(t.desc.dtype, t.raw(), value, element_count(t.desc), stream_);

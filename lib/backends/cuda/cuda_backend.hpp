@@ -71,10 +71,10 @@ class CudaBackend final : public Backend {
   // mode, and per direction the algorithm, math type, determinism and workspace bytes, e.g.
   // {"conv1": {"api": "cudnn-legacy", "mode": "heuristic", "weight_layout_conversion": false,
   //            "forward": {"algo": "IMPLICIT_PRECOMP_GEMM", "math": "FMA_MATH", ...}}}.
-  nlohmann::json op_details() const { return details_; }
-  void clear_op_details() { details_ = nlohmann::json::object(); }
+  nlohmann::json op_details() const override { return details_; }
+  void clear_op_details() override { details_ = nlohmann::json::object(); }
   // GPU name, compute capability, memory, clocks, driver / runtime / cuDNN versions.
-  nlohmann::json device_info() const;
+  nlohmann::json device_info() const override;
 
   // Sets every element of a floating-point tensor to `value` on the device.
   void fill(Tensor& t, double value);
@@ -82,6 +82,15 @@ class CudaBackend final : public Backend {
   // runs), for cold-cache timing. The buffer is the backend's own, allocated on first use and
   // kept outside the allocator's statistics: no op ever sees it.
   void flush_l2();
+
+  // Measurement hooks (see Backend): CUDA events on the stream, the L2 scrub, NVTX ranges.
+  double time_ms(const std::function<void()>& work) override;
+  bool flush_device_cache() override {
+    flush_l2();
+    return true;
+  }
+  void range_push(const std::string& name) override;
+  void range_pop() override;
 
  private:
   void conv_forward(const ForwardCall& call);

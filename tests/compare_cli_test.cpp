@@ -1,0 +1,135 @@
+// `convbench compare` end to end on the reference backend: measured rows with sane fields, memory
+// measured equal to predicted, and a variant that cannot run reporting its status while the
+// others complete.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+namespace convbench {
+namespace {
+
+using testing::read_file;
+using testing::run_cli;
+using testing::temp_path;
+
+const char* kSpec =
+    "blocks:\n"
+    "  - name: tiny\n"
+    "    batch: 2\n"
+    "    in_channels: 8\n"
+    "    out_channels: 16\n"
+    "    size: [6, 6]\n"
+    "    variants: [standard, {kind: bottleneck, ratio: 2}, separable]\n"
+    "  - name: tiny-infer\n"
+    "    batch: 2\n"
+    "    in_channels: 8\n"
+    "    out_channels: 16\n"
+    "    size: [4, 4, 4]\n"
+    "    dims: 3\n"
+    "    mode: infer\n"
+    "    layout: channels_last\n"
+    "    variants: [standard, {kind: grouped, groups: 4}]\n";
+
+const char* kQuick = " --device reference --min-time 0 --min-samples 3 --timeout 2 -q";
+
+nlohmann::json compare(const std::string& spec, const std::string& extra) {
+  const std::string json = temp_path("compare.json");
+  const auto r = run_cli("compare " + spec + kQuick + " --json " + json + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(read_file(json));
+  std::filesystem::remove(json);
+  return doc;
+}
+
+TEST(CompareCli, MeasuresEveryVariantWithSaneFields) {
+  const std::string spec = temp_path("tiny.yaml");
+  std::ofstream(spec) << kSpec;
+  const nlohmann::json doc = compare(spec, "");
+  EXPECT_EQ(doc["schema"], "convbench.results/1");
+  EXPECT_EQ(doc["device"], "reference");
+  EXPECT_EQ(doc["provenance"]["backend"], "reference");
+  ASSERT_EQ(doc["results"].size(), 5u);
+  for (const auto& row : doc["results"]) {
+    SCOPED_TRACE(row["block"].get<std::string>() + "/" + row["variant"].get<std::string>());
+    EXPECT_EQ(row["device"], "reference");
+    EXPECT_EQ(row["status"], "ok") << row["message"];
+    // The allocator's measured peak is exactly the model's prediction.
+    EXPECT_EQ(row["memory"]["peak_bytes"], row["memory"]["predicted_peak_bytes"]);
+    EXPECT_EQ(row["memory"]["measured"]["at_peak"], row["memory"]["predicted"]["at_peak"]);
+    const bool train = row["mode"] == "train";
+    for (const char* phase : {"forward", "backward", "step"}) {
+      if (!train && std::string(phase) != "forward") {
+        EXPECT_FALSE(row["time_ms"].contains(phase));
+        continue;
+      }
+      const auto& t = row["time_ms"][phase];
+      EXPECT_GT(t["median"].get<double>(), 0.0) << phase;
+      EXPECT_LE(t["min"].get<double>(), t["q1"].get<double>());
+      EXPECT_LE(t["q1"].get<double>(), t["median"].get<double>());
+      EXPECT_LE(t["median"].get<double>(), t["q3"].get<double>());
+      EXPECT_LE(t["q3"].get<double>(), t["max"].get<double>());
+      EXPECT_GE(t["samples"].get<int>(), 3);
+      EXPECT_EQ(t["raw_ms"].size(), t["samples"].get<size_t>());
+    }
+  }
+  std::filesystem::remove(spec);
+}
+
+TEST(CompareCli, AVariantThatDoesNotFitReportsOomWhileTheOthersRun) {
+  const std::string spec = temp_path("tiny.yaml");
+  std::ofstream(spec) << kSpec;
+  // Put the limit between the smallest and the largest predicted training peak.
+  const std::string analyzed = temp_path("analyzed.json");
+  ASSERT_EQ(run_cli("analyze " + spec + " --json " + analyzed).exit_code, 0);
+  const nlohmann::json a = nlohmann::json::parse(read_file(analyzed));
+  std::vector<int64_t> peaks;
+  for (int i = 0; i < 3; ++i) peaks.push_back(a["results"][i]["memory"]["predicted_peak_bytes"].get<int64_t>());
+  const int64_t lo = *std::min_element(peaks.begin(), peaks.end()), hi = *std::max_element(peaks.begin(), peaks.end());
+  ASSERT_LT(lo, hi);
+  const int64_t limit = (lo + hi) / 2;
+  const nlohmann::json doc = compare(spec, " --memory-limit " + std::to_string(limit));
+  int oom = 0, ok = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto& row = doc["results"][i];
+    if (peaks[static_cast<size_t>(i)] > limit) {
+      EXPECT_EQ(row["status"], "oom");
+      EXPECT_NE(row["message"].get<std::string>().find("bytes requested"), std::string::npos);
+      EXPECT_FALSE(row["time_ms"].contains("step"));
+      ++oom;
+    } else {
+      EXPECT_EQ(row["status"], "ok") << row["message"];
+      ++ok;
+    }
+  }
+  EXPECT_GT(oom, 0);
+  EXPECT_GT(ok, 0);
+  std::filesystem::remove(spec);
+  std::filesystem::remove(analyzed);
+}
+
+TEST(CompareCli, DeviceErrorsAreUsageErrors) {
+  const std::string spec = temp_path("tiny.yaml");
+  std::ofstream(spec) << kSpec;
+  const auto bad = run_cli("compare " + spec + " --device tpu");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--device"), std::string::npos) << bad.err;
+  const auto limit = run_cli("compare " + spec + " --memory-limit lots");
+  EXPECT_EQ(limit.exit_code, 2);
+  EXPECT_NE(limit.err.find("--memory-limit"), std::string::npos) << limit.err;
+  // Without a usable GPU (or without the CUDA backend), --device cuda is a clear usage error.
+  const auto cuda = run_cli("compare " + spec + " --device cuda --memory-only -q");
+  if (cuda.exit_code != 0) {
+    EXPECT_EQ(cuda.exit_code, 2);
+    EXPECT_NE(cuda.err.find("error: command line: --device: cuda: "), std::string::npos) << cuda.err;
+  }
+  std::filesystem::remove(spec);
+}
+
+}  // namespace
+}  // namespace convbench
