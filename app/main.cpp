@@ -10,6 +10,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"convbench: which convolution block variant is really fastest and leanest, and why"};
   app.require_subcommand(1);
+  app.fallthrough();  // -v works after the subcommand too
   app.set_version_flag("--version", convbench::cli::version_text());
   int verbosity = 0;
   app.add_flag("-v", verbosity, "More logging (-v info, -vv debug)");
