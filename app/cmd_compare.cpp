@@ -59,6 +59,10 @@ Command add_compare_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", opt->run.seed, "Seed for inputs and weights")->capture_default_str();
   sub->add_flag("--memory-only", [opt](int64_t) { opt->run.time = false; }, "Measure memory only, no timing");
+  sub->add_option("--per-op", opt->run.per_op_steps,
+                  "Also time every op (median over this many extra steps, the device synchronised around each op); "
+                  "written to the JSON rows as op_times")
+      ->capture_default_str();
   sub->add_flag("--cold", opt->run.cold,
                 "Cold-cache timing: evict the caches before every sample (the GPU's L2 on cuda, the CPU's "
                 "last-level cache on cpu and reference)");

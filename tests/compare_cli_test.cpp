@@ -81,6 +81,25 @@ TEST(CompareCli, MeasuresEveryVariantWithSaneFields) {
   std::filesystem::remove(spec);
 }
 
+TEST(CompareCli, PerOpTimesCoverEveryOpAndPhase) {
+  const std::string spec = temp_path("tiny.yaml");
+  std::ofstream(spec) << kSpec;
+  const nlohmann::json doc = compare(spec, " --per-op 2 --memory-only");
+  // --memory-only skips all timing, per-op included.
+  EXPECT_FALSE(doc["results"][0].contains("op_times"));
+  const nlohmann::json timed = compare(spec, " --per-op 2");
+  const auto& standard = timed["results"][0]["op_times"];
+  for (const char* op : {"conv", "norm", "act"}) {
+    ASSERT_TRUE(standard.contains(op)) << op;
+    EXPECT_GT(standard[op]["forward_ms"].get<double>(), 0.0);
+    EXPECT_GT(standard[op]["backward_ms"].get<double>(), 0.0);
+  }
+  const auto& infer = timed["results"][3]["op_times"];
+  EXPECT_TRUE(infer["conv"].contains("forward_ms"));
+  EXPECT_FALSE(infer["conv"].contains("backward_ms"));
+  std::filesystem::remove(spec);
+}
+
 TEST(CompareCli, AVariantThatDoesNotFitReportsOomWhileTheOthersRun) {
   const std::string spec = temp_path("tiny.yaml");
   std::ofstream(spec) << kSpec;

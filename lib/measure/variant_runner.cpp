@@ -4,6 +4,7 @@
 #include <random>
 
 #include "measure/cache_flusher.hpp"
+#include "measure/sample_stats.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 
@@ -43,6 +44,36 @@ MemoryFigures figures_from_stats(const MemoryStats& s, int64_t saved) {
   m.saved_bytes = saved;
   m.reserved_peak_bytes = s.reserved_peak;
   return m;
+}
+
+// Times every op separately over `steps` extra steps: the device is synchronised around each op,
+// so the per-op times add up to more than the phase times (launch gaps are not overlapped).
+nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Executor& ex, ModelState& state,
+                        const Tensor& x, const Tensor& dy, int steps) {
+  std::vector<std::vector<double>> fwd(graph.ops.size()), bwd(graph.ops.size());
+  double start = 0;
+  ex.set_op_hook([&](int op, Phase phase, bool begin) {
+    backend.synchronize();
+    if (begin) {
+      start = steady_seconds();
+      return;
+    }
+    (phase == Phase::forward ? fwd : bwd)[static_cast<size_t>(op)].push_back((steady_seconds() - start) * 1000.0);
+  });
+  for (int i = 0; i < steps; ++i) {
+    Tensor y = ex.forward(state, x);
+    if (training) ex.backward(state, dy);
+    Executor::clear_grads(state);
+  }
+  ex.set_op_hook(nullptr);
+  nlohmann::json out = nlohmann::json::object();
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    nlohmann::json entry = {{"kind", std::string(to_string(graph.ops[i].kind))}};
+    if (!fwd[i].empty()) entry["forward_ms"] = quantile(fwd[i], 0.5);
+    if (!bwd[i].empty()) entry["backward_ms"] = quantile(bwd[i], 0.5);
+    out[graph.ops[i].name] = entry;
+  }
+  return out;
 }
 
 void measure(const Graph& graph, bool training, Backend& backend, const RunOptions& options, ResultRow& row) {
@@ -90,7 +121,10 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
         return ms;
       },
       options.measure, steady_seconds);
-  if (!training) return;
+  if (!training) {
+    if (options.per_op_steps > 0) row.op_times = time_ops(graph, training, backend, ex, state, x, dy, options.per_op_steps);
+    return;
+  }
   range.next(where + "/backward");
   row.backward = measure_until_stable(
       [&] {
@@ -111,6 +145,10 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
         return ms;
       },
       options.measure, steady_seconds);
+  if (options.per_op_steps > 0) {
+    range.next(where + "/per-op");
+    row.op_times = time_ops(graph, training, backend, ex, state, x, dy, options.per_op_steps);
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ struct RunOptions {
   uint64_t seed = 42;
   bool time = true;  // false: memory pass only
   bool cold = false;  // flush the caches before every sample
+  int per_op_steps = 0;  // > 0: also time every op over this many extra steps (row.op_times)
 };
 
 // Measures `graph` and writes device, status, message, measured memory and times into `row`.

@@ -150,6 +150,7 @@ json row_to_json(const ResultRow& r) {
     if (r.step) t["step"] = time_stats(*r.step);
     j["time_ms"] = t;
     if (!r.op_details.empty()) j["op_details"] = r.op_details;
+    if (!r.op_times.empty()) j["op_times"] = r.op_times;
   }
   return j;
 }
@@ -182,6 +183,7 @@ ResultRow row_from_json(const json& j) {
   r.status = field(j, "status", std::string("ok"));
   r.message = field(j, "message", std::string());
   if (j.contains("op_details") && j["op_details"].is_object()) r.op_details = j["op_details"];
+  if (j.contains("op_times") && j["op_times"].is_object()) r.op_times = j["op_times"];
   const json& t = object_field(j, "time_ms");
   r.forward = time_stats_from(t, "forward");
   r.backward = time_stats_from(t, "backward");

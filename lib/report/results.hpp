@@ -55,6 +55,8 @@ struct ResultRow {
   std::optional<TimeStats> forward, backward, step;
   // Per-op choices of the backend (e.g. cuDNN algorithm, math type, workspace), keyed by op.
   nlohmann::json op_details = nlohmann::json::object();
+  // With --per-op: each op's median forward_ms / backward_ms (synchronised around every op).
+  nlohmann::json op_times = nlohmann::json::object();
 };
 
 struct ResultSet {
