@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "build_info.hpp"
 #if CONVBENCH_WITH_CUDA
@@ -39,6 +40,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
     throw std::invalid_argument("--cudnn-algo must be heuristic or find, got \"" + options.cudnn_algo + "\"");
   std::unique_ptr<Backend> backend;
   if (device == "reference") backend = std::make_unique<ReferenceBackend>();
+  if (device == "cpu") backend = std::make_unique<CpuBackend>();
 #if CONVBENCH_WITH_CUDA
   if (device == "cuda") {
     cuda::CudaBackendOptions cuda_options;

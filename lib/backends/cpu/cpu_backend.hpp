@@ -1,0 +1,61 @@
+// The cpu backend: oneDNN (the library PyTorch's CPU path uses) for convolution, transposed
+// convolution and the channels_last batch-norm forward; our own OpenMP loops for the rest, where
+// oneDNN 2.6 is slow or imprecise (3-D depthwise convolution, channels_first and backward batch
+// norm; see each file) or has nothing (group norm, elementwise, data movement, pooling with
+// PyTorch's index convention). Semantics are exactly the reference backend's. Every byte it
+// needs beyond the tensors the executor hands it lives in the executor's workspace (oneDNN runs
+// with user-managed scratchpads; our loops need no scratch beyond per-channel statistics), so the
+// allocator's statistics are the whole story.
+//
+// It computes in float32: tf32 is a GPU tensor-core mode, so a tf32 graph runs in plain float32
+// here. float64, float16 and bfloat16 graphs are unsupported (use the reference backend).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/backend.hpp"
+#include "runtime/caching_host_allocator.hpp"
+
+namespace convbench {
+
+namespace cpu {
+class OneDnnOps;  // oneDNN engine, stream and cached primitives (onednn_ops.hpp)
+}
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+  ~CpuBackend() override;
+  CpuBackend(const CpuBackend&) = delete;
+  CpuBackend& operator=(const CpuBackend&) = delete;
+
+  std::string name() const override { return "cpu"; }
+  Allocator& allocator() override { return allocator_; }
+
+  std::optional<std::string> unsupported(const Graph& graph, const Op& op) const override;
+  // Exactly the bytes forward()/backward() of this op use: oneDNN scratchpads and the
+  // reordered (blocked-format) copies of activations and weights, each 64-byte aligned.
+  // The first call for an op creates and caches its oneDNN primitives.
+  int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) override;
+
+  void forward(const ForwardCall& call) override;
+  void backward(const BackwardCall& call) override;
+
+  void accumulate(Tensor& dst, const Tensor& src) override;
+  void add(Tensor& out, const Tensor& a, const Tensor& b) override;
+
+  void copy_from_host(Tensor& dst, const void* src) override;
+  void copy_to_host(const Tensor& src, void* dst) override;
+
+  // How many oneDNN primitives have been created so far (tests check that repeated calls of the
+  // same op reuse them).
+  int64_t primitives_created() const;
+
+ private:
+  CachingHostAllocator allocator_;
+  std::unique_ptr<cpu::OneDnnOps> onednn_;
+  std::vector<float> group_stats_;  // group-norm mean and rstd where no aux tensor holds them
+};
+
+}  // namespace convbench

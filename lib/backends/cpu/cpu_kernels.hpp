@@ -1,0 +1,68 @@
+// Internal to the cpu backend: the ops it computes in its own loops (float32, OpenMP over large
+// ranges, branch-free inner loops the compiler vectorises). Semantics are the reference
+// backend's; see lib/backends/reference/ for the obviously-correct versions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/op.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/tensor.hpp"
+
+namespace convbench::cpu {
+
+// Elementwise (layout-agnostic unless noted), elementwise_cpu.cpp.
+void relu_forward(const Tensor& x, Tensor& y);
+void relu_backward(const Tensor& y, const Tensor& dy, Tensor& dx);  // from the saved output
+void leaky_relu_forward(const Tensor& x, Tensor& y, float slope);
+void leaky_relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx, float slope);
+// mask (nullptr: not saved): uint8 in x's layout; logical element i is dropout_keep(i, seed, p).
+void dropout_forward(const Tensor& x, Tensor& y, Tensor* mask, uint64_t seed, float p);
+void dropout_backward(const Tensor& mask, const Tensor& dy, Tensor& dx, float p);
+void copy(const Tensor& src, Tensor& dst);
+void add(const Tensor& a, const Tensor& b, Tensor& out);
+void sub(const Tensor& a, const Tensor& b, Tensor& out);
+void negate(const Tensor& x, Tensor& out);
+void accumulate(Tensor& dst, const Tensor& src);
+
+// Data movement, data_movement_cpu.cpp.
+void concat_forward(const std::vector<const Tensor*>& xs, Tensor& y);
+// channels[i]: operand i's channel count; dxs[i] == nullptr skips that operand.
+void concat_backward(const Tensor& dy, const std::vector<Tensor*>& dxs,
+                     const std::vector<int64_t>& channels);
+void upsample_forward(const Tensor& x, Tensor& y, int64_t scale);
+void upsample_backward(const Tensor& dy, Tensor& dx, int64_t scale);
+
+// Pooling, pool_cpu.cpp. indices: int64 in y's layout, flat index into x's spatial plane.
+void max_pool_forward(const Tensor& x, Tensor& y, Tensor* indices, const PoolAttrs& attrs);
+// From the saved indices, or without them (nullptr) from the saved input x.
+void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy, Tensor& dx,
+                       const PoolAttrs& attrs);
+void avg_pool_forward(const Tensor& x, Tensor& y, const PoolAttrs& attrs);
+void avg_pool_backward(const Tensor& dy, Tensor& dx, const PoolAttrs& attrs);
+
+// 3-D depthwise convolution (groups == in == out channels), depthwise_conv_cpu.cpp: oneDNN 2.6
+// has no depthwise kernel for 3-D. No workspace.
+bool is_own_depthwise_conv(const Graph& graph, const Op& op);
+void depthwise_conv_forward(const ForwardCall& call);
+void depthwise_conv_backward(const BackwardCall& call);
+
+// Batch norm in our own loops, batch_norm_cpu.cpp: forward for channels_first tensors (oneDNN's
+// nchw kernel is slow; channels_last forward runs on oneDNN), backward for both layouts.
+void batch_norm_forward_training(const ForwardCall& call);
+void batch_norm_forward_inference(const ForwardCall& call);
+void batch_norm_backward(const BackwardCall& call);
+// From the batch's biased variance: aux[1] = invstd, and PyTorch's running statistics (momentum,
+// unbiased variance) from aux[0] = mean and the variance.
+void finish_batch_norm_statistics(const ForwardCall& call, const std::vector<double>& variance);
+
+// Group norm, group_norm_cpu.cpp. mean/rstd: N * groups floats (the aux tensors in training).
+void group_norm_stats(const Tensor& x, int64_t groups, double eps, float* mean, float* rstd);
+void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                        float* mean, float* rstd, int64_t groups, double eps);
+void group_norm_backward(const Tensor& x, const float* mean, const float* rstd,
+                         const Tensor& gamma, const Tensor& dy, Tensor* dx, Tensor& dgamma,
+                         Tensor& dbeta, int64_t groups);
+
+}  // namespace convbench::cpu

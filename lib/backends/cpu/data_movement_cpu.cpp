@@ -1,0 +1,129 @@
+// Concat along channels and nearest-neighbour upsampling, forward and backward, in both layouts.
+#include <cstring>
+#include <stdexcept>
+
+#include "backends/cpu/cpu_kernels.hpp"
+
+namespace convbench::cpu {
+namespace {
+
+// Spatial dims as (d, h, w); a 2-D tensor has d = 1.
+struct Extent {
+  int64_t d, h, w;
+  int64_t volume() const { return d * h * w; }
+};
+
+Extent spatial(const TensorDesc& t) {
+  if (t.rank() == 4) return {1, t.shape[2], t.shape[3]};
+  return {t.shape[2], t.shape[3], t.shape[4]};
+}
+
+// Both layouts store concat's operands as runs: channels_first as one run of C_i * S per sample,
+// channels_last as one run of C_i per (sample, position). `outer` runs of each operand alternate
+// in the output.
+struct Runs {
+  int64_t outer = 0;
+  std::vector<int64_t> length, offset;  // per operand, within one output run
+  int64_t total = 0;
+};
+
+Runs concat_runs(const TensorDesc& out, const std::vector<int64_t>& channels) {
+  const bool last = out.layout == Layout::channels_last;
+  const int64_t s = out.spatial_size();
+  Runs r;
+  r.outer = last ? out.batch() * s : out.batch();
+  for (int64_t c : channels) {
+    r.offset.push_back(r.total);
+    r.length.push_back(last ? c : c * s);
+    r.total += r.length.back();
+  }
+  return r;
+}
+
+}  // namespace
+
+void concat_forward(const std::vector<const Tensor*>& xs, Tensor& y) {
+  std::vector<int64_t> channels;
+  for (const Tensor* x : xs) channels.push_back(x->desc.channels());
+  const Runs r = concat_runs(y.desc, channels);
+  float* yp = y.data<float>();
+#pragma omp parallel for schedule(static) if (y.desc.numel() > (1 << 15))
+  for (int64_t o = 0; o < r.outer; ++o)
+    for (size_t i = 0; i < xs.size(); ++i)
+      std::memcpy(yp + o * r.total + r.offset[i], xs[i]->data<float>() + o * r.length[i],
+                  static_cast<size_t>(r.length[i]) * sizeof(float));
+}
+
+void concat_backward(const Tensor& dy, const std::vector<Tensor*>& dxs,
+                     const std::vector<int64_t>& channels) {
+  const Runs r = concat_runs(dy.desc, channels);
+  const float* gp = dy.data<float>();
+#pragma omp parallel for schedule(static) if (dy.desc.numel() > (1 << 15))
+  for (int64_t o = 0; o < r.outer; ++o)
+    for (size_t i = 0; i < dxs.size(); ++i)
+      if (dxs[i] != nullptr)
+        std::memcpy(dxs[i]->data<float>() + o * r.length[i], gp + o * r.total + r.offset[i],
+                    static_cast<size_t>(r.length[i]) * sizeof(float));
+}
+
+void upsample_forward(const Tensor& x, Tensor& y, int64_t scale) {
+  const Extent in = spatial(x.desc), out = spatial(y.desc);
+  const int64_t sd = x.desc.rank() == 4 ? 1 : scale;
+  const int64_t channels = x.desc.channels(), batch = x.desc.batch();
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  if (x.desc.layout == Layout::channels_first) {
+    const int64_t rows = batch * channels * out.d * out.h;
+#pragma omp parallel for schedule(static) if (y.desc.numel() > (1 << 15))
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t oh = r % out.h, od = (r / out.h) % out.d, plane = r / (out.h * out.d);
+      const float* src = xp + plane * in.volume() + ((od / sd) * in.h + oh / scale) * in.w;
+      float* dst = yp + r * out.w;
+      for (int64_t ow = 0; ow < out.w; ++ow) dst[ow] = src[ow / scale];
+    }
+    return;
+  }
+  const int64_t pixels = batch * out.volume();
+#pragma omp parallel for schedule(static) if (y.desc.numel() > (1 << 15))
+  for (int64_t p = 0; p < pixels; ++p) {
+    const int64_t ow = p % out.w, oh = (p / out.w) % out.h, od = (p / (out.w * out.h)) % out.d;
+    const int64_t n = p / out.volume();
+    const int64_t src = ((n * in.d + od / sd) * in.h + oh / scale) * in.w + ow / scale;
+    std::memcpy(yp + p * channels, xp + src * channels, static_cast<size_t>(channels) * sizeof(float));
+  }
+}
+
+void upsample_backward(const Tensor& dy, Tensor& dx, int64_t scale) {
+  const Extent in = spatial(dx.desc), out = spatial(dy.desc);
+  const int64_t sd = dx.desc.rank() == 4 ? 1 : scale;
+  const int64_t channels = dx.desc.channels(), batch = dx.desc.batch();
+  const float* gp = dy.data<float>();
+  float* dp = dx.data<float>();
+  // One dx row (n, c?, id, ih) at a time: it sums the sd x scale dy rows above it.
+  const bool last = dx.desc.layout == Layout::channels_last;
+  const int64_t rows = batch * (last ? 1 : channels) * in.d * in.h;
+  const int64_t row_len = in.w * (last ? channels : 1);
+#pragma omp parallel for schedule(static) if (dx.desc.numel() > (1 << 14))
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t ih = r % in.h, id = (r / in.h) % in.d, plane = r / (in.h * in.d);
+    float* dst = dp + r * row_len;
+    std::memset(dst, 0, static_cast<size_t>(row_len) * sizeof(float));
+    for (int64_t a = 0; a < sd; ++a)
+      for (int64_t b = 0; b < scale; ++b) {
+        const int64_t od = id * sd + a, oh = ih * scale + b;
+        if (!last) {
+          const float* src = gp + plane * out.volume() + (od * out.h + oh) * out.w;
+          for (int64_t ow = 0; ow < out.w; ++ow) dst[ow / scale] += src[ow];
+        } else {
+          const float* src = gp + ((plane * out.d + od) * out.h + oh) * out.w * channels;
+          for (int64_t ow = 0; ow < out.w; ++ow) {
+            float* d = dst + (ow / scale) * channels;
+            const float* s = src + ow * channels;
+            for (int64_t c = 0; c < channels; ++c) d[c] += s[c];
+          }
+        }
+      }
+  }
+}
+
+}  // namespace convbench::cpu

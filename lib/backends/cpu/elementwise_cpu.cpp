@@ -1,0 +1,149 @@
+// Elementwise ops in float32: one pass over memory, OpenMP threads over large tensors, selects
+// instead of branches so that the compiler vectorises each loop.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "backends/cpu/cpu_kernels.hpp"
+#include "runtime/philox.hpp"
+
+namespace convbench::cpu {
+namespace {
+
+// Below this many elements a loop is not worth waking the thread team for.
+constexpr int64_t kParallelElements = 1 << 15;
+
+int64_t same_numel(const Tensor& a, const Tensor& b) {
+  if (a.desc.numel() != b.desc.numel())
+    throw std::invalid_argument("cpu backend: elementwise operands differ in size (" +
+                                a.desc.shape_string() + " vs " + b.desc.shape_string() + ")");
+  return a.desc.numel();
+}
+
+}  // namespace
+
+void relu_forward(const Tensor& x, Tensor& y) {
+  const int64_t n = same_numel(x, y);
+  const float* __restrict xp = x.data<float>();
+  float* __restrict yp = y.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = xp[i];
+    yp[i] = v < 0.f ? 0.f : v;  // keeps NaN, as torch.relu
+  }
+}
+
+void relu_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
+  const int64_t n = same_numel(y, dy);
+  const float* __restrict yp = y.data<float>();
+  const float* __restrict gp = dy.data<float>();
+  float* __restrict dp = dx.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gp[i];  // loaded unconditionally, so that the select vectorises
+    dp[i] = yp[i] > 0.f ? g : 0.f;
+  }
+}
+
+void leaky_relu_forward(const Tensor& x, Tensor& y, float slope) {
+  const int64_t n = same_numel(x, y);
+  const float* __restrict xp = x.data<float>();
+  float* __restrict yp = y.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    // max/min rather than a select of v and v * slope, which GCC keeps as a branch (-ftrapping-math)
+    const float v = xp[i];
+    yp[i] = std::max(v, 0.f) + slope * std::min(v, 0.f);
+  }
+}
+
+void leaky_relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx, float slope) {
+  const int64_t n = same_numel(x, dy);
+  const float* __restrict xp = x.data<float>();
+  const float* __restrict gp = dy.data<float>();
+  float* __restrict dp = dx.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    // g * (x > 0 ? 1 : slope), written with a 0/1 factor: GCC turns the select into a branch
+    const float positive = static_cast<float>(xp[i] > 0.f);
+    dp[i] = gp[i] * positive + gp[i] * slope * (1.f - positive);
+  }
+}
+
+void dropout_forward(const Tensor& x, Tensor& y, Tensor* mask, uint64_t seed, float p) {
+  const TensorDesc& d = x.desc;
+  same_numel(x, y);
+  const float scale = static_cast<float>(1.0 / (1.0 - static_cast<double>(p)));
+  const float* __restrict xp = x.data<float>();
+  float* __restrict yp = y.data<float>();
+  uint8_t* __restrict mp = mask ? mask->data<uint8_t>() : nullptr;
+  // The mask follows the LOGICAL index, so that both layouts drop the same elements. We walk
+  // memory in order and track the logical index: channels_first is the identity; channels_last
+  // stores (n, spatial, c), whose logical index is (n*C + c)*S + s.
+  const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
+  const bool last = d.layout == Layout::channels_last;
+  const int64_t rows = batch * (last ? spatial : channels);
+  const int64_t row_len = last ? channels : spatial;
+#pragma omp parallel for schedule(static) if (rows * row_len > kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t base = r * row_len;
+    int64_t logical = base, logical_step = 1;
+    if (last) {
+      const int64_t n = r / spatial, s = r % spatial;
+      logical = n * channels * spatial + s;
+      logical_step = spatial;
+    }
+    for (int64_t j = 0; j < row_len; ++j) {
+      const bool keep = dropout_keep(static_cast<uint64_t>(logical + j * logical_step), seed, p);
+      if (mp) mp[base + j] = keep ? 1 : 0;
+      yp[base + j] = keep ? xp[base + j] * scale : 0.f;
+    }
+  }
+}
+
+void dropout_backward(const Tensor& mask, const Tensor& dy, Tensor& dx, float p) {
+  const int64_t n = same_numel(mask, dy);
+  const float scale = static_cast<float>(1.0 / (1.0 - static_cast<double>(p)));
+  const uint8_t* __restrict mp = mask.data<uint8_t>();
+  const float* __restrict gp = dy.data<float>();
+  float* __restrict dp = dx.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) dp[i] = gp[i] * (static_cast<float>(mp[i]) * scale);  // g * mask / (1 - p)
+}
+
+void copy(const Tensor& src, Tensor& dst) {
+  same_numel(src, dst);
+  if (src.raw() != dst.raw()) std::memcpy(dst.raw(), src.raw(), static_cast<size_t>(src.desc.bytes()));
+}
+
+void add(const Tensor& a, const Tensor& b, Tensor& out) {
+  const int64_t n = same_numel(a, b);
+  same_numel(a, out);
+  const float* ap = a.data<float>();
+  const float* bp = b.data<float>();
+  float* op = out.data<float>();  // may alias a or b (in-place accumulation)
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) op[i] = ap[i] + bp[i];
+}
+
+void sub(const Tensor& a, const Tensor& b, Tensor& out) {
+  const int64_t n = same_numel(a, b);
+  same_numel(a, out);
+  const float* __restrict ap = a.data<float>();
+  const float* __restrict bp = b.data<float>();
+  float* __restrict op = out.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) op[i] = ap[i] - bp[i];
+}
+
+void negate(const Tensor& x, Tensor& out) {
+  const int64_t n = same_numel(x, out);
+  const float* __restrict xp = x.data<float>();
+  float* __restrict op = out.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) op[i] = -xp[i];
+}
+
+void accumulate(Tensor& dst, const Tensor& src) { add(dst, src, dst); }
+
+}  // namespace convbench::cpu
