@@ -1,0 +1,75 @@
+// For every variant of every config in configs/, the allocator's measured peak of a training step
+// (and an inference pass) equals the memory model's prediction byte for byte, per category — on
+// the cpu backend at the configs' real sizes, and on the reference backend at shrunk sizes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "analysis/memory_model.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/reference/reference_backend.hpp"
+#include "graph/variant_builder.hpp"
+#include "measure/variant_runner.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace convbench {
+namespace {
+
+std::vector<std::string> config_files() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(CONVBENCH_SOURCE_DIR) + "/configs"))
+    files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void expect_exact(Backend& backend, const Graph& g, bool training) {
+  const MemoryPrediction p = predict_memory(g, training, [&](const Op& op, Phase ph) {
+    return backend.workspace_bytes(g, op, ph, training);
+  });
+  ResultRow row;
+  RunOptions options;
+  options.time = false;
+  run_variant(g, training, backend, options, row);
+  ASSERT_EQ(row.status, "ok") << row.message;
+  EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
+  EXPECT_EQ(row.measured->saved_bytes, p.saved_bytes);
+  for (int c = 0; c < kMemoryCategoryCount; ++c) {
+    const auto i = static_cast<size_t>(c);
+    EXPECT_EQ(row.measured->at_peak[i], p.at_peak[i]) << to_string(static_cast<MemoryCategory>(c));
+    EXPECT_EQ(row.measured->peak_by_category[i], p.peak_by_category[i]) << to_string(static_cast<MemoryCategory>(c));
+  }
+}
+
+TEST(ConfigMemory, CpuMeasuredPeakEqualsPredictionAtFullSize) {
+  CpuBackend cpu;
+  for (const std::string& file : config_files()) {
+    const Spec spec = load_spec_file(file);
+    for (const BlockSpec& block : spec.blocks)
+      for (const VariantSpec& v : block.variants) {
+        SCOPED_TRACE(file + ": " + block.name + " [" + point_label(block) + "] / " + v.name);
+        expect_exact(cpu, build_variant_graph(block, v), block.mode == RunMode::train);
+      }
+  }
+}
+
+TEST(ConfigMemory, ReferenceMeasuredPeakEqualsPredictionShrunk) {
+  ReferenceBackend reference;
+  for (const std::string& file : config_files()) {
+    const Spec spec = load_spec_file(file);
+    for (BlockSpec block : spec.blocks) {
+      block.batch = 1;
+      for (int64_t& s : block.size) s = std::min<int64_t>(s, 8);
+      for (const VariantSpec& v : block.variants)
+        for (bool training : {true, false}) {
+          SCOPED_TRACE(file + ": " + block.name + " [" + point_label(block) + "] / " + v.name +
+                       (training ? " train" : " infer"));
+          expect_exact(reference, build_variant_graph(block, v), training);
+        }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace convbench
