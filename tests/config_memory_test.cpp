@@ -3,6 +3,8 @@
 // the cpu backend at the configs' real sizes, and on the reference backend at shrunk sizes.
 #include <gtest/gtest.h>
 
+#include "memory_expectations.hpp"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -24,23 +26,6 @@ std::vector<std::string> config_files() {
   return files;
 }
 
-void expect_exact(Backend& backend, const Graph& g, bool training) {
-  const MemoryPrediction p = predict_memory(g, training, [&](const Op& op, Phase ph) {
-    return backend.workspace_bytes(g, op, ph, training);
-  });
-  ResultRow row;
-  RunOptions options;
-  options.time = false;
-  run_variant(g, training, backend, options, row);
-  ASSERT_EQ(row.status, "ok") << row.message;
-  EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
-  EXPECT_EQ(row.measured->saved_bytes, p.saved_bytes);
-  for (int c = 0; c < kMemoryCategoryCount; ++c) {
-    const auto i = static_cast<size_t>(c);
-    EXPECT_EQ(row.measured->at_peak[i], p.at_peak[i]) << to_string(static_cast<MemoryCategory>(c));
-    EXPECT_EQ(row.measured->peak_by_category[i], p.peak_by_category[i]) << to_string(static_cast<MemoryCategory>(c));
-  }
-}
 
 TEST(ConfigMemory, CpuMeasuredPeakEqualsPredictionAtFullSize) {
   CpuBackend cpu;
@@ -49,7 +34,7 @@ TEST(ConfigMemory, CpuMeasuredPeakEqualsPredictionAtFullSize) {
     for (const BlockSpec& block : spec.blocks)
       for (const VariantSpec& v : block.variants) {
         SCOPED_TRACE(file + ": " + block.name + " [" + point_label(block) + "] / " + v.name);
-        expect_exact(cpu, build_variant_graph(block, v), block.mode == RunMode::train);
+        testing::expect_measured_equals_predicted(cpu, build_variant_graph(block, v), block.mode == RunMode::train);
       }
   }
 }
@@ -65,7 +50,7 @@ TEST(ConfigMemory, ReferenceMeasuredPeakEqualsPredictionShrunk) {
         for (bool training : {true, false}) {
           SCOPED_TRACE(file + ": " + block.name + " [" + point_label(block) + "] / " + v.name +
                        (training ? " train" : " infer"));
-          expect_exact(reference, build_variant_graph(block, v), training);
+          testing::expect_measured_equals_predicted(reference, build_variant_graph(block, v), training);
         }
     }
   }

@@ -12,6 +12,8 @@
 // and prints why.
 #include <gtest/gtest.h>
 
+#include "memory_expectations.hpp"
+
 #if CONVBENCH_WITH_CUDA
 
 #include <algorithm>
@@ -498,26 +500,6 @@ TEST(CudaVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
 
 // ---- memory: measured equals predicted; out of memory is a status -------------------------------
 
-void expect_measured_equals_predicted(CudaBackend& backend, const Graph& g, bool training) {
-  const MemoryPrediction p = predict_memory(g, training, [&](const Op& op, Phase ph) {
-    return backend.workspace_bytes(g, op, ph, training);
-  });
-  ResultRow row;
-  RunOptions options;
-  options.time = false;
-  run_variant(g, training, backend, options, row);
-  ASSERT_EQ(row.status, "ok") << row.message;
-  ASSERT_TRUE(row.measured.has_value());
-  EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
-  EXPECT_EQ(row.measured->saved_bytes, p.saved_bytes);
-  for (int c = 0; c < kMemoryCategoryCount; ++c) {
-    SCOPED_TRACE(std::string(to_string(static_cast<MemoryCategory>(c))));
-    EXPECT_EQ(row.measured->at_peak[static_cast<size_t>(c)], p.at_peak[static_cast<size_t>(c)]);
-    EXPECT_EQ(row.measured->peak_by_category[static_cast<size_t>(c)], p.peak_by_category[static_cast<size_t>(c)]);
-  }
-  // Reserved bytes are rounded, requested bytes are not; the cache never holds less.
-  EXPECT_GE(row.measured->reserved_peak_bytes, row.measured->peak_bytes);
-}
 
 TEST(CudaMemory, AllocatorPeakEqualsTheMemoryModel) {
   REQUIRE_CUDA_DEVICE();
@@ -534,7 +516,7 @@ TEST(CudaMemory, AllocatorPeakEqualsTheMemoryModel) {
           for (const VariantSpec& v : block.variants) {
             SCOPED_TRACE(std::filesystem::path(file).filename().string() + " " + block.name + " " + v.name +
                          (training ? " train " : " infer ") + std::string(to_string(mode)));
-            expect_measured_equals_predicted(gpu, build_variant_graph(block, v), training);
+            testing::expect_measured_equals_predicted(gpu, build_variant_graph(block, v), training);
           }
         }
     }

@@ -2,6 +2,8 @@
 // differences in float64, and allocator statistics equal to the memory model, byte for byte.
 #include <gtest/gtest.h>
 
+#include "memory_expectations.hpp"
+
 #include <cmath>
 
 #include "analysis/memory_model.hpp"
@@ -123,24 +125,6 @@ TEST(Executor, VariantGradientsMatchFiniteDifferences) {
   }
 }
 
-void expect_measured_equals_predicted(Backend& backend, const Graph& g, bool training) {
-  const MemoryPrediction p = predict_memory(g, training, [&](const Op& op, Phase ph) {
-    return backend.workspace_bytes(g, op, ph, training);
-  });
-  ResultRow row;
-  RunOptions options;
-  options.time = false;
-  run_variant(g, training, backend, options, row);
-  ASSERT_EQ(row.status, "ok") << row.message;
-  ASSERT_TRUE(row.measured.has_value());
-  EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
-  EXPECT_EQ(row.measured->saved_bytes, p.saved_bytes);
-  for (int c = 0; c < kMemoryCategoryCount; ++c) {
-    SCOPED_TRACE(std::string(to_string(static_cast<MemoryCategory>(c))));
-    EXPECT_EQ(row.measured->at_peak[static_cast<size_t>(c)], p.at_peak[static_cast<size_t>(c)]);
-    EXPECT_EQ(row.measured->peak_by_category[static_cast<size_t>(c)], p.peak_by_category[static_cast<size_t>(c)]);
-  }
-}
 
 TEST(Executor, ReferenceAllocatorPeakEqualsTheMemoryModel) {
   for (const auto& [block, v] : gradient_cases()) {
@@ -151,7 +135,7 @@ TEST(Executor, ReferenceAllocatorPeakEqualsTheMemoryModel) {
       b.dtype = DType::float32;
       b.mode = training ? RunMode::train : RunMode::infer;
       ReferenceBackend backend;
-      expect_measured_equals_predicted(backend, build_variant_graph(b, v), training);
+      testing::expect_measured_equals_predicted(backend, build_variant_graph(b, v), training);
     }
   }
 }
@@ -190,7 +174,7 @@ TEST(Executor, AddWithBothOperandsFromOneValueAccumulatesOutOfPlace) {
     EXPECT_NEAR(gb[static_cast<size_t>(ch)], expect, 1e-12);
   }
   ReferenceBackend fresh;  // the tensors above stay allocated on `backend`
-  expect_measured_equals_predicted(fresh, g, true);
+  testing::expect_measured_equals_predicted(fresh, g, true);
 }
 
 }  // namespace
