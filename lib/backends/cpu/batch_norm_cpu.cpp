@@ -1,11 +1,10 @@
-// Batch norm in our own loops: the forward for channels_first tensors, where oneDNN 2.6's only
-// plain nchw/ncdhw implementation (ncsp_bnorm) measured 200-500 ms per training forward on the
-// seed block's 6x32x32^3 tensor and 25-40 ms per inference forward on ResNet's 8x256x56^2 (these
-// loops: a few ms), and the backward for both layouts, which must sum dy and dy * (x - mean) over
-// N and space accurately: oneDNN's backward sums in float and lost 1% of grad-beta to
-// cancellation in a bottleneck block. Like PyTorch's CPU kernels (double accumulation), we sum in
-// float within short chunks, which vectorise, and in double across them.
-#include <algorithm>
+// Batch norm in our own loops (on channel_sums / channel_affine): the forward for channels_first
+// tensors, where oneDNN 2.6's only plain nchw/ncdhw implementation (ncsp_bnorm) measured
+// 200-500 ms per training forward on the seed block's 6x32x32^3 tensor and 25-40 ms per
+// inference forward on ResNet's 8x256x56^2 (these loops: a few ms), and the backward for both
+// layouts, whose sums of dy and dy * (x - mean) must be accurate: oneDNN's backward sums in
+// float and lost 1% of grad-beta to cancellation in a bottleneck block, where PyTorch (double
+// accumulation, as here) agrees with float64 to 1e-6.
 #include <cmath>
 #include <vector>
 
@@ -14,174 +13,20 @@
 namespace convbench::cpu {
 namespace {
 
-constexpr int64_t kChunk = 1024;  // float partial sums stay accurate over this many terms
-
-double sum(const float* x, int64_t n) {
-  double total = 0.0;
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t end = std::min(n, start + kChunk);
-    float acc = 0.f;
-#pragma omp simd reduction(+ : acc)
-    for (int64_t i = start; i < end; ++i) acc += x[i];
-    total += acc;
-  }
-  return total;
+// Per-channel values repeated for every sample: channel_affine takes (n, c) coefficients.
+std::vector<float> per_sample(const std::vector<float>& per_channel, int64_t batch) {
+  std::vector<float> out;
+  out.reserve(per_channel.size() * static_cast<size_t>(batch));
+  for (int64_t n = 0; n < batch; ++n) out.insert(out.end(), per_channel.begin(), per_channel.end());
+  return out;
 }
 
-double squared_deviation(const float* x, int64_t n, float mean) {
-  double total = 0.0;
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t end = std::min(n, start + kChunk);
-    float acc = 0.f;
-#pragma omp simd reduction(+ : acc)
-    for (int64_t i = start; i < end; ++i) acc += (x[i] - mean) * (x[i] - mean);
-    total += acc;
-  }
-  return total;
-}
-
-// Adds sum(dy) and sum(dy * (x - mean)) over one contiguous row to s1, s2.
-void add_grad_sums(const float* x, const float* dy, int64_t n, float mean, double& s1, double& s2) {
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t end = std::min(n, start + kChunk);
-    float a1 = 0.f, a2 = 0.f;
-#pragma omp simd reduction(+ : a1, a2)
-    for (int64_t i = start; i < end; ++i) {
-      a1 += dy[i];
-      a2 += dy[i] * (x[i] - mean);
-    }
-    s1 += a1;
-    s2 += a2;
-  }
-}
-
-// Per-channel sum(dy) and sum(dy * (x - mean)) over N and spatial, both layouts.
-void channel_grad_sums(const TensorDesc& d, const float* x, const float* dy, const float* mean,
-                       std::vector<double>& s1, std::vector<double>& s2) {
-  const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
-  s1.assign(static_cast<size_t>(channels), 0.0);
-  s2.assign(static_cast<size_t>(channels), 0.0);
-  if (d.layout == Layout::channels_first) {
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < channels; ++c) {
-      double a = 0.0, b = 0.0;
-      for (int64_t n = 0; n < batch; ++n) {
-        const int64_t row = (n * channels + c) * spatial;
-        add_grad_sums(x + row, dy + row, spatial, mean[c], a, b);
-      }
-      s1[static_cast<size_t>(c)] = a;
-      s2[static_cast<size_t>(c)] = b;
-    }
-    return;
-  }
-  // channels_last: rows of C; each thread sums chunks of rows in float, then in double.
-  const int64_t rows = batch * spatial;
-#pragma omp parallel
-  {
-    std::vector<double> t1(static_cast<size_t>(channels), 0.0), t2(t1.size(), 0.0);
-    std::vector<float> f1(t1.size()), f2(t1.size());
-#pragma omp for schedule(static)
-    for (int64_t r0 = 0; r0 < rows; r0 += kChunk) {
-      std::fill(f1.begin(), f1.end(), 0.f);
-      std::fill(f2.begin(), f2.end(), 0.f);
-      for (int64_t r = r0; r < std::min(rows, r0 + kChunk); ++r) {
-        const float* xr = x + r * channels;
-        const float* gr = dy + r * channels;
-#pragma omp simd
-        for (int64_t c = 0; c < channels; ++c) {
-          f1[static_cast<size_t>(c)] += gr[c];
-          f2[static_cast<size_t>(c)] += gr[c] * (xr[c] - mean[c]);
-        }
-      }
-      for (size_t c = 0; c < t1.size(); ++c) {
-        t1[c] += f1[c];
-        t2[c] += f2[c];
-      }
-    }
-#pragma omp critical
-    for (size_t c = 0; c < t1.size(); ++c) {
-      s1[c] += t1[c];
-      s2[c] += t2[c];
-    }
-  }
-}
-
-}  // namespace
-
-namespace {
-
-void forward_channels_first(const TensorDesc& d, const float* x, const float* gamma, const float* beta,
-                            double eps, float* y, float* mean, double* variance) {
-  const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
-  const double count = static_cast<double>(batch * spatial);
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < channels; ++c) {
-    double s = 0.0;
-    for (int64_t n = 0; n < batch; ++n) s += sum(x + (n * channels + c) * spatial, spatial);
-    const auto m = static_cast<float>(s / count);
-    double sq = 0.0;
-    for (int64_t n = 0; n < batch; ++n) sq += squared_deviation(x + (n * channels + c) * spatial, spatial, m);
-    const double var = sq / count;
-    mean[c] = m;
-    variance[c] = var;
-    // y = (x - mean) * invstd * gamma + beta
-    const auto scale = static_cast<float>(gamma[c] / std::sqrt(var + eps));
-    const float shift = beta[c];
-    for (int64_t n = 0; n < batch; ++n) {
-      const float* xr = x + (n * channels + c) * spatial;
-      float* yr = y + (n * channels + c) * spatial;
-#pragma omp simd
-      for (int64_t i = 0; i < spatial; ++i) yr[i] = (xr[i] - m) * scale + shift;
-    }
-  }
-}
-
-void backward(const TensorDesc& d, const float* x, const float* dy, const float* mean,
-              const float* invstd, const float* gamma, float* dx, float* dgamma, float* dbeta) {
-  std::vector<double> s1, s2;
-  channel_grad_sums(d, x, dy, mean, s1, s2);
-  const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
-  for (size_t c = 0; c < s1.size(); ++c) {
-    dgamma[c] = static_cast<float>(s2[c] * invstd[c]);
-    dbeta[c] = static_cast<float>(s1[c]);
-  }
-  if (dx == nullptr) return;
-  // PyTorch's formula: dx = gamma * invstd * (dy - mean(dy) - (x - mean) * invstd^2 * mean(dy * (x - mean)))
-  const double count = static_cast<double>(batch * spatial);
-  if (d.layout != Layout::channels_first) {
-    std::vector<float> a(s1.size()), b(s1.size()), mdy(s1.size());
-    for (size_t c = 0; c < s1.size(); ++c) {
-      const double is = invstd[c];
-      a[c] = static_cast<float>(gamma[c] * is);
-      b[c] = static_cast<float>(gamma[c] * is * is * is * (s2[c] / count));
-      mdy[c] = static_cast<float>(s1[c] / count);
-    }
-    const int64_t rows = batch * spatial;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* xr = x + r * channels;
-      const float* gr = dy + r * channels;
-      float* dr = dx + r * channels;
-#pragma omp simd
-      for (int64_t c = 0; c < channels; ++c) dr[c] = a[c] * (gr[c] - mdy[c]) - b[c] * (xr[c] - mean[c]);
-    }
-    return;
-  }
-#pragma omp parallel for schedule(static) collapse(2)
+// Sums over samples of per (sample, channel) sums.
+std::vector<double> over_batch(const std::vector<double>& per_plane, int64_t batch, int64_t channels) {
+  std::vector<double> out(static_cast<size_t>(channels), 0.0);
   for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c) {
-      const double is = invstd[c];
-      const auto a = static_cast<float>(gamma[c] * is);
-      const auto b = static_cast<float>(gamma[c] * is * is * is * (s2[static_cast<size_t>(c)] / count));
-      const auto mdy = static_cast<float>(s1[static_cast<size_t>(c)] / count);
-      const float m = mean[c];
-      const int64_t row = (n * channels + c) * spatial;
-      const float* xr = x + row;
-      const float* gr = dy + row;
-      float* dr = dx + row;
-#pragma omp simd
-      for (int64_t i = 0; i < spatial; ++i) dr[i] = a * (gr[i] - mdy) - b * (xr[i] - m);
-    }
+    for (int64_t c = 0; c < channels; ++c) out[static_cast<size_t>(c)] += per_plane[static_cast<size_t>(n * channels + c)];
+  return out;
 }
 
 }  // namespace
@@ -202,42 +47,84 @@ void finish_batch_norm_statistics(const ForwardCall& call, const std::vector<dou
   }
 }
 
+void batch_norm_forward_training(const ForwardCall& call) {
+  const TensorDesc& d = call.inputs.at(0)->desc;
+  const int64_t batch = d.batch(), channels = d.channels();
+  const auto planes = static_cast<size_t>(batch * channels);
+  const double count = static_cast<double>(batch * d.spatial_size());
+  const float* x = call.inputs[0]->data<float>();
+  const float* gamma = call.params.at(0)->data<float>();
+  const float* beta = call.params.at(1)->data<float>();
+  float* mean = call.aux.at(0)->data<float>();
+  // mean, then the variance as the mean square deviation from it (two passes, as PyTorch)
+  std::vector<double> s1(planes), s2(planes);
+  const std::vector<float> zeros(planes, 0.f);
+  channel_sums(d, x, zeros.data(), nullptr, nullptr, s1.data(), nullptr);
+  std::vector<double> sums = over_batch(s1, batch, channels);
+  std::vector<float> mean_c(static_cast<size_t>(channels));
+  for (size_t c = 0; c < mean_c.size(); ++c) mean[c] = mean_c[c] = static_cast<float>(sums[c] / count);
+  const std::vector<float> shift = per_sample(mean_c, batch);
+  channel_sums(d, x, shift.data(), x, shift.data(), s1.data(), s2.data());
+  std::vector<double> variance = over_batch(s2, batch, channels);
+  for (double& v : variance) v /= count;
+  // y = (x - mean) * gamma * invstd + beta
+  std::vector<float> scale(static_cast<size_t>(channels)), bias(beta, beta + channels);
+  for (size_t c = 0; c < scale.size(); ++c)
+    scale[c] = static_cast<float>(gamma[c] / std::sqrt(variance[c] + call.op.norm.eps));
+  channel_affine(d, nullptr, nullptr, x, shift.data(), per_sample(scale, batch).data(),
+                 per_sample(bias, batch).data(), call.output->data<float>());
+  finish_batch_norm_statistics(call, variance);
+}
+
 void batch_norm_forward_inference(const ForwardCall& call) {
   const TensorDesc& d = call.inputs.at(0)->desc;
-  const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
-  const float* x = call.inputs[0]->data<float>();
+  const int64_t batch = d.batch(), channels = d.channels();
   const float* gamma = call.params.at(0)->data<float>();
   const float* beta = call.params.at(1)->data<float>();
   const float* running_mean = call.buffers.at(0)->data<float>();
   const float* running_var = call.buffers.at(1)->data<float>();
-  float* y = call.output->data<float>();
-#pragma omp parallel for schedule(static) collapse(2)
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c) {
-      const auto scale = static_cast<float>(gamma[c] / std::sqrt(static_cast<double>(running_var[c]) + call.op.norm.eps));
-      const float shift = beta[c], m = running_mean[c];
-      const float* xr = x + (n * channels + c) * spatial;
-      float* yr = y + (n * channels + c) * spatial;
-#pragma omp simd
-      for (int64_t i = 0; i < spatial; ++i) yr[i] = (xr[i] - m) * scale + shift;
-    }
-}
-
-void batch_norm_forward_training(const ForwardCall& call) {
-  const TensorDesc& d = call.inputs.at(0)->desc;
-  std::vector<double> variance(static_cast<size_t>(d.channels()));
-  forward_channels_first(d, call.inputs[0]->data<float>(), call.params.at(0)->data<float>(),
-                         call.params.at(1)->data<float>(), call.op.norm.eps, call.output->data<float>(),
-                         call.aux.at(0)->data<float>(), variance.data());
-  finish_batch_norm_statistics(call, variance);
+  std::vector<float> scale(static_cast<size_t>(channels)), bias(beta, beta + channels);
+  for (size_t c = 0; c < scale.size(); ++c)
+    scale[c] = static_cast<float>(gamma[c] / std::sqrt(static_cast<double>(running_var[c]) + call.op.norm.eps));
+  channel_affine(d, nullptr, nullptr, call.inputs[0]->data<float>(),
+                 per_sample(std::vector<float>(running_mean, running_mean + channels), batch).data(),
+                 per_sample(scale, batch).data(), per_sample(bias, batch).data(), call.output->data<float>());
 }
 
 void batch_norm_backward(const BackwardCall& call) {
-  const Tensor* dx = call.grad_inputs.at(0);
-  backward(call.inputs.at(0)->desc, call.inputs[0]->data<float>(), call.grad_output->data<float>(),
-           call.aux.at(0)->data<float>(), call.aux.at(1)->data<float>(), call.params.at(0)->data<float>(),
-           dx ? dx->data<float>() : nullptr, call.grad_params.at(0)->data<float>(),
-           call.grad_params.at(1)->data<float>());
+  const TensorDesc& d = call.inputs.at(0)->desc;
+  const int64_t batch = d.batch(), channels = d.channels();
+  const auto planes = static_cast<size_t>(batch * channels);
+  const double count = static_cast<double>(batch * d.spatial_size());
+  const float* x = call.inputs[0]->data<float>();
+  const float* dy = call.grad_output->data<float>();
+  const float* mean = call.aux.at(0)->data<float>();
+  const float* invstd = call.aux.at(1)->data<float>();
+  const float* gamma = call.params.at(0)->data<float>();
+  // sum(dy) and sum(dy * (x - mean)) per channel
+  const std::vector<float> zeros(planes, 0.f), shift = per_sample(std::vector<float>(mean, mean + channels), batch);
+  std::vector<double> s1(planes), s2(planes);
+  channel_sums(d, dy, zeros.data(), x, shift.data(), s1.data(), s2.data());
+  const std::vector<double> sum_dy = over_batch(s1, batch, channels), sum_dy_xmu = over_batch(s2, batch, channels);
+  float* dgamma = call.grad_params.at(0)->data<float>();
+  float* dbeta = call.grad_params.at(1)->data<float>();
+  for (size_t c = 0; c < sum_dy.size(); ++c) {
+    dgamma[c] = static_cast<float>(sum_dy_xmu[c] * invstd[c]);
+    dbeta[c] = static_cast<float>(sum_dy[c]);
+  }
+  Tensor* dx = call.grad_inputs.at(0);
+  if (dx == nullptr) return;
+  // PyTorch's formula: dx = gamma * invstd * (dy - mean(dy) - (x - mean) * invstd^2 * mean(dy * (x - mean)))
+  //                       = a * dy - b * (x - mean) - a * mean(dy)
+  std::vector<float> a(static_cast<size_t>(channels)), minus_b(a.size()), offset(a.size());
+  for (size_t c = 0; c < a.size(); ++c) {
+    const double is = invstd[c], ac = gamma[c] * is;
+    a[c] = static_cast<float>(ac);
+    minus_b[c] = static_cast<float>(-ac * is * is * (sum_dy_xmu[c] / count));
+    offset[c] = static_cast<float>(-ac * (sum_dy[c] / count));
+  }
+  channel_affine(d, dy, per_sample(a, batch).data(), x, shift.data(), per_sample(minus_b, batch).data(),
+                 per_sample(offset, batch).data(), dx->data<float>());
 }
 
 }  // namespace convbench::cpu

@@ -48,6 +48,17 @@ bool is_own_depthwise_conv(const Graph& graph, const Op& op);
 void depthwise_conv_forward(const ForwardCall& call);
 void depthwise_conv_backward(const BackwardCall& call);
 
+// The passes of batch and group norm, channel_sums_cpu.cpp. Arrays of coefficients and shifts
+// hold one value per (sample, channel) plane, n * C + c.
+// Per plane sums over positions, in double: s1 = sum(a - sa), s2 = sum((a - sa) * (b - sb));
+// without b (nullptr), s2 is not computed (sb, s2 may be nullptr).
+void channel_sums(const TensorDesc& d, const float* a, const float* sa, const float* b, const float* sb,
+                  double* s1, double* s2);
+// out = p * u + q * (v - m) + r per element, with its plane's coefficients; u == nullptr drops
+// the first term (p may be nullptr).
+void channel_affine(const TensorDesc& d, const float* u, const float* p, const float* v, const float* m,
+                    const float* q, const float* r, float* out);
+
 // Batch norm in our own loops, batch_norm_cpu.cpp: forward for channels_first tensors (oneDNN's
 // nchw kernel is slow; channels_last forward runs on oneDNN), backward for both layouts.
 void batch_norm_forward_training(const ForwardCall& call);

@@ -1,6 +1,7 @@
-// Group norm in our own loops (oneDNN 2.6 has no group normalization), with double accumulation
-// for the statistics, as PyTorch's formula: per (n, group) mean and rstd = 1/sqrt(var + eps)
-// over the group's channels and all positions; y = (x - mean) * rstd * gamma + beta.
+// Group norm in our own loops (oneDNN 2.6 has no group normalization), on channel_sums /
+// channel_affine: per (n, group) mean and rstd = 1/sqrt(var + eps) over the group's channels and
+// all positions (two passes, double accumulation); y = (x - mean) * rstd * gamma + beta; the
+// backward is PyTorch's formula.
 #include <cmath>
 #include <vector>
 
@@ -9,129 +10,106 @@
 namespace convbench::cpu {
 namespace {
 
-// A tensor seen as (N, C, S): channels_first has channel stride S and position stride 1,
-// channels_last channel stride 1 and position stride C.
-struct View {
-  int64_t batch, channels, spatial, channel_stride, position_stride;
-  explicit View(const TensorDesc& d)
-      : batch(d.batch()), channels(d.channels()), spatial(d.spatial_size()),
-        channel_stride(d.layout == Layout::channels_last ? 1 : d.spatial_size()),
-        position_stride(d.layout == Layout::channels_last ? d.channels() : 1) {}
-  int64_t index(int64_t n, int64_t c, int64_t s) const {
-    return n * channels * spatial + c * channel_stride + s * position_stride;
-  }
-  // Calls f(c, index) for every element of channels [c0, c1) of sample n, in memory order.
-  template <class F>
-  void for_each(int64_t n, int64_t c0, int64_t c1, F f) const {
-    if (position_stride == 1) {
-      for (int64_t c = c0; c < c1; ++c)
-        for (int64_t s = 0; s < spatial; ++s) f(c, index(n, c, s));
-    } else {
-      for (int64_t s = 0; s < spatial; ++s)
-        for (int64_t c = c0; c < c1; ++c) f(c, index(n, c, s));
-    }
-  }
+struct Shape {
+  int64_t batch, channels, groups, per_group;
+  double count;  // elements per (n, group)
+  Shape(const TensorDesc& d, int64_t g)
+      : batch(d.batch()), channels(d.channels()), groups(g), per_group(d.channels() / g),
+        count(static_cast<double>(d.channels() / g * d.spatial_size())) {}
+  size_t planes() const { return static_cast<size_t>(batch * channels); }
+  // The (n, group) index of plane (n, c).
+  int64_t group_of(int64_t plane) const { return (plane / channels) * groups + (plane % channels) / per_group; }
 };
 
-struct Stats {
-  double mean, rstd;
-};
+// Per (n, group) sums of per (n, c) sums.
+std::vector<double> over_groups(const Shape& s, const std::vector<double>& per_plane) {
+  std::vector<double> out(static_cast<size_t>(s.batch * s.groups), 0.0);
+  for (int64_t p = 0; p < static_cast<int64_t>(per_plane.size()); ++p)
+    out[static_cast<size_t>(s.group_of(p))] += per_plane[static_cast<size_t>(p)];
+  return out;
+}
 
-Stats group_stats(const View& v, const float* x, int64_t n, int64_t c0, int64_t c1, double eps) {
-  const double count = static_cast<double>((c1 - c0) * v.spatial);
-  double sum = 0.0;
-  v.for_each(n, c0, c1, [&](int64_t, int64_t i) { sum += x[i]; });
-  const double mean = sum / count;
-  double sq = 0.0;
-  v.for_each(n, c0, c1, [&](int64_t, int64_t i) {
-    const double d = x[i] - mean;
-    sq += d * d;
-  });
-  return {mean, 1.0 / std::sqrt(sq / count + eps)};
+// Per (n, group) values repeated for each channel of the group.
+std::vector<float> per_plane(const Shape& s, const float* per_group) {
+  std::vector<float> out(s.planes());
+  for (size_t p = 0; p < out.size(); ++p) out[p] = per_group[s.group_of(static_cast<int64_t>(p))];
+  return out;
 }
 
 }  // namespace
 
 void group_norm_stats(const Tensor& x, int64_t groups, double eps, float* mean, float* rstd) {
-  const View v(x.desc);
-  const int64_t per_group = v.channels / groups;
+  const Shape s(x.desc, groups);
   const float* xp = x.data<float>();
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t ng = 0; ng < v.batch * groups; ++ng) {
-    const int64_t n = ng / groups, c0 = (ng % groups) * per_group;
-    const Stats st = group_stats(v, xp, n, c0, c0 + per_group, eps);
-    mean[ng] = static_cast<float>(st.mean);
-    rstd[ng] = static_cast<float>(st.rstd);
-  }
+  std::vector<double> s1(s.planes()), s2(s.planes());
+  const std::vector<float> zeros(s.planes(), 0.f);
+  channel_sums(x.desc, xp, zeros.data(), nullptr, nullptr, s1.data(), nullptr);
+  const std::vector<double> sums = over_groups(s, s1);
+  for (size_t g = 0; g < sums.size(); ++g) mean[g] = static_cast<float>(sums[g] / s.count);
+  const std::vector<float> shift = per_plane(s, mean);
+  channel_sums(x.desc, xp, shift.data(), xp, shift.data(), s1.data(), s2.data());
+  const std::vector<double> squares = over_groups(s, s2);
+  for (size_t g = 0; g < squares.size(); ++g) rstd[g] = static_cast<float>(1.0 / std::sqrt(squares[g] / s.count + eps));
 }
 
 void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                         float* mean, float* rstd, int64_t groups, double eps) {
-  const View v(x.desc);
-  const int64_t per_group = v.channels / groups;
-  const float* xp = x.data<float>();
+  group_norm_stats(x, groups, eps, mean, rstd);
+  const Shape s(x.desc, groups);
   const float* gp = gamma.data<float>();
   const float* bp = beta.data<float>();
-  float* yp = y.data<float>();
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t ng = 0; ng < v.batch * groups; ++ng) {
-    const int64_t n = ng / groups, c0 = (ng % groups) * per_group;
-    const Stats st = group_stats(v, xp, n, c0, c0 + per_group, eps);
-    mean[ng] = static_cast<float>(st.mean);
-    rstd[ng] = static_cast<float>(st.rstd);
-    const auto m = static_cast<float>(st.mean), r = static_cast<float>(st.rstd);
-    v.for_each(n, c0, c0 + per_group, [&](int64_t c, int64_t i) { yp[i] = (xp[i] - m) * r * gp[c] + bp[c]; });
+  std::vector<float> scale(s.planes()), bias(s.planes());
+  for (size_t p = 0; p < s.planes(); ++p) {
+    const auto c = static_cast<size_t>(static_cast<int64_t>(p) % s.channels);
+    scale[p] = rstd[s.group_of(static_cast<int64_t>(p))] * gp[c];
+    bias[p] = bp[c];
   }
+  channel_affine(x.desc, nullptr, nullptr, x.data<float>(), per_plane(s, mean).data(), scale.data(), bias.data(),
+                 y.data<float>());
 }
 
 void group_norm_backward(const Tensor& x, const float* mean, const float* rstd,
                          const Tensor& gamma, const Tensor& dy, Tensor* dx, Tensor& dgamma,
                          Tensor& dbeta, int64_t groups) {
-  const View v(x.desc);
-  const int64_t per_group = v.channels / groups;
-  const float* xp = x.data<float>();
-  const float* mp = mean;
-  const float* rp = rstd;
+  const Shape s(x.desc, groups);
   const float* gam = gamma.data<float>();
-  const float* gp = dy.data<float>();
-  if (dx) {
-    float* dp = dx->data<float>();
-    const double count = static_cast<double>(per_group * v.spatial);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t ng = 0; ng < v.batch * groups; ++ng) {
-      const int64_t n = ng / groups, c0 = (ng % groups) * per_group, c1 = c0 + per_group;
-      const double m = mp[ng], r = rp[ng];
-      double sum_gg = 0.0, sum_gg_xhat = 0.0;
-      v.for_each(n, c0, c1, [&](int64_t c, int64_t i) {
-        const double gg = static_cast<double>(gp[i]) * gam[c];
-        sum_gg += gg;
-        sum_gg_xhat += gg * (xp[i] - m) * r;
-      });
-      const auto a = static_cast<float>(sum_gg / count), b = static_cast<float>(sum_gg_xhat / count);
-      const auto mf = static_cast<float>(m), rf = static_cast<float>(r);
-      v.for_each(n, c0, c1, [&](int64_t c, int64_t i) {
-        const float xhat = (xp[i] - mf) * rf;
-        dp[i] = rf * (gp[i] * gam[c] - a - xhat * b);
-      });
-    }
-  }
+  // per (n, c): sum(dy) and sum(dy * (x - mean))
+  const std::vector<float> zeros(s.planes(), 0.f), shift = per_plane(s, mean);
+  std::vector<double> sum_dy(s.planes()), sum_dy_xmu(s.planes());
+  channel_sums(x.desc, dy.data<float>(), zeros.data(), x.data<float>(), shift.data(), sum_dy.data(), sum_dy_xmu.data());
   float* dg = dgamma.data<float>();
   float* db = dbeta.data<float>();
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < v.channels; ++c) {
-    double sum_g = 0.0, sum_g_xhat = 0.0;
-    for (int64_t n = 0; n < v.batch; ++n) {
-      const int64_t ng = n * groups + c / per_group;
-      const float m = mp[ng], r = rp[ng];
-      for (int64_t s = 0; s < v.spatial; ++s) {
-        const int64_t i = v.index(n, c, s);
-        sum_g += gp[i];
-        sum_g_xhat += static_cast<double>(gp[i]) * ((xp[i] - m) * r);
-      }
+  for (int64_t c = 0; c < s.channels; ++c) {
+    double g = 0.0, b = 0.0;
+    for (int64_t n = 0; n < s.batch; ++n) {
+      const int64_t p = n * s.channels + c;
+      g += sum_dy_xmu[static_cast<size_t>(p)] * rstd[s.group_of(p)];
+      b += sum_dy[static_cast<size_t>(p)];
     }
-    dg[c] = static_cast<float>(sum_g_xhat);
-    db[c] = static_cast<float>(sum_g);
+    dg[c] = static_cast<float>(g);
+    db[c] = static_cast<float>(b);
   }
+  if (dx == nullptr) return;
+  // With gg = dy * gamma, xhat = (x - mean) * rstd, per (n, group):
+  //   dx = rstd * (gg - sum(gg) / count - xhat * sum(gg * xhat) / count)
+  //      = (rstd * gamma) * dy - rstd^2 * sum(gg * xhat) / count * (x - mean) - rstd * sum(gg) / count
+  std::vector<double> sum_gg(static_cast<size_t>(s.batch * s.groups), 0.0), sum_gg_xhat(sum_gg.size(), 0.0);
+  for (int64_t p = 0; p < static_cast<int64_t>(s.planes()); ++p) {
+    const auto g = static_cast<size_t>(s.group_of(p));
+    const double gm = gam[p % s.channels];
+    sum_gg[g] += gm * sum_dy[static_cast<size_t>(p)];
+    sum_gg_xhat[g] += gm * rstd[g] * sum_dy_xmu[static_cast<size_t>(p)];
+  }
+  std::vector<float> a(s.planes()), minus_b(s.planes()), offset(s.planes());
+  for (int64_t p = 0; p < static_cast<int64_t>(s.planes()); ++p) {
+    const auto g = static_cast<size_t>(s.group_of(p));
+    const double r = rstd[g];
+    a[static_cast<size_t>(p)] = static_cast<float>(r * gam[p % s.channels]);
+    minus_b[static_cast<size_t>(p)] = static_cast<float>(-r * r * sum_gg_xhat[g] / s.count);
+    offset[static_cast<size_t>(p)] = static_cast<float>(-r * sum_gg[g] / s.count);
+  }
+  channel_affine(x.desc, dy.data<float>(), a.data(), x.data<float>(), shift.data(), minus_b.data(), offset.data(),
+                 dx->data<float>());
 }
 
 }  // namespace convbench::cpu
