@@ -290,4 +290,31 @@ constexpr int64_t region_bytes(int64_t count) {
   return (count * static_cast<int64_t>(sizeof(T)) + 255) / 256 * 256;
 }
 
+// ---- positions in (n, c, spatial) tensors of either layout ------------------------------------
+// `Shape` is any kernel shape with `channels_last` and `c` (channels) members.
+
+__device__ __forceinline__ int volume(const Dims3& d) { return d[0] * d[1] * d[2]; }
+
+// Memory position of (n, c, flat spatial position sp) in a tensor of `spatial` positions.
+template <class Shape>
+__device__ __forceinline__ int position(const Shape& s, int n, int c, int sp, int spatial) {
+  return s.channels_last ? (n * spatial + sp) * s.c + c : (n * s.c + c) * spatial + sp;
+}
+
+// Decodes memory position p of a tensor of `spatial` positions into (n, c, sp).
+template <class Shape>
+__device__ __forceinline__ void decode(const Shape& s, int p, int spatial, int& n, int& c, int& sp) {
+  if (s.channels_last) {
+    c = p % s.c;
+    const int ns = p / s.c;
+    sp = ns % spatial;
+    n = ns / spatial;
+  } else {
+    sp = p % spatial;
+    const int nc = p / spatial;
+    c = nc % s.c;
+    n = nc / s.c;
+  }
+}
+
 }  // namespace convbench::kernels

@@ -54,28 +54,11 @@ void convert_layout(DType dtype, ActShape shape, const void* src, void* dst, cud
 namespace convbench::kernels {
 namespace {
 
-__device__ __forceinline__ int box_volume(const Dims3& d) { return d[0] * d[1] * d[2]; }
-
-__device__ __forceinline__ int box_position(const BoxShape& s, int n, int c, int sp, int spatial) {
-  return s.channels_last ? (n * spatial + sp) * s.c + c : (n * s.c + c) * spatial + sp;
-}
-
 // (n, c, spatial coordinates) of memory position p in a tensor of spatial extent `e`.
 __device__ __forceinline__ void box_decode(const BoxShape& s, int p, const Dims3& e, int& n, int& c, int& z, int& y,
                                            int& x) {
-  const int spatial = box_volume(e);
   int sp;
-  if (s.channels_last) {
-    c = p % s.c;
-    const int ns = p / s.c;
-    sp = ns % spatial;
-    n = ns / spatial;
-  } else {
-    sp = p % spatial;
-    const int nc = p / spatial;
-    c = nc % s.c;
-    n = nc / s.c;
-  }
+  decode(s, p, volume(e), n, c, sp);
   z = sp / (e[1] * e[2]);
   y = sp / e[2] % e[1];
   x = sp % e[2];
@@ -84,22 +67,22 @@ __device__ __forceinline__ void box_decode(const BoxShape& s, int p, const Dims3
 template <class E>
 __global__ void pad_box_kernel(BoxShape s, const E* small, E* big) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= static_cast<int64_t>(s.n) * s.c * box_volume(s.big)) return;
+  if (i >= static_cast<int64_t>(s.n) * s.c * volume(s.big)) return;
   const int p = static_cast<int>(i);
   int n, c, z, y, x;
   box_decode(s, p, s.big, n, c, z, y, x);
   const bool inside = z < s.small[0] && y < s.small[1] && x < s.small[2];
-  big[p] = inside ? small[box_position(s, n, c, (z * s.small[1] + y) * s.small[2] + x, box_volume(s.small))] : E(0);
+  big[p] = inside ? small[position(s, n, c, (z * s.small[1] + y) * s.small[2] + x, volume(s.small))] : E(0);
 }
 
 template <class E>
 __global__ void crop_box_kernel(BoxShape s, const E* big, E* small) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= static_cast<int64_t>(s.n) * s.c * box_volume(s.small)) return;
+  if (i >= static_cast<int64_t>(s.n) * s.c * volume(s.small)) return;
   const int p = static_cast<int>(i);
   int n, c, z, y, x;
   box_decode(s, p, s.small, n, c, z, y, x);
-  small[p] = big[box_position(s, n, c, (z * s.big[1] + y) * s.big[2] + x, box_volume(s.big))];
+  small[p] = big[position(s, n, c, (z * s.big[1] + y) * s.big[2] + x, volume(s.big))];
 }
 
 int64_t box_count(const BoxShape& s, const Dims3& d) { return static_cast<int64_t>(s.n) * s.c * d[0] * d[1] * d[2]; }

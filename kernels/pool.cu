@@ -11,28 +11,6 @@
 namespace convbench::kernels {
 namespace {
 
-__device__ __forceinline__ int volume(const Dims3& d) { return d[0] * d[1] * d[2]; }
-
-// Memory position of (n, c, flat spatial position) in a tensor of `spatial` positions.
-__device__ __forceinline__ int position(const PoolShape& s, int n, int c, int sp, int spatial) {
-  return s.channels_last ? (n * spatial + sp) * s.c + c : (n * s.c + c) * spatial + sp;
-}
-
-// Decodes a memory position of a tensor of `spatial` positions into (n, c, sp).
-__device__ __forceinline__ void decode(const PoolShape& s, int p, int spatial, int& n, int& c, int& sp) {
-  if (s.channels_last) {
-    c = p % s.c;
-    const int ns = p / s.c;
-    sp = ns % spatial;
-    n = ns / spatial;
-  } else {
-    sp = p % spatial;
-    const int nc = p / spatial;
-    c = nc % s.c;
-    n = nc / s.c;
-  }
-}
-
 // The first maximum of window `o` (flat output position) of plane (n, c), in window order
 // (kd, kh, kw); a NaN wins (the last one), padding never does. Returns the flat input position,
 // -1 when the window lies entirely in the padding.

@@ -6,26 +6,6 @@
 namespace convbench::kernels {
 namespace {
 
-__device__ __forceinline__ int volume(const Dims3& d) { return d[0] * d[1] * d[2]; }
-
-__device__ __forceinline__ int position(const UpsampleShape& s, int n, int c, int sp, int spatial) {
-  return s.channels_last ? (n * spatial + sp) * s.c + c : (n * s.c + c) * spatial + sp;
-}
-
-__device__ __forceinline__ void decode(const UpsampleShape& s, int p, int spatial, int& n, int& c, int& sp) {
-  if (s.channels_last) {
-    c = p % s.c;
-    const int ns = p / s.c;
-    sp = ns % spatial;
-    n = ns / spatial;
-  } else {
-    sp = p % spatial;
-    const int nc = p / spatial;
-    c = nc % s.c;
-    n = nc / s.c;
-  }
-}
-
 template <class T>
 __global__ void upsample_forward_kernel(UpsampleShape s, const T* x, T* y) {
   const int in_size = volume(s.in), out_size = volume(s.out);
