@@ -13,7 +13,7 @@ struct DeviceChoice {
   std::string reason;  // why auto chose it (empty when named explicitly)
 };
 
-// Resolves "auto" (cuda when built and a GPU is present, else cpu); throws SpecError-free
+// Resolves "auto" (cuda when built and a GPU is present, else cpu); throws
 // std::invalid_argument with a clear message when the named device cannot be used.
 DeviceChoice choose_device(const std::string& requested);
 struct BackendOptions {
