@@ -11,6 +11,7 @@
 #include "measure/variant_runner.hpp"
 #include "output_options.hpp"
 #include "report/analysis_rows.hpp"
+#include "report/run_warnings.hpp"
 #include "spec/spec_loader.hpp"
 
 #include <spdlog/spdlog.h>
@@ -66,6 +67,9 @@ Command add_compare_command(CLI::App& app) {
   sub->add_flag("--cold", opt->run.cold,
                 "Cold-cache timing: evict the caches before every sample (the GPU's L2 on cuda, the CPU's "
                 "last-level cache on cpu and reference)");
+  sub->add_flag("--graph", opt->run.graph,
+                "Also time the step (train) or forward pass (infer) recorded once as a CUDA graph and replayed: "
+                "the kernels without the host's launch gaps, next to the eager time (cuda only)");
   sub->add_option("--cudnn-algo", opt->backend.cudnn_algo,
                   "cuda: heuristic (cuDNN's first choice that fits) or find (time the candidates once per shape, "
                   "before measuring)")
@@ -88,6 +92,8 @@ Command add_compare_command(CLI::App& app) {
             if (!choice.reason.empty()) std::cerr << "convbench: " << choice.reason << "\n";
             opt->backend.memory_limit_bytes = parse_byte_size(opt->memory_limit);
             std::unique_ptr<Backend> backend = make_backend(choice.device, opt->backend);
+            if (opt->run.graph && opt->run.time)
+              if (const auto why = backend->replay_unsupported()) throw SpecError({"command line", 0, 0}, "--graph", *why);
             Progress progress(static_cast<int>(results.rows.size()), opt->quiet);
             size_t i = 0;
             for (const BlockSpec& block : spec.blocks) {
@@ -111,11 +117,16 @@ Command add_compare_command(CLI::App& app) {
                 }
                 run_variant(g, training, *backend, opt->run, row);
                 if (row.status != "ok") spdlog::warn("{} / {}: {}: {}", row.block, row.variant, row.status, row.message);
+                if (row.clock && clock_dropped(*row.clock))
+                  spdlog::warn("{} / {}: {} while timing", row.block, row.variant, clock_change_text(*row.clock));
+                if (!row.graph_message.empty()) spdlog::warn("{} / {}: {}", row.block, row.variant, row.graph_message);
               }
             }
             results.engine = engine_name();
             results.device = backend->name();
             results.provenance = collect_provenance(opt->spec, backend.get());
+            if (const nlohmann::json clocks = clock_provenance(results.rows); !clocks.is_null())
+              results.provenance["clock"] = clocks;
             write_output_files(opt->output, results);
             print_tables(results);
             return 0;

@@ -79,7 +79,8 @@ function(convbench_add_cuda_backend target)
   # cuda_runtime_api.h, cudnn.h and nvtx3/ (header-only, in the toolkit) for the library and
   # for code that includes its CUDA headers (tests, the backend registry).
   target_include_directories(${target} PUBLIC ${CUDNN_INCLUDE_DIR})
-  target_link_libraries(${target} PUBLIC CUDA::cudart ${CUDNN_LIBRARY})
+  # dl: NVML is opened at run time (nvml_clock.cpp), so hosts without a driver still run.
+  target_link_libraries(${target} PUBLIC CUDA::cudart ${CUDNN_LIBRARY} ${CMAKE_DL_LIBS})
   string(REPLACE ";" "," _architectures "${CMAKE_CUDA_ARCHITECTURES}")  # a ';' would split the define
   target_compile_definitions(${target} PUBLIC CONVBENCH_WITH_CUDA=1
                              PRIVATE CONVBENCH_CUDA_ARCHITECTURES="${_architectures}")

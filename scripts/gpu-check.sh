@@ -9,8 +9,8 @@
 #   check     the CUDA tests: every op and every config variant against the reference backend
 #             (outputs and all gradients; 1e-5 float32, 3e-3 tf32, 1e-2 float16 / bfloat16),
 #             cudnnFind mode, allocator statistics equal to the memory model, out of memory
-#   memcheck  compute-sanitizer memcheck on `convbench compare` of a tiny spec with every op kind
-#   compare   convbench compare --device cuda on every configs/*.yaml (JSON merged into one file)
+#   memcheck  compute-sanitizer memcheck on `convbench compare --graph` of a tiny spec with every op kind
+#   compare   convbench compare --device cuda --graph on every configs/*.yaml (JSON merged into one file)
 #
 # Everything lands in one folder, $OUT when set (the device tool brings it back), else
 # ./gpu-check-out: summary.md (GPU, driver, CUDA, cuDNN, commit, one line per stage) and one log
@@ -241,7 +241,7 @@ do_memcheck() {
   [ -x "$sanitizer" ] || { echo "compute-sanitizer not found"; return 1; }
   tiny_spec >"$build/gpu-check-tiny.yaml"
   "$sanitizer" --tool memcheck --error-exitcode 1 --print-limit 20 \
-    "$build/convbench" compare "$build/gpu-check-tiny.yaml" --device cuda -q \
+    "$build/convbench" compare "$build/gpu-check-tiny.yaml" --device cuda -q --graph \
     --min-samples 2 --min-time 0 --timeout 5 --max-noise 1
 }
 
@@ -254,7 +254,7 @@ do_compare() {
   for spec in "$root"/configs/*.yaml; do
     name=$(basename "$spec" .yaml)
     echo "=== $name"
-    "$build/convbench" compare "$spec" --device cuda -q "${timing[@]}" --json "$parts/$name.json" || rc=1
+    "$build/convbench" compare "$spec" --device cuda -q --graph "${timing[@]}" --json "$parts/$name.json" || rc=1
   done
   # One file for all configs: {"<config>": <its results JSON>, ...}
   "$python" - "$parts" "$out/compare.json" <<'EOF' || rc=1

@@ -62,6 +62,13 @@ TEST(CompareCli, MeasuresEveryVariantWithSaneFields) {
     // The allocator's measured peak is exactly the model's prediction.
     EXPECT_EQ(row["memory"]["peak_bytes"], row["memory"]["predicted_peak_bytes"]);
     EXPECT_EQ(row["memory"]["measured"]["at_peak"], row["memory"]["predicted"]["at_peak"]);
+    // The host's clock around the timing, where the machine reports one.
+    if (doc["provenance"].contains("clock")) {
+      EXPECT_EQ(row["clock"]["domain"], "cpu");
+      EXPECT_GT(row["clock"]["before_mhz"].get<double>(), 0.0);
+    }
+    EXPECT_FALSE(row.contains("graph_message"));
+    EXPECT_FALSE(row["time_ms"].contains("graph"));
     const bool train = row["mode"] == "train";
     for (const char* phase : {"forward", "backward", "step"}) {
       if (!train && std::string(phase) != "forward") {
@@ -141,6 +148,13 @@ TEST(CompareCli, DeviceErrorsAreUsageErrors) {
   const auto limit = run_cli("compare " + spec + " --memory-limit lots");
   EXPECT_EQ(limit.exit_code, 2);
   EXPECT_NE(limit.err.find("--memory-limit"), std::string::npos) << limit.err;
+  // Host backends have no device work to record: --graph is refused before anything runs.
+  const auto graph = run_cli("compare " + spec + " --device reference --graph -q");
+  EXPECT_EQ(graph.exit_code, 2);
+  EXPECT_NE(graph.err.find("error: command line: --graph: the reference backend runs every op from the host"),
+            std::string::npos)
+      << graph.err;
+  EXPECT_TRUE(graph.out.empty()) << graph.out;
   // Without a usable GPU (or without the CUDA backend), --device cuda is a clear usage error.
   const auto cuda = run_cli("compare " + spec + " --device cuda --memory-only -q");
   if (cuda.exit_code != 0) {

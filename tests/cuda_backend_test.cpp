@@ -615,6 +615,92 @@ TEST(CudaTiming, L2FlushLeavesTensorsAndStatisticsAlone) {
   for (double v : download(gpu, t)) ASSERT_EQ(v, 3.0);
 }
 
+// ---- CUDA graphs (--graph) and the SM clock ----------------------------------------------------
+
+TEST(CudaGraphs, AReplayedStepWritesWhatTheEagerStepWrote) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  for (const std::string& file : config_files()) {
+    const Spec spec = load_spec_file(file);
+    for (const BlockSpec& block : spec.blocks) {
+      BlockSpec b = shrunk(block);
+      b.mode = RunMode::train;
+      for (const VariantSpec& v : b.variants) {
+        SCOPED_TRACE(file + ": " + b.name + " / " + v.name);
+        const Graph g = build_variant_graph(b, v);
+        bool supported = true;
+        for (const Op& op : g.ops) supported = supported && !gpu.unsupported(g, op);
+        if (!supported) continue;
+        Executor ex(g, gpu, true);
+        ex.set_dropout_seed(77);
+        ModelState s = ex.init_state(7);
+        Tensor x = make_tensor(gpu.allocator(), g.desc(g.input), MemoryCategory::inputs);
+        Tensor dy = make_tensor(gpu.allocator(), g.desc(g.output), MemoryCategory::inputs);
+        fill_uniform(gpu, x, 11);
+        fill_uniform(gpu, dy, 13);
+        Values eager_output;
+        std::vector<Values> eager_grads;
+        {
+          Tensor y = ex.forward(s, x);
+          ex.backward(s, dy);
+          eager_output = download(gpu, y);
+          for (const Tensor& grad : s.grads) eager_grads.push_back(download(gpu, grad));
+        }
+        Executor::clear_grads(s);
+        Tensor y;
+        std::unique_ptr<ReplayableWork> step = gpu.capture([&] {
+          y = ex.forward(s, x);
+          ex.backward(s, dy);
+        });
+        ASSERT_TRUE(step);
+        for (int replay = 0; replay < 2; ++replay) {
+          // Recording ran nothing: poison what the replay must write, then replay.
+          gpu.fill(y, std::numeric_limits<double>::quiet_NaN());
+          for (Tensor& grad : s.grads) gpu.fill(grad, std::numeric_limits<double>::quiet_NaN());
+          step->replay();
+          gpu.synchronize();
+          EXPECT_LE(relative_error(download(gpu, y), eager_output), 1e-6) << "replay " << replay;
+          for (size_t i = 0; i < s.grads.size(); ++i)
+            EXPECT_LE(relative_error(download(gpu, s.grads[i]), eager_grads[i]), 1e-6)
+                << g.params[i].name << ", replay " << replay;
+        }
+        Executor::clear_grads(s);
+      }
+    }
+  }
+}
+
+TEST(CudaGraphs, CompareTimesTheReplayNextToTheEagerStep) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  const Graph g = build_variant_graph(testing::small_block(2, 16, 32, 16), testing::variant("standard"));
+  ResultRow row;
+  RunOptions run;
+  run.measure.min_time_s = 0;
+  run.measure.min_samples = 5;
+  run.measure.timeout_s = 2;
+  run.graph = true;
+  run_variant(g, true, gpu, run, row);
+  ASSERT_EQ(row.status, "ok") << row.message;
+  EXPECT_TRUE(row.graph_message.empty()) << row.graph_message;
+  ASSERT_TRUE(row.graph.has_value());
+  ASSERT_TRUE(row.step.has_value());
+  EXPECT_GT(row.graph->median, 0.0);
+  EXPECT_GE(row.graph->samples(), 5);
+}
+
+TEST(CudaClock, NvmlReportsTheSmClock) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  const nlohmann::json info = gpu.device_info();
+  const auto now = gpu.clock();
+  if (!now) GTEST_SKIP() << "no SM clock: " << info.at("sm_clock_monitor").get<std::string>();
+  EXPECT_EQ(info.at("sm_clock_monitor"), "nvml");
+  EXPECT_EQ(now->domain, "sm");
+  EXPECT_GT(now->mhz, 0.0);
+  EXPECT_LE(now->mhz, 1.05 * info.at("sm_clock_max_mhz").get<double>());
+}
+
 TEST(CudaDevice, InfoNamesTheGpuAndVersions) {
   REQUIRE_CUDA_DEVICE();
   const nlohmann::json info = cuda::device_info();

@@ -16,6 +16,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cudnn_conv.hpp"
+#include "backends/cuda/nvml_clock.hpp"
 #include "graph/graph_builder.hpp"
 #include "../kernels/kernels.hpp"  // the kernels' host API (the repo root is not on the tests' include path)
 #include "reference_op_harness.hpp"
@@ -344,6 +345,21 @@ TEST(CudaKernelWorkspace, OnlyNormsAndConvBiasGradientsNeedKernelScratch) {
   EXPECT_EQ(kernel_workspace_bytes(g, g.ops[2], Phase::forward, true), 256);
   EXPECT_EQ(kernel_workspace_bytes(g, g.ops[2], Phase::backward, true), 256 + 256);
   EXPECT_EQ(kernel_workspace_bytes(g, g.ops[3], Phase::backward, true), 0);
+}
+
+TEST(NvmlClock, ReasonBitsHaveNvmlsNames) {
+  EXPECT_TRUE(clock_limit_names(0).empty());
+  EXPECT_EQ(clock_limit_names(0x4), std::vector<std::string>{"sw_power_cap"});
+  EXPECT_EQ(clock_limit_names(0x60), (std::vector<std::string>{"sw_thermal_slowdown", "hw_thermal_slowdown"}));
+  EXPECT_EQ(clock_limit_names(0x1001), (std::vector<std::string>{"gpu_idle", "0x1000"}));
+}
+
+TEST(NvmlClock, AnUnknownDeviceOrNoDriverIsExplainedNotThrown) {
+  // Without a driver NVML does not load; with one, this bus id names no device.
+  NvmlClock clock("ffff:ff:1f.7");
+  ASSERT_TRUE(clock.unavailable().has_value());
+  EXPECT_FALSE(clock.unavailable()->empty());
+  EXPECT_FALSE(clock.read().has_value());
 }
 
 }  // namespace

@@ -6,10 +6,13 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "build_info.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/device_clock.hpp"
 #include "spec/spec_loader.hpp"
 
 namespace convbench {
@@ -35,6 +38,11 @@ std::string cpu_model() {
   return "unknown";
 }
 
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown");
+}
+
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char buf[32];
@@ -58,9 +66,11 @@ nlohmann::json collect_provenance(const std::string& spec_path, Backend* backend
       {"spec_sha256", spec_file_hash(spec_path)},
       {"cpu", cpu_model()},
       {"hardware_threads", std::thread::hardware_concurrency()},
+      {"host_name", host_name()},
       {"onednn_version", std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch)},
       {"cuda_built", build_info::with_cuda},
   };
+  if (const auto clock = read_host_cpu_clock()) p["cpu_mhz"] = clock->mhz;
   if (build_info::with_cuda) {
     p["cuda_version"] = build_info::cuda_version;
     p["cudnn_version"] = build_info::cudnn_version;

@@ -1,5 +1,6 @@
 #include "measure/variant_runner.hpp"
 
+#include <memory>
 #include <optional>
 #include <random>
 
@@ -76,6 +77,30 @@ nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Exe
   return out;
 }
 
+// Records the headline phase once and times its replays. A capture that fails leaves the eager
+// times standing and says why in row.graph_message.
+void time_graph_replay(bool training, Backend& backend, Executor& ex, ModelState& state, const Tensor& x,
+                       const Tensor& dy, const std::function<double(const std::function<void()>&)>& timed,
+                       const MeasureOptions& options, ResultRow& row) {
+  std::unique_ptr<ReplayableWork> recorded;
+  try {
+    recorded = backend.capture([&] {
+      Tensor y = ex.forward(state, x);
+      if (training) ex.backward(state, dy);
+    });
+  } catch (const OutOfMemory&) {
+    throw;
+  } catch (const std::exception& e) {
+    Executor::clear_grads(state);
+    row.graph_message = std::string("capture failed: ") + e.what();
+    return;
+  }
+  // The gradient slots go back to the allocator's cache, but the recorded work keeps writing
+  // their blocks; nothing allocates while it replays, so nothing else can be given them.
+  Executor::clear_grads(state);
+  row.graph = measure_until_stable([&] { return timed([&] { recorded->replay(); }); }, options, steady_seconds);
+}
+
 void measure(const Graph& graph, bool training, Backend& backend, const RunOptions& options, ResultRow& row) {
   Allocator& alloc = backend.allocator();
   Executor ex(graph, backend, training);
@@ -111,6 +136,8 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
     return backend.time_ms(work);
   };
   const std::string where = row.block + "/" + row.variant + (row.point_label.empty() ? "" : "[" + row.point_label + "]");
+  // Read after the memory pass, which ran the device: an idle GPU reports its idle clock.
+  const std::optional<ClockReading> clock_before = backend.clock();
   PhaseRange range(backend, where + "/forward");
   row.forward = measure_until_stable(
       [&] {
@@ -121,30 +148,35 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
         return ms;
       },
       options.measure, steady_seconds);
-  if (!training) {
-    if (options.per_op_steps > 0) row.op_times = time_ops(graph, training, backend, ex, state, x, dy, options.per_op_steps);
-    return;
-  }
-  range.next(where + "/backward");
-  row.backward = measure_until_stable(
-      [&] {
-        Tensor y = ex.forward(state, x);
-        const double ms = timed([&] { ex.backward(state, dy); });
-        Executor::clear_grads(state);
-        return ms;
-      },
-      options.measure, steady_seconds);
-  range.next(where + "/step");
-  row.step = measure_until_stable(
-      [&] {
-        const double ms = timed([&] {
+  if (training) {
+    range.next(where + "/backward");
+    row.backward = measure_until_stable(
+        [&] {
           Tensor y = ex.forward(state, x);
-          ex.backward(state, dy);
-        });
-        Executor::clear_grads(state);
-        return ms;
-      },
-      options.measure, steady_seconds);
+          const double ms = timed([&] { ex.backward(state, dy); });
+          Executor::clear_grads(state);
+          return ms;
+        },
+        options.measure, steady_seconds);
+    range.next(where + "/step");
+    row.step = measure_until_stable(
+        [&] {
+          const double ms = timed([&] {
+            Tensor y = ex.forward(state, x);
+            ex.backward(state, dy);
+          });
+          Executor::clear_grads(state);
+          return ms;
+        },
+        options.measure, steady_seconds);
+  }
+  if (options.graph) {
+    range.next(where + "/graph");
+    time_graph_replay(training, backend, ex, state, x, dy, timed, options.measure, row);
+  }
+  const std::optional<ClockReading> clock_after = backend.clock();
+  if (clock_before && clock_after)
+    row.clock = ClockWindow{clock_before->domain, clock_before->mhz, clock_after->mhz, clock_after->limits};
   if (options.per_op_steps > 0) {
     range.next(where + "/per-op");
     row.op_times = time_ops(graph, training, backend, ex, state, x, dy, options.per_op_steps);
@@ -157,6 +189,7 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
   row.device = backend.name();
   row.status = "ok";
   row.message.clear();
+  row.graph_message.clear();
   for (const Op& op : graph.ops) {
     if (auto why = backend.unsupported(graph, op)) {
       row.status = "unsupported";
@@ -180,6 +213,8 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
     row.forward.reset();
     row.backward.reset();
     row.step.reset();
+    row.graph.reset();
+    row.clock.reset();
   }
   backend.allocator().release_cached();
 }

@@ -16,9 +16,13 @@ struct RunOptions {
   bool time = true;  // false: memory pass only
   bool cold = false;  // flush the caches before every sample
   int per_op_steps = 0;  // > 0: also time every op over this many extra steps (row.op_times)
+  // Also time the headline phase (step in train mode, forward in infer mode) replayed from one
+  // recorded capture (row.graph); needs a backend whose replay_unsupported() is nullopt.
+  bool graph = false;
 };
 
-// Measures `graph` and writes device, status, message, measured memory and times into `row`.
+// Measures `graph` and writes device, status, message, measured memory and times into `row`,
+// and the backend's clock just before the first timed sample and after the last (row.clock).
 void run_variant(const Graph& graph, bool training, Backend& backend, const RunOptions& options, ResultRow& row);
 
 // Seeded uniform(-1, 1) values for a tensor (inputs and upstream gradients).

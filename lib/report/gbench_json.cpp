@@ -60,7 +60,10 @@ nlohmann::ordered_json results_to_gbench_json(const ResultSet& results) {
   for (const ResultRow& r : results.rows) {
     if (r.status != "ok") continue;
     const std::pair<const char*, const std::optional<TimeStats>*> phases[] = {
-        {"forward", &r.forward}, {"backward", &r.backward}, {"step", &r.step}};
+        {"forward", &r.forward},
+        {"backward", &r.backward},
+        {"step", &r.step},
+        {is_training(r) ? "step_graph" : "forward_graph", &r.graph}};
     for (const auto& [phase, stats] : phases) {
       if (!*stats) continue;
       const TimeStats& t = **stats;

@@ -148,7 +148,14 @@ json row_to_json(const ResultRow& r) {
     if (r.forward) t["forward"] = time_stats(*r.forward);
     if (r.backward) t["backward"] = time_stats(*r.backward);
     if (r.step) t["step"] = time_stats(*r.step);
+    if (r.graph) t["graph"] = time_stats(*r.graph);
     j["time_ms"] = t;
+    if (!r.graph_message.empty()) j["graph_message"] = r.graph_message;
+    if (r.clock)
+      j["clock"] = {{"domain", r.clock->domain},
+                    {"before_mhz", r.clock->before_mhz},
+                    {"after_mhz", r.clock->after_mhz},
+                    {"limits_after", r.clock->limits_after}};
     if (!r.op_details.empty()) j["op_details"] = r.op_details;
     if (!r.op_times.empty()) j["op_times"] = r.op_times;
   }
@@ -188,6 +195,13 @@ ResultRow row_from_json(const json& j) {
   r.forward = time_stats_from(t, "forward");
   r.backward = time_stats_from(t, "backward");
   r.step = time_stats_from(t, "step");
+  r.graph = time_stats_from(t, "graph");
+  r.graph_message = field(j, "graph_message", std::string());
+  if (has_value(j, "clock")) {
+    const json& c = object_field(j, "clock");
+    r.clock = ClockWindow{field(c, "domain", std::string()), field(c, "before_mhz", 0.0), field(c, "after_mhz", 0.0),
+                          field(c, "limits_after", std::vector<std::string>{})};
+  }
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "report/run_warnings.hpp"
 #include "report/text_table.hpp"
 
 namespace convbench {
@@ -29,15 +30,16 @@ std::string workload_difference(const ResultRow& a, const ResultRow& b) {
 }
 
 void diff_times(const ResultRow& base, const ResultRow& next, double threshold, RowDiff& out) {
-  const std::pair<const char*, std::pair<const std::optional<TimeStats>*, const std::optional<TimeStats>*>> phases[] = {
-      {"forward", {&base.forward, &next.forward}},
-      {"backward", {&base.backward, &next.backward}},
-      {"step", {&base.step, &next.step}}};
+  const std::pair<std::string, std::pair<const std::optional<TimeStats>*, const std::optional<TimeStats>*>> phases[] = {
+      {"forward time", {&base.forward, &next.forward}},
+      {"backward time", {&base.backward, &next.backward}},
+      {"step time", {&base.step, &next.step}},
+      {std::string(is_training(base) ? "step" : "forward") + " time (graph)", {&base.graph, &next.graph}}};
   for (const auto& [name, pair] : phases) {
     const auto& [b, n] = pair;
     if (!*b && !*n) continue;
     MetricDiff m;
-    m.metric = std::string(name) + " time";
+    m.metric = name;
     m.base_text = *b ? time_text(**b) : "-";
     m.new_text = *n ? time_text(**n) : "-";
     if (!*b || !*n || (*b)->median <= 0) {
@@ -49,6 +51,15 @@ void diff_times(const ResultRow& base, const ResultRow& next, double threshold, 
     }
     out.metrics.push_back(std::move(m));
   }
+  // A verdict on a row whose clock fell while it was timed may be throttling, not the change.
+  std::string clocks;
+  for (const auto& [side, row] : {std::pair{"base", &base}, std::pair{"new", &next}})
+    if (row->clock && clock_dropped(*row->clock))
+      clocks += std::string(clocks.empty() ? "" : "; ") + side + ": " + clock_change_text(*row->clock);
+  if (clocks.empty()) return;
+  for (MetricDiff& m : out.metrics)
+    if (m.verdict == Verdict::slower || m.verdict == Verdict::faster || m.verdict == Verdict::ambiguous)
+      m.note += (m.note.empty() ? "" : "; ") + std::string("clock fell while timing (") + clocks + ")";
 }
 
 void diff_memory(const ResultRow& base, const ResultRow& next, double threshold, RowDiff& out) {

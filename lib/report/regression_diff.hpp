@@ -1,7 +1,8 @@
 // `convbench diff BASE NEW`: direction-aware regression verdicts between two results files.
 //
 // Rows pair by (block, variant, point_label). Per pair and metric:
-//   time (forward, backward, step; medians and quartiles of the samples):
+//   time (forward, backward, step, and the graph replay when both files have one; medians and
+//   quartiles of the samples):
 //     SLOWER     new median > base median * (1 + t) and the quartile intervals separate (new q1 > base q3)
 //     FASTER     new median < base median * (1 - t) and new q3 < base q1
 //     SAME       |new / base - 1| <= t
@@ -10,7 +11,8 @@
 //     MORE / LESS beyond the memory threshold m, else SAME
 //   status: FAILED when the row ran in base and not in new.
 // Exit code: 1 when anything is SLOWER, MORE or FAILED; else 3 when anything is AMBIGUOUS; else 0.
-// FASTER and LESS never fail; rows present in only one file are listed, not judged.
+// FASTER and LESS never fail; rows present in only one file are listed, not judged. A time
+// verdict on a row whose clock fell while it was timed (see run_warnings.hpp) says so in its note.
 #pragma once
 
 #include <string>

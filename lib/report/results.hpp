@@ -25,6 +25,13 @@ struct TimeStats {
   int samples() const { return static_cast<int>(raw_ms.size()); }
 };
 
+// The device's clock read just before a row's first timed sample and just after its last.
+struct ClockWindow {
+  std::string domain;  // "sm" (GPU) or "cpu" (host)
+  double before_mhz = 0, after_mhz = 0;
+  std::vector<std::string> limits_after;  // what held the clock down at the end (NVML), if known
+};
+
 struct MemoryFigures {
   int64_t peak_bytes = 0;  // measured: -1 when the producer did not measure a peak (PyTorch peer on CPU)
   CategoryBytes at_peak{};
@@ -53,6 +60,11 @@ struct ResultRow {
   std::string message;
   std::optional<MemoryFigures> measured;
   std::optional<TimeStats> forward, backward, step;
+  // With --graph: the headline phase (the step in train mode, forward in infer mode) recorded
+  // once as a CUDA graph and replayed, so no host work sits between its kernels.
+  std::optional<TimeStats> graph;
+  std::string graph_message;  // why a row run with --graph has no graph times (capture failed)
+  std::optional<ClockWindow> clock;
   // Per-op choices of the backend (e.g. cuDNN algorithm, math type, workspace), keyed by op.
   nlohmann::json op_details = nlohmann::json::object();
   // With --per-op: each op's median forward_ms / backward_ms (synchronised around every op).

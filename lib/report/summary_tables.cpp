@@ -1,5 +1,7 @@
 #include "report/summary_tables.hpp"
 
+#include "report/run_warnings.hpp"
+
 namespace convbench {
 namespace {
 
@@ -21,6 +23,13 @@ std::string csv_escape(const std::string& s) {
 bool any_measured(const std::vector<const ResultRow*>& group) {
   for (const ResultRow* r : group)
     if (!r->device.empty()) return true;
+  return false;
+}
+
+// Rows run with --graph have graph times or say why not.
+bool any_graph(const std::vector<const ResultRow*>& group) {
+  for (const ResultRow* r : group)
+    if (r->graph || !r->graph_message.empty()) return true;
   return false;
 }
 
@@ -51,12 +60,14 @@ BlockTable block_table(const std::vector<const ResultRow*>& group) {
   const ResultRow& base = baseline_of(group);
   const bool measured = any_measured(group);
   const bool train = is_training(base);
+  const bool graph = measured && any_graph(group);
   TextTable t;
   t.header = {"variant", "params", "GFLOP fwd"};
   if (train) t.header.push_back("GFLOP bwd");
   if (measured) {
     t.header.push_back("fwd ms");
     if (train) t.header.insert(t.header.end(), {"bwd ms", "step ms"});
+    if (graph) t.header.push_back("graph ms");
     t.header.insert(t.header.end(), {"TFLOP/s", "GB/s", "peak meas."});
   }
   t.header.insert(t.header.end(), {"peak pred.", "saved"});
@@ -85,6 +96,7 @@ BlockTable block_table(const std::vector<const ResultRow*>& group) {
         row.push_back(ok ? time_cell(r->backward) : "-");
         row.push_back(ok ? time_cell(r->step) : "-");
       }
+      if (graph) row.push_back(ok ? time_cell(r->graph) : "-");
       row.push_back(rate_cell(*r, headline_flops(*r), 1e12));
       row.push_back(rate_cell(*r, headline_bytes(*r), 1e9));
       row.push_back(has_measured_peak(*r) ? format_mib(r->measured->peak_bytes) : "-");
@@ -125,9 +137,10 @@ std::vector<BlockTable> block_tables(const ResultSet& results) {
 
 std::string tables_footnote(const ResultSet& results) {
   if (results.rows.empty()) return "";
-  bool measured = false, train = false, infer = false;
+  bool measured = false, train = false, infer = false, graph = false;
   for (const ResultRow& r : results.rows) {
     measured = measured || !r.device.empty();
+    graph = graph || r.graph || !r.graph_message.empty();
     (is_training(r) ? train : infer) = true;
   }
   const std::string pass = train && infer ? "training step (train blocks) or inference pass (infer blocks)"
@@ -141,7 +154,13 @@ std::string tables_footnote(const ResultSet& results) {
   if (measured)
     note += " ms: median ± relative noise (stdev/mean). TFLOP/s, GB/s: achieved rates of the " + phase +
             ": its FLOPs, and the minimum bytes its ops move, over its median time.";
-  return note + "\n";
+  if (graph)
+    note += " graph ms: the " + phase +
+            " recorded once as a CUDA graph and replayed (no host work between kernels); eager time minus graph "
+            "time is what launching op by op costs.";
+  note += "\n";
+  for (const std::string& w : run_warnings(results)) note += "warning: " + w + "\n";
+  return note;
 }
 
 std::string format_tables(const ResultSet& results, TableStyle style) { return format_tables(results, style, false); }
@@ -163,7 +182,8 @@ std::string format_csv(const ResultSet& results) {
       "macs_forward,macs_backward_data,macs_backward_weight,flops_forward,flops_backward_data,"
       "flops_backward_weight,bytes_forward,bytes_backward,predicted_peak_bytes,predicted_saved_bytes,"
       "device,status,message,measured_peak_bytes,forward_median_ms,forward_q1_ms,forward_q3_ms,"
-      "backward_median_ms,backward_q1_ms,backward_q3_ms,step_median_ms,step_q1_ms,step_q3_ms,step_noise\n";
+      "backward_median_ms,backward_q1_ms,backward_q3_ms,step_median_ms,step_q1_ms,step_q3_ms,step_noise,"
+      "graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz\n";
   auto shape = [](const std::vector<int64_t>& s) {
     std::string r;
     for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
@@ -183,7 +203,9 @@ std::string format_csv(const ResultSet& results) {
         std::to_string(r.bytes_backward), std::to_string(r.predicted.peak_bytes), std::to_string(r.predicted.saved_bytes),
         r.device, r.device.empty() ? "" : r.status, csv_escape(r.message),
         r.measured && r.measured->peak_bytes >= 0 ? std::to_string(r.measured->peak_bytes) : "", stats(r.forward),
-        stats(r.backward), stats(r.step), r.step ? format_fixed(r.step->noise, 6) : ""};
+        stats(r.backward), stats(r.step), r.step ? format_fixed(r.step->noise, 6) : "", stats(r.graph),
+        r.clock ? r.clock->domain : "", r.clock ? format_fixed(r.clock->before_mhz, 1) : "",
+        r.clock ? format_fixed(r.clock->after_mhz, 1) : ""};
     for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
     out += '\n';
   }

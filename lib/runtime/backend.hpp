@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/graph.hpp"
+#include "runtime/device_clock.hpp"
 #include "runtime/tensor.hpp"
 
 namespace convbench {
@@ -45,6 +47,15 @@ struct BackwardCall {
   std::vector<Tensor*> grad_inputs;
   std::vector<Tensor*> grad_params;   // one per op.params; written, never accumulated
   void* workspace;                    // workspace_bytes(graph, op, Phase::backward, true) bytes
+};
+
+// Device work recorded once and replayed without the host: a CUDA graph of a whole step, whose
+// kernels launch back to back with none of the executor's per-op host work between them.
+class ReplayableWork {
+ public:
+  virtual ~ReplayableWork() = default;
+  // Queues one replay on the backend's stream (time it with Backend::time_ms).
+  virtual void replay() = 0;
 };
 
 class Backend {
@@ -88,6 +99,18 @@ class Backend {
   virtual void clear_op_details() {}
   // The device for provenance (name, memory, clocks, library versions); empty on host backends.
   virtual nlohmann::json device_info() const { return nlohmann::json::object(); }
+  // The clock the backend computes at right now (read before and after timing); the host CPU's
+  // by default. nullopt when it cannot be read.
+  virtual std::optional<ClockReading> clock() const { return read_host_cpu_clock(); }
+
+  // --- graph replay (`compare --graph`) ---
+  // Why this backend cannot record work for replay, or nullopt when capture() works.
+  virtual std::optional<std::string> replay_unsupported() const;
+  // Records the device work that `work` queues, without running it, and returns it for replay.
+  // Every buffer the recorded work touches keeps its address: the caller must not let the
+  // allocator hand those blocks to anything else while it replays. Throws when capture fails
+  // (an op that cannot be recorded); only called when replay_unsupported() is nullopt.
+  virtual std::unique_ptr<ReplayableWork> capture(const std::function<void()>& work);
 };
 
 }  // namespace convbench

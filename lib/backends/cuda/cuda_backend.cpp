@@ -9,6 +9,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cuda_event_timer.hpp"
+#include "backends/cuda/cuda_graph.hpp"
 #include "backends/cuda/nvtx_range.hpp"
 #include "graph/autograd_rules.hpp"
 #include "kernels/kernels.hpp"
@@ -215,6 +216,11 @@ CudaBackend::CudaBackend(CudaBackendOptions options)
   }
   conv_ = std::make_unique<CudnnConv>(handle_, options.cudnn_algo, options.workspace_limit_bytes,
                                       [this] { allocator_.release_cached(); });
+  int device = 0;
+  char bus_id[32] = {};
+  CONVBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  CONVBENCH_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
+  nvml_ = std::make_unique<NvmlClock>(bus_id);
 }
 
 CudaBackend::~CudaBackend() {
@@ -243,7 +249,16 @@ int64_t CudaBackend::workspace_bytes(const Graph& graph, const Op& op, Phase pha
   return std::max(kernel_bytes, conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input)).total);
 }
 
-nlohmann::json CudaBackend::device_info() const { return cuda::device_info(); }
+nlohmann::json CudaBackend::device_info() const {
+  nlohmann::json info = cuda::device_info();
+  info["sm_clock_monitor"] = nvml_->unavailable() ? "unavailable: " + *nvml_->unavailable() : std::string("nvml");
+  if (const auto now = nvml_->read()) info["sm_clock_now_mhz"] = now->mhz;
+  return info;
+}
+
+std::unique_ptr<ReplayableWork> CudaBackend::capture(const std::function<void()>& work) {
+  return capture_cuda_graph(stream_, work);
+}
 
 void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
   const std::string direction(to_string(d));

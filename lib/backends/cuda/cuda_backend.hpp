@@ -12,6 +12,7 @@
 
 #include "backends/cuda/cuda_caching_allocator.hpp"
 #include "backends/cuda/cudnn_conv.hpp"
+#include "backends/cuda/nvml_clock.hpp"
 #include "runtime/backend.hpp"
 
 struct CUstream_st;
@@ -73,8 +74,15 @@ class CudaBackend final : public Backend {
   //            "forward": {"algo": "IMPLICIT_PRECOMP_GEMM", "math": "FMA_MATH", ...}}}.
   nlohmann::json op_details() const override { return details_; }
   void clear_op_details() override { details_ = nlohmann::json::object(); }
-  // GPU name, compute capability, memory, clocks, driver / runtime / cuDNN versions.
+  // GPU name, compute capability, memory, clocks, driver / runtime / cuDNN versions, and whether
+  // the SM clock can be monitored (NVML).
   nlohmann::json device_info() const override;
+  // The SM clock from NVML (nullopt without NVML).
+  std::optional<ClockReading> clock() const override { return nvml_->read(); }
+
+  // CUDA graphs: stream capture of the backend's stream (cuda_graph.hpp).
+  std::optional<std::string> replay_unsupported() const override { return std::nullopt; }
+  std::unique_ptr<ReplayableWork> capture(const std::function<void()>& work) override;
 
   // Sets every element of a floating-point tensor to `value` on the device.
   void fill(Tensor& t, double value);
@@ -102,6 +110,7 @@ class CudaBackend final : public Backend {
   cudnnHandle_t handle_ = nullptr;
   CudaCachingAllocator allocator_;
   std::unique_ptr<CudnnConv> conv_;
+  std::unique_ptr<NvmlClock> nvml_;
   nlohmann::json details_ = nlohmann::json::object();
   void* l2_scrub_ = nullptr;
   size_t l2_scrub_bytes_ = 0;

@@ -77,7 +77,7 @@ nlohmann::json device_info() {
       {"memory_bytes", static_cast<int64_t>(prop.totalGlobalMem)},
       {"multiprocessors", prop.multiProcessorCount},
       {"l2_cache_bytes", prop.l2CacheSize},
-      {"sm_clock_mhz", sm_clock_khz / 1000},
+      {"sm_clock_max_mhz", sm_clock_khz / 1000},  // the peak (boost) clock; the current one is NVML's
       {"memory_clock_mhz", memory_clock_khz / 1000},
       {"memory_bus_bits", bus_width},
       {"driver_cuda_version", version(driver)},

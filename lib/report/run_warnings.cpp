@@ -1,0 +1,64 @@
+#include "report/run_warnings.hpp"
+
+#include <algorithm>
+
+#include "report/text_table.hpp"
+
+namespace convbench {
+
+bool clock_dropped(const ClockWindow& c) {
+  return c.before_mhz > 0 && c.after_mhz < c.before_mhz * (1.0 - kClockDropWarnFraction);
+}
+
+std::string clock_change_text(const ClockWindow& c) {
+  std::string text = c.domain + " clock " + format_fixed(c.before_mhz, 0) + " -> " + format_fixed(c.after_mhz, 0) + " MHz";
+  if (c.before_mhz > 0) {
+    const double change = (c.after_mhz / c.before_mhz - 1.0) * 100.0;
+    text += " (" + std::string(change >= 0 ? "+" : "") + format_fixed(change, 1) + "%)";
+  }
+  if (!c.limits_after.empty()) {
+    text += ", limited by ";
+    for (size_t i = 0; i < c.limits_after.size(); ++i) text += (i ? ", " : "") + c.limits_after[i];
+  }
+  return text;
+}
+
+std::vector<std::string> run_warnings(const ResultSet& results) {
+  std::vector<std::string> out;
+  for (const ResultRow& r : results.rows) {
+    if (r.status != "ok") continue;
+    if (r.clock && clock_dropped(*r.clock))
+      out.push_back(key_of(r).text() + ": " + clock_change_text(*r.clock) +
+                    " while timing: the device slowed down under the run, so its later samples are slower than "
+                    "the device's sustained speed at the starting clock; let it cool or fix its clocks, then re-run");
+    if (!r.graph_message.empty()) out.push_back(key_of(r).text() + ": no graph replay: " + r.graph_message);
+  }
+  return out;
+}
+
+nlohmann::json clock_provenance(const std::vector<ResultRow>& rows) {
+  const ClockWindow* first = nullptr;
+  const ClockWindow* last = nullptr;
+  double lowest = 0;
+  int drops = 0;
+  for (const ResultRow& r : rows) {
+    if (!r.clock) continue;
+    const ClockWindow& c = *r.clock;
+    if (!first) {
+      first = &c;
+      lowest = std::min(c.before_mhz, c.after_mhz);
+    }
+    last = &c;
+    lowest = std::min({lowest, c.before_mhz, c.after_mhz});
+    drops += clock_dropped(c);
+  }
+  if (!first) return nullptr;
+  return {{"domain", first->domain},
+          {"before_mhz", first->before_mhz},
+          {"after_mhz", last->after_mhz},
+          {"lowest_mhz", lowest},
+          {"rows_with_drop", drops},
+          {"drop_threshold", kClockDropWarnFraction}};
+}
+
+}  // namespace convbench

@@ -1,0 +1,33 @@
+// What a reader of a result must be told before trusting its times: a device clock that fell
+// while a row was timed (throttling: later samples ran on a slower device than earlier ones),
+// and rows run with --graph whose capture failed. Derived from the rows alone, so `report`
+// prints the same warnings `compare` did.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/results.hpp"
+
+namespace convbench {
+
+// A clock that ends a row's timing more than this fraction below where it started is a drop.
+// GPUs boost in steps of about 15 MHz and CPUs report jittery clocks; 5% is well above both.
+inline constexpr double kClockDropWarnFraction = 0.05;
+
+bool clock_dropped(const ClockWindow& c);
+
+// "sm clock 1980 -> 1755 MHz (-11.4%)", with the limits the device named, if any.
+std::string clock_change_text(const ClockWindow& c);
+
+// One line per problem, in row order; empty when there is nothing to warn about.
+std::vector<std::string> run_warnings(const ResultSet& results);
+
+// The clocks across a run for its provenance: {"domain", "before_mhz" (first timed row's
+// start), "after_mhz" (last timed row's end), "lowest_mhz", "rows_with_drop"}; null when no row
+// read a clock.
+nlohmann::json clock_provenance(const std::vector<ResultRow>& rows);
+
+}  // namespace convbench
