@@ -347,6 +347,26 @@ TEST_P(CpuVsReference, RepeatedCallsReuseTheirPrimitives) {
 INSTANTIATE_TEST_SUITE_P(AllOps, CpuVsReference, ::testing::ValuesIn(cpu_cases()),
                          [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
 
+// Group norm's statistics come from one shifted pass: far from zero, with a small spread, the
+// variance must not cancel (the reference computes it in two passes).
+TEST(CpuBackend, GroupNormStatisticsHoldFarFromZero) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  ReferenceBackend reference;
+  CpuBackend cpu;
+  for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+    SCOPED_TRACE(std::string(to_string(layout)));
+    GraphBuilder b("gn_offset", TensorDesc{{2, 8, 5, 5}, DType::float32, layout});
+    const int x = b.batch_norm("prefix", b.input());  // so that grad-input is computed too
+    const Graph g = b.finish(b.group_norm("gn", x, 4, 1e-5));
+    OpValues values = random_values(g, seed);
+    for (double& v : values.inputs[0]) v = 1000.0 + 0.01 * v;
+    const OpResults want = run_last_op(reference, g, values, true);
+    const OpResults got = run_last_op(cpu, g, values, true);
+    expect_results_close(got, want, g.ops.back());
+  }
+}
+
 TEST(CpuBackend, OpsInOwnLoopsNeedNoWorkspace) {
   CpuBackend cpu;
   for (const OpCase& c : cpu_cases()) {

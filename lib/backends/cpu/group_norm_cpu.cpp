@@ -1,7 +1,8 @@
 // Group norm in our own loops (oneDNN 2.6 has no group normalization), on channel_sums /
 // channel_affine: per (n, group) mean and rstd = 1/sqrt(var + eps) over the group's channels and
-// all positions (two passes, double accumulation); y = (x - mean) * rstd * gamma + beta; the
+// all positions (one shifted pass, double accumulation); y = (x - mean) * rstd * gamma + beta; the
 // backward is PyTorch's formula.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -36,36 +37,72 @@ std::vector<float> per_plane(const Shape& s, const float* per_group) {
   return out;
 }
 
+// A value of each (n, group), its first element: x - k is exact in float for values within a
+// factor of two of k (Sterbenz), so sums and affine passes over x - k lose nothing to the
+// cancellation that x - mean in float suffers when |mean| is large against the spread.
+std::vector<float> group_shifts(const Tensor& x, const Shape& s) {
+  const float* xp = x.data<float>();
+  const std::vector<int64_t> strides = x.desc.strides();
+  std::vector<float> k(static_cast<size_t>(s.batch * s.groups));
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t g = 0; g < s.groups; ++g)
+      k[static_cast<size_t>(n * s.groups + g)] = xp[n * strides[0] + g * s.per_group * strides[1]];
+  return k;
+}
+
+struct GroupStats {
+  std::vector<float> shift;  // k per (n, group)
+  std::vector<double> mean, rstd;
+};
+
+// One pass over x for both sums (PyTorch also reads x once for its statistics), in double.
+GroupStats group_stats(const Tensor& x, const Shape& s, double eps) {
+  GroupStats st{group_shifts(x, s), {}, {}};
+  const float* xp = x.data<float>();
+  const std::vector<float> shift = per_plane(s, st.shift.data());
+  std::vector<double> s1(s.planes()), s2(s.planes());
+  channel_sums(x.desc, xp, shift.data(), xp, shift.data(), s1.data(), s2.data());
+  const std::vector<double> sums = over_groups(s, s1), squares = over_groups(s, s2);
+  for (size_t g = 0; g < sums.size(); ++g) {
+    const double m = sums[g] / s.count;  // mean of x - k
+    st.mean.push_back(st.shift[g] + m);
+    st.rstd.push_back(1.0 / std::sqrt(std::max(0.0, squares[g] / s.count - m * m) + eps));
+  }
+  return st;
+}
+
 }  // namespace
 
 void group_norm_stats(const Tensor& x, int64_t groups, double eps, float* mean, float* rstd) {
   const Shape s(x.desc, groups);
-  const float* xp = x.data<float>();
-  std::vector<double> s1(s.planes()), s2(s.planes());
-  const std::vector<float> zeros(s.planes(), 0.f);
-  channel_sums(x.desc, xp, zeros.data(), nullptr, nullptr, s1.data(), nullptr);
-  const std::vector<double> sums = over_groups(s, s1);
-  for (size_t g = 0; g < sums.size(); ++g) mean[g] = static_cast<float>(sums[g] / s.count);
-  const std::vector<float> shift = per_plane(s, mean);
-  channel_sums(x.desc, xp, shift.data(), xp, shift.data(), s1.data(), s2.data());
-  const std::vector<double> squares = over_groups(s, s2);
-  for (size_t g = 0; g < squares.size(); ++g) rstd[g] = static_cast<float>(1.0 / std::sqrt(squares[g] / s.count + eps));
+  const GroupStats st = group_stats(x, s, eps);
+  for (size_t g = 0; g < st.mean.size(); ++g) {
+    mean[g] = static_cast<float>(st.mean[g]);
+    rstd[g] = static_cast<float>(st.rstd[g]);
+  }
 }
 
 void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                         float* mean, float* rstd, int64_t groups, double eps) {
-  group_norm_stats(x, groups, eps, mean, rstd);
   const Shape s(x.desc, groups);
+  const GroupStats st = group_stats(x, s, eps);
+  for (size_t g = 0; g < st.mean.size(); ++g) {
+    mean[g] = static_cast<float>(st.mean[g]);
+    rstd[g] = static_cast<float>(st.rstd[g]);
+  }
+  // y = scale * (x - k) + (beta + scale * (k - mean)), the second term in double.
   const float* gp = gamma.data<float>();
   const float* bp = beta.data<float>();
   std::vector<float> scale(s.planes()), bias(s.planes());
   for (size_t p = 0; p < s.planes(); ++p) {
     const auto c = static_cast<size_t>(static_cast<int64_t>(p) % s.channels);
-    scale[p] = rstd[s.group_of(static_cast<int64_t>(p))] * gp[c];
-    bias[p] = bp[c];
+    const auto g = static_cast<size_t>(s.group_of(static_cast<int64_t>(p)));
+    const double sc = st.rstd[g] * gp[c];
+    scale[p] = static_cast<float>(sc);
+    bias[p] = static_cast<float>(bp[c] + sc * (st.shift[g] - st.mean[g]));
   }
-  channel_affine(x.desc, nullptr, nullptr, x.data<float>(), per_plane(s, mean).data(), scale.data(), bias.data(),
-                 y.data<float>());
+  channel_affine(x.desc, nullptr, nullptr, x.data<float>(), per_plane(s, st.shift.data()).data(), scale.data(),
+                 bias.data(), y.data<float>());
 }
 
 void group_norm_backward(const Tensor& x, const float* mean, const float* rstd,
@@ -73,10 +110,15 @@ void group_norm_backward(const Tensor& x, const float* mean, const float* rstd,
                          Tensor& dbeta, int64_t groups) {
   const Shape s(x.desc, groups);
   const float* gam = gamma.data<float>();
-  // per (n, c): sum(dy) and sum(dy * (x - mean))
-  const std::vector<float> zeros(s.planes(), 0.f), shift = per_plane(s, mean);
+  // per (n, c): sum(dy) and sum(dy * (x - mean)) = sum(dy * (x - k)) + (k - mean) * sum(dy)
+  const std::vector<float> k = group_shifts(x, s);
+  const std::vector<float> zeros(s.planes(), 0.f), shift = per_plane(s, k.data());
   std::vector<double> sum_dy(s.planes()), sum_dy_xmu(s.planes());
   channel_sums(x.desc, dy.data<float>(), zeros.data(), x.data<float>(), shift.data(), sum_dy.data(), sum_dy_xmu.data());
+  for (int64_t p = 0; p < static_cast<int64_t>(s.planes()); ++p) {
+    const auto g = static_cast<size_t>(s.group_of(p));
+    sum_dy_xmu[static_cast<size_t>(p)] += (static_cast<double>(k[g]) - mean[g]) * sum_dy[static_cast<size_t>(p)];
+  }
   float* dg = dgamma.data<float>();
   float* db = dbeta.data<float>();
   for (int64_t c = 0; c < s.channels; ++c) {
@@ -100,13 +142,15 @@ void group_norm_backward(const Tensor& x, const float* mean, const float* rstd,
     sum_gg[g] += gm * sum_dy[static_cast<size_t>(p)];
     sum_gg_xhat[g] += gm * rstd[g] * sum_dy_xmu[static_cast<size_t>(p)];
   }
+  // ... + minus_b * (x - mean) + offset = ... + minus_b * (x - k) + (offset + minus_b * (k - mean))
   std::vector<float> a(s.planes()), minus_b(s.planes()), offset(s.planes());
   for (int64_t p = 0; p < static_cast<int64_t>(s.planes()); ++p) {
     const auto g = static_cast<size_t>(s.group_of(p));
     const double r = rstd[g];
+    const double mb = -r * r * sum_gg_xhat[g] / s.count;
     a[static_cast<size_t>(p)] = static_cast<float>(r * gam[p % s.channels]);
-    minus_b[static_cast<size_t>(p)] = static_cast<float>(-r * r * sum_gg_xhat[g] / s.count);
-    offset[static_cast<size_t>(p)] = static_cast<float>(-r * sum_gg[g] / s.count);
+    minus_b[static_cast<size_t>(p)] = static_cast<float>(mb);
+    offset[static_cast<size_t>(p)] = static_cast<float>(-r * sum_gg[g] / s.count + mb * (static_cast<double>(k[g]) - mean[g]));
   }
   channel_affine(x.desc, dy.data<float>(), a.data(), x.data<float>(), shift.data(), minus_b.data(), offset.data(),
                  dx->data<float>());
