@@ -16,6 +16,7 @@
 #include "measure/variant_runner.hpp"
 #include "report/gbench_json.hpp"
 #include "report/json_results.hpp"
+#include "report/latex_table.hpp"
 #include "report/regression_diff.hpp"
 #include "report/run_warnings.hpp"
 #include "report/summary_tables.hpp"
@@ -278,6 +279,9 @@ TEST(GraphReplayOutputs, EveryFormatCarriesTheGraphTimeAndJsonRoundTripsIt) {
   EXPECT_NE(csv.find(",graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz\n"),
             std::string::npos);
   EXPECT_NE(csv.find(",0.800000,0.800000,0.800000,sm,1980.0,1700.0\n"), std::string::npos) << csv;
+  const std::string latex = format_latex(back);
+  EXPECT_NE(latex.find("& Graph &"), std::string::npos) << latex;
+  EXPECT_NE(latex.find("% warning: blk / a: sm clock 1980 -> 1700 MHz"), std::string::npos) << latex;
   const std::string gbench = results_to_gbench_json(back).dump();
   EXPECT_NE(gbench.find("\"blk/a/step_graph\""), std::string::npos);
   EXPECT_EQ(gbench.find("\"blk/b/step_graph\""), std::string::npos);

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "report/markup_escape.hpp"
+#include "report/run_warnings.hpp"
 #include "report/text_table.hpp"
 
 namespace convbench {
@@ -39,8 +40,11 @@ std::string caption_of(const ResultRow& r, bool measured) {
 std::string table_of(const std::vector<const ResultRow*>& group) {
   const ResultRow& base = baseline_of(group);
   const bool train = is_training(base);
-  bool measured = false;
-  for (const ResultRow* r : group) measured = measured || !r->device.empty();
+  bool measured = false, graph = false;
+  for (const ResultRow* r : group) {
+    measured = measured || !r->device.empty();
+    graph = graph || r->graph || !r->graph_message.empty();
+  }
 
   // Two header lines, names over units, keep the columns narrow.
   std::vector<std::pair<std::string, std::string>> header = {{"Variant", ""}, {"Params", ""}, {"Fwd", "(GFLOP)"}};
@@ -48,6 +52,7 @@ std::string table_of(const std::vector<const ResultRow*>& group) {
   if (measured) {
     header.push_back({"Fwd", "(ms)"});
     if (train) header.insert(header.end(), {{"Bwd", "(ms)"}, {"Step", "(ms)"}});
+    if (graph) header.push_back({"Graph", "(ms)"});
     header.insert(header.end(), {{"Achieved", "(TFLOP/s)"}, {"Peak meas.", "(MiB)"}});
   }
   header.insert(header.end(), {{"Peak pred.", "(MiB)"}, {"Saved", "(MiB)"}, {"Params", "($\\times$)"}, {"FLOP", "($\\times$)"}});
@@ -70,6 +75,7 @@ std::string table_of(const std::vector<const ResultRow*>& group) {
         row.push_back(time_cell(*r, r->backward));
         row.push_back(time_cell(*r, r->step));
       }
+      if (graph) row.push_back(time_cell(*r, r->graph));
       const auto& t = headline_time(*r);
       row.push_back(ok && t && t->median > 0
                         ? format_significant(static_cast<double>(headline_flops(*r)) / (t->median * 1e-3) / 1e12, 3)
@@ -117,6 +123,11 @@ std::string format_latex(const ResultSet& results) {
                     "% GFLOP: 2 x MACs plus elementwise work. Peak: peak bytes of one training step or inference\n" +
                     "% pass (pred.: convbench's memory model; meas.: the runtime's allocator). Saved: activations\n" +
                     "% kept for backward. TFLOP/s: the step's (or forward's) FLOPs over its median time.\n";
+  bool graph = false;
+  for (const ResultRow& r : results.rows) graph = graph || r.graph || !r.graph_message.empty();
+  if (graph) out += "% Graph: the step (or forward) recorded once as a CUDA graph and replayed.\n";
+  // What the reader must know before trusting the times stays with the table, as comments.
+  for (const std::string& w : run_warnings(results)) out += "% warning: " + w + "\n";
   for (const auto& group : group_by_block(results)) out += "\n" + table_of(group);
   return out;
 }
