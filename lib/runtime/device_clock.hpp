@@ -18,12 +18,14 @@ struct ClockReading {
   std::vector<std::string> limits;
 };
 
-// The host CPU's clock: the mean of the cores' current frequencies from cpufreq
+// The host CPU's clock: the fastest core's current frequency from cpufreq
 // (/sys/devices/system/cpu/cpu*/cpufreq/scaling_cur_freq), else from /proc/cpuinfo's "cpu MHz"
-// lines; nullopt when neither is readable.
+// lines; nullopt when neither is readable. The fastest core, not the mean: on a machine with
+// more cores than the run keeps busy, idle cores' clocks wander and would drown the busy ones'.
+// A thermal or power limit lowers every core, the fastest included.
 std::optional<ClockReading> read_host_cpu_clock();
 
-// The mean of the "cpu MHz" lines of a /proc/cpuinfo text; nullopt when there are none.
-std::optional<double> mean_cpuinfo_mhz(std::istream& cpuinfo);
+// The highest "cpu MHz" of a /proc/cpuinfo text; nullopt when there is none.
+std::optional<double> fastest_cpuinfo_mhz(std::istream& cpuinfo);
 
 }  // namespace convbench
