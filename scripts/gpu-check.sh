@@ -10,7 +10,8 @@
 #             (outputs and all gradients; 1e-5 float32, 3e-3 tf32, 1e-2 float16 / bfloat16),
 #             cudnnFind mode, allocator statistics equal to the memory model, out of memory
 #   memcheck  compute-sanitizer memcheck on `convbench compare --graph` of a tiny spec with every op kind
-#   compare   convbench compare --device cuda --graph on every configs/*.yaml (JSON merged into one file)
+#   compare   convbench compare --device cuda --graph on every configs/*.yaml (JSON merged into one file;
+#             compare.log ends with a table of eager vs graph-replay times and the SM clock per row)
 #
 # Everything lands in one folder, $OUT when set (the device tool brings it back), else
 # ./gpu-check-out: summary.md (GPU, driver, CUDA, cuDNN, commit, one line per stage) and one log
@@ -268,6 +269,23 @@ for name in sorted(os.listdir(parts)):
 with open(target, "w") as f:
     json.dump(merged, f, indent=1)
 print(f"merged {len(merged)} result files into {target}")
+# Eager against graph replay, and the SM clock around each row, for the results README.
+print("\n| config | block [point] / variant | eager ms | graph ms | graph / eager | SM clock MHz |")
+print("|---|---|---|---|---|---|")
+for config, doc in merged.items():
+    for r in doc["results"]:
+        t = r.get("time_ms", {})
+        eager = t.get("step" if r["mode"] == "train" else "forward", {}).get("median")
+        graph = t.get("graph", {}).get("median")
+        clock = r.get("clock")
+        where = r["block"] + (f" [{r['point_label']}]" if r.get("point_label") else "") + " / " + r["variant"]
+        ratio = f"{graph / eager:.3f}" if eager and graph else "-"
+        clocks = f"{clock['before_mhz']:.0f} -> {clock['after_mhz']:.0f}" if clock else "-"
+        status = "" if r.get("status") == "ok" else f" ({r.get('status')}: {r.get('message', '')[:60]})"
+        print(f"| {config} | {where}{status} | {'-' if eager is None else f'{eager:.3f}'} | "
+              f"{'-' if graph is None else f'{graph:.3f}'} | {ratio} | {clocks} |")
+        if r.get("graph_message"):
+            print(f"|   | graph: {r['graph_message'][:120]} | | | | |")
 EOF
   return "$rc"
 }
