@@ -35,6 +35,7 @@ class RecordingBackend final : public ReferenceBackend {
     ++captures;
     if (!capture_error.empty()) {
       work();  // the host side ran into the failing call mid-way: leave state as a real failure would
+      if (capture_out_of_memory) throw OutOfMemory(1024, capture_error);
       throw std::runtime_error(capture_error);
     }
     work();
@@ -50,6 +51,7 @@ class RecordingBackend final : public ReferenceBackend {
   int captures = 0;
   int replays = 0;
   std::string capture_error;
+  bool capture_out_of_memory = false;
   mutable std::deque<ClockReading> clocks;
 
  private:
@@ -133,6 +135,16 @@ TEST(GraphReplay, AFailedCaptureKeepsTheEagerTimesAndSaysWhy) {
   const std::vector<std::string> w = run_warnings(set);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0], "small / standard: no graph replay: capture failed: conv: operation not permitted when stream is capturing");
+
+  // Out of memory while recording: the eager times still stand; the row is not an oom row.
+  backend.capture_out_of_memory = true;
+  backend.capture_error = "graph pool";
+  run_variant(g, true, backend, options, row);
+  ASSERT_EQ(row.status, "ok") << row.message;
+  EXPECT_TRUE(row.step.has_value());
+  EXPECT_FALSE(row.graph.has_value());
+  EXPECT_NE(row.graph_message.find("capture failed: "), std::string::npos);
+  EXPECT_NE(row.graph_message.find("graph pool"), std::string::npos) << row.graph_message;
 }
 
 TEST(GraphReplay, HostBackendsSayWhyTheyCannotReplay) {
