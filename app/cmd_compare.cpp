@@ -117,9 +117,7 @@ Command add_compare_command(CLI::App& app) {
                 }
                 run_variant(g, training, *backend, opt->run, row);
                 if (row.status != "ok") spdlog::warn("{} / {}: {}: {}", row.block, row.variant, row.status, row.message);
-                if (row.clock && clock_dropped(*row.clock))
-                  spdlog::warn("{} / {}: {} while timing", row.block, row.variant, clock_change_text(*row.clock));
-                if (!row.graph_message.empty()) spdlog::warn("{} / {}: {}", row.block, row.variant, row.graph_message);
+                for (const std::string& w : row_warnings(row)) spdlog::warn("{}", w);
               }
             }
             results.engine = engine_name();

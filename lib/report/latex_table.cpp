@@ -43,7 +43,7 @@ std::string table_of(const std::vector<const ResultRow*>& group) {
   bool measured = false, graph = false;
   for (const ResultRow* r : group) {
     measured = measured || !r->device.empty();
-    graph = graph || r->graph || !r->graph_message.empty();
+    graph = graph || ran_with_graph(*r);
   }
 
   // Two header lines, names over units, keep the columns narrow.
@@ -124,7 +124,7 @@ std::string format_latex(const ResultSet& results) {
                     "% pass (pred.: convbench's memory model; meas.: the runtime's allocator). Saved: activations\n" +
                     "% kept for backward. TFLOP/s: the step's (or forward's) FLOPs over its median time.\n";
   bool graph = false;
-  for (const ResultRow& r : results.rows) graph = graph || r.graph || !r.graph_message.empty();
+  for (const ResultRow& r : results.rows) graph = graph || ran_with_graph(r);
   if (graph) out += "% Graph: the step (or forward) recorded once as a CUDA graph and replayed.\n";
   // What the reader must know before trusting the times stays with the table, as comments.
   for (const std::string& w : run_warnings(results)) out += "% warning: " + w + "\n";

@@ -14,6 +14,8 @@ int64_t headline_bytes(const ResultRow& r) { return r.bytes_forward + (is_traini
 
 bool has_measured_peak(const ResultRow& r) { return r.status == "ok" && r.measured && r.measured->peak_bytes >= 0; }
 
+bool ran_with_graph(const ResultRow& r) { return r.graph || !r.graph_message.empty(); }
+
 std::string RowKey::text() const { return block + (point_label.empty() ? "" : " [" + point_label + "]") + " / " + variant; }
 
 RowKey key_of(const ResultRow& r) { return {r.block, r.variant, r.point_label}; }

@@ -86,6 +86,8 @@ int64_t headline_flops(const ResultRow& r);
 int64_t headline_bytes(const ResultRow& r);
 // A measured peak that can be shown: the row ran (status ok) and the peak was measured.
 bool has_measured_peak(const ResultRow& r);
+// The row was run with --graph: it has graph times or says why not (tables then show the column).
+bool ran_with_graph(const ResultRow& r);
 
 // What pairs rows across two results files (diff, --against): block, variant and sweep point.
 struct RowKey {

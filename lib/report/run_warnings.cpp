@@ -1,6 +1,7 @@
 #include "report/run_warnings.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "report/text_table.hpp"
 
@@ -23,31 +24,33 @@ std::string clock_change_text(const ClockWindow& c) {
   return text;
 }
 
+std::vector<std::string> row_warnings(const ResultRow& r) {
+  std::vector<std::string> out;
+  if (r.status != "ok") return out;
+  if (r.clock && clock_dropped(*r.clock))
+    out.push_back(key_of(r).text() + ": " + clock_change_text(*r.clock) +
+                  " while timing: the device slowed down under the run, so its later samples are slower than "
+                  "the device's sustained speed at the starting clock; let it cool or fix its clocks, then re-run");
+  if (!r.graph_message.empty()) out.push_back(key_of(r).text() + ": no graph replay: " + r.graph_message);
+  return out;
+}
+
 std::vector<std::string> run_warnings(const ResultSet& results) {
   std::vector<std::string> out;
-  for (const ResultRow& r : results.rows) {
-    if (r.status != "ok") continue;
-    if (r.clock && clock_dropped(*r.clock))
-      out.push_back(key_of(r).text() + ": " + clock_change_text(*r.clock) +
-                    " while timing: the device slowed down under the run, so its later samples are slower than "
-                    "the device's sustained speed at the starting clock; let it cool or fix its clocks, then re-run");
-    if (!r.graph_message.empty()) out.push_back(key_of(r).text() + ": no graph replay: " + r.graph_message);
-  }
+  for (const ResultRow& r : results.rows)
+    for (std::string& w : row_warnings(r)) out.push_back(std::move(w));
   return out;
 }
 
 nlohmann::json clock_provenance(const std::vector<ResultRow>& rows) {
   const ClockWindow* first = nullptr;
   const ClockWindow* last = nullptr;
-  double lowest = 0;
+  double lowest = std::numeric_limits<double>::infinity();
   int drops = 0;
   for (const ResultRow& r : rows) {
     if (!r.clock) continue;
     const ClockWindow& c = *r.clock;
-    if (!first) {
-      first = &c;
-      lowest = std::min(c.before_mhz, c.after_mhz);
-    }
+    if (!first) first = &c;
     last = &c;
     lowest = std::min({lowest, c.before_mhz, c.after_mhz});
     drops += clock_dropped(c);

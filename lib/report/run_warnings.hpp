@@ -22,7 +22,10 @@ bool clock_dropped(const ClockWindow& c);
 // "sm clock 1980 -> 1755 MHz (-11.4%)", with the limits the device named, if any.
 std::string clock_change_text(const ClockWindow& c);
 
-// One line per problem, in row order; empty when there is nothing to warn about.
+// One line per problem of a row, each starting with its key ("block [point] / variant: ");
+// empty for rows that did not run.
+std::vector<std::string> row_warnings(const ResultRow& r);
+// row_warnings of every row, in row order; empty when there is nothing to warn about.
 std::vector<std::string> run_warnings(const ResultSet& results);
 
 // The clocks across a run for its provenance: {"domain", "before_mhz" (first timed row's

@@ -26,10 +26,9 @@ bool any_measured(const std::vector<const ResultRow*>& group) {
   return false;
 }
 
-// Rows run with --graph have graph times or say why not.
 bool any_graph(const std::vector<const ResultRow*>& group) {
   for (const ResultRow* r : group)
-    if (r->graph || !r->graph_message.empty()) return true;
+    if (ran_with_graph(*r)) return true;
   return false;
 }
 
@@ -140,7 +139,7 @@ std::string tables_footnote(const ResultSet& results) {
   bool measured = false, train = false, infer = false, graph = false;
   for (const ResultRow& r : results.rows) {
     measured = measured || !r.device.empty();
-    graph = graph || r.graph || !r.graph_message.empty();
+    graph = graph || ran_with_graph(r);
     (is_training(r) ? train : infer) = true;
   }
   const std::string pass = train && infer ? "training step (train blocks) or inference pass (infer blocks)"

@@ -71,25 +71,26 @@ GroupStats group_stats(const Tensor& x, const Shape& s, double eps) {
   return st;
 }
 
-}  // namespace
-
-void group_norm_stats(const Tensor& x, int64_t groups, double eps, float* mean, float* rstd) {
-  const Shape s(x.desc, groups);
-  const GroupStats st = group_stats(x, s, eps);
+// group_stats, with mean and rstd also stored as the floats the aux tensors keep.
+GroupStats group_stats(const Tensor& x, const Shape& s, double eps, float* mean, float* rstd) {
+  GroupStats st = group_stats(x, s, eps);
   for (size_t g = 0; g < st.mean.size(); ++g) {
     mean[g] = static_cast<float>(st.mean[g]);
     rstd[g] = static_cast<float>(st.rstd[g]);
   }
+  return st;
+}
+
+}  // namespace
+
+void group_norm_stats(const Tensor& x, int64_t groups, double eps, float* mean, float* rstd) {
+  group_stats(x, Shape(x.desc, groups), eps, mean, rstd);
 }
 
 void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                         float* mean, float* rstd, int64_t groups, double eps) {
   const Shape s(x.desc, groups);
-  const GroupStats st = group_stats(x, s, eps);
-  for (size_t g = 0; g < st.mean.size(); ++g) {
-    mean[g] = static_cast<float>(st.mean[g]);
-    rstd[g] = static_cast<float>(st.rstd[g]);
-  }
+  const GroupStats st = group_stats(x, s, eps, mean, rstd);
   // y = scale * (x - k) + (beta + scale * (k - mean)), the second term in double.
   const float* gp = gamma.data<float>();
   const float* bp = beta.data<float>();
