@@ -1,12 +1,36 @@
 #!/usr/bin/env bash
-# Installs what convbench needs to build and test on Debian 12, when it is missing.
+# Installs what convbench needs to build, run and test on Debian 12, when it is missing.
 # Idempotent: does nothing (and needs no network) when everything is present.
+#
+#   scripts/setup.sh          install what is missing (apt-get, as root or through sudo)
+#   scripts/setup.sh --list   print the package list, one per line, and install nothing
+#
+# Packages are installed with --no-install-recommends, so every package the build, the main
+# command or a test uses must be named here or be a dependency (Depends, not Recommends) of one
+# named here. scripts/check-deps.py (ctest `setup_covers_build_dependencies`) checks exactly
+# that against what CMake found and what the Python tests import.
 set -euo pipefail
 
-packages=(build-essential cmake ccache pkg-config git
-          libcli11-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev
-          libgtest-dev libbenchmark-dev libdnnl-dev
-          python3-yaml python3-torch)
+packages=(
+  # the build
+  build-essential cmake ccache pkg-config git
+  libcli11-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev
+  libgtest-dev libbenchmark-dev
+  # oneDNN (the cpu backend); its CMake config calls find_package(OpenCL), whose library and
+  # headers come from ocl-icd-opencl-dev, only a Recommends of libdnnl-dev
+  libdnnl-dev ocl-icd-opencl-dev
+  # the host code compiled a second time with clang (scripts/clang-check.sh, run by the tests)
+  clang-14
+  # the tests: PyTorch and NumPy as the peer, PyYAML to read the specs, pdflatex with booktabs
+  # for the LaTeX output
+  python3-yaml python3-numpy python3-torch
+  texlive-latex-base texlive-latex-recommended
+)
+
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The dependency check fails, naming the file, the package and the fix, when a package the build
+# uses is taken out of scripts/setup.sh's list; it passes with the list as it is.
+# Usage: check_deps_test.sh PYTHON SOURCE_DIR CMAKE_CACHE
+set -uo pipefail
+python=$1 source=$2 cache=$3
+command -v dpkg-query >/dev/null && command -v apt-cache >/dev/null ||
+  { echo "SKIP: no dpkg-query / apt-cache here: the check is about fresh Debian machines"; exit 0; }
+grep -q '^OpenCL_LIBRARY:FILEPATH=/' "$cache" ||
+  { echo "FAIL: $cache has no OpenCL_LIBRARY: oneDNN's CMake config should have looked for it"; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+check() { "$python" "$source/scripts/check-deps.py" --cache "$cache" --python "$python" --source "$source" --setup "$1"; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# As it is: passes.
+check "$source/scripts/setup.sh" >"$work/as-is.log" 2>&1 || { cat "$work/as-is.log"; fail "the check fails on setup.sh as it is"; }
+
+# Without ocl-icd-opencl-dev: fails with the file, the package and the fix.
+sed 's/\bocl-icd-opencl-dev\b//' "$source/scripts/setup.sh" >"$work/setup.sh"
+bash "$work/setup.sh" --list | grep -qx ocl-icd-opencl-dev && fail "could not take ocl-icd-opencl-dev out of the list"
+check "$work/setup.sh" >"$work/without.log" 2>&1
+rc=$?
+cat "$work/without.log"
+[ "$rc" = 1 ] || fail "exit code $rc without ocl-icd-opencl-dev, expected 1"
+grep -q '^error: CMakeCache.txt: OpenCL_LIBRARY = /usr/lib/x86_64-linux-gnu/libOpenCL.so comes from the Debian package ocl-icd-opencl-dev' "$work/without.log" ||
+  fail "the error does not name OpenCL_LIBRARY, its file and ocl-icd-opencl-dev"
+grep -q "Fix: add ocl-icd-opencl-dev to the packages in $work/setup.sh" "$work/without.log" || fail "the error gives no fix"
+grep -q '^check-deps: FAILED' "$work/without.log" || fail "no FAILED summary"
+echo "PASS: the check fails without ocl-icd-opencl-dev and passes with it"
