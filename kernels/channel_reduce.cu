@@ -1,21 +1,30 @@
 // Per-channel work shared by batch norm and the conv bias: how reductions over (N, spatial) are
 // split into chunks, the bias gradient (a per-channel sum) and the bias addition.
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/common.cuh"
 
 namespace convbench::kernels {
 
 ChannelReducePlan channel_reduce_plan(ActShape s) {
-  ChannelReducePlan p;
-  p.rows = s.n * s.s;
+  // In 64 bits: with one channel, rows can be as large as 2^31 - 1 (the backend's element limit),
+  // and rows + 1023 would overflow an int.
+  const int64_t rows = int64_t{s.n} * s.s;
+  if (rows > std::numeric_limits<int>::max())
+    throw std::invalid_argument("channel_reduce_plan: " + std::to_string(rows) + " rows exceed 2^31-1");
   // Enough chunks to fill the device, but chunks long enough that the merge is cheap next to the
   // reading: channels-first blocks hold one channel (256 threads share the chunk), channels-last
   // blocks hold 32 channels (8 threads share it). At most 1024 chunks per channel.
-  const int min_rows = s.channels_last ? 256 : 4096;
-  p.rows_per_split = std::max(min_rows, (p.rows + 1023) / 1024);
-  p.rows_per_split = std::max(1, std::min(p.rows_per_split, p.rows));
-  p.splits = std::max(1, (p.rows + p.rows_per_split - 1) / p.rows_per_split);
+  const int64_t min_rows = s.channels_last ? 256 : 4096;
+  int64_t per_split = std::max(min_rows, (rows + 1023) / 1024);
+  per_split = std::max<int64_t>(1, std::min(per_split, rows));
+  ChannelReducePlan p;
+  p.rows = static_cast<int>(rows);
+  p.rows_per_split = static_cast<int>(per_split);
+  p.splits = static_cast<int>(std::max<int64_t>(1, (rows + per_split - 1) / per_split));
   return p;
 }
 

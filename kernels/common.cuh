@@ -206,11 +206,13 @@ template <class Acc, class Load>
 __global__ void channel_partials_cf(ActShape s, int rows_per_split, Load load, Acc* partial) {
   __shared__ SharedArray<Acc, kThreads> shared;
   const int c = blockIdx.x, split = blockIdx.y;
-  const int rows = s.n * s.s;
-  const int begin = split * rows_per_split;
-  const int end = min(rows, begin + rows_per_split);
+  // Chunk bounds and the loop counter in 64 bits: with one channel, rows reach 2^31 - 1 and
+  // `begin + rows_per_split` or `m + blockDim.x` would overflow an int; the row itself fits.
+  const int64_t begin = int64_t{split} * rows_per_split;
+  const int64_t end = min(int64_t{s.n} * s.s, begin + rows_per_split);
   Acc acc;
-  for (int m = begin + static_cast<int>(threadIdx.x); m < end; m += blockDim.x) {
+  for (int64_t row = begin + threadIdx.x; row < end; row += blockDim.x) {
+    const int m = static_cast<int>(row);
     const int n = m / s.s, sp = m - n * s.s;
     load(acc, (n * s.c + c) * s.s + sp, c, n, sp);
   }
@@ -232,12 +234,12 @@ template <class Acc, class Load>
 __global__ void channel_partials_cl(ActShape s, int rows_per_split, Load load, Acc* partial) {
   __shared__ SharedArray<Acc, kTileChannels * kTileRows> shared;
   const int c = blockIdx.x * kTileChannels + threadIdx.x, split = blockIdx.y;
-  const int rows = s.n * s.s;
-  const int begin = split * rows_per_split;
-  const int end = min(rows, begin + rows_per_split);
+  const int64_t begin = int64_t{split} * rows_per_split;  // 64 bits: see channel_partials_cf
+  const int64_t end = min(int64_t{s.n} * s.s, begin + rows_per_split);
   Acc acc;
   if (c < s.c) {
-    for (int m = begin + static_cast<int>(threadIdx.y); m < end; m += kTileRows) {
+    for (int64_t row = begin + threadIdx.y; row < end; row += kTileRows) {
+      const int m = static_cast<int>(row);
       const int n = m / s.s, sp = m - n * s.s;
       load(acc, m * s.c + c, c, n, sp);
     }

@@ -239,66 +239,169 @@ void compare_op(CudaBackend& gpu, const Graph& g, bool training, const std::stri
 constexpr DType kGpuDtypes[] = {DType::float32, DType::tf32, DType::float16, DType::bfloat16};
 constexpr Layout kLayouts[] = {Layout::channels_first, Layout::channels_last};
 
-TEST(CudaOps, EveryOpCaseMatchesTheReference) {
+// One case of a test that loops over many: the case's name with its input shape, dtype, layout
+// and mode. Runs `check` in its own try/catch, so that an exception fails this case and the loop
+// goes on; at the end, report() lists every failing case, not only the first.
+class CaseLog {
+ public:
+  template <class F>
+  void run(const std::string& what, F&& check) {
+    ++cases_;
+    const int before = parts();
+    try {
+      check();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": threw: " << e.what();
+    }
+    if (parts() > before) failed_.push_back(what);
+  }
+  void report() const {
+    std::printf("[          ] %zu of %d cases failed\n", failed_.size(), cases_);
+    for (const std::string& f : failed_) std::printf("[  FAILED  ] case: %s\n", f.c_str());
+  }
+
+ private:
+  static int parts() { return ::testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count(); }
+  int cases_ = 0;
+  std::vector<std::string> failed_;
+};
+
+std::string case_name(const std::string& name, const Graph& g, bool training) {
+  const TensorDesc& in = g.desc(g.ops.back().inputs.at(0));
+  return name + " input " + in.shape_string() + " " + std::string(to_string(in.dtype)) + " " +
+         std::string(to_string(in.layout)) + (training ? " train" : " infer");
+}
+
+TEST(GpuOps, EveryOpCaseMatchesTheReference) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
+  CaseLog log;
   for (const reftest::OpCase& c : reftest::op_cases())
     for (DType dtype : kGpuDtypes)
       for (Layout layout : kLayouts)
         for (bool training : {true, false}) {
-          const std::string what = c.name + " " + std::string(to_string(dtype)) + " " + std::string(to_string(layout));
-          compare_op(gpu, build_case_with_input_grads(c, dtype, layout), training, what);
+          const Graph g = build_case_with_input_grads(c, dtype, layout);
+          const std::string what = case_name(c.name, g, training);
+          log.run(what, [&] { compare_op(gpu, g, training, what); });
         }
+  log.report();
   EXPECT_EQ(gpu.allocator().stats().current, 0) << "tensors leaked";
 }
 
-TEST(CudaOps, ConvsOnTheBlockInputSkipTheDataGradient) {
+// The combinations most likely to find a cuDNN algorithm that refuses at run time, or a kernel of
+// ours with a layout bug: half and bfloat16 with channels-last 2-D and 3-D tensors and groups or
+// dilation, and 3-D depthwise convolutions in NDHWC. Each is its own test, forward and backward,
+// training and inference, in heuristic and find mode.
+struct RiskyConv {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> input_shape;
+  int64_t out_channels, groups;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+};
+
+void PrintTo(const RiskyConv& c, std::ostream* os) { *os << c.name; }
+
+class GpuRiskyConvs : public ::testing::TestWithParam<RiskyConv> {};
+
+TEST_P(GpuRiskyConvs, MatchTheReferenceInBothAlgorithmModes) {
+  REQUIRE_CUDA_DEVICE();
+  const RiskyConv& c = GetParam();
+  const reftest::OpCase op{c.name, c.input_shape, [&c](GraphBuilder& b, int x) {
+                             return b.conv("conv", x, conv_attrs(c.out_channels, c.kernel, c.stride, c.padding,
+                                                                 c.dilation, c.groups, true));
+                           }};
+  CaseLog log;
+  for (cuda::CudnnAlgoMode mode : {cuda::CudnnAlgoMode::heuristic, cuda::CudnnAlgoMode::find}) {
+    CudaBackendOptions options;
+    options.cudnn_algo = mode;
+    CudaBackend gpu(options);
+    const Graph g = build_case_with_input_grads(op, c.dtype, Layout::channels_last);
+    for (bool training : {true, false}) {
+      const std::string what = case_name(c.name, g, training) + " " + std::string(cuda::to_string(mode));
+      log.run(what, [&] { compare_op(gpu, g, training, what); });
+    }
+  }
+  log.report();
+}
+
+std::vector<RiskyConv> risky_convs() {
+  std::vector<RiskyConv> out;
+  for (DType dtype : {DType::float16, DType::bfloat16}) {
+    const std::string t = std::string(to_string(dtype));
+    out.push_back({t + "_nhwc_grouped", dtype, {2, 8, 9, 9}, 16, 4, {3, 3}, {1, 1}, {1, 1}, {1, 1}});
+    out.push_back({t + "_nhwc_dilated", dtype, {2, 8, 11, 10}, 8, 1, {3, 3}, {1, 1}, {2, 2}, {2, 2}});
+    out.push_back({t + "_nhwc_grouped_dilated_strided", dtype, {2, 8, 12, 11}, 12, 2, {3, 3}, {2, 2}, {2, 1}, {2, 1}});
+    out.push_back({t + "_nhwc_depthwise", dtype, {2, 8, 9, 9}, 8, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1}});
+    out.push_back({t + "_ndhwc_grouped", dtype, {1, 8, 5, 6, 5}, 8, 2, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}});
+    out.push_back({t + "_ndhwc_dilated", dtype, {1, 4, 7, 6, 7}, 8, 1, {3, 3, 3}, {1, 1, 1}, {2, 2, 2}, {2, 2, 2}});
+  }
+  for (DType dtype : {DType::float32, DType::tf32, DType::float16, DType::bfloat16})
+    out.push_back({std::string(to_string(dtype)) + "_ndhwc_depthwise", dtype, {2, 8, 6, 6, 6}, 8, 8, {3, 3, 3},
+                   {1, 1, 1}, {1, 1, 1}, {1, 1, 1}});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GpuRiskyConvs, ::testing::ValuesIn(risky_convs()),
+                         [](const ::testing::TestParamInfo<RiskyConv>& info) { return info.param.name; });
+
+TEST(GpuOps, ConvsOnTheBlockInputSkipTheDataGradient) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
+  CaseLog log;
   for (const reftest::OpCase& c : reftest::op_cases()) {
     const Graph probe = reftest::build_case(c, DType::float32, Layout::channels_first);
     const OpKind kind = probe.ops.back().kind;
     if (kind != OpKind::conv && kind != OpKind::conv_transpose) continue;
     for (Layout layout : kLayouts) {
       const Graph g = reftest::build_case(c, DType::float32, layout);
-      ASSERT_FALSE(g.requires_grad()[static_cast<size_t>(g.ops.back().inputs[0])]);
-      compare_op(gpu, g, true, c.name + " on the block input, " + std::string(to_string(layout)));
-      // The backward workspace is the filter gradient's alone.
-      gpu.clear_op_details();
-      run_op(gpu, g, random_op_values(g, 3), true, 1);
-      const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
-      EXPECT_TRUE(d.contains("backward_filter")) << d.dump();
-      EXPECT_FALSE(d.contains(kind == OpKind::conv ? "backward_data" : "forward")) << d.dump();
+      const std::string what = case_name(c.name + " on the block input", g, true);
+      log.run(what, [&] {
+        ASSERT_FALSE(g.requires_grad()[static_cast<size_t>(g.ops.back().inputs[0])]);
+        compare_op(gpu, g, true, what);
+        // The backward workspace is the filter gradient's alone.
+        gpu.clear_op_details();
+        run_op(gpu, g, random_op_values(g, 3), true, 1);
+        const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
+        EXPECT_TRUE(d.contains("backward_filter")) << d.dump();
+        EXPECT_FALSE(d.contains(kind == OpKind::conv ? "backward_data" : "forward")) << d.dump();
+      });
     }
   }
+  log.report();
 }
 
-TEST(CudaOps, FindModeMatchesTheReferenceAndRecordsItsTimings) {
+TEST(GpuOps, FindModeMatchesTheReferenceAndRecordsItsTimings) {
   REQUIRE_CUDA_DEVICE();
   CudaBackendOptions options;
   options.cudnn_algo = cuda::CudnnAlgoMode::find;
   CudaBackend gpu(options);
+  CaseLog log;
   for (const reftest::OpCase& c : reftest::op_cases()) {
     const Graph probe = reftest::build_case(c, DType::float32, Layout::channels_first);
     if (probe.ops.back().kind != OpKind::conv && probe.ops.back().kind != OpKind::conv_transpose) continue;
     for (DType dtype : {DType::float32, DType::bfloat16}) {
       const Graph g = build_case_with_input_grads(c, dtype, Layout::channels_last);
-      gpu.clear_op_details();
-      compare_op(gpu, g, true, c.name + " find " + std::string(to_string(dtype)));
-      const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
-      EXPECT_EQ(d.at("mode"), "find");
-      for (const char* dir : {"forward", "backward_data", "backward_filter"}) {
-        ASSERT_TRUE(d.contains(dir)) << d.dump();
-        EXPECT_GE(d.at(dir).at("find_ms").get<double>(), 0.0) << d.dump();
-        if (dtype == DType::float32) {
-          EXPECT_EQ(d.at(dir).at("math"), "FMA_MATH") << d.dump();
+      const std::string what = case_name(c.name + " find", g, true);
+      log.run(what, [&] {
+        gpu.clear_op_details();
+        compare_op(gpu, g, true, what);
+        const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
+        EXPECT_EQ(d.at("mode"), "find");
+        for (const char* dir : {"forward", "backward_data", "backward_filter"}) {
+          ASSERT_TRUE(d.contains(dir)) << d.dump();
+          EXPECT_GE(d.at(dir).at("find_ms").get<double>(), 0.0) << d.dump();
+          if (dtype == DType::float32) {
+            EXPECT_EQ(d.at(dir).at("math"), "FMA_MATH") << d.dump();
+          }
         }
-      }
+      });
     }
   }
+  log.report();
 }
 
-TEST(CudaOps, OpDetailsMatchTheWorkspaceTheExecutorAllocates) {
+TEST(GpuOps, OpDetailsMatchTheWorkspaceTheExecutorAllocates) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
   for (Layout layout : kLayouts) {
@@ -332,7 +435,7 @@ TEST(CudaOps, OpDetailsMatchTheWorkspaceTheExecutorAllocates) {
 
 // ---- accumulate, add, host copies ----------------------------------------------------------------
 
-TEST(CudaBackendBasics, AccumulateAndAddAcrossDtypesAndLayouts) {
+TEST(GpuBackendBasics, AccumulateAndAddAcrossDtypesAndLayouts) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
   const TensorDesc half{{2, 3, 2, 5}, DType::float16, Layout::channels_last};
@@ -359,7 +462,7 @@ TEST(CudaBackendBasics, AccumulateAndAddAcrossDtypesAndLayouts) {
   EXPECT_THROW(gpu.accumulate(wrong, tb), std::invalid_argument);
 }
 
-TEST(CudaBackendBasics, HostCopiesAreRawBytesAndFillPoisons) {
+TEST(GpuBackendBasics, HostCopiesAreRawBytesAndFillPoisons) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
   const TensorDesc d{{1, 2, 3, 3}, DType::bfloat16, Layout::channels_last};
@@ -418,9 +521,10 @@ std::vector<std::string> config_files() {
   return files;
 }
 
-TEST(CudaVariants, EveryConfigVariantMatchesTheReference) {
+TEST(GpuVariants, EveryConfigVariantMatchesTheReference) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
+  CaseLog log;
   const std::vector<std::string> files = config_files();
   ASSERT_FALSE(files.empty());
   int checked = 0;
@@ -438,19 +542,24 @@ TEST(CudaVariants, EveryConfigVariantMatchesTheReference) {
           block.layout = layout;
           const bool training = block.mode == RunMode::train;
           for (const VariantSpec& v : block.variants) {
-            SCOPED_TRACE(std::filesystem::path(file).filename().string() + " " + block.name + " [" +
-                         point_label(block) + "] " + v.name + " " + std::string(to_string(dtype)) + " " +
-                         std::string(to_string(layout)));
             const Graph g = build_variant_graph(block, v);
-            ReferenceBackend ref;
-            const StepResult want = training_step(ref, g, training);
-            const StepResult got = training_step(gpu, g, training);
-            const double tol = tolerance(dtype);
-            expect_close(got.output, want.output, tol, "block output");
-            ASSERT_EQ(got.grads.size(), want.grads.size());
-            for (size_t p = 0; p < got.grads.size(); ++p) expect_close(got.grads[p], want.grads[p], tol, g.params[p].name);
-            for (size_t b = 0; b < got.buffers.size(); ++b)
-              expect_close(got.buffers[b], want.buffers[b], tol, g.buffers[b].name);
+            const std::string what = std::filesystem::path(file).filename().string() + " " + block.name + " [" +
+                                     point_label(block) + "] " + v.name + " input " +
+                                     g.desc(g.input).shape_string() + " " + std::string(to_string(dtype)) + " " +
+                                     std::string(to_string(layout)) + (training ? " train" : " infer");
+            log.run(what, [&] {
+              SCOPED_TRACE(what);
+              ReferenceBackend ref;
+              const StepResult want = training_step(ref, g, training);
+              const StepResult got = training_step(gpu, g, training);
+              const double tol = tolerance(dtype);
+              expect_close(got.output, want.output, tol, "block output");
+              ASSERT_EQ(got.grads.size(), want.grads.size());
+              for (size_t p = 0; p < got.grads.size(); ++p)
+                expect_close(got.grads[p], want.grads[p], tol, g.params[p].name);
+              for (size_t b = 0; b < got.buffers.size(); ++b)
+                expect_close(got.buffers[b], want.buffers[b], tol, g.buffers[b].name);
+            });
             ++checked;
           }
         }
@@ -459,13 +568,15 @@ TEST(CudaVariants, EveryConfigVariantMatchesTheReference) {
   }
   EXPECT_GT(checked, 0);
   std::printf("[          ] %d config variants checked against the reference\n", checked);
+  log.report();
 }
 
 // Block options the configs do not use: strided residual blocks with group norm and leaky ReLU,
 // identity residuals with dropout, grouped bottlenecks, in 2-D and 3-D.
-TEST(CudaVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
+TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
+  CaseLog log;
   for (int dims : {2, 3})
     for (Layout layout : kLayouts)
       for (DType dtype : {DType::float32, DType::bfloat16}) {
@@ -485,24 +596,30 @@ TEST(CudaVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
           for (const VariantSpec& v : {testing::variant("standard"), bottleneck, testing::variant("separable")}) {
             block.dtype = dtype;
             block.layout = layout;
-            SCOPED_TRACE(v.name + " dims=" + std::to_string(dims) + " " + std::string(to_string(layout)) + " " +
-                         std::string(to_string(dtype)) + (block.dropout > 0 ? " dropout" : " strided"));
             const Graph g = build_variant_graph(block, v);
-            ReferenceBackend ref;
-            const StepResult want = training_step(ref, g, true);
-            const StepResult got = training_step(gpu, g, true);
-            expect_close(got.output, want.output, tolerance(dtype), "block output");
-            for (size_t p = 0; p < got.grads.size(); ++p)
-              expect_close(got.grads[p], want.grads[p], tolerance(dtype), g.params[p].name);
+            const std::string what = v.name + (block.dropout > 0 ? " dropout" : " strided") + " input " +
+                                     g.desc(g.input).shape_string() + " " + std::string(to_string(dtype)) + " " +
+                                     std::string(to_string(layout));
+            log.run(what, [&] {
+              SCOPED_TRACE(what);
+              ReferenceBackend ref;
+              const StepResult want = training_step(ref, g, true);
+              const StepResult got = training_step(gpu, g, true);
+              expect_close(got.output, want.output, tolerance(dtype), "block output");
+              for (size_t p = 0; p < got.grads.size(); ++p)
+                expect_close(got.grads[p], want.grads[p], tolerance(dtype), g.params[p].name);
+            });
           }
       }
+  log.report();
 }
 
 // ---- memory: measured equals predicted; out of memory is a status -------------------------------
 
 
-TEST(CudaMemory, AllocatorPeakEqualsTheMemoryModel) {
+TEST(GpuMemory, AllocatorPeakEqualsTheMemoryModel) {
   REQUIRE_CUDA_DEVICE();
+  CaseLog log;
   for (cuda::CudnnAlgoMode mode : {cuda::CudnnAlgoMode::heuristic, cuda::CudnnAlgoMode::find}) {
     CudaBackendOptions options;
     options.cudnn_algo = mode;
@@ -514,16 +631,20 @@ TEST(CudaMemory, AllocatorPeakEqualsTheMemoryModel) {
           BlockSpec block = shrunk(original);
           block.mode = training ? RunMode::train : RunMode::infer;
           for (const VariantSpec& v : block.variants) {
-            SCOPED_TRACE(std::filesystem::path(file).filename().string() + " " + block.name + " " + v.name +
-                         (training ? " train " : " infer ") + std::string(to_string(mode)));
-            testing::expect_measured_equals_predicted(gpu, build_variant_graph(block, v), training);
+            const std::string what = std::filesystem::path(file).filename().string() + " " + block.name + " " +
+                                     v.name + (training ? " train " : " infer ") + std::string(to_string(mode));
+            log.run(what, [&] {
+              SCOPED_TRACE(what);
+              testing::expect_measured_equals_predicted(gpu, build_variant_graph(block, v), training);
+            });
           }
         }
     }
   }
+  log.report();
 }
 
-TEST(CudaMemory, CachedBlocksAreReusedAndReleased) {
+TEST(GpuMemory, CachedBlocksAreReusedAndReleased) {
   REQUIRE_CUDA_DEVICE();
   cuda::CudaCachingAllocator a;
   void* p = a.allocate(1000, MemoryCategory::temporaries);
@@ -542,7 +663,7 @@ TEST(CudaMemory, CachedBlocksAreReusedAndReleased) {
   EXPECT_EQ(a.stats().current, 0);
 }
 
-TEST(CudaMemory, DeviceOutOfMemoryThrowsOutOfMemoryAndLeavesTheAllocatorUsable) {
+TEST(GpuMemory, DeviceOutOfMemoryThrowsOutOfMemoryAndLeavesTheAllocatorUsable) {
   REQUIRE_CUDA_DEVICE();
   const nlohmann::json info = cuda::device_info();
   const int64_t total = info.at("memory_bytes").get<int64_t>();
@@ -562,7 +683,7 @@ TEST(CudaMemory, DeviceOutOfMemoryThrowsOutOfMemoryAndLeavesTheAllocatorUsable) 
   a.deallocate(again, 4096, MemoryCategory::temporaries);
 }
 
-TEST(CudaMemory, AVariantBeyondTheMemoryLimitGetsStatusOom) {
+TEST(GpuMemory, AVariantBeyondTheMemoryLimitGetsStatusOom) {
   REQUIRE_CUDA_DEVICE();
   CudaBackendOptions options;
   options.memory_limit_bytes = 1 << 20;
@@ -581,7 +702,7 @@ TEST(CudaMemory, AVariantBeyondTheMemoryLimitGetsStatusOom) {
 
 // ---- timing --------------------------------------------------------------------------------------
 
-TEST(CudaTiming, EventTimerMeasuresQueuedWorkWithinTheWallTime) {
+TEST(GpuTiming, EventTimerMeasuresQueuedWorkWithinTheWallTime) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
   Tensor t = make_tensor(gpu.allocator(), TensorDesc{{1, 1, 8192, 8192}, DType::float32, Layout::channels_first},
@@ -600,7 +721,7 @@ TEST(CudaTiming, EventTimerMeasuresQueuedWorkWithinTheWallTime) {
   EXPECT_THROW(cuda::EventTimer(gpu.stream()).elapsed_ms(), std::logic_error);
 }
 
-TEST(CudaTiming, L2FlushLeavesTensorsAndStatisticsAlone) {
+TEST(GpuTiming, L2FlushLeavesTensorsAndStatisticsAlone) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
   Tensor t = make_tensor(gpu.allocator(), TensorDesc{{1, 1, 64, 64}, DType::float32, Layout::channels_first},
@@ -617,60 +738,67 @@ TEST(CudaTiming, L2FlushLeavesTensorsAndStatisticsAlone) {
 
 // ---- CUDA graphs (--graph) and the SM clock ----------------------------------------------------
 
-TEST(CudaGraphs, AReplayedStepWritesWhatTheEagerStepWrote) {
+TEST(GpuGraphs, AReplayedStepWritesWhatTheEagerStepWrote) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
+  CaseLog log;
   for (const std::string& file : config_files()) {
     const Spec spec = load_spec_file(file);
     for (const BlockSpec& block : spec.blocks) {
       BlockSpec b = shrunk(block);
       b.mode = RunMode::train;
       for (const VariantSpec& v : b.variants) {
-        SCOPED_TRACE(file + ": " + b.name + " / " + v.name);
         const Graph g = build_variant_graph(b, v);
         bool supported = true;
         for (const Op& op : g.ops) supported = supported && !gpu.unsupported(g, op);
         if (!supported) continue;
-        Executor ex(g, gpu, true);
-        ex.set_dropout_seed(77);
-        ModelState s = ex.init_state(7);
-        Tensor x = make_tensor(gpu.allocator(), g.desc(g.input), MemoryCategory::inputs);
-        Tensor dy = make_tensor(gpu.allocator(), g.desc(g.output), MemoryCategory::inputs);
-        fill_uniform(gpu, x, 11);
-        fill_uniform(gpu, dy, 13);
-        Values eager_output;
-        std::vector<Values> eager_grads;
-        {
-          Tensor y = ex.forward(s, x);
-          ex.backward(s, dy);
-          eager_output = download(gpu, y);
-          for (const Tensor& grad : s.grads) eager_grads.push_back(download(gpu, grad));
-        }
-        Executor::clear_grads(s);
-        Tensor y;
-        std::unique_ptr<ReplayableWork> step = gpu.capture([&] {
-          y = ex.forward(s, x);
-          ex.backward(s, dy);
+        const std::string what = std::filesystem::path(file).filename().string() + " " + b.name + " / " + v.name +
+                                 " input " + g.desc(g.input).shape_string() + " " +
+                                 std::string(to_string(b.dtype)) + " " + std::string(to_string(b.layout));
+        log.run(what, [&] {
+          SCOPED_TRACE(what);
+          Executor ex(g, gpu, true);
+          ex.set_dropout_seed(77);
+          ModelState s = ex.init_state(7);
+          Tensor x = make_tensor(gpu.allocator(), g.desc(g.input), MemoryCategory::inputs);
+          Tensor dy = make_tensor(gpu.allocator(), g.desc(g.output), MemoryCategory::inputs);
+          fill_uniform(gpu, x, 11);
+          fill_uniform(gpu, dy, 13);
+          Values eager_output;
+          std::vector<Values> eager_grads;
+          {
+            Tensor y = ex.forward(s, x);
+            ex.backward(s, dy);
+            eager_output = download(gpu, y);
+            for (const Tensor& grad : s.grads) eager_grads.push_back(download(gpu, grad));
+          }
+          Executor::clear_grads(s);
+          Tensor y;
+          std::unique_ptr<ReplayableWork> step = gpu.capture([&] {
+            y = ex.forward(s, x);
+            ex.backward(s, dy);
+          });
+          ASSERT_TRUE(step);
+          for (int replay = 0; replay < 2; ++replay) {
+            // Recording ran nothing: poison what the replay must write, then replay.
+            gpu.fill(y, std::numeric_limits<double>::quiet_NaN());
+            for (Tensor& grad : s.grads) gpu.fill(grad, std::numeric_limits<double>::quiet_NaN());
+            step->replay();
+            gpu.synchronize();
+            EXPECT_LE(relative_error(download(gpu, y), eager_output), 1e-6) << "replay " << replay;
+            for (size_t i = 0; i < s.grads.size(); ++i)
+              EXPECT_LE(relative_error(download(gpu, s.grads[i]), eager_grads[i]), 1e-6)
+                  << g.params[i].name << ", replay " << replay;
+          }
+          Executor::clear_grads(s);
         });
-        ASSERT_TRUE(step);
-        for (int replay = 0; replay < 2; ++replay) {
-          // Recording ran nothing: poison what the replay must write, then replay.
-          gpu.fill(y, std::numeric_limits<double>::quiet_NaN());
-          for (Tensor& grad : s.grads) gpu.fill(grad, std::numeric_limits<double>::quiet_NaN());
-          step->replay();
-          gpu.synchronize();
-          EXPECT_LE(relative_error(download(gpu, y), eager_output), 1e-6) << "replay " << replay;
-          for (size_t i = 0; i < s.grads.size(); ++i)
-            EXPECT_LE(relative_error(download(gpu, s.grads[i]), eager_grads[i]), 1e-6)
-                << g.params[i].name << ", replay " << replay;
-        }
-        Executor::clear_grads(s);
       }
     }
   }
+  log.report();
 }
 
-TEST(CudaGraphs, CompareTimesTheReplayNextToTheEagerStep) {
+TEST(GpuGraphs, CompareTimesTheReplayNextToTheEagerStep) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
   const Graph g = build_variant_graph(testing::small_block(2, 16, 32, 16), testing::variant("standard"));
@@ -689,7 +817,7 @@ TEST(CudaGraphs, CompareTimesTheReplayNextToTheEagerStep) {
   EXPECT_GE(row.graph->samples(), 5);
 }
 
-TEST(CudaClock, NvmlReportsTheSmClock) {
+TEST(GpuClock, NvmlReportsTheSmClock) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
   const nlohmann::json info = gpu.device_info();
@@ -701,7 +829,7 @@ TEST(CudaClock, NvmlReportsTheSmClock) {
   EXPECT_LE(now->mhz, 1.05 * info.at("sm_clock_max_mhz").get<double>());
 }
 
-TEST(CudaDevice, InfoNamesTheGpuAndVersions) {
+TEST(GpuDevice, InfoNamesTheGpuAndVersions) {
   REQUIRE_CUDA_DEVICE();
   const nlohmann::json info = cuda::device_info();
   EXPECT_FALSE(info.at("gpu").get<std::string>().empty());
@@ -715,6 +843,6 @@ TEST(CudaDevice, InfoNamesTheGpuAndVersions) {
 
 #else
 
-TEST(CudaBackend, NotBuilt) { GTEST_SKIP() << "convbench was built without the CUDA backend"; }
+TEST(GpuTests, NotBuilt) { GTEST_SKIP() << "convbench was built without the CUDA backend"; }
 
 #endif

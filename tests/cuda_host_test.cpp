@@ -7,15 +7,21 @@
 
 #if CONVBENCH_WITH_CUDA
 
+#include <cstdlib>
 #include <limits>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "backends/cuda/conv_algo_fallback.hpp"
 #include "backends/cuda/conv_problem.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_caching_allocator.hpp"
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cudnn_conv.hpp"
+#include "backends/cuda/first_launch_start.hpp"
 #include "backends/cuda/nvml_clock.hpp"
 #include "graph/graph_builder.hpp"
 #include "../kernels/kernels.hpp"  // the kernels' host API (the repo root is not on the tests' include path)
@@ -177,12 +183,142 @@ TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
   EXPECT_EQ(cudnn_data_type(DType::float16), CUDNN_DATA_HALF);
   EXPECT_EQ(cudnn_data_type(DType::bfloat16), CUDNN_DATA_BFLOAT16);
   EXPECT_THROW(cudnn_data_type(DType::float64), std::invalid_argument);
-  ConvAlgoChoice c{ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f};
+  ConvAlgoChoice c{ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}};
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j.at("algo"), "ALGO_1");
   EXPECT_EQ(j.at("math"), "FMA_MATH");
   EXPECT_EQ(j.at("workspace_bytes"), 4096);
   EXPECT_FALSE(j.contains("find_ms"));
+}
+
+TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
+  ConvAlgoChoice c{ConvDirection::forward, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_TENSOR_OP_MATH, true, 0, -1.0f,
+                   {"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"}};
+  const nlohmann::json j = to_json(c);
+  EXPECT_EQ(j.at("algo"), "GEMM");
+  EXPECT_EQ(j.at("fallback_from"), nlohmann::json::array({"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"}));
+  c.fallback_from.clear();
+  EXPECT_FALSE(to_json(c).contains("fallback_from"));
+}
+
+// ---- falling back to the next cuDNN algorithm ---------------------------------------------------
+
+// cuDNN's candidates as the heuristic might order them, with each one's workspace.
+std::vector<ConvAlgoCandidate> forward_candidates() {
+  return {{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_TENSOR_OP_MATH, true, 4096, -1.0f},
+          {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_TENSOR_OP_MATH, true, 1 << 20, -1.0f},
+          {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_TENSOR_OP_MATH, true, 0, -1.0f},
+          {CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_FMA_MATH, true, 2048, -1.0f}};
+}
+
+// Calls whose attempt answers from a script: algorithm -> status (success when not listed).
+struct ScriptedCalls {
+  std::map<int, cudnnStatus_t> status;
+  std::vector<int> tried;
+  std::optional<std::string> broken;
+  FallbackCalls calls() {
+    FallbackCalls c;
+    c.attempt = [this](const ConvAlgoCandidate& k) {
+      tried.push_back(k.algo);
+      auto it = status.find(k.algo);
+      return it == status.end() ? CUDNN_STATUS_SUCCESS : it->second;
+    };
+    c.describe = [](cudnnStatus_t s) { return "status " + std::to_string(static_cast<int>(s)); };
+    c.context_broken = [this] { return broken; };
+    return c;
+  }
+};
+
+TEST(CudnnFallback, TheChosenAlgorithmRunsWhenItWorks) {
+  ScriptedCalls script;
+  const FallbackResult r = run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, "forward", script.calls());
+  EXPECT_EQ(r.ran, 0u);
+  EXPECT_TRUE(r.failures.empty());
+  EXPECT_EQ(script.tried, std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM});
+}
+
+TEST(CudnnFallback, ARefusalMovesOnToTheNextCandidateThatFitsTheWorkspace) {
+  ScriptedCalls script;
+  script.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = CUDNN_STATUS_NOT_SUPPORTED_LAYOUT;
+  const FallbackResult r = run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, "forward", script.calls());
+  // FFT needs 1 MiB of the 4 KiB allocated: skipped, and said so; IMPLICIT_GEMM runs.
+  EXPECT_EQ(r.ran, 2u);
+  EXPECT_EQ(script.tried, (std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                            CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM}));
+  ASSERT_EQ(r.failures.size(), 2u);
+  EXPECT_EQ(r.failures[0], "IMPLICIT_PRECOMP_GEMM (TENSOR_OP_MATH): status 3004");
+  EXPECT_EQ(r.failures[1], "FFT (TENSOR_OP_MATH): not tried, needs 1048576 bytes of workspace, 4096 allocated");
+}
+
+TEST(CudnnFallback, ExecutionAndMemoryFailuresAndTooSmallAWorkspaceAlsoMoveOn) {
+  for (cudnnStatus_t failure : {CUDNN_STATUS_EXECUTION_FAILED_CUBLAS, CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
+                                CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, CUDNN_STATUS_NOT_SUPPORTED_SHAPE}) {
+    ScriptedCalls script;
+    script.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = failure;
+    const FallbackResult r =
+        run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward", script.calls());
+    EXPECT_EQ(r.ran, 1u) << failure;
+  }
+  EXPECT_FALSE(another_algorithm_may_work(CUDNN_STATUS_BAD_PARAM));
+  EXPECT_FALSE(another_algorithm_may_work(CUDNN_STATUS_NOT_INITIALIZED));
+}
+
+TEST(CudnnFallback, LaterCallsStartFromTheCandidateThatRan) {
+  ScriptedCalls script;
+  const FallbackResult r = run_with_fallback(forward_candidates(), 2, 4096, ConvDirection::forward, "forward", script.calls());
+  EXPECT_EQ(r.ran, 2u);
+  EXPECT_EQ(script.tried, std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM});
+}
+
+TEST(CudnnFallback, WhenNoneRunsTheOpIsUnsupportedAndEveryFailureIsNamed) {
+  ScriptedCalls script;
+  for (const ConvAlgoCandidate& c : forward_candidates()) script.status[c.algo] = CUDNN_STATUS_NOT_SUPPORTED;
+  try {
+    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward bfloat16 channels_last convolution",
+                      script.calls());
+    FAIL() << "no candidate runs, yet nothing was thrown";
+  } catch (const UnsupportedOp& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cuda backend: no cuDNN algorithm runs this forward bfloat16 channels_last convolution (4 tried): "
+              "IMPLICIT_PRECOMP_GEMM (TENSOR_OP_MATH): status 3000; FFT (TENSOR_OP_MATH): status 3000; "
+              "IMPLICIT_GEMM (TENSOR_OP_MATH): status 3000; GEMM (FMA_MATH): status 3000");
+  }
+}
+
+TEST(CudnnFallback, WhenOnlyMemoryFailedItIsOutOfMemory) {
+  ScriptedCalls script;
+  for (const ConvAlgoCandidate& c : forward_candidates())
+    script.status[c.algo] = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+  EXPECT_THROW(run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward", script.calls()),
+               OutOfMemory);
+}
+
+TEST(CudnnFallback, ABugOrABrokenContextStopsAtOnce) {
+  ScriptedCalls bug;
+  bug.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+  try {
+    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward", bug.calls());
+    FAIL();
+  } catch (const UnsupportedOp&) {
+    FAIL() << "a bad parameter is convbench's bug, not an unsupported op";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("status 2002"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(bug.tried.size(), 1u);
+
+  ScriptedCalls broken;
+  broken.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = CUDNN_STATUS_EXECUTION_FAILED_CUDART;
+  broken.broken = "cudaErrorIllegalAddress: an illegal memory access was encountered";
+  try {
+    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward", broken.calls());
+    FAIL();
+  } catch (const UnsupportedOp&) {
+    FAIL() << "a broken context is an error, not an unsupported op";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the CUDA context is broken (cudaErrorIllegalAddress"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(broken.tried.size(), 1u);
 }
 
 // ---- checks and their messages ---------------------------------------------------------------
@@ -259,20 +395,96 @@ TEST(CudaCachingAllocator, RoundsTo512AndStartsEmpty) {
   EXPECT_THROW(a.allocate(0, MemoryCategory::temporaries), std::invalid_argument);
 }
 
-TEST(CudaBackendWithoutDevice, ConstructionNamesTheReason) {
-  const std::optional<std::string> why = cuda_unavailable_reason();
-  if (!why) GTEST_SKIP() << "a CUDA device is present; cuda_backend_test.cpp covers it";
-  EXPECT_FALSE(why->empty());
-  try {
-    CudaBackend backend;
-    FAIL() << "constructed without a device";
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), "cuda: " + *why);
+// Host memory stands in for the device: the cache's bookkeeping is the same.
+struct FakeDeviceMemory {
+  int frees = 0, failing_frees = 0;
+  DeviceMemoryCalls calls() {
+    DeviceMemoryCalls c;
+    c.malloc = [](void** p, size_t bytes) {
+      *p = std::malloc(bytes);
+      return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+    };
+    c.free = [this](void* p) {
+      if (failing_frees > 0) {
+        --failing_frees;
+        return cudaErrorLaunchFailure;
+      }
+      ++frees;
+      std::free(p);
+      return cudaSuccess;
+    };
+    c.mem_get_info = [](size_t* f, size_t* t) {
+      *f = 0;
+      *t = 0;
+      return cudaSuccess;
+    };
+    return c;
   }
-  CudaCachingAllocator a;
-  EXPECT_THROW(a.allocate(1024, MemoryCategory::temporaries), std::runtime_error);
+};
+
+TEST(CudaCachingAllocator, ReleaseLowersTheStatisticsOnlyForBlocksTheDeviceTookBack) {
+  FakeDeviceMemory device;
+  CudaCachingAllocator a(0, device.calls());
+  void* p = a.allocate(1000, MemoryCategory::temporaries);
+  void* q = a.allocate(3000, MemoryCategory::temporaries);
+  a.deallocate(p, 1000, MemoryCategory::temporaries);
+  a.deallocate(q, 3000, MemoryCategory::temporaries);
+  EXPECT_EQ(a.stats().reserved, 1024 + 3072);
+  device.failing_frees = 1;  // the first cudaFree fails (the 1024-byte block: the map is ordered)
+  EXPECT_THROW(a.release_cached(), std::runtime_error);
+  EXPECT_EQ(device.frees, 1);
+  EXPECT_EQ(a.cached_blocks(), 1) << "the block the device did not take back stays cached";
+  EXPECT_EQ(a.stats().reserved, 1024) << "and stays counted as reserved";
+  void* again = a.allocate(1000, MemoryCategory::temporaries);  // and can be handed out again
+  EXPECT_EQ(again, p);
+  a.deallocate(again, 1000, MemoryCategory::temporaries);
+  a.release_cached();  // now cudaFree succeeds
+  EXPECT_EQ(device.frees, 2);
   EXPECT_EQ(a.stats().reserved, 0);
-  EXPECT_EQ(a.stats().current, 0);
+  EXPECT_EQ(a.cached_blocks(), 0);
+}
+
+// Runs on every machine, so that a GPU machine has nothing to skip here: without a device the
+// backend refuses to start and names the reason; with one it starts and says nothing.
+TEST(CudaBackendConstruction, NamesTheReasonWithoutADeviceAndStartsWithOne) {
+  const std::optional<std::string> why = cuda_unavailable_reason();
+  if (why) {
+    // Plain words first; the CUDA runtime's own text, if any, only as the detail in brackets.
+    EXPECT_FALSE(why->starts_with("CUDA driver version")) << *why;
+    const size_t jargon = why->find("CUDA driver version is insufficient");
+    if (jargon != std::string::npos) {
+      EXPECT_GT(jargon, why->find("(CUDA runtime: ")) << *why;
+    }
+    try {
+      CudaBackend backend;
+      FAIL() << "constructed without a device";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "cuda: " + *why);
+    }
+    CudaCachingAllocator a;
+    EXPECT_THROW(a.allocate(1024, MemoryCategory::temporaries), std::runtime_error);
+    EXPECT_EQ(a.stats().reserved, 0);
+    EXPECT_EQ(a.stats().current, 0);
+  } else {
+    CudaBackend backend;
+    EXPECT_EQ(backend.name(), "cuda");
+    EXPECT_EQ(backend.allocator().stats().reserved, 0);
+  }
+}
+
+TEST(CudaDevice, NoDriverIsSaidInPlainWordsWithTheRuntimesMessageAsDetail) {
+  const std::string insufficient = "CUDA driver version is insufficient for CUDA runtime version";
+  // No driver loaded (cudaDriverGetVersion reports 0): what a machine without a GPU has.
+  EXPECT_EQ(describe_unavailable(cudaErrorInsufficientDriver, insufficient, 0, 13000),
+            "no NVIDIA driver or GPU found (CUDA runtime: " + insufficient + ")");
+  EXPECT_EQ(describe_unavailable(cudaErrorNoDevice, "no CUDA-capable device is detected", 13000, 13000),
+            "no NVIDIA driver or GPU found (CUDA runtime: no CUDA-capable device is detected)");
+  // A driver that is there but too old gets other advice.
+  EXPECT_EQ(describe_unavailable(cudaErrorInsufficientDriver, insufficient, 12040, 13000),
+            "the NVIDIA driver supports CUDA 12.4, older than the CUDA 13.0 runtime this convbench was built "
+            "with: update the driver (CUDA runtime: " + insufficient + ")");
+  EXPECT_EQ(describe_unavailable(cudaErrorUnknown, "unknown error", 13000, 13000),
+            "the GPU is not usable (CUDA runtime: unknown error)");
 }
 
 // ---- capabilities and kernel workspaces ------------------------------------------------------
@@ -315,6 +527,21 @@ TEST(CudaKernelWorkspace, ChannelReductionsAreSplitIntoAtMost1024Chunks) {
     }
 }
 
+TEST(CudaKernelWorkspace, OneChannelAtTheElementLimitDoesNotOverflowThePlan) {
+  // C = 1 and N x spatial = 2^31 - 1 elements, the largest tensor the backend accepts: rows + 1023
+  // does not fit an int.
+  for (bool cl : {false, true}) {
+    const kernels::ActShape s{1, 1, std::numeric_limits<int>::max(), cl};
+    const kernels::ChannelReducePlan p = kernels::channel_reduce_plan(s);
+    EXPECT_EQ(p.rows, std::numeric_limits<int>::max());
+    EXPECT_GT(p.rows_per_split, 0);
+    EXPECT_GE(int64_t{p.splits} * p.rows_per_split, p.rows);
+    EXPECT_LT(int64_t{p.splits - 1} * p.rows_per_split, p.rows);
+    EXPECT_LE(p.splits, 1024);
+    EXPECT_GT(kernels::channel_sum_workspace_bytes(s), 0);
+  }
+}
+
 TEST(CudaKernelWorkspace, BatchNormBytesArePartialsAndPerChannelResults) {
   // Channels-last 8 x 64 x 56 x 56: 25088 rows in chunks of 256 -> 98 chunks; each chunk keeps a
   // Welford accumulator (count, mean, m2: 12 bytes) per channel, then 2 floats per channel.
@@ -345,6 +572,24 @@ TEST(CudaKernelWorkspace, OnlyNormsAndConvBiasGradientsNeedKernelScratch) {
   EXPECT_EQ(kernel_workspace_bytes(g, g.ops[2], Phase::forward, true), 256);
   EXPECT_EQ(kernel_workspace_bytes(g, g.ops[2], Phase::backward, true), 256 + 256);
   EXPECT_EQ(kernel_workspace_bytes(g, g.ops[3], Phase::backward, true), 0);
+}
+
+TEST(CudaTimingStart, AnEagerTimingStartsAtTheFirstLaunchOfTheRegion) {
+  FirstLaunchStart mark;
+  int starts = 0;
+  mark.before_launch();  // outside a timed region: nothing happens
+  EXPECT_EQ(starts, 0);
+  mark.arm([&] { ++starts; });
+  EXPECT_EQ(starts, 0) << "arming records nothing: the host's set-up before the first launch is not timed";
+  mark.before_launch();
+  mark.before_launch();
+  EXPECT_EQ(starts, 1) << "once per region, at the first launch";
+  EXPECT_TRUE(mark.disarm());
+  mark.before_launch();
+  EXPECT_EQ(starts, 1) << "after the region, launches start nothing";
+  mark.arm([&] { ++starts; });
+  EXPECT_FALSE(mark.disarm()) << "a region that launched nothing says so (the caller starts an empty interval)";
+  EXPECT_EQ(starts, 1);
 }
 
 TEST(NvmlClock, ReasonBitsHaveNvmlsNames) {

@@ -93,3 +93,22 @@ TEST(StoppingRule, WarmUpRunsUntilTwoRunsAgree) {
 
 }  // namespace
 }  // namespace convbench
+
+namespace convbench {
+namespace {
+
+TEST(StoppingRule, WarmedUpIsCalledOnceBetweenTheWarmUpAndTheFirstSample) {
+  SyntheticStream s{{10.0, 10.0, 10.0}};
+  MeasureOptions o;
+  o.min_samples = 4;
+  o.min_time_s = 0;
+  o.warmup_runs = 3;
+  std::vector<size_t> calls_at_warm;
+  const TimeStats t = measure_until_stable([&] { return s.sample(); }, o, [&] { return s.clock_s; },
+                                           [&] { calls_at_warm.push_back(s.calls); });
+  EXPECT_EQ(calls_at_warm, std::vector<size_t>{3});
+  EXPECT_EQ(t.samples(), static_cast<int>(s.calls) - 3);
+}
+
+}  // namespace
+}  // namespace convbench

@@ -41,7 +41,12 @@ class RecordingBackend final : public ReferenceBackend {
     work();
     return std::make_unique<Replay>(replays);
   }
+  void forward(const ForwardCall& call) override {
+    if (&call.op == &call.graph.ops.front()) ++steps;
+    ReferenceBackend::forward(call);
+  }
   std::optional<ClockReading> clock() const override {
+    steps_at_clock_read.push_back(steps);
     if (clocks.empty()) return std::nullopt;
     ClockReading c = clocks.front();
     clocks.pop_front();
@@ -50,6 +55,8 @@ class RecordingBackend final : public ReferenceBackend {
 
   int captures = 0;
   int replays = 0;
+  int steps = 0;  // forward passes begun (the graph's first op run)
+  mutable std::vector<int> steps_at_clock_read;
   std::string capture_error;
   bool capture_out_of_memory = false;
   mutable std::deque<ClockReading> clocks;
@@ -169,6 +176,11 @@ TEST(ClockWatch, ReadJustBeforeTheFirstSampleAndAfterTheLast) {
   EXPECT_EQ(row.clock->before_mhz, 1980);
   EXPECT_EQ(row.clock->after_mhz, 1755);
   EXPECT_TRUE(backend.clocks.empty());  // read exactly twice
+  // The first read comes after the memory pass (1 step) and the forward phase's warm-up (at
+  // least 1 step): not while the device is still leaving its idle clock.
+  ASSERT_EQ(backend.steps_at_clock_read.size(), 2u);
+  EXPECT_GE(backend.steps_at_clock_read[0], 2);
+  EXPECT_EQ(backend.steps_at_clock_read[1], backend.steps) << "the second read follows the last timed step";
   EXPECT_TRUE(clock_dropped(*row.clock));
   ResultSet set;
   set.rows = {row};

@@ -12,7 +12,7 @@ double steady_seconds() {
 }
 
 TimeStats measure_until_stable(const std::function<double()>& sample, const MeasureOptions& o,
-                               const std::function<double()>& now_s) {
+                               const std::function<double()>& now_s, const std::function<void()>& warmed_up) {
   const double start = now_s();
   // Warm-up: the requested runs, then until two consecutive runs agree within 10% (caches,
   // allocator growth and lazily created primitives settle), bounded by a quarter of the timeout.
@@ -23,6 +23,7 @@ TimeStats measure_until_stable(const std::function<double()>& sample, const Meas
     previous = t;
     if (i + 1 >= o.warmup_runs && (settled || now_s() - start > 0.25 * o.timeout_s)) break;
   }
+  if (warmed_up) warmed_up();
   std::vector<double> samples;
   double measured_s = 0;
   const double sampling_start = now_s();

@@ -19,9 +19,11 @@ struct MeasureOptions {
 
 // Calls `sample` (which returns one measured time in milliseconds) until the rule is met, after
 // `options.warmup_runs` unrecorded warm-up calls. `now_s` gives wall time in seconds (injected so
-// tests can drive the rule with synthetic streams).
+// tests can drive the rule with synthetic streams). `warmed_up`, when given, is called once
+// between the warm-up and the first recorded sample (the runner reads the device clock there,
+// when the device has been busy long enough to have left its idle clock).
 TimeStats measure_until_stable(const std::function<double()>& sample, const MeasureOptions& options,
-                               const std::function<double()>& now_s);
+                               const std::function<double()>& now_s, const std::function<void()>& warmed_up = {});
 
 // Wall time in seconds from a steady clock.
 double steady_seconds();

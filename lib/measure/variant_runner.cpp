@@ -134,8 +134,10 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
     return backend.time_ms(work);
   };
   const std::string where = row.block + "/" + row.variant + (row.point_label.empty() ? "" : "[" + row.point_label + "]");
-  // Read after the memory pass, which ran the device: an idle GPU reports its idle clock.
-  const std::optional<ClockReading> clock_before = backend.clock();
+  // Read once the first phase has warmed up, right before its first timed sample: after the
+  // memory pass alone a GPU's clock may still be ramping up from idle, and a "drop" measured
+  // from there would be the ramp, not throttling.
+  std::optional<ClockReading> clock_before;
   PhaseRange range(backend, where + "/forward");
   row.forward = measure_until_stable(
       [&] {
@@ -145,7 +147,7 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
         Executor::clear_grads(state);
         return ms;
       },
-      options.measure, steady_seconds);
+      options.measure, steady_seconds, [&] { clock_before = backend.clock(); });
   if (training) {
     range.next(where + "/backward");
     row.backward = measure_until_stable(
@@ -201,6 +203,9 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
     row.op_details = backend.op_details();
   } catch (const OutOfMemory& e) {
     row.status = "oom";
+    row.message = e.what();
+  } catch (const UnsupportedOp& e) {
+    row.status = "unsupported";
     row.message = e.what();
   } catch (const std::exception& e) {
     row.status = "error";

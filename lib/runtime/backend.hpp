@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,15 @@
 namespace convbench {
 
 enum class Phase { forward, backward };
+
+// Thrown by a backend that finds only while running that it cannot run an op (every algorithm
+// its library offers refused this shape, dtype and layout): the variant's row gets status
+// "unsupported" with this message, and the other variants still run. Up front, unsupported()
+// says why an op cannot run; this is for what only the library itself can tell.
+class UnsupportedOp : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct ForwardCall {
   const Graph& graph;

@@ -12,6 +12,7 @@
 
 #include "backends/cuda/cuda_caching_allocator.hpp"
 #include "backends/cuda/cudnn_conv.hpp"
+#include "backends/cuda/first_launch_start.hpp"
 #include "backends/cuda/nvml_clock.hpp"
 #include "runtime/backend.hpp"
 
@@ -92,6 +93,8 @@ class CudaBackend final : public Backend {
   void flush_l2();
 
   // Measurement hooks (see Backend): CUDA events on the stream, the L2 scrub, NVTX ranges.
+  // time_ms starts at the first kernel `work` queues (first_launch_start.hpp), so the host's
+  // set-up before it is not counted; gaps between kernels where the GPU waits for the host are.
   double time_ms(const std::function<void()>& work) override;
   bool flush_device_cache() override {
     flush_l2();
@@ -111,6 +114,7 @@ class CudaBackend final : public Backend {
   CudaCachingAllocator allocator_;
   std::unique_ptr<CudnnConv> conv_;
   std::unique_ptr<NvmlClock> nvml_;
+  FirstLaunchStart first_launch_;
   nlohmann::json details_ = nlohmann::json::object();
   void* l2_scrub_ = nullptr;
   size_t l2_scrub_bytes_ = 0;

@@ -23,7 +23,7 @@ CudaCachingAllocator::~CudaCachingAllocator() {
 void* CudaCachingAllocator::system_allocate(int64_t size) {
   if (limit_ > 0 && stats().reserved + size > limit_) return nullptr;
   void* p = nullptr;
-  const cudaError_t status = cudaMalloc(&p, static_cast<size_t>(size));
+  const cudaError_t status = calls_.malloc(&p, static_cast<size_t>(size));
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();  // not sticky: clear it
     return nullptr;
@@ -49,7 +49,7 @@ void* CudaCachingAllocator::do_allocate(int64_t bytes) {
   }
   if (p == nullptr) {
     size_t free_bytes = 0, total_bytes = 0;
-    const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+    const bool known = calls_.mem_get_info(&free_bytes, &total_bytes) == cudaSuccess;
     (void)cudaGetLastError();
     std::string detail = limit_ > 0 && stats().reserved + size > limit_
                              ? "CUDA allocator limit " + std::to_string(limit_) + " bytes, " +
@@ -68,15 +68,22 @@ void CudaCachingAllocator::do_deallocate(void* ptr, int64_t bytes) {
 }
 
 void CudaCachingAllocator::release_cached() {
-  // cudaFree waits for the device, so no queued kernel still uses a block freed here.
-  while (!free_blocks_.empty()) {
-    auto it = free_blocks_.begin();
-    const int64_t size = it->first;
-    void* p = it->second;
-    free_blocks_.erase(it);
-    mutable_stats().on_reserve(-size);
-    CONVBENCH_CUDA_CHECK(cudaFree(p));
+  // cudaFree waits for the device, so no queued kernel still uses a block freed here. The
+  // statistics drop only for blocks the device has really taken back.
+  cudaError_t first_failure = cudaSuccess;
+  for (auto it = free_blocks_.begin(); it != free_blocks_.end();) {
+    const cudaError_t status = calls_.free(it->second);
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (first_failure == cudaSuccess) first_failure = status;
+      ++it;
+      continue;
+    }
+    mutable_stats().on_reserve(-it->first);
+    it = free_blocks_.erase(it);
   }
+  if (first_failure != cudaSuccess)
+    throw_cuda_error(first_failure, "cudaFree(cached block)", __FILE__, __LINE__);
 }
 
 }  // namespace convbench::cuda

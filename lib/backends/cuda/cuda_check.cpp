@@ -29,12 +29,17 @@ void throw_cuda_error(cudaError_t status, const char* expr, const char* file, in
   throw std::runtime_error(message);
 }
 
-void throw_cudnn_error(cudnnStatus_t status, const char* expr, const char* file, int line) {
+std::string cudnn_status_text(cudnnStatus_t status) {
   // cuDNN 9 keeps a longer explanation of the last failure; it is empty when there is none.
   char detail[512] = {0};
   cudnnGetLastErrorString(detail, sizeof detail);
   std::string description = cudnnGetErrorString(status);
   if (detail[0] != '\0') description += ": " + std::string(detail);
+  return description;
+}
+
+void throw_cudnn_error(cudnnStatus_t status, const char* expr, const char* file, int line) {
+  const std::string description = cudnn_status_text(status);
   const std::string message =
       format_call_error(file, line, expr, "cudnnStatus_t " + std::to_string(static_cast<int>(status)), description);
   if (is_out_of_memory(status)) throw CudaOutOfMemory(message);

@@ -27,6 +27,10 @@ class CudaOutOfMemory : public OutOfMemory {
 std::string format_call_error(const char* file, int line, const char* expr, const std::string& status_name,
                               const std::string& description);
 
+// cuDNN's name for a failed status and, when cuDNN 9 kept one, its longer explanation of the
+// last failure: "CUDNN_STATUS_NOT_SUPPORTED_LAYOUT: ...".
+std::string cudnn_status_text(cudnnStatus_t status);
+
 // Whether a status means memory ran out (these become CudaOutOfMemory).
 bool is_out_of_memory(cudaError_t status);
 bool is_out_of_memory(cudnnStatus_t status);

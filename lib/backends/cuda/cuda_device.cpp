@@ -32,14 +32,33 @@ int lowest_architecture(const std::string& architectures) {
   return lowest;
 }
 
+namespace {
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+}  // namespace
+
+std::string describe_unavailable(int status, const std::string& status_text, int driver_version,
+                                 int runtime_version) {
+  const std::string detail = " (CUDA runtime: " + status_text + ")";
+  if (driver_version <= 0 || status == cudaErrorNoDevice)
+    return "no NVIDIA driver or GPU found" + detail;
+  if (status == cudaErrorInsufficientDriver)
+    return "the NVIDIA driver supports CUDA " + cuda_version_text(driver_version) + ", older than the CUDA " +
+           cuda_version_text(runtime_version) + " runtime this convbench was built with: update the driver" + detail;
+  return "the GPU is not usable" + detail;
+}
+
 std::optional<std::string> cuda_unavailable_reason() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    return std::string("no CUDA device: ") + cudaGetErrorString(status);
+    int driver = 0, runtime = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+    (void)cudaGetLastError();
+    return describe_unavailable(status, cudaGetErrorString(status), driver, runtime);
   }
-  if (count == 0) return std::string("no CUDA device: the driver reports none");
+  if (count == 0) return std::string("no NVIDIA GPU found (the driver is installed but reports no device)");
   int device = 0;
   cudaDeviceProp prop{};
   if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
@@ -69,7 +88,6 @@ nlohmann::json device_info() {
   CONVBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, device));
   CONVBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, device));
   CONVBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&bus_width, cudaDevAttrGlobalMemoryBusWidth, device));
-  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
   const size_t cudnn = cudnnGetVersion();
   return {
       {"gpu", prop.name},
@@ -80,8 +98,8 @@ nlohmann::json device_info() {
       {"sm_clock_max_mhz", sm_clock_khz / 1000},  // the peak (boost) clock; the current one is NVML's
       {"memory_clock_mhz", memory_clock_khz / 1000},
       {"memory_bus_bits", bus_width},
-      {"driver_cuda_version", version(driver)},
-      {"runtime_cuda_version", version(runtime)},
+      {"driver_cuda_version", cuda_version_text(driver)},
+      {"runtime_cuda_version", cuda_version_text(runtime)},
       {"cudnn_runtime_version", std::to_string(cudnn / 10000) + "." + std::to_string(cudnn % 10000 / 100) + "." +
                                     std::to_string(cudnn % 100)},
       {"compiled_architectures", compiled_architectures()},

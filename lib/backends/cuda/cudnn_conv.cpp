@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_check.hpp"
+#include "runtime/backend.hpp"
 
 namespace convbench::cuda {
 
@@ -69,19 +70,30 @@ nlohmann::json to_json(const ConvAlgoChoice& c) {
                       {"deterministic", c.deterministic},
                       {"workspace_bytes", c.workspace_bytes}};
   if (c.find_ms >= 0) j["find_ms"] = c.find_ms;
+  if (!c.fallback_from.empty()) j["fallback_from"] = c.fallback_from;
   return j;
 }
 
 // ---- descriptors -----------------------------------------------------------------------------
 
+// One direction of a problem: the choice, and every usable candidate in cuDNN's order (the
+// choice is candidates[current]).
+struct CudnnConv::DirectionPlan {
+  ConvAlgoChoice choice;
+  std::vector<ConvAlgoCandidate> candidates;
+  size_t current = 0;
+};
+
 struct CudnnConv::Plan {
   DType dtype = DType::float32;
+  Layout layout = Layout::channels_first;
   cudnnMathType_t math = CUDNN_FMA_MATH;
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   int64_t x_bytes = 0, w_bytes = 0, y_bytes = 0;
-  std::array<std::optional<ConvAlgoChoice>, 3> choices;
+  std::string shapes;  // "x 2x8x9x9 -> y 2x16x9x9, groups 4" for messages
+  std::array<std::optional<DirectionPlan>, 3> directions;
 
   Plan() = default;
   Plan(const Plan&) = delete;
@@ -127,7 +139,7 @@ size_t direction_index(ConvDirection d) { return static_cast<size_t>(d); }
 // Device buffers for cudnnFind; never counted as tensors because no op runs while they exist.
 class Scratch {
  public:
-  Scratch(int64_t bytes, const std::function<void()>& release_memory) : bytes_(bytes) {
+  Scratch(int64_t bytes, const std::function<void()>& release_memory, cudaStream_t stream) : bytes_(bytes) {
     if (bytes <= 0) return;
     cudaError_t status = cudaMalloc(&ptr_, static_cast<size_t>(bytes));
     if (status == cudaErrorMemoryAllocation) {
@@ -140,8 +152,10 @@ class Scratch {
       throw OutOfMemory(bytes, "cudnnFind scratch buffer");
     }
     CONVBENCH_CUDA_CHECK(status);
-    // Zeros, not garbage: some algorithms run slower on NaN or denormal inputs.
-    CONVBENCH_CUDA_CHECK(cudaMemset(ptr_, 0, static_cast<size_t>(bytes)));
+    // Zeros, not garbage: some algorithms run slower on NaN or denormal inputs. On the handle's
+    // stream, where cudnnFind runs next: cudaMemset would go to the legacy default stream,
+    // which a non-blocking stream does not wait for.
+    CONVBENCH_CUDA_CHECK(cudaMemsetAsync(ptr_, 0, static_cast<size_t>(bytes), stream));
   }
   ~Scratch() {
     if (ptr_) cudaFree(ptr_);
@@ -180,6 +194,9 @@ CudnnConv::Plan& CudnnConv::plan(const ConvProblem& p) {
 
   auto plan = std::make_unique<Plan>();
   plan->dtype = p.x.dtype;
+  plan->layout = p.x.layout;
+  plan->shapes = "x " + p.x.shape_string() + " -> y " + p.y.shape_string() + ", weight " + p.w.shape_string() +
+                 ", groups " + std::to_string(p.groups);
   plan->math = requested_math(p.x.dtype);
   plan->x_bytes = p.x.bytes();
   plan->y_bytes = p.y.bytes();
@@ -206,10 +223,12 @@ CudnnConv::Plan& CudnnConv::plan(const ConvProblem& p) {
   return *plans_.emplace(key, std::move(plan)).first->second;
 }
 
-const ConvAlgoChoice& CudnnConv::choose(const ConvProblem& p, ConvDirection d) { return choice(plan(p), d); }
+const ConvAlgoChoice& CudnnConv::choose(const ConvProblem& p, ConvDirection d) {
+  return direction_plan(plan(p), d).choice;
+}
 
-const ConvAlgoChoice& CudnnConv::choice(Plan& plan, ConvDirection d) {
-  std::optional<ConvAlgoChoice>& slot = plan.choices[direction_index(d)];
+CudnnConv::DirectionPlan& CudnnConv::direction_plan(Plan& plan, ConvDirection d) {
+  std::optional<DirectionPlan>& slot = plan.directions[direction_index(d)];
   if (!slot) slot = select(plan, d);
   return *slot;
 }
@@ -246,20 +265,15 @@ int64_t CudnnConv::find_workspace_bytes(Plan& plan, ConvDirection d) {
   return most;
 }
 
-ConvAlgoChoice CudnnConv::select(Plan& plan, ConvDirection d) {
-  // Candidates in cuDNN's order of preference (heuristic) or of measured time (find).
-  struct Candidate {
-    int algo;
-    cudnnMathType_t math;
-    bool deterministic;
-    float ms;
-  };
-  std::vector<Candidate> candidates;
+CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
+  // Candidates in cuDNN's order of preference (heuristic) or of measured time (find); their
+  // workspace is asked for below, with each one's own math type.
+  std::vector<ConvAlgoCandidate> candidates;
   auto collect = [&](const auto* results, int count) {
     for (int i = 0; i < count; ++i)
       if (usable(results[i], plan.dtype))
         candidates.push_back({static_cast<int>(results[i].algo), results[i].mathType,
-                              results[i].determinism == CUDNN_DETERMINISTIC,
+                              results[i].determinism == CUDNN_DETERMINISTIC, 0,
                               mode_ == CudnnAlgoMode::find ? results[i].time : -1.0f});
   };
   CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, plan.math));
@@ -272,10 +286,12 @@ ConvAlgoChoice CudnnConv::select(Plan& plan, ConvDirection d) {
     const int64_t out_bytes = d == ConvDirection::forward         ? plan.y_bytes
                               : d == ConvDirection::backward_data ? plan.x_bytes
                                                                   : plan.w_bytes;
-    a = std::make_unique<Scratch>(in_a, release_memory_);
-    b = std::make_unique<Scratch>(in_b, release_memory_);
-    out = std::make_unique<Scratch>(out_bytes, release_memory_);
-    ws = std::make_unique<Scratch>(find_workspace_bytes(plan, d), release_memory_);
+    cudaStream_t stream = nullptr;
+    CONVBENCH_CUDNN_CHECK(cudnnGetStream(handle_, &stream));
+    a = std::make_unique<Scratch>(in_a, release_memory_, stream);
+    b = std::make_unique<Scratch>(in_b, release_memory_, stream);
+    out = std::make_unique<Scratch>(out_bytes, release_memory_, stream);
+    ws = std::make_unique<Scratch>(find_workspace_bytes(plan, d), release_memory_, stream);
   }
   const bool find = mode_ == CudnnAlgoMode::find;
   switch (d) {
@@ -320,8 +336,10 @@ ConvAlgoChoice CudnnConv::select(Plan& plan, ConvDirection d) {
     }
   }
 
-  // The first candidate whose workspace, asked for with its own math type, fits the limit.
-  for (const Candidate& c : candidates) {
+  // Every candidate whose workspace, asked for with its own math type, fits the limit, in
+  // cuDNN's order: the first is the choice, the others are the fallbacks.
+  DirectionPlan result;
+  for (ConvAlgoCandidate c : candidates) {
     CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, c.math));
     size_t bytes = 0;
     cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
@@ -340,45 +358,77 @@ ConvAlgoChoice CudnnConv::select(Plan& plan, ConvDirection d) {
         break;
     }
     if (status != CUDNN_STATUS_SUCCESS || static_cast<int64_t>(bytes) > workspace_limit_) continue;
-    CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, plan.math));
-    return ConvAlgoChoice{d, c.algo, c.math, c.deterministic, static_cast<int64_t>(bytes), c.ms};
+    c.workspace_bytes = static_cast<int64_t>(bytes);
+    result.candidates.push_back(c);
   }
   CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, plan.math));
-  throw std::runtime_error("cuda backend: cuDNN offers no " + std::string(to_string(d)) + " algorithm for this " +
-                           std::string(to_string(plan.dtype)) + " convolution with " +
-                           std::string(math_name(plan.math)) + " within the workspace limit of " +
-                           std::to_string(workspace_limit_) + " bytes (" + std::to_string(returned) +
-                           " returned, " + std::to_string(candidates.size()) + " usable)");
+  if (result.candidates.empty())
+    throw UnsupportedOp("cuda backend: cuDNN offers no " + std::string(to_string(d)) + " algorithm for this " +
+                        std::string(to_string(plan.dtype)) + " " + std::string(to_string(plan.layout)) +
+                        " convolution (" + plan.shapes + ") with " + std::string(math_name(plan.math)) +
+                        " within the workspace limit of " + std::to_string(workspace_limit_) + " bytes (" +
+                        std::to_string(returned) + " returned, " + std::to_string(candidates.size()) + " usable)");
+  const ConvAlgoCandidate& first = result.candidates.front();
+  result.choice = ConvAlgoChoice{d, first.algo, first.math, first.deterministic, first.workspace_bytes, first.find_ms, {}};
+  return result;
+}
+
+void CudnnConv::execute(Plan& pl, const ConvProblem& p, ConvDirection d,
+                        const std::function<cudnnStatus_t(const ConvAlgoCandidate&, size_t)>& call) {
+  DirectionPlan& dp = direction_plan(pl, d);
+  const size_t workspace = static_cast<size_t>(dp.choice.workspace_bytes);
+  FallbackCalls calls;
+  calls.attempt = [&](const ConvAlgoCandidate& c) {
+    const cudnnStatus_t status = cudnnSetConvolutionMathType(pl.conv, c.math);
+    return status == CUDNN_STATUS_SUCCESS ? call(c, workspace) : status;
+  };
+  calls.describe = cudnn_status_text;
+  calls.context_broken = []() -> std::optional<std::string> {
+    const cudaError_t e = cudaPeekAtLastError();
+    if (e == cudaSuccess) return std::nullopt;
+    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  };
+  const std::string what = std::string(to_string(d)) + " " + std::string(to_string(p.x.dtype)) + " " +
+                           std::string(to_string(p.x.layout)) + " convolution (" + pl.shapes + ")";
+  const FallbackResult r = run_with_fallback(dp.candidates, dp.current, dp.choice.workspace_bytes, d, what, calls);
+  if (r.ran == dp.current) return;
+  // Later calls start with the algorithm that ran; the workspace stays what was allocated.
+  const ConvAlgoCandidate& ran = dp.candidates[r.ran];
+  dp.current = r.ran;
+  dp.choice.algo = ran.algo;
+  dp.choice.math = ran.math;
+  dp.choice.deterministic = ran.deterministic;
+  dp.choice.find_ms = ran.find_ms;
+  dp.choice.fallback_from.insert(dp.choice.fallback_from.end(), r.failures.begin(), r.failures.end());
 }
 
 void CudnnConv::forward(const ConvProblem& p, const void* x, const void* w, void* y, void* workspace) {
   Plan& pl = plan(p);
-  const ConvAlgoChoice& c = choice(pl, ConvDirection::forward);
   const float alpha = 1.0f, beta = 0.0f;
-  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(pl.conv, c.math));
-  CONVBENCH_CUDNN_CHECK(cudnnConvolutionForward(handle_, &alpha, pl.x, x, pl.w, w, pl.conv,
-                                                static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), workspace,
-                                                static_cast<size_t>(c.workspace_bytes), &beta, pl.y, y));
+  execute(pl, p, ConvDirection::forward, [&](const ConvAlgoCandidate& c, size_t bytes) {
+    return cudnnConvolutionForward(handle_, &alpha, pl.x, x, pl.w, w, pl.conv,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), workspace, bytes, &beta, pl.y, y);
+  });
 }
 
 void CudnnConv::backward_data(const ConvProblem& p, const void* w, const void* dy, void* dx, void* workspace) {
   Plan& pl = plan(p);
-  const ConvAlgoChoice& c = choice(pl, ConvDirection::backward_data);
   const float alpha = 1.0f, beta = 0.0f;
-  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(pl.conv, c.math));
-  CONVBENCH_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &alpha, pl.w, w, pl.y, dy, pl.conv,
-                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), workspace,
-                                                     static_cast<size_t>(c.workspace_bytes), &beta, pl.x, dx));
+  execute(pl, p, ConvDirection::backward_data, [&](const ConvAlgoCandidate& c, size_t bytes) {
+    return cudnnConvolutionBackwardData(handle_, &alpha, pl.w, w, pl.y, dy, pl.conv,
+                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), workspace, bytes, &beta,
+                                        pl.x, dx);
+  });
 }
 
 void CudnnConv::backward_filter(const ConvProblem& p, const void* x, const void* dy, void* dw, void* workspace) {
   Plan& pl = plan(p);
-  const ConvAlgoChoice& c = choice(pl, ConvDirection::backward_filter);
   const float alpha = 1.0f, beta = 0.0f;
-  CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(pl.conv, c.math));
-  CONVBENCH_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &alpha, pl.x, x, pl.y, dy, pl.conv,
-                                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), workspace,
-                                                       static_cast<size_t>(c.workspace_bytes), &beta, pl.w, dw));
+  execute(pl, p, ConvDirection::backward_filter, [&](const ConvAlgoCandidate& c, size_t bytes) {
+    return cudnnConvolutionBackwardFilter(handle_, &alpha, pl.x, x, pl.y, dy, pl.conv,
+                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), workspace, bytes,
+                                          &beta, pl.w, dw);
+  });
 }
 
 }  // namespace convbench::cuda

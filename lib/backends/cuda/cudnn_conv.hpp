@@ -12,7 +12,9 @@
 // Algorithms: `heuristic` takes the first result of cudnnGet*Algorithm_v7 that is supported,
 // fits the workspace limit and (float32) uses FMA math; `find` runs cudnnFind*AlgorithmEx once
 // per problem on scratch buffers, outside any measured loop, and takes the fastest that fits.
-// Either way the choice is cached per problem (shapes, strides, groups, window, dtype).
+// Either way the choice is cached per problem (shapes, strides, groups, window, dtype), with the
+// other candidates in cuDNN's order behind it: when the chosen algorithm fails at execution, the
+// next one that fits the same workspace runs instead and is kept (conv_algo_fallback.hpp).
 #pragma once
 
 #include <cudnn.h>
@@ -24,9 +26,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cuda/conv_algo_fallback.hpp"
 #include "backends/cuda/conv_problem.hpp"
 
 namespace convbench::cuda {
@@ -45,11 +49,13 @@ cudnnMathType_t requested_math(DType dtype);
 // The algorithm chosen for one direction of one problem, and what running it needs.
 struct ConvAlgoChoice {
   ConvDirection direction = ConvDirection::forward;
-  int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t value
+  int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t value: the one that runs
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   bool deterministic = true;
-  int64_t workspace_bytes = 0;  // exactly what the call is given
+  int64_t workspace_bytes = 0;  // exactly what the call is given (the first choice's need)
   float find_ms = -1.0f;        // cudnnFind's own timing of it (find mode only)
+  // The algorithms that failed at execution before this one ran, each "ALGO (MATH): why".
+  std::vector<std::string> fallback_from;
 };
 // "IMPLICIT_PRECOMP_GEMM", "ALGO_1", ... (the enum name without its direction prefix).
 std::string algo_name(ConvDirection direction, int algo);
@@ -80,10 +86,15 @@ class CudnnConv {
 
  private:
   struct Plan;
+  struct DirectionPlan;
   Plan& plan(const ConvProblem& problem);
-  const ConvAlgoChoice& choice(Plan& plan, ConvDirection direction);
-  ConvAlgoChoice select(Plan& plan, ConvDirection direction);
+  DirectionPlan& direction_plan(Plan& plan, ConvDirection direction);
+  DirectionPlan select(Plan& plan, ConvDirection direction);
   int64_t find_workspace_bytes(Plan& plan, ConvDirection direction);
+  // Runs `call` (one cuDNN call of `direction`, given an algorithm and the workspace size) with
+  // the chosen algorithm, falling back to the next candidates when it fails.
+  void execute(Plan& plan, const ConvProblem& problem, ConvDirection direction,
+               const std::function<cudnnStatus_t(const ConvAlgoCandidate&, size_t workspace_bytes)>& call);
 
   cudnnHandle_t handle_;
   CudnnAlgoMode mode_;
