@@ -5,8 +5,11 @@
 // differences lives in reference_gradcheck_test.cpp.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "backends/reference/reference_backend.hpp"
 #include "runtime/philox.hpp"
@@ -562,6 +565,84 @@ TEST(ReferenceDtypes, Float32ConvIsCloseToFloat64) {
   const Values y64 = exact.forward(true), y32 = single.forward(true);
   const double scale = reftest::max_abs(y64);
   for (size_t i = 0; i < y64.size(); ++i) EXPECT_NEAR(y32[i], y64[i], 1e-6 * scale) << i;
+}
+
+// ---- tf32: conv operands rounded as TF32 tensor cores round them ------------------------------
+
+TEST(ReferenceTf32, RoundingKeepsTenMantissaBitsToNearestWithTiesAwayFromZero) {
+  EXPECT_EQ(round_to_tf32(1.0f), 1.0f);
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-10f), 1.0f + 0x1p-10f);  // the last kept bit
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-12f), 1.0f);             // below half a place: down
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f);  // exactly half: away from zero
+  EXPECT_EQ(round_to_tf32(-(1.0f + 0x1p-11f)), -(1.0f + 0x1p-10f));
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f + 0x1p-20f), 1.0f + 0x1p-10f);  // above half: up
+  EXPECT_EQ(round_to_tf32(2.0f - 0x1p-23f), 2.0f);                        // carries into the exponent
+  EXPECT_EQ(round_to_tf32(0.1f), 0x1.998p-4f);                            // 0x3dcccccd -> 0x3dccc000
+  EXPECT_EQ(round_to_tf32(0x1p-127f), 0x1p-127f);  // subnormals keep their top 10 bits (steps of 2^-136)
+  EXPECT_EQ(round_to_tf32(0x1p-140f), 0.0f);       // and lose what is below
+  EXPECT_EQ(round_to_tf32(0.0f), 0.0f);
+  EXPECT_TRUE(std::signbit(round_to_tf32(-0.0f)));
+  EXPECT_EQ(round_to_tf32(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(round_to_tf32(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(round_to_tf32(std::numeric_limits<float>::max()), std::numeric_limits<float>::infinity());
+  // Every result has its 13 low mantissa bits clear.
+  for (float v : {0.3f, -7.77f, 1e-30f, 12345.678f})
+    EXPECT_EQ(std::bit_cast<uint32_t>(round_to_tf32(v)) & 0x1fffu, 0u) << v;
+}
+
+// A tf32 conv is the float64 conv of its operands rounded to TF32, rounded once to float:
+// forward (x, w), data gradient (g, w) and weight gradient (g, x); the bias gradient sums the
+// unrounded g. With the same inputs a float32 conv differs.
+TEST(ReferenceTf32, ConvOperandsAreRoundedAndTheSumsAreNot) {
+  ReferenceBackend backend;
+  for (size_t which : {size_t{1}, size_t{3}, size_t{5}}) {  // grouped 2-D, grouped 3-D, transposed 2-D
+    const reftest::OpCase c = reftest::op_cases().at(which);
+    SCOPED_TRACE(c.name);
+    OpHarness tf32(backend, reftest::build_case(c, DType::tf32, Layout::channels_first), 21);
+    OpHarness single(backend, reftest::build_case(c, DType::float32, Layout::channels_first), 21);
+    OpHarness exact(backend, reftest::build_case(c, DType::float64, Layout::channels_first), 21);
+    // float32 values with low mantissa bits set, so that TF32 rounding changes them.
+    for (size_t i = 0; i < tf32.inputs.size(); ++i) {
+      tf32.inputs[i] = single.inputs[i] = reftest::quantize(tf32.inputs[i], DType::float32);
+      exact.inputs[i] = reftest::quantize(tf32.inputs[i], DType::tf32);
+    }
+    for (size_t i = 0; i < tf32.params.size(); ++i) {
+      tf32.params[i] = single.params[i] = reftest::quantize(tf32.params[i], DType::float32);
+      // the bias is added, not multiplied: it keeps its float32 value
+      exact.params[i] = i == 1 ? tf32.params[i] : reftest::quantize(tf32.params[i], DType::tf32);
+    }
+    const Values y = tf32.forward(true);
+    EXPECT_EQ(y, reftest::quantize(exact.forward(true), DType::float32)) << "forward";
+    EXPECT_NE(y, single.forward(true)) << "TF32 rounding should change some outputs";
+
+    const Values g = reftest::quantize(reftest::random_values(tf32.output_desc().numel(), 23), DType::float32);
+    const reftest::OpGradients got = tf32.backward(g);
+    const reftest::OpGradients want = exact.backward(reftest::quantize(g, DType::tf32));
+    ASSERT_TRUE(got.inputs[0].has_value());
+    EXPECT_EQ(*got.inputs[0], reftest::quantize(*want.inputs[0], DType::float32)) << "data gradient";
+    EXPECT_EQ(got.params[0], reftest::quantize(want.params[0], DType::float32)) << "weight gradient";
+    // Bias gradient: the sum of g itself, as float64 computes it from the unrounded g.
+    OpHarness plain(backend, reftest::build_case(c, DType::float64, Layout::channels_first), 21);
+    plain.inputs = exact.inputs;
+    plain.params = exact.params;
+    plain.forward(true);
+    EXPECT_EQ(got.params[1], reftest::quantize(plain.backward(g).params[1], DType::float32)) << "bias gradient";
+  }
+}
+
+TEST(ReferenceTf32, OpsOtherThanConvolutionsComputeAsFloat32) {
+  ReferenceBackend backend;
+  for (size_t which : {size_t{7}, size_t{11}}) {  // batch_norm2d, relu2d
+    const reftest::OpCase c = reftest::op_cases().at(which);
+    SCOPED_TRACE(c.name);
+    OpHarness tf32(backend, reftest::build_case(c, DType::tf32, Layout::channels_first), 4);
+    OpHarness single(backend, reftest::build_case(c, DType::float32, Layout::channels_first), 4);
+    for (size_t i = 0; i < tf32.inputs.size(); ++i)
+      tf32.inputs[i] = single.inputs[i] = reftest::quantize(tf32.inputs[i], DType::float32);
+    for (size_t i = 0; i < tf32.params.size(); ++i)
+      tf32.params[i] = single.params[i] = reftest::quantize(tf32.params[i], DType::float32);
+    EXPECT_EQ(tf32.forward(true), single.forward(true));
+  }
 }
 
 }  // namespace

@@ -28,13 +28,15 @@ inline std::vector<double> random_values(size_t count, uint64_t seed, double lo 
   return v;
 }
 
-// `values` rounded to what a tensor of `dtype` can hold.
+// `values` rounded to what a tensor of `dtype` can hold; for tf32, to what a TF32 operand can
+// hold (so that the reference's operand rounding leaves them as they are).
 inline std::vector<double> quantize(const std::vector<double>& values, DType dtype) {
   std::vector<double> out(values.size());
   std::vector<unsigned char> cell(8);
   for (size_t i = 0; i < values.size(); ++i) {
     store_element(cell.data(), 0, dtype, values[i]);
     out[i] = load_element(cell.data(), 0, dtype);
+    if (dtype == DType::tf32) out[i] = round_to_tf32(static_cast<float>(out[i]));
   }
   return out;
 }

@@ -1,5 +1,8 @@
 #include "graph/dtype.hpp"
 
+#include <bit>
+#include <cstdint>
+
 namespace convbench {
 
 std::string_view to_string(DType dtype) {
@@ -44,6 +47,15 @@ int64_t element_bytes(DType dtype) {
     case DType::uint8: return 1;
   }
   return 0;
+}
+
+float round_to_tf32(float value) {
+  uint32_t bits = std::bit_cast<uint32_t>(value);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return value;  // NaN and infinity as they are
+  // Adding half of the last kept place (bit 12) to the magnitude and clearing the 13 dropped bits
+  // rounds to nearest, ties away from zero; a carry into the exponent is the correct result.
+  bits = (bits + 0x1000u) & 0xffffe000u;
+  return std::bit_cast<float>(bits);
 }
 
 }  // namespace convbench

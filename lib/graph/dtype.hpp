@@ -26,4 +26,11 @@ std::optional<Layout> parse_layout(std::string_view name);
 // Bytes one element occupies in memory (tf32 is stored as float32).
 int64_t element_bytes(DType dtype);
 
+// A float32 value as a TF32 tensor-core operand: the mantissa rounded from 23 to 10 bits, to
+// nearest with ties away from zero (what PTX's cvt.rna.tf32.f32 does), exponent range kept.
+// NaN and infinity stay; a value that rounds past the largest finite float becomes infinity.
+// The reference backend applies it to convolution operands in tf32 runs, so that its answer is
+// the one TF32 hardware computes (up to the order of the sums), not float32's.
+float round_to_tf32(float value);
+
 }  // namespace convbench

@@ -61,6 +61,23 @@ std::vector<double> bias_values(const ForwardCall& call, int64_t channels, const
   return load(required(optional_at(call.params, 1), op, "bias"));
 }
 
+// A tensor as an operand of the convolution's products. In tf32 runs the GPU's tensor cores see
+// each float32 operand rounded to TF32 (10 mantissa bits) and accumulate in float32: the oracle
+// rounds the operands the same way, so that it computes what the hardware computes, and only
+// the order of the sums is left to differ. The bias and the sums themselves stay exact.
+std::vector<double> load_operand(const Tensor& t) {
+  std::vector<double> v = load(t);
+  if (t.desc.dtype == DType::tf32)
+    for (double& x : v) x = round_to_tf32(static_cast<float>(x));
+  return v;
+}
+
+std::vector<double> as_operand(std::vector<double> v, DType dtype) {
+  if (dtype == DType::tf32)
+    for (double& x : v) x = round_to_tf32(static_cast<float>(x));
+  return v;
+}
+
 // grad_bias[c] = sum of grad_output over batch and space.
 void write_bias_grad(const BackwardCall& call, const std::vector<double>& g, const ConvShape& s) {
   Tensor* grad_bias = call.op.conv.bias ? optional_at(call.grad_params, 1) : nullptr;
@@ -79,8 +96,8 @@ void conv_forward(const ForwardCall& call) {
   const Tensor& xt = required(optional_at(call.inputs, 0), "conv", "input");
   Tensor& yt = required(call.output, "conv", "output");
   const ConvShape s = conv_shape(xt.desc, yt.desc, call.op.conv);
-  const std::vector<double> x = load(xt);
-  const std::vector<double> w = load(required(optional_at(call.params, 0), "conv", "weight"));
+  const std::vector<double> x = load_operand(xt);
+  const std::vector<double> w = load_operand(required(optional_at(call.params, 0), "conv", "weight"));
   const std::vector<double> bias = bias_values(call, s.out_channels, "conv");
   std::vector<double> y(static_cast<size_t>(yt.desc.numel()));
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
@@ -106,12 +123,14 @@ void conv_forward(const ForwardCall& call) {
 
 void conv_backward(const BackwardCall& call) {
   const ConvShape s = conv_shape(call.graph, call.op);
-  const std::vector<double> g = load(required(call.grad_output, "conv", "grad_output"));
+  const Tensor& gt = required(call.grad_output, "conv", "grad_output");
+  const std::vector<double> g_exact = load(gt);  // for the bias gradient, a plain sum
+  const std::vector<double> g = as_operand(g_exact, gt.desc.dtype);
 
   // grad_x[n, ci, i] = sum over co in ci's group and the (k, o) with o*stride - pad + k*dil = i
   // of g[n, co, o] * w[co, ci, k]
   if (Tensor* grad_x = optional_at(call.grad_inputs, 0)) {
-    const std::vector<double> w = load(required(optional_at(call.params, 0), "conv", "weight"));
+    const std::vector<double> w = load_operand(required(optional_at(call.params, 0), "conv", "weight"));
     std::vector<double> gx(static_cast<size_t>(grad_x->desc.numel()), 0.0);
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
     for (int64_t n = 0; n < s.batch; ++n) {
@@ -136,7 +155,7 @@ void conv_backward(const BackwardCall& call) {
 
   // grad_w[co, j, k] = sum over n and o of g[n, co, o] * x[n, ci0 + j, o*stride - pad + k*dil]
   if (Tensor* grad_w = optional_at(call.grad_params, 0)) {
-    const std::vector<double> x = load(required(optional_at(call.inputs, 0), "conv", "saved input"));
+    const std::vector<double> x = load_operand(required(optional_at(call.inputs, 0), "conv", "saved input"));
     std::vector<double> gw(static_cast<size_t>(grad_w->desc.numel()));
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
     for (int64_t co = 0; co < s.out_channels; ++co) {
@@ -162,7 +181,7 @@ void conv_backward(const BackwardCall& call) {
     store(*grad_w, gw);
   }
 
-  write_bias_grad(call, g, s);
+  write_bias_grad(call, g_exact, s);
 }
 
 // y[n, co, o] = bias[co] + sum over ci in co's group and the (k, i) with i*stride - pad + k*dil = o
@@ -172,9 +191,9 @@ void conv_transpose_forward(const ForwardCall& call) {
   const Tensor& xt = required(optional_at(call.inputs, 0), "conv_transpose", "input");
   Tensor& yt = required(call.output, "conv_transpose", "output");
   const ConvShape s = conv_shape(xt.desc, yt.desc, call.op.conv);
-  const std::vector<double> x = load(xt);
+  const std::vector<double> x = load_operand(xt);
   const std::vector<double> w =
-      load(required(optional_at(call.params, 0), "conv_transpose", "weight"));
+      load_operand(required(optional_at(call.params, 0), "conv_transpose", "weight"));
   const std::vector<double> bias = bias_values(call, s.out_channels, "conv_transpose");
   std::vector<double> y(static_cast<size_t>(yt.desc.numel()));
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
@@ -201,12 +220,14 @@ void conv_transpose_forward(const ForwardCall& call) {
 
 void conv_transpose_backward(const BackwardCall& call) {
   const ConvShape s = conv_shape(call.graph, call.op);
-  const std::vector<double> g = load(required(call.grad_output, "conv_transpose", "grad_output"));
+  const Tensor& gt = required(call.grad_output, "conv_transpose", "grad_output");
+  const std::vector<double> g_exact = load(gt);  // for the bias gradient, a plain sum
+  const std::vector<double> g = as_operand(g_exact, gt.desc.dtype);
 
   // grad_x[n, ci, i] = sum over co in ci's group and k of g[n, co, i*stride - pad + k*dil] * w[ci, co, k]
   if (Tensor* grad_x = optional_at(call.grad_inputs, 0)) {
     const std::vector<double> w =
-        load(required(optional_at(call.params, 0), "conv_transpose", "weight"));
+        load_operand(required(optional_at(call.params, 0), "conv_transpose", "weight"));
     std::vector<double> gx(static_cast<size_t>(grad_x->desc.numel()), 0.0);
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
     for (int64_t n = 0; n < s.batch; ++n) {
@@ -231,7 +252,7 @@ void conv_transpose_backward(const BackwardCall& call) {
   // grad_w[ci, c, k] = sum over n and i of x[n, ci, i] * g[n, co0 + c, i*stride - pad + k*dil]
   if (Tensor* grad_w = optional_at(call.grad_params, 0)) {
     const std::vector<double> x =
-        load(required(optional_at(call.inputs, 0), "conv_transpose", "saved input"));
+        load_operand(required(optional_at(call.inputs, 0), "conv_transpose", "saved input"));
     std::vector<double> gw(static_cast<size_t>(grad_w->desc.numel()));
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
     for (int64_t ci = 0; ci < s.in_channels; ++ci) {
@@ -257,7 +278,7 @@ void conv_transpose_backward(const BackwardCall& call) {
     store(*grad_w, gw);
   }
 
-  write_bias_grad(call, g, s);
+  write_bias_grad(call, g_exact, s);
 }
 
 }  // namespace convbench::reference
