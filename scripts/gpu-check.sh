@@ -1,30 +1,47 @@
 #!/usr/bin/env bash
-# The GPU check of convbench, one command on a GPU machine (through the device tool, with
-# .gpu-deps carried: run scripts/gpu-deps.sh first where apt works):
+# The GPU check of convbench, on a GPU machine (through the device tool, with .gpu-deps carried:
+# run scripts/gpu-deps.sh first, where apt works). Stages:
 #
 #   build     configure and build with the CUDA backend (Release, this GPU's architecture),
-#             against the Debian packages in .gpu-deps/root and the cuDNN found on the machine
-#             (the CUDA toolkit's, else PyTorch's wheel: site-packages/nvidia/cudnn)
-#   test      the whole test suite except the CUDA tests (ctest)
-#   check     the CUDA tests: every op and every config variant against the reference backend
-#             (outputs and all gradients; 1e-5 float32, 3e-3 tf32, 1e-2 float16 / bfloat16),
-#             cudnnFind mode, allocator statistics equal to the memory model, out of memory
+#             against the Debian packages in .gpu-deps/root, the cuDNN found on the machine
+#             (the CUDA toolkit's, else PyTorch's wheel: site-packages/nvidia/cudnn) and the
+#             python3 that holds PyTorch (the peer tests' interpreter). Incremental when the
+#             build folder is already there; about 1-2 minutes from scratch on 16 cores.
+#   test      the whole test suite except the GPU tests and the fresh-Debian checks (ctest);
+#             a test that skips (a peer without PyTorch) fails the stage on a GPU machine
+#   check     the GPU tests (suites Gpu*): every op and every config variant against the
+#             reference backend (outputs and all gradients; 1e-5 float32, 3e-3 tf32, 1e-2
+#             float16 / bfloat16), the risky cuDNN combinations, cudnnFind mode, allocator
+#             statistics equal to the memory model, out of memory; a skipped GPU test fails it
 #   memcheck  compute-sanitizer memcheck on `convbench compare --graph` of a tiny spec with every op kind
 #   compare   convbench compare --device cuda --graph on every configs/*.yaml (JSON merged into one file;
 #             compare.log ends with a table of eager vs graph-replay times and the SM clock per row)
 #
+# The device tool gives one command at most 10 minutes, and the next command may find a fresh
+# machine. So the whole check is three calls, each with its own build, each meant to end within
+# 8 minutes (every stage but the build runs under a time limit; what the limit cut off is said
+# in the summary). Run them in this order, CONVBENCH_COMMIT set to the commit checked:
+#
+#   1. scripts/gpu-check.sh --stages "build check"
+#   2. scripts/gpu-check.sh --stages "build test"
+#   3. scripts/gpu-check.sh --stages "build memcheck compare"
+#
+# e.g. device run, carry [".gpu-deps"]:
+#   CONVBENCH_COMMIT=<the commit, from `git rev-parse --short=12 HEAD` here> scripts/gpu-check.sh --stages "build check"
+#
 # Everything lands in one folder, $OUT when set (the device tool brings it back), else
-# ./gpu-check-out: summary.md (GPU, driver, CUDA, cuDNN, commit, one line per stage) and one log
-# per stage, compare.json. At most 8 files, as the device tool returns.
+# ./gpu-check-out: summary.md (GPU, driver, CUDA, cuDNN, commit, one line per stage with its
+# verdict) and one log per stage, compare.json. At most 8 files, as the device tool returns.
 #
 # Usage: scripts/gpu-check.sh [--stages "build test check memcheck compare"] [--build-only]
-#                             [--quick] [--jobs N]
-#   --build-only  the build stage alone; works on a machine without a GPU
-#   --quick       compare with a short measurement (--min-time 0.1 --timeout 3)
+#                             [--full-timing] [--budget SECONDS] [--jobs N]
+#   --build-only   the build stage alone; works on a machine without a GPU
+#   --full-timing  compare with convbench's default stopping rule (0.5 s and 10 samples per
+#                  phase, up to 15 s); the default on the device is bounded: --min-time 0.2
+#                  --timeout 2 per phase, and configs start only while the budget lasts
+#   --budget S     seconds the compare stage may take in all (default 240)
+# Stage time limits (seconds): check 330, test 330, memcheck 150 (CONVBENCH_GPU_CHECK_LIMIT_<STAGE>).
 # The device tool copies the working tree without .git: give the commit as CONVBENCH_COMMIT=<hash>.
-# One device call may run 10 minutes; when the whole check does not fit, split it across calls
-# made while the machine is warm (its build folder stays):
-#   scripts/gpu-check.sh --stages "build test check"  then  scripts/gpu-check.sh --stages "memcheck compare"
 # Exit status: 0 when every stage run passed, 1 otherwise (2 for bad usage).
 
 # The do_* stage functions are called through stage() by name.
@@ -32,19 +49,24 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/gpu-check-lib.sh
+. "$root/scripts/gpu-check-lib.sh"
 stages="build test check memcheck compare"
-quick=0
+full_timing=0
+budget=240
 jobs=$(nproc)
 while [ $# -gt 0 ]; do
   case $1 in
     --stages) stages=$2; shift 2 ;;
     --build-only) stages=build; shift ;;
-    --quick) quick=1; shift ;;
+    --full-timing) full_timing=1; shift ;;
+    --budget) budget=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
-    -h|--help) sed -n '2,/^# Exit status/p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+case $budget in ''|*[!0-9]*) echo "gpu-check: --budget takes whole seconds, got $budget" >&2; exit 2 ;; esac
 for s in $stages; do
   case $s in build|test|check|memcheck|compare) ;; *) echo "gpu-check: unknown stage $s" >&2; exit 2 ;; esac
 done
@@ -63,6 +85,7 @@ nvcc=$(command -v nvcc || true)
 [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc
 cuda_home=""
 [ -n "$nvcc" ] && cuda_home=$(cd "$(dirname "$nvcc")/.." && pwd)
+# The python3 that holds PyTorch: the peer tests' interpreter (-DCONVBENCH_PYTHON).
 python=$(command -v python3 || true)
 
 gpu_query() { nvidia-smi --query-gpu="$1" --format=csv,noheader 2>/dev/null | head -1; }
@@ -142,7 +165,8 @@ fi
   echo "|---|---|---|---|"
 } >"$summary"
 
-# Runs one stage: its output goes to $out/<stage>.log, its line to the summary.
+# Runs one stage: its output goes to $out/<stage>.log, its line to the summary (with the
+# verdict's last line for the stages that have one).
 stage() {
   local name=$1 note="" status start
   shift
@@ -150,14 +174,24 @@ stage() {
   start=$(date +%s)
   if "$@" >"$out/$name.log" 2>&1; then status=passed; else status=FAILED; failed=1; fi
   case $name in
-    check)
-      note=$(sed -n -E 's/^\[  (PASSED|FAILED|SKIPPED) +\] ([0-9]+) tests?.*/\2 \1/p' "$out/$name.log" |
-             tr '[:upper:]' '[:lower:]' | paste -sd, -) ;;
-    test) note=$(grep -E 'tests passed|tests failed' "$out/$name.log" | tail -1) ;;
-    memcheck) note=$(grep -E 'ERROR SUMMARY' "$out/$name.log" | tail -1) ;;
+    check|test) note=$(sed -n 's/^verdict: //p' "$out/$name.log" | tail -1) ;;
+    memcheck) note=$(grep -E 'ERROR SUMMARY|time limit' "$out/$name.log" | tail -1) ;;
+    compare) note=$(grep -E '^compare: ' "$out/$name.log" | tail -1 | sed 's/^compare: //') ;;
   esac
   echo "| $name | $status${note:+ ($note)} | $(($(date +%s) - start)) | $name.log |" >>"$summary"
   log "$name: $status"
+}
+
+# Runs a command under a time limit (seconds), saying so when the limit cut it off.
+limited() {
+  local seconds=$1 rc
+  shift
+  timeout --signal=TERM --kill-after=10 "$seconds" "$@"
+  rc=$?
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    echo "gpu-check: time limit of ${seconds}s reached: the stage was cut off (raise CONVBENCH_GPU_CHECK_LIMIT_*)"
+  fi
+  return "$rc"
 }
 
 # ---- stages -----------------------------------------------------------------------------------
@@ -176,21 +210,30 @@ do_build() {
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCONVBENCH_CUDA=ON \
     "${prefix[@]}" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    -DCUDNN_INCLUDE_DIR="$cudnn_include" -DCUDNN_LIBRARY="$cudnn_library" &&
+    -DCUDNN_INCLUDE_DIR="$cudnn_include" -DCUDNN_LIBRARY="$cudnn_library" \
+    ${python:+-DCONVBENCH_PYTHON="$python"} &&
     cmake --build "$build" -j "$jobs"
 }
 
 do_test() {
-  ctest --test-dir "$build" -E '^(Cuda|Cudnn)' -j "$jobs" --timeout 600 --output-on-failure
+  local ctest_log=$build/gpu-check-ctest.log rc=0
+  limited "${CONVBENCH_GPU_CHECK_LIMIT_TEST:-330}" \
+    ctest --test-dir "$build" -E "$HOST_TEST_EXCLUDE" -j "$jobs" --timeout 300 --output-on-failure \
+    >"$ctest_log" 2>&1 || rc=1
+  cat "$ctest_log"
+  # Why tests skipped, from ctest's full log (ctest prints no output of passing or skipped tests).
+  grep -h -E '^SKIP: ' "$build"/Testing/Temporary/LastTest*.log 2>/dev/null | sort -u
+  judge_ctest_log "$ctest_log" "$gpu_name" || rc=1
+  return "$rc"
 }
 
 do_check() {
-  "$build/tests/convbench_tests" --gtest_filter='Cuda*:Cudnn*' --gtest_color=no || return 1
-  # On a GPU machine a skipped GPU test means the GPU was not usable: that is a failure here.
-  if [ -n "$gpu_name" ] && grep -qE '^\[  SKIPPED \] [0-9]+ test' "$out/check.log"; then
-    echo "gpu-check: GPU tests skipped although nvidia-smi reports $gpu_name"
-    return 1
-  fi
+  local gtest_log=$build/gpu-check-gtest.log rc=0
+  limited "${CONVBENCH_GPU_CHECK_LIMIT_CHECK:-330}" \
+    "$build/tests/convbench_tests" --gtest_filter="$GPU_TEST_FILTER" --gtest_color=no >"$gtest_log" 2>&1 || rc=1
+  cat "$gtest_log"
+  judge_gtest_log "$gtest_log" "$gpu_name" || rc=1
+  return "$rc"
 }
 
 tiny_spec() {
@@ -241,22 +284,36 @@ do_memcheck() {
   sanitizer=$(command -v compute-sanitizer || echo "$cuda_home/bin/compute-sanitizer")
   [ -x "$sanitizer" ] || { echo "compute-sanitizer not found"; return 1; }
   tiny_spec >"$build/gpu-check-tiny.yaml"
-  "$sanitizer" --tool memcheck --error-exitcode 1 --print-limit 20 \
+  limited "${CONVBENCH_GPU_CHECK_LIMIT_MEMCHECK:-150}" \
+    "$sanitizer" --tool memcheck --error-exitcode 1 --print-limit 20 \
     "$build/convbench" compare "$build/gpu-check-tiny.yaml" --device cuda -q --graph \
-    --min-samples 2 --min-time 0 --timeout 5 --max-noise 1
+    --min-samples 2 --min-time 0 --timeout 1 --max-noise 1
 }
 
 do_compare() {
-  local parts=$build/gpu-check-compare spec name rc=0
-  local timing=()
-  [ "$quick" = 1 ] && timing=(--min-time 0.1 --timeout 3)
+  local parts=$build/gpu-check-compare spec name rc=0 started skipped=() ran=0
+  local timing=(--min-time 0.2 --timeout 2)
+  [ "$full_timing" = 1 ] && timing=()
   rm -rf "$parts"
   mkdir -p "$parts"
+  started=$(date +%s)
   for spec in "$root"/configs/*.yaml; do
     name=$(basename "$spec" .yaml)
-    echo "=== $name"
-    "$build/convbench" compare "$spec" --device cuda -q --graph "${timing[@]}" --json "$parts/$name.json" || rc=1
+    local left=$((budget - ($(date +%s) - started)))
+    if [ "$left" -le 20 ]; then
+      skipped+=("$name")
+      continue
+    fi
+    echo "=== $name (${left}s of the budget left)"
+    limited "$left" "$build/convbench" compare "$spec" --device cuda -q --graph "${timing[@]}" \
+      --json "$parts/$name.json" || rc=1
+    ran=$((ran + 1))
   done
+  if ((${#skipped[@]})); then
+    echo "gpu-check: compare budget of ${budget}s spent; not run: ${skipped[*]} (run them with --stages compare and a larger --budget)"
+    rc=1
+  fi
+  echo "compare: $ran configs run, ${#skipped[@]} left for want of time, timing $([ "$full_timing" = 1 ] && echo full || echo 'bounded (--min-time 0.2 --timeout 2)')"
   # One file for all configs: {"<config>": <its results JSON>, ...}
   "$python" - "$parts" "$out/compare.json" <<'EOF' || rc=1
 import json, os, sys

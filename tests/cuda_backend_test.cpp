@@ -1,15 +1,21 @@
-// The CUDA backend on a GPU, against the reference backend as the oracle:
+// The CUDA backend on a GPU, against the reference backend as the oracle. Every suite here is
+// named Gpu* (parameterised ones instantiated as Gpu/...), which is how scripts/gpu-check.sh
+// selects them; on a GPU machine none of them may skip.
 //  - every op case (2-D and 3-D, grouped, depthwise, strided, dilated, transposed, padded
 //    windows) in float32, tf32, float16 and bfloat16, both layouts, training and inference:
 //    outputs, saved tensors (exact dropout masks and max-pool indices), running statistics and
 //    every gradient, from fresh random inputs, into outputs poisoned with NaN before each run;
+//  - the riskiest cuDNN combinations (half and bfloat16 channels-last with groups or dilation,
+//    3-D depthwise in NDHWC), each its own test, in heuristic and find mode;
 //  - every variant of every spec in configs/ (shrunk to test sizes), whole training steps
 //    through the executor: block output, parameter gradients and running statistics;
 //  - cudnnFind mode, the recorded algorithm details, allocator statistics equal to the memory
 //    model's prediction byte for byte, out-of-memory as a row status, CUDA-event timing.
+// Loops over many cases run each case in its own try/catch and list every failing case (its
+// name, input shape, dtype, layout and mode) at the end, so one exception does not hide the rest.
 // Relative error ||cuda - reference|| / ||reference|| must stay within 1e-5 for float32 (TF32
-// off), 3e-3 for tf32 and 1e-2 for float16 / bfloat16. Without a usable GPU every test skips
-// and prints why.
+// off), 3e-3 for tf32 (the reference rounds conv operands to TF32 as the tensor cores do) and
+// 1e-2 for float16 / bfloat16. Without a usable GPU every test skips and prints why.
 #include <gtest/gtest.h>
 
 #include "memory_expectations.hpp"
@@ -342,7 +348,7 @@ std::vector<RiskyConv> risky_convs() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, GpuRiskyConvs, ::testing::ValuesIn(risky_convs()),
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuRiskyConvs, ::testing::ValuesIn(risky_convs()),
                          [](const ::testing::TestParamInfo<RiskyConv>& info) { return info.param.name; });
 
 TEST(GpuOps, ConvsOnTheBlockInputSkipTheDataGradient) {
@@ -551,7 +557,11 @@ TEST(GpuVariants, EveryConfigVariantMatchesTheReference) {
               SCOPED_TRACE(what);
               ReferenceBackend ref;
               const StepResult want = training_step(ref, g, training);
+              gpu.clear_op_details();
               const StepResult got = training_step(gpu, g, training);
+              // The reference rounds tf32 conv operands as tensor cores do; an algorithm that ran
+              // with FMA_MATH did not round them. On a mismatch, the choices say which did.
+              SCOPED_TRACE(dtype == DType::tf32 ? "cuDNN choices: " + gpu.op_details().dump() : std::string());
               const double tol = tolerance(dtype);
               expect_close(got.output, want.output, tol, "block output");
               ASSERT_EQ(got.grads.size(), want.grads.size());

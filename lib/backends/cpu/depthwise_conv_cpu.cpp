@@ -17,7 +17,9 @@ namespace convbench::cpu {
 namespace {
 
 // Along W, tap kw of output column ow reads input column ow * stride + shift, valid for the
-// output columns [lo, hi). Computed once per call: the integer divisions are not free.
+// output columns [lo, hi). Computed once per call: the integer divisions are not free. Loops read
+// the fields into plain variables: clang before 16 rejects a structured binding used inside
+// `#pragma omp simd` (an outlined region that would have to capture it).
 struct Columns {
   int64_t shift, lo, hi;
 };
@@ -99,7 +101,8 @@ void forward_channels_first(const Geometry& g, const float* x, const float* w, c
         const float* xr = xp + (id * g.in[1] + ih) * g.in[2];
         for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
           const float wv = wc[(kd * g.kernel[1] + kh) * g.kernel[2] + kw];
-          const auto [shift, lo, hi] = g.columns[static_cast<size_t>(kw)];
+          const Columns& col = g.columns[static_cast<size_t>(kw)];
+          const int64_t shift = col.shift, lo = col.lo, hi = col.hi;  // not a structured binding: see Columns
           const int64_t s = g.stride[2];
           if (s == 1) {
 #pragma omp simd
@@ -132,7 +135,8 @@ void forward_channels_last(const Geometry& g, const float* x, const float* w, co
         const float* xr = x + ((n * g.in[0] + id) * g.in[1] + ih) * g.in[2] * C;
         for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
           const float* wk = wt.data() + ((kd * g.kernel[1] + kh) * g.kernel[2] + kw) * C;
-          const auto [shift, lo, hi] = g.columns[static_cast<size_t>(kw)];
+          const Columns& col = g.columns[static_cast<size_t>(kw)];
+          const int64_t shift = col.shift, lo = col.lo, hi = col.hi;  // not a structured binding: see Columns
           for (int64_t ow = lo; ow < hi; ++ow) {
             float* yp = yr + ow * C;
             const float* xq = xr + (ow * g.stride[2] + shift) * C;
@@ -164,7 +168,8 @@ void backward_data_channels_first(const Geometry& g, const float* dy, const floa
         const float* gr = dyp + (od * g.out[1] + oh) * g.out[2];
         for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
           const float wv = wc[(kd * g.kernel[1] + kh) * g.kernel[2] + kw];
-          const auto [shift, lo, hi] = g.columns[static_cast<size_t>(kw)];
+          const Columns& col = g.columns[static_cast<size_t>(kw)];
+          const int64_t shift = col.shift, lo = col.lo, hi = col.hi;  // not a structured binding: see Columns
           const int64_t s = g.stride[2];
           if (s == 1) {
 #pragma omp simd
@@ -196,7 +201,8 @@ void backward_data_channels_last(const Geometry& g, const float* dy, const float
         const float* gr = dy + ((n * g.out[0] + od) * g.out[1] + oh) * g.out[2] * C;
         for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
           const float* wk = wt.data() + ((kd * g.kernel[1] + kh) * g.kernel[2] + kw) * C;
-          const auto [shift, lo, hi] = g.columns[static_cast<size_t>(kw)];
+          const Columns& col = g.columns[static_cast<size_t>(kw)];
+          const int64_t shift = col.shift, lo = col.lo, hi = col.hi;  // not a structured binding: see Columns
           for (int64_t ow = lo; ow < hi; ++ow) {
             float* dp = dr + (ow * g.stride[2] + shift) * C;
             const float* gp = gr + ow * C;
@@ -252,7 +258,8 @@ void backward_weights_channels_first(const Geometry& g, const float* x, const fl
                 if (ih < 0 || ih >= g.in[1]) continue;
                 const float* xr = xp + (id * g.in[1] + ih) * g.in[2];
                 for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-                  const auto [shift, lo, hi] = g.columns[static_cast<size_t>(kw)];
+                  const Columns& col = g.columns[static_cast<size_t>(kw)];
+                  const int64_t shift = col.shift, lo = col.lo, hi = col.hi;  // not a structured binding: see Columns
                   const int64_t s = g.stride[2];
                   float* pt = part.data() + ((kd * g.kernel[1] + kh) * g.kernel[2] + kw) * ow_count;
                   if (s == 1) {
@@ -299,7 +306,8 @@ void backward_weights_channels_last(const Geometry& g, const float* x, const flo
           if (ih < 0 || ih >= g.in[1]) continue;
           const float* xr = x + ((n * g.in[0] + id) * g.in[1] + ih) * g.in[2] * C;
           for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-            const auto [shift, lo, hi] = g.columns[static_cast<size_t>(kw)];
+            const Columns& col = g.columns[static_cast<size_t>(kw)];
+            const int64_t shift = col.shift, lo = col.lo, hi = col.hi;  // not a structured binding: see Columns
             std::fill(part.begin(), part.end(), 0.f);
             float* pp = part.data();
             for (int64_t ow = lo; ow < hi; ++ow) {

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh's test selection and verdicts, on a machine without a GPU, so that its
+# first run on a GPU spends the time measuring: the judges on recorded GPU-machine outputs
+# (tests/data/gpu-check), the check stage's filter against this build's test list, and the test
+# stage's exclusion against ctest's.
+# Usage: gpu_check_test.sh SOURCE_DIR BUILD_DIR TEST_BINARY
+set -uo pipefail
+source=$1 build=$2 tests=$3
+# shellcheck source=scripts/gpu-check-lib.sh
+. "$source/scripts/gpu-check-lib.sh"
+data=$source/tests/data/gpu-check
+gpu="NVIDIA H100 80GB HBM3"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect() {  # expect RC JUDGE LOG GPU PATTERN...
+  local want=$1 judge=$2 log=$3 name=$4 out rc
+  shift 4
+  out=$("$judge" "$data/$log" "$name")
+  rc=$?
+  [ "$rc" = "$want" ] || fail "$judge $log (gpu '${name}'): exit $rc, expected $want; it said: $out"
+  for pattern in "$@"; do
+    grep -qF -- "$pattern" <<<"$out" || fail "$judge $log: output lacks '$pattern'; it said: $out"
+  done
+}
+
+# The check stage on a GPU machine.
+expect 0 judge_gtest_log check-passed.log "$gpu" "verdict: passed (5 tests)"
+expect 1 judge_gtest_log check-skipped.log "$gpu" "skipped although nvidia-smi reports $gpu: GpuClock.NvmlReportsTheSmClock" \
+  "why: no SM clock: libnvidia-ml.so.1 could not be loaded" "verdict: FAILED"
+expect 1 judge_gtest_log check-failed.log "$gpu" "failed: GpuOps.EveryOpCaseMatchesTheReference" \
+  "case: conv2d_grouped_strided_dilated input 2x4x7x6 bfloat16 channels_last train"
+expect 1 judge_gtest_log check-skipped.log "" "no GPU found"
+# The test stage on a GPU machine: a peer that skipped for want of PyTorch fails it.
+expect 0 judge_ctest_log test-passed.log "$gpu" "verdict: passed (100% tests passed"
+expect 1 judge_ctest_log test-torch-skipped.log "$gpu" "skipped on the GPU machine: torch_peer"
+expect 0 judge_ctest_log test-torch-skipped.log "" "verdict: passed"
+expect 1 judge_ctest_log test-failed.log "$gpu" "failed: torch_peer"
+
+# The filter selects exactly the tests of cuda_backend_test.cpp, every one of them.
+listed=$("$tests" --gtest_list_tests --gtest_filter="$GPU_TEST_FILTER" |
+         awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}' | sed -E 's#^Gpu/##; s#\.[^.]*$##; s#/.*##' | sort -u)
+defined=$(sed -n -E 's/^TEST(_P)?\(([A-Za-z0-9_]+), .*/\2/p' "$source/tests/cuda_backend_test.cpp" | sort -u)
+if grep -qx 'GpuTests' <<<"$listed"; then
+  echo "note: built without the CUDA backend; only GpuTests.NotBuilt is listed"
+else
+  [ "$listed" = "$(grep -vx GpuTests <<<"$defined")" ] ||
+    fail "the filter '$GPU_TEST_FILTER' lists suites [$(echo $listed)], cuda_backend_test.cpp defines [$(echo $defined)]"
+fi
+outside=$(grep -lE '^TEST(_P)?\(Gpu' "$source"/tests/*.cpp | grep -v '/cuda_backend_test.cpp$')
+[ -z "$outside" ] || fail "Gpu* suites outside cuda_backend_test.cpp would run in the check stage: $outside"
+# Run here, without a GPU, the check stage's selection skips every test: the judge must fail it.
+run_log=$(mktemp)
+trap 'rm -f "$run_log"' EXIT
+"$tests" --gtest_filter="$GPU_TEST_FILTER" --gtest_color=no >"$run_log" 2>&1
+if judge_gtest_log "$run_log" "$gpu" >/dev/null; then fail "a run whose GPU tests all skipped passed the judge"; fi
+
+# The test stage's exclusion keeps every test but the GPU ones and the Debian-machine checks.
+all=$(ctest --test-dir "$build" -N | grep -cE '^ +Test +#')
+kept=$(ctest --test-dir "$build" -N -E "$HOST_TEST_EXCLUDE" | sed -n -E 's/^ +Test +#[0-9]+: (.*)/\1/p')
+grep -qE '^Gpu' <<<"$kept" && fail "the test stage would run GPU tests: $(grep -E '^Gpu' <<<"$kept" | head -3)"
+for t in torch_peer peer_agreement CudaBackendConstruction.NamesTheReasonWithoutADeviceAndStartsWithOne; do
+  grep -qx "$t" <<<"$kept" || fail "the test stage would not run $t"
+done
+gpu_tests=$(ctest --test-dir "$build" -N -R '^Gpu' | grep -cE '^ +Test +#')
+excluded=$((all - $(wc -l <<<"$kept")))
+[ "$excluded" = $((gpu_tests + 3)) ] ||
+  fail "the test stage leaves out $excluded tests: the $gpu_tests GPU tests and 3 Debian-machine checks expected"
+
+if [ "$failures" = 0 ]; then echo "PASS: gpu-check's filter and judges"; exit 0; fi
+echo "$failures failures"
+exit 1
