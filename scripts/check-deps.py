@@ -34,6 +34,20 @@ def skip(reason):
     sys.exit(0)
 
 
+def os_release():
+    """The fields of /etc/os-release (ID, VERSION_ID, PRETTY_NAME, ...)."""
+    fields = {}
+    try:
+        with open("/etc/os-release", encoding="utf-8") as f:
+            for line in f:
+                if "=" in line:
+                    key, value = line.rstrip("\n").split("=", 1)
+                    fields[key] = value.strip('"')
+    except OSError:
+        pass
+    return fields
+
+
 def read_cache_paths(cache, ignore_under):
     """(key, path) for every PATH / FILEPATH entry of a CMakeCache.txt naming an existing file."""
     found = []
@@ -178,7 +192,11 @@ def main():
     args = parser.parse_args()
 
     if not shutil.which("dpkg-query") or not shutil.which("apt-cache"):
-        skip("no dpkg-query / apt-cache here: the check is about fresh Debian machines")
+        skip("no dpkg-query / apt-cache here: the check is about fresh Debian 12 machines")
+    release = os_release()
+    if release.get("ID") != "debian" or release.get("VERSION_ID") != "12":
+        skip(f"this is {release.get('PRETTY_NAME', 'not Debian')}: the check is about fresh Debian 12 machines, "
+             "whose package names scripts/setup.sh uses")
     if not os.path.isfile(args.cache):
         print(f"check-deps: no {args.cache}: configure first (scripts/build.sh)", file=sys.stderr)
         sys.exit(2)
