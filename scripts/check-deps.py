@@ -184,7 +184,10 @@ def cuda_roots(cache_paths):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache", required=True, help="CMakeCache.txt of a configured build")
+    parser.add_argument("--cache", required=True, action="append",
+                        help="CMakeCache.txt of a configured build (repeat for several builds)")
+    parser.add_argument("--cache-if-present", action="append", default=[],
+                        help="another build's CMakeCache.txt, checked when it exists (e.g. build-clang's)")
     parser.add_argument("--setup", required=True, help="scripts/setup.sh")
     parser.add_argument("--python", default=sys.executable, help="the interpreter the Python tests run with")
     parser.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -197,14 +200,25 @@ def main():
     if release.get("ID") != "debian" or release.get("VERSION_ID") != "12":
         skip(f"this is {release.get('PRETTY_NAME', 'not Debian')}: the check is about fresh Debian 12 machines, "
              "whose package names scripts/setup.sh uses")
-    if not os.path.isfile(args.cache):
-        print(f"check-deps: no {args.cache}: configure first (scripts/build.sh)", file=sys.stderr)
-        sys.exit(2)
+    caches = list(args.cache)
+    for cache in caches:
+        if not os.path.isfile(cache):
+            print(f"check-deps: no {cache}: configure first (scripts/build.sh)", file=sys.stderr)
+            sys.exit(2)
+    for cache in args.cache_if_present:
+        if os.path.isfile(cache):
+            caches.append(cache)
+        else:
+            print(f"check-deps: {cache} is not there (not configured yet): not checked")
 
     source = os.path.realpath(args.source)
-    build = os.path.realpath(os.path.dirname(args.cache))
-    used = [(f"CMakeCache.txt: {key}", path) for key, path in read_cache_paths(args.cache, [source, build])]
-    cuda = cuda_roots(read_cache_paths(args.cache, [source, build]))
+    used, cuda = [], set()
+    for cache in caches:
+        build = os.path.realpath(os.path.dirname(cache))
+        entries = read_cache_paths(cache, [source, build])
+        name = os.path.relpath(cache, source) if cache.startswith(source) else cache
+        used += [(f"{name}: {key}", path) for key, path in entries]
+        cuda |= cuda_roots(entries)
     modules = imported_modules(source)
     for name, (kind, origin) in module_origins(args.python, modules).items():
         where = f"Python module `{name}` (imported by {modules[name]}, {args.python})"

@@ -19,8 +19,9 @@ packages=(
   # oneDNN (the cpu backend); its CMake config calls find_package(OpenCL), whose library and
   # headers come from ocl-icd-opencl-dev, only a Recommends of libdnnl-dev
   libdnnl-dev ocl-icd-opencl-dev
-  # the host code compiled a second time with clang (scripts/clang-check.sh, run by the tests)
-  clang-14
+  # the host code compiled a second time with clang (scripts/clang-check.sh, run by the tests):
+  # clang's OpenMP, and the LLVM tools CMake picks for a clang build when they are present
+  clang-14 libomp-14-dev llvm-14 lld-14
   # the tests: PyTorch and NumPy as the peer, PyYAML to read the specs, pdflatex with booktabs
   # for the LaTeX output
   python3-yaml python3-numpy python3-torch
