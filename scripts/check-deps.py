@@ -13,8 +13,8 @@ builds and passes anyway; a new user's machine would not: this check is what cat
 Files that belong to no Debian package are accepted only under the CUDA toolkit's folder (NVIDIA's
 installer puts it there; the CUDA backend is optional and built only when it is found).
 
-Usage: check-deps.py --cache build/CMakeCache.txt --setup scripts/setup.sh
-                     [--python /usr/bin/python3] [--source .] [-v]
+Usage: check-deps.py --cache build/CMakeCache.txt [--cache-if-present build-clang/CMakeCache.txt]
+                     --setup scripts/setup.sh [--python PYTHON] [--source .] [-v]
 Exit: 0 when everything is covered, 1 when something is not (each named with its fix),
 2 for bad usage. Prints "SKIP: ..." and exits 0 on a machine without dpkg and apt (not Debian).
 """
@@ -46,6 +46,15 @@ def os_release():
     except OSError:
         pass
     return fields
+
+
+def cache_value(cache, key):
+    """The value of one entry of a CMakeCache.txt, or None."""
+    with open(cache, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(key + ":") and "=" in line:
+                return line.rstrip("\n").split("=", 1)[1]
+    return None
 
 
 def read_cache_paths(cache, ignore_under):
@@ -189,7 +198,8 @@ def main():
     parser.add_argument("--cache-if-present", action="append", default=[],
                         help="another build's CMakeCache.txt, checked when it exists (e.g. build-clang's)")
     parser.add_argument("--setup", required=True, help="scripts/setup.sh")
-    parser.add_argument("--python", default=sys.executable, help="the interpreter the Python tests run with")
+    parser.add_argument("--python", help="the interpreter the Python tests run with "
+                        "(default: CONVBENCH_PYTHON of the first cache, else this one)")
     parser.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser.add_argument("-v", "--verbose", action="store_true", help="print every file and its package")
     args = parser.parse_args()
@@ -211,6 +221,8 @@ def main():
         else:
             print(f"check-deps: {cache} is not there (not configured yet): not checked")
 
+    if not args.python:
+        args.python = cache_value(caches[0], "CONVBENCH_PYTHON") or sys.executable
     source = os.path.realpath(args.source)
     used, cuda = [], set()
     for cache in caches:
