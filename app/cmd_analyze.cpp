@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "output_options.hpp"
 #include "report/analysis_rows.hpp"
 #include "spec/spec_loader.hpp"
@@ -13,18 +14,20 @@ Command add_analyze_command(CLI::App& app) {
   struct Options {
     std::string spec;
     OutputOptions output;
+    SpecLimits limits;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("analyze", "Parameters, FLOPs, bytes and predicted memory of every variant (nothing is run)");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json)")->required();
+  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
   add_output_options(*sub, opt->output);
+  add_spec_limit_option(*sub, opt->limits);
   return {sub, [opt] {
-            const Spec spec = load_spec_file(opt->spec);
+            check_result_paths(opt->output, {opt->spec});
+            const Spec spec = load_spec_file(opt->spec, opt->limits);
             ResultSet results = analyze_spec(spec);
             results.engine = engine_name();
-            results.provenance = collect_provenance(opt->spec, nullptr);
-            write_output_files(opt->output, results);
-            print_tables(results);
+            results.provenance = collect_provenance(spec, nullptr);
+            write_results(opt->output, results, {opt->spec});
             return 0;
           }};
 }

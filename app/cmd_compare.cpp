@@ -1,40 +1,23 @@
 // convbench compare SPEC: builds every variant on a backend, runs it forward and backward, and
 // prints measured time and memory next to the analysis.
 #include <iostream>
-#include <regex>
 
 #include "backends/backend_registry.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "graph/variant_builder.hpp"
 #include "measure/progress.hpp"
 #include "measure/provenance.hpp"
 #include "measure/variant_runner.hpp"
 #include "output_options.hpp"
 #include "report/analysis_rows.hpp"
+#include "report/markup_escape.hpp"
 #include "report/run_warnings.hpp"
 #include "spec/spec_loader.hpp"
 
 #include <spdlog/spdlog.h>
 
 namespace convbench::cli {
-namespace {
-
-// "4GiB", "512MiB", "64KiB", "1000000" (bytes); 0 means no limit.
-int64_t parse_byte_size(const std::string& text) {
-  static const std::regex pattern(R"(\s*([0-9]+)\s*(|B|KiB|MiB|GiB|TiB)\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, pattern))
-    throw SpecError({"command line", 0, 0}, "--memory-limit",
-                    "expected a size such as 4GiB, 512MiB or a number of bytes, got \"" + text + "\"");
-  const std::string unit = m[2];
-  const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : unit == "TiB" ? 40 : 0;
-  const int64_t value = std::stoll(m[1]);
-  if (value > (INT64_MAX >> shift)) throw SpecError({"command line", 0, 0}, "--memory-limit", "size too large");
-  return value << shift;
-}
-
-}  // namespace
-
 Command add_compare_command(CLI::App& app) {
   struct Options {
     std::string spec, device = "auto";
@@ -43,26 +26,34 @@ Command add_compare_command(CLI::App& app) {
     BackendOptions backend;
     std::string memory_limit = "0";
     bool quiet = false;
+    SpecLimits limits;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("compare", "Run every variant forward and backward and compare time and memory");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json)")->required();
+  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
   sub->add_option("--device", opt->device, "auto | cpu | reference | cuda (auto: cuda when a GPU is usable, else cpu)")
       ->capture_default_str();
   add_output_options(*sub, opt->output);
   sub->add_option("--max-noise", opt->run.measure.max_noise, "Stop sampling when stdev/mean is at most this")
+      ->check(finite_in(0, 1e6))
       ->capture_default_str();
   sub->add_option("--min-time", opt->run.measure.min_time_s, "Measure at least this many seconds per phase")
+      ->check(finite_in(0, 86400))
       ->capture_default_str();
   sub->add_option("--min-samples", opt->run.measure.min_samples, "Take at least this many samples per phase")
+      ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   sub->add_option("--timeout", opt->run.measure.timeout_s, "Give up on the noise target after this many seconds per phase")
+      ->check(finite_in(0, 86400))
       ->capture_default_str();
-  sub->add_option("--seed", opt->run.seed, "Seed for inputs and weights")->capture_default_str();
+  sub->add_option("--seed", opt->run.seed, "Seed for inputs and weights (0 to 2^63-1)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{INT64_MAX}))
+      ->capture_default_str();
   sub->add_flag("--memory-only", [opt](int64_t) { opt->run.time = false; }, "Measure memory only, no timing");
   sub->add_option("--per-op", opt->run.per_op_steps,
                   "Also time every op (median over this many extra steps, the device synchronised around each op); "
                   "written to the JSON rows as op_times")
+      ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   sub->add_flag("--cold", opt->run.cold,
                 "Cold-cache timing: evict the caches before every sample (the GPU's L2 on cuda, the CPU's "
@@ -80,8 +71,11 @@ Command add_compare_command(CLI::App& app) {
                   "a device with less memory")
       ->capture_default_str();
   sub->add_flag("-q,--quiet", opt->quiet, "No progress messages on stderr");
+  add_spec_limit_option(*sub, opt->limits);
   return {sub, [opt] {
-            const Spec spec = load_spec_file(opt->spec);
+            check_result_paths(opt->output, {opt->spec});
+            opt->backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
+            const Spec spec = load_spec_file(opt->spec, opt->limits);
             ResultSet results = analyze_spec(spec);  // validates everything before any run
             DeviceChoice choice;
             try {
@@ -90,7 +84,6 @@ Command add_compare_command(CLI::App& app) {
               throw SpecError({"command line", 0, 0}, "--device", e.what());
             }
             if (!choice.reason.empty()) std::cerr << "convbench: " << choice.reason << "\n";
-            opt->backend.memory_limit_bytes = parse_byte_size(opt->memory_limit);
             std::unique_ptr<Backend> backend = make_backend(choice.device, opt->backend);
             if (opt->run.graph && opt->run.time)
               if (const auto why = backend->replay_unsupported()) throw SpecError({"command line", 0, 0}, "--graph", *why);
@@ -99,9 +92,11 @@ Command add_compare_command(CLI::App& app) {
             for (const BlockSpec& block : spec.blocks) {
               for (const VariantSpec& v : block.variants) {
                 ResultRow& row = results.rows[i];
-                progress.start(static_cast<int>(i++), row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
-                                                          " / " + row.variant + " on " + backend->name());
-                spdlog::info("{} / {} [{}] on {}", row.block, row.variant, row.point_label, backend->name());
+                progress.start(static_cast<int>(i++),
+                               printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
+                                         " / " + row.variant + " on " + backend->name()));
+                spdlog::info("{} / {} [{}] on {}", printable(row.block), printable(row.variant),
+                             printable(row.point_label), backend->name());
                 const Graph g = build_variant_graph(block, v);
                 const bool training = block.mode == RunMode::train;
                 // The prediction includes this backend's workspace, so it is comparable byte for byte.
@@ -116,17 +111,18 @@ Command add_compare_command(CLI::App& app) {
                   }
                 }
                 run_variant(g, training, *backend, opt->run, row);
-                if (row.status != "ok") spdlog::warn("{} / {}: {}: {}", row.block, row.variant, row.status, row.message);
-                for (const std::string& w : row_warnings(row)) spdlog::warn("{}", w);
+                if (row.status != "ok")
+                  spdlog::warn("{} / {}: {}: {}", printable(row.block), printable(row.variant), row.status,
+                               printable(row.message));
+                for (const std::string& w : row_warnings(row)) spdlog::warn("{}", printable(w));
               }
             }
             results.engine = engine_name();
             results.device = backend->name();
-            results.provenance = collect_provenance(opt->spec, backend.get());
+            results.provenance = collect_provenance(spec, backend.get());
             if (const nlohmann::json clocks = clock_provenance(results.rows); !clocks.is_null())
               results.provenance["clock"] = clocks;
-            write_output_files(opt->output, results);
-            print_tables(results);
+            write_results(opt->output, results, {opt->spec});
             return 0;
           }};
 }

@@ -4,7 +4,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "output_files.hpp"
+#include "option_checks.hpp"
+#include "report/output_writer.hpp"
 #include "report/json_results.hpp"
 #include "report/regression_diff.hpp"
 
@@ -23,22 +24,20 @@ Command add_diff_command(CLI::App& app) {
   sub->add_option("new", opt->next, "Results JSON to judge (e.g. the pull request)")->required();
   sub->add_option("--time-threshold", opt->diff.time_threshold,
                   "Relative change of a median time that counts (0.05 = 5%); it must also clear the quartiles")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, 1e6))
       ->capture_default_str();
   sub->add_option("--memory-threshold", opt->diff.memory_threshold, "Relative change of peak memory that counts")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, 1e6))
       ->capture_default_str();
   sub->add_option("--markdown", opt->markdown, "Also write the report as Markdown (for a pull-request comment)");
   return {sub, [opt] {
+            const std::vector<std::string> inputs = {opt->base, opt->next};
+            check_output_paths({{opt->markdown, "--markdown"}}, inputs);
             const ResultSet base = load_results_file(opt->base);
             const ResultSet next = load_results_file(opt->next);
             const DiffReport report = diff_results(base, next, opt->diff, opt->base, opt->next);
-            if (!opt->markdown.empty()) {
-              PendingOutputs out;
-              out.add(opt->markdown, format_diff(report, TableStyle::markdown));
-              out.write_all();
-            }
-            std::cout << format_diff(report, TableStyle::terminal);
+            write_output_files({{{opt->markdown, "--markdown"}, format_diff(report, TableStyle::markdown)}}, inputs);
+            if (opt->markdown != "-") std::cout << format_diff(report, TableStyle::terminal);
             return report.exit_code();
           }};
 }

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "output_files.hpp"
+#include "report/output_writer.hpp"
 #include "output_options.hpp"
 #include "report/html_report.hpp"
 #include "report/json_results.hpp"
@@ -25,11 +25,13 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--format", opt->format, "table | md | csv | latex | html | gbench-json | json")
       ->check(CLI::IsMember(report_format_names()))
       ->capture_default_str();
-  sub->add_option("-o,--output", opt->output, "Write to this file instead of standard output");
+  sub->add_option("-o,--output", opt->output, "Write to this file instead of standard output (- is standard output)");
   sub->add_option("--against", opt->against,
                   "Another engine's results (scripts/torch_peer.py --json) to compare with, side by side "
                   "(formats table, md, html; exit 1 when counts differ)");
   return {sub, [opt] {
+            const std::vector<std::string> inputs = {opt->results, opt->against};
+            check_output_paths({{opt->output, "-o"}}, inputs);
             const ResultSet results = load_results_file(opt->results);
             std::string text;
             int exit_code = 0;
@@ -48,13 +50,7 @@ Command add_report_command(CLI::App& app) {
             } else {
               text = render_results(results, opt->format, colour);
             }
-            if (opt->output.empty()) {
-              std::cout << text;
-            } else {
-              PendingOutputs out;
-              out.add(opt->output, text);
-              out.write_all();
-            }
+            write_output_files({{{opt->output.empty() ? "-" : opt->output, "-o"}, text}}, inputs);
             return exit_code;
           }};
 }

@@ -2,19 +2,25 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "report/analysis_rows.hpp"
 #include "spec/spec_loader.hpp"
 
 namespace convbench::cli {
 
 Command add_validate_command(CLI::App& app) {
-  auto spec_path = std::make_shared<std::string>();
+  struct Options {
+    std::string spec;
+    SpecLimits limits;
+  };
+  auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("validate", "Check a spec file; exit 0 when valid, 2 with a located message when not");
-  sub->add_option("spec", *spec_path, "Block spec file (.yaml, .yml or .json)")->required();
-  return {sub, [spec_path] {
-            const Spec spec = load_spec_file(*spec_path);
+  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  add_spec_limit_option(*sub, opt->limits);
+  return {sub, [opt] {
+            const Spec spec = load_spec_file(opt->spec, opt->limits);
             const ResultSet rows = analyze_spec(spec);  // builds and counts every variant
-            std::cout << *spec_path << ": ok (" << spec.blocks.size() << " block points, " << rows.rows.size()
+            std::cout << spec.file << ": ok (" << spec.blocks.size() << " block points, " << rows.rows.size()
                       << " variant runs)\n";
             return 0;
           }};

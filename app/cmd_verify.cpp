@@ -1,12 +1,13 @@
 // convbench verify SPEC DUMP_DIR: outputs and every gradient of convbench's backend against
 // PyTorch's, on the same inputs and weights (dumps from `scripts/torch_peer.py --dump-tensors`).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "backends/backend_registry.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "measure/peer_check.hpp"
+#include "report/json_reader.hpp"
 #include "report/text_table.hpp"
 #include "spec/spec_loader.hpp"
 
@@ -26,7 +27,8 @@ Command add_verify_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "reference"}))
       ->capture_default_str();
   sub->add_option("--tolerance", opt->tolerance,
-                  "Largest relative error ||ours - torch|| / ||torch|| (default 1e-4 on cpu, 1e-9 on reference)");
+                  "Largest relative error ||ours - torch|| / ||torch|| (default 1e-4 on cpu, 1e-9 on reference)")
+      ->check(finite_in(1e-300, 1));
   return {sub, [opt] {
             const Spec spec = load_spec_file(opt->spec);
             if (!std::filesystem::is_directory(opt->dumps))
@@ -49,14 +51,13 @@ Command add_verify_command(CLI::App& app) {
                   c.status = "missing";
                   c.message = path;
                 } else {
-                  std::ifstream in(path);
-                  nlohmann::json dump;
+                  const nlohmann::json dump =
+                      parse_json_input(read_input_file(path, "tensor dump", kMaxDumpBytes), "tensor dump");
                   try {
-                    dump = nlohmann::json::parse(in);
-                  } catch (const nlohmann::json::parse_error& e) {
-                    throw SpecError({path, 0, 0}, "", std::string("malformed JSON: ") + e.what());
+                    c = check_against_dump(block, v, dump, *backend, tol);
+                  } catch (const nlohmann::json::exception& e) {
+                    throw SpecError({path, 0, 0}, "", std::string("malformed tensor dump: ") + e.what());
                   }
-                  c = check_against_dump(block, v, dump, *backend, tol);
                   backend->allocator().release_cached();
                 }
                 const TensorAgreement* worst = nullptr;

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "report/markup_escape.hpp"
 #include "spec/spec_error.hpp"
 
 int main(int argc, char** argv) {
@@ -32,11 +33,12 @@ int main(int argc, char** argv) {
   try {
     for (const auto& command : commands)
       if (command.sub->parsed()) return command.run();
-  } catch (const convbench::SpecError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: out of host memory\n");
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    // One line, control characters shown escaped: the message may quote the input.
+    std::fprintf(stderr, "error: %s\n", convbench::printable(e.what()).c_str());
     return 2;
   }
   return 2;

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <unistd.h>
 
-#include "output_files.hpp"
+#include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
 
 namespace convbench::cli {
@@ -18,18 +18,41 @@ void add_output_options(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--html", o.html, "Write a self-contained HTML report with plots");
 }
 
-void write_output_files(const OutputOptions& o, const ResultSet& results) {
-  PendingOutputs out;
-  const std::pair<const std::string*, const char*> files[] = {{&o.json, "json"},   {&o.csv, "csv"},
-                                                              {&o.markdown, "md"}, {&o.latex, "latex"},
-                                                              {&o.gbench_json, "gbench-json"}, {&o.html, "html"}};
-  for (const auto& [path, format] : files)
-    if (!path->empty()) out.add(*path, render_results(results, format));
-  out.write_all();
+namespace {
+
+struct Requested {
+  const std::string* path;
+  const char* flag;
+  const char* format;
+};
+
+std::vector<Requested> requested(const OutputOptions& o) {
+  return {{&o.json, "--json", "json"},          {&o.csv, "--csv", "csv"},       {&o.markdown, "--markdown", "md"},
+          {&o.latex, "--latex", "latex"},       {&o.gbench_json, "--gbench-json", "gbench-json"},
+          {&o.html, "--html", "html"}};
+}
+
+}  // namespace
+
+void check_result_paths(const OutputOptions& o, const std::vector<std::string>& inputs) {
+  std::vector<OutputPath> paths;
+  for (const Requested& r : requested(o)) paths.push_back({*r.path, r.flag});
+  check_output_paths(paths, inputs);
+}
+
+void write_results(const OutputOptions& o, const ResultSet& results, const std::vector<std::string>& inputs) {
+  std::vector<OutputFile> files;
+  bool to_stdout = false;
+  for (const Requested& r : requested(o)) {
+    if (r.path->empty()) continue;
+    files.push_back({{*r.path, r.flag}, render_results(results, r.format)});
+    to_stdout = to_stdout || *r.path == "-";
+  }
+  write_output_files(files, inputs);
+  if (!to_stdout) std::cout << render_results(results, "table", stdout_is_terminal());
 }
 
 bool stdout_is_terminal() { return ::isatty(::fileno(stdout)) == 1; }
 
-void print_tables(const ResultSet& results) { std::cout << render_results(results, "table", stdout_is_terminal()); }
 
 }  // namespace convbench::cli

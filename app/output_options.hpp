@@ -1,9 +1,11 @@
 // The output flags shared by `analyze` and `compare`: --json, --csv, --markdown, --latex,
 // --gbench-json, --html. Every file is rendered from the same ResultSet and written
-// all-or-nothing; the terminal table goes to stdout, coloured only when stdout is a terminal.
+// all-or-nothing (report/output_writer.hpp); `-` is standard output, which then carries that
+// format alone. Otherwise the terminal table goes to stdout, coloured only when it is a terminal.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -16,10 +18,12 @@ struct OutputOptions {
 };
 
 void add_output_options(CLI::App& sub, OutputOptions& options);
-// Renders every requested file, then writes them all (or none, throwing SpecError).
-void write_output_files(const OutputOptions& options, const ResultSet& results);
-// The terminal tables on stdout.
-void print_tables(const ResultSet& results);
+// Refuses bad output paths (SpecError) before any work: a device, FIFO, directory or symlink, an
+// input of the command, the same file twice.
+void check_result_paths(const OutputOptions& options, const std::vector<std::string>& inputs);
+// Renders every requested file, then writes them all (or none, throwing SpecError), then prints
+// the terminal tables unless an output went to standard output.
+void write_results(const OutputOptions& options, const ResultSet& results, const std::vector<std::string>& inputs);
 // Whether standard output is a terminal (colour is used only then).
 bool stdout_is_terminal();
 

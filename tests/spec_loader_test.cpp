@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "spec/input_file.hpp"
 #include "spec/spec_loader.hpp"
+#include "spec/utf8.hpp"
 
 namespace convbench {
 namespace {
@@ -394,7 +396,7 @@ TEST(SpecFile, MissingFileIsASpecErrorAtLineZero) {
     EXPECT_EQ(e.where().line, 0);
     EXPECT_EQ(std::string(e.what()), path + ": cannot open the spec file: No such file or directory");
   }
-  EXPECT_THROW(spec_file_hash(path), SpecError);
+  EXPECT_THROW(read_input_file(path, "spec file", kMaxSpecBytes), SpecError);
 }
 
 TEST(SpecFile, DirectoryIsASpecError) {
@@ -402,14 +404,70 @@ TEST(SpecFile, DirectoryIsASpecError) {
     load_spec_file(kSpecs);
     FAIL() << "expected a SpecError";
   } catch (const SpecError& e) {
-    EXPECT_EQ(std::string(e.what()), kSpecs + ": cannot read the spec file: it is a directory");
+    EXPECT_EQ(std::string(e.what()),
+              kSpecs + ": is a directory, not a spec file: give a regular file, or - for standard input");
   }
 }
 
-TEST(SpecFile, HashIsSha256OfTheBytes) {
+TEST(SpecFile, HashIsSha256OfTheBytesRead) {
   // hash_abc.txt holds the three bytes "abc": the FIPS 180-4 example digest.
-  EXPECT_EQ(spec_file_hash(kSpecs + "hash_abc.txt"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const InputText in = read_input_file(kSpecs + "hash_abc.txt", "spec file", kMaxSpecBytes);
+  EXPECT_EQ(in.text, "abc");
+  EXPECT_EQ(in.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(load_spec_file(kSpecs + "equivalent.yaml").sha256,
+            read_input_file(kSpecs + "equivalent.yaml", "spec file", kMaxSpecBytes).sha256);
+}
+
+TEST(SpecFile, SpecialFilesAreRefusedAndTooLargeFilesAreNotRead) {
+  for (const char* device : {"/dev/zero", "/dev/null"}) {
+    try {
+      load_spec_file(device);
+      FAIL() << device;
+    } catch (const SpecError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string(device) +
+                                           ": is a device, not a spec file: give a regular file, or - for standard input");
+    }
+  }
+  try {
+    read_input_file(kSpecs + "equivalent.yaml", "spec file", 10);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("the spec file is larger than"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SpecFile, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
+  try {
+    parse_spec_text("blocks:\n  - name: \"bl\xff\"\n", "bad.yaml");
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()), "bad.yaml:2:14: the spec is not valid UTF-8 (byte 0xff): save it as UTF-8");
+  }
+  EXPECT_EQ(find_invalid_utf8("plain ascii"), std::nullopt);
+  EXPECT_EQ(find_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::nullopt);  // é € 😀
+  EXPECT_EQ(find_invalid_utf8("caf\xc3"), 3u);                       // truncated
+  EXPECT_EQ(find_invalid_utf8("\xc0\xaf"), 0u);                      // overlong '/'
+  EXPECT_EQ(find_invalid_utf8("a\xed\xa0\x80"), 1u);                 // a surrogate
+  EXPECT_EQ(find_invalid_utf8("\xf4\x90\x80\x80"), 0u);             // above U+10FFFF
+  EXPECT_EQ(find_invalid_utf8("\x80"), 0u);                          // a lone continuation byte
+}
+
+TEST(SpecFile, TheRunCountIsBoundedBeforeAnythingIsBuilt) {
+  // 100 blocks x 1000 sweep points x 1000 variants shared through one alias: 10^8 runs.
+  const std::string bomb = std::string(CONVBENCH_SOURCE_DIR) + "/tests/data/malformed/specs/alias-run-bomb.yaml";
+  try {
+    load_spec_file(bomb);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep: the spec expands to 100000000 runs (100 blocks x 1000 sweep points, "
+                                         "100000 variants in all), more than the limit of 10000 (--max-runs raises it)"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string spec = "blocks:\n  - {name: b, in_channels: 4, out_channels: 8, size: 8, variants: [standard, separable]}\n"
+                           "sweep: {batch: [1, 2, 3]}\n";
+  EXPECT_EQ(parse_spec_text(spec, "s.yaml", SpecLimits{6}).blocks.size(), 3u);
+  EXPECT_THROW(parse_spec_text(spec, "s.yaml", SpecLimits{5}), SpecError);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ std::string utc_now() {
 
 std::string engine_name() { return std::string("convbench ") + build_info::version; }
 
-nlohmann::json collect_provenance(const std::string& spec_path, Backend* backend) {
+nlohmann::json collect_provenance(const Spec& spec, Backend* backend) {
   const dnnl_version_t* dnnl = dnnl_version();
   nlohmann::json p = {
       {"convbench_version", build_info::version},
@@ -62,8 +62,8 @@ nlohmann::json collect_provenance(const std::string& spec_path, Backend* backend
       {"compiler", build_info::compiler},
       {"command_line", command_line()},
       {"date", utc_now()},
-      {"spec_file", spec_path},
-      {"spec_sha256", spec_file_hash(spec_path)},
+      {"spec_file", spec.file},
+      {"spec_sha256", spec.sha256},
       {"cpu", cpu_model()},
       {"hardware_threads", std::thread::hardware_concurrency()},
       {"host_name", host_name()},

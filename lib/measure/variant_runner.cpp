@@ -1,6 +1,7 @@
 #include "measure/variant_runner.hpp"
 
 #include <memory>
+#include <new>
 #include <optional>
 #include <random>
 
@@ -197,10 +198,22 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
       return;
     }
   }
+  if (!backend.allocator().on_device() && options.host_memory) {
+    if (const std::optional<HostMemory> host = options.host_memory();
+        host && row.predicted.peak_bytes > host->available_bytes) {
+      row.status = "oom";
+      row.message = "the predicted peak of " + std::to_string(row.predicted.peak_bytes) +
+                    " bytes does not fit the host's memory (" + host->source + " available): not run";
+      return;
+    }
+  }
   backend.clear_op_details();
   try {
     measure(graph, training, backend, options, row);
     row.op_details = backend.op_details();
+  } catch (const std::bad_alloc&) {
+    row.status = "oom";
+    row.message = "out of host memory (an allocation failed)";
   } catch (const OutOfMemory& e) {
     row.status = "oom";
     row.message = e.what();

@@ -3,7 +3,11 @@
 // part of a result row; a variant that cannot run gets status oom / unsupported / error.
 #pragma once
 
+#include <functional>
+#include <optional>
+
 #include "graph/graph.hpp"
+#include "measure/host_memory.hpp"
 #include "measure/stopping_rule.hpp"
 #include "report/results.hpp"
 #include "runtime/backend.hpp"
@@ -19,6 +23,9 @@ struct RunOptions {
   // Also time the headline phase (step in train mode, forward in infer mode) replayed from one
   // recorded capture (row.graph); needs a backend whose replay_unsupported() is nullopt.
   bool graph = false;
+  // The host memory a host backend (cpu, reference) may use, asked before each variant: one whose
+  // predicted peak (row.predicted) does not fit gets status oom instead of running. Null: no check.
+  std::function<std::optional<HostMemory>()> host_memory = host_memory_available;
 };
 
 // Measures `graph` and writes device, status, message, measured memory and times into `row`,

@@ -1,5 +1,7 @@
 #include "report/device_limits.hpp"
 
+#include <cmath>
+
 namespace convbench {
 namespace {
 
@@ -16,6 +18,11 @@ std::optional<double> hopper_peak_flops(const std::string& dtype) {
 }
 
 }  // namespace
+
+bool plausible_device_limits(double peak_flops, double bandwidth_bytes_per_s) {
+  return std::isfinite(peak_flops) && std::isfinite(bandwidth_bytes_per_s) && peak_flops >= kMinPeakFlops &&
+         peak_flops <= kMaxPeakFlops && bandwidth_bytes_per_s >= kMinBandwidth && bandwidth_bytes_per_s <= kMaxBandwidth;
+}
 
 std::string recorded_gpu_name(const nlohmann::json& provenance) {
   if (!provenance.is_object()) return "";
@@ -36,7 +43,7 @@ std::optional<DeviceLimits> device_limits(const nlohmann::json& provenance, cons
       DeviceLimits l{d["peak_flops"].get<double>(), d["bandwidth_bytes_per_s"].get<double>(),
                      d.contains("source") && d["source"].is_string() ? d["source"].get<std::string>()
                                                                      : "recorded in the results"};
-      if (l.peak_flops > 0 && l.bandwidth_bytes_per_s > 0) return l;
+      if (plausible_device_limits(l.peak_flops, l.bandwidth_bytes_per_s)) return l;
     }
   }
   const std::string gpu = recorded_gpu_name(provenance);

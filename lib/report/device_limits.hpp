@@ -21,6 +21,12 @@ struct DeviceLimits {
 // bfloat16). Else none: the device's limits are unknown.
 std::optional<DeviceLimits> device_limits(const nlohmann::json& provenance, const std::string& dtype);
 
+// Limits a real device can have: 1 MFLOP/s to 1 EFLOP/s, 1 MB/s to 10 PB/s. A recorded
+// device_limits outside them is malformed (results files are checked against these).
+constexpr double kMinPeakFlops = 1e6, kMaxPeakFlops = 1e18;
+constexpr double kMinBandwidth = 1e6, kMaxBandwidth = 1e16;
+bool plausible_device_limits(double peak_flops, double bandwidth_bytes_per_s);
+
 // The GPU name recorded in provenance (empty when none is).
 std::string recorded_gpu_name(const nlohmann::json& provenance);
 

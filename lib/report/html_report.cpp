@@ -68,7 +68,8 @@ std::string time_vs_flops(const std::vector<const ResultRow*>& group, size_t ind
 
 bool has_measured_breakdown(const ResultRow& r) {
   if (r.status != "ok" || !r.measured) return false;
-  return std::accumulate(r.measured->at_peak.begin(), r.measured->at_peak.end(), int64_t{0}) > 0;
+  // Any category above zero (a sum could overflow on a malformed file; the figures are >= 0).
+  return std::any_of(r.measured->at_peak.begin(), r.measured->at_peak.end(), [](int64_t b) { return b > 0; });
 }
 
 std::string memory_breakdown(const std::vector<const ResultRow*>& group, size_t index) {
@@ -171,7 +172,7 @@ std::string format_html(const ResultSet& results, const PeerComparison* against)
     out += "</section>\n";
   }
   if (against) out += peer_comparison_html(*against);
-  return out + "<footer class=\"notes\">\n<p>" + html_escape(tables_footnote(results)) + "</p>\n</footer>\n</body>\n</html>\n";
+  return out + "<footer class=\"notes\">\n<p>" + html_escape_lines(tables_footnote(results)) + "</p>\n</footer>\n</body>\n</html>\n";
 }
 
 }  // namespace convbench

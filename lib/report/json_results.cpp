@@ -1,8 +1,11 @@
 #include "report/json_results.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <cmath>
 
+#include "measure/sample_stats.hpp"
+#include "report/device_limits.hpp"
+#include "report/json_reader.hpp"
 #include "spec/spec_error.hpp"
 
 namespace convbench {
@@ -10,34 +13,16 @@ namespace {
 
 using nlohmann::json;
 
-// Reading is tolerant of absent and null fields (the PyTorch peer writes null for what it could
-// not measure) but not of wrong types: get<T>() throws json::type_error, reported as a malformed row.
-template <class T>
-T field(const json& j, const char* key, T fallback) {
-  if (!j.is_object()) return fallback;
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
-}
-
-const json& object_field(const json& j, const char* key) {
-  static const json empty = json::object();
-  if (!j.is_object()) return empty;
-  const auto it = j.find(key);
-  return it != j.end() && it->is_object() ? *it : empty;
-}
-
-bool has_value(const json& j, const char* key) { return j.is_object() && j.contains(key) && !j[key].is_null(); }
-
 json directions(const DirectionCounts& c) {
   return {{"forward", c.forward}, {"backward_data", c.backward_data}, {"backward_weight", c.backward_weight}};
 }
 
-DirectionCounts directions_from(const json& j) {
+DirectionCounts directions_from(const std::optional<JsonField>& j) {
   DirectionCounts c;
-  c.forward = field(j, "forward", int64_t{0});
-  c.backward_data = field(j, "backward_data", int64_t{0});
-  c.backward_weight = field(j, "backward_weight", int64_t{0});
+  if (!j) return c;
+  c.forward = j->integer("forward", 0);
+  c.backward_data = j->integer("backward_data", 0);
+  c.backward_weight = j->integer("backward_weight", 0);
   return c;
 }
 
@@ -48,11 +33,12 @@ json categories(const CategoryBytes& b) {
   return j;
 }
 
-CategoryBytes categories_from(const json& j) {
+CategoryBytes categories_from(const std::optional<JsonField>& j) {
   CategoryBytes b{};
+  if (!j) return b;
   for (int i = 0; i < kMemoryCategoryCount; ++i) {
     const std::string name(to_string(static_cast<MemoryCategory>(i)));
-    b[static_cast<size_t>(i)] = field(j, name.c_str(), int64_t{0});
+    b[static_cast<size_t>(i)] = j->integer(name, 0);
   }
   return b;
 }
@@ -65,27 +51,27 @@ json memory_figures(const MemoryFigures& m) {
   return j;
 }
 
-MemoryFigures memory_figures_from(const json& j, int64_t peak) {
+MemoryFigures memory_figures_from(const std::optional<JsonField>& j, int64_t peak) {
   MemoryFigures m;
   m.peak_bytes = peak;
-  m.at_peak = categories_from(object_field(j, "at_peak"));
-  m.peak_by_category = categories_from(object_field(j, "peak_by_category"));
-  m.saved_bytes = field(j, "saved_bytes", int64_t{0});
-  m.reserved_peak_bytes = field(j, "reserved_peak_bytes", int64_t{-1});
+  if (!j) return m;
+  m.at_peak = categories_from(j->object("at_peak"));
+  m.peak_by_category = categories_from(j->object("peak_by_category"));
+  m.saved_bytes = j->integer("saved_bytes", 0);
+  m.reserved_peak_bytes = j->integer("reserved_peak_bytes", -1, -1);
   return m;
 }
 
 // The measured memory of a row: convbench writes {"peak_bytes", "measured": {...}}; the PyTorch
 // peer writes {"saved_bytes", ...} on any device plus "peak_bytes" and "peak_reserved_bytes" on
 // CUDA, with no breakdown. A peak that was not measured is -1.
-std::optional<MemoryFigures> measured_from(const json& mem) {
-  if (has_value(mem, "measured"))
-    return memory_figures_from(object_field(mem, "measured"), field(mem, "peak_bytes", int64_t{-1}));
-  if (!has_value(mem, "peak_bytes") && !has_value(mem, "saved_bytes")) return std::nullopt;
+std::optional<MemoryFigures> measured_from(const JsonField& mem) {
+  if (const auto measured = mem.object("measured")) return memory_figures_from(measured, mem.integer("peak_bytes", -1));
+  if (!mem.find("peak_bytes") && !mem.find("saved_bytes")) return std::nullopt;
   MemoryFigures m;
-  m.peak_bytes = field(mem, "peak_bytes", int64_t{-1});
-  m.saved_bytes = field(mem, "saved_bytes", int64_t{0});
-  m.reserved_peak_bytes = field(mem, "peak_reserved_bytes", int64_t{-1});
+  m.peak_bytes = mem.integer("peak_bytes", -1);
+  m.saved_bytes = mem.integer("saved_bytes", 0);
+  m.reserved_peak_bytes = mem.integer("peak_reserved_bytes", -1);
   return m;
 }
 
@@ -96,21 +82,42 @@ json time_stats(const TimeStats& t) {
           {"samples", t.samples()}, {"raw_ms", t.raw_ms}};
 }
 
+// Whether `a` and `b` agree to rounding (statistics recomputed from the raw samples).
+bool agrees(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-12; }
+
 // convbench writes noise and noise_met; the peer writes rel_stdev (null for one sample) and
-// stop ("converged" | "timeout").
-std::optional<TimeStats> time_stats_from(const json& t, const char* phase) {
-  if (!has_value(t, phase)) return std::nullopt;
-  const json& j = t[phase];
+// stop ("converged" | "timeout"). Times are finite and non-negative; the order statistics are
+// ordered (min <= q1 <= median <= q3 <= max); with raw samples, their count, minimum, maximum and
+// median agree with them.
+std::optional<TimeStats> time_stats_from(const std::optional<JsonField>& t, const char* phase) {
+  if (!t) return std::nullopt;
+  const auto j = t->object(phase);
+  if (!j) return std::nullopt;
   TimeStats s;
-  s.median = field(j, "median", 0.0);
-  s.min = field(j, "min", 0.0);
-  s.max = field(j, "max", 0.0);
-  s.q1 = field(j, "q1", 0.0);
-  s.q3 = field(j, "q3", 0.0);
-  s.mean = field(j, "mean", s.median);
-  s.noise = field(j, "noise", field(j, "rel_stdev", 0.0));
-  s.noise_met = field(j, "noise_met", field(j, "stop", std::string()) == "converged");
-  s.raw_ms = field(j, "raw_ms", std::vector<double>{});
+  s.raw_ms = j->numbers("raw_ms");
+  s.median = j->at("median").as_number();
+  s.q1 = j->number("q1", s.median);
+  s.q3 = j->number("q3", s.median);
+  // Absent extremes come from the raw samples, else from the quartiles.
+  const bool raw = !s.raw_ms.empty();
+  s.min = j->number("min", raw ? *std::min_element(s.raw_ms.begin(), s.raw_ms.end()) : std::min(s.q1, s.median));
+  s.max = j->number("max", raw ? *std::max_element(s.raw_ms.begin(), s.raw_ms.end()) : std::max(s.q3, s.median));
+  s.mean = j->number("mean", s.median);
+  s.noise = j->find("noise") ? j->number("noise", 0.0) : j->number("rel_stdev", 0.0);
+  s.noise_met = j->find("noise_met") ? j->boolean("noise_met", false) : j->string("stop", "") == "converged";
+  if (!(s.min <= s.q1 && s.q1 <= s.median && s.median <= s.q3 && s.q3 <= s.max))
+    j->fail("the statistics are out of order (min " + std::to_string(s.min) + ", q1 " + std::to_string(s.q1) +
+            ", median " + std::to_string(s.median) + ", q3 " + std::to_string(s.q3) + ", max " +
+            std::to_string(s.max) + ")");
+  if (!s.raw_ms.empty()) {
+    const int64_t samples = j->integer("samples", static_cast<int64_t>(s.raw_ms.size()));
+    if (samples != static_cast<int64_t>(s.raw_ms.size()))
+      j->at("samples").fail("says " + std::to_string(samples) + " samples, raw_ms has " +
+                            std::to_string(s.raw_ms.size()));
+    const auto [lo, hi] = std::minmax_element(s.raw_ms.begin(), s.raw_ms.end());
+    if (!agrees(*lo, s.min) || !agrees(*hi, s.max) || !agrees(quantile(s.raw_ms, 0.5), s.median))
+      j->fail("min, median and max do not agree with raw_ms");
+  }
   return s;
 }
 
@@ -162,47 +169,71 @@ json row_to_json(const ResultRow& r) {
   return j;
 }
 
-ResultRow row_from_json(const json& j) {
+ResultRow row_from_json(const JsonField& j) {
   ResultRow r;
-  r.block = j.at("block").get<std::string>();
-  r.variant = j.at("variant").get<std::string>();
-  r.kind = field(j, "kind", std::string());
-  for (const auto& [k, v] : object_field(j, "point").items()) r.point.emplace_back(k, v.dump());
-  r.point_label = field(j, "point_label", std::string());
-  r.is_baseline = field(j, "baseline", false);
-  r.dims = field(j, "dims", 2);
-  r.dtype = field(j, "dtype", std::string());
-  r.layout = field(j, "layout", std::string());
-  r.mode = field(j, "mode", std::string());
-  r.input_shape = field(j, "input_shape", std::vector<int64_t>{});
-  r.output_shape = field(j, "output_shape", std::vector<int64_t>{});
-  r.params = field(j, "params", int64_t{0});
-  r.buffers = field(j, "buffers", int64_t{0});
-  r.macs = directions_from(object_field(j, "macs"));
-  r.flops = directions_from(object_field(j, "flops"));
-  const json& bytes = object_field(j, "bytes");
-  r.bytes_forward = field(bytes, "forward", int64_t{0});
-  r.bytes_backward = field(bytes, "backward", int64_t{0});
-  const json& mem = object_field(j, "memory");
-  r.predicted = memory_figures_from(object_field(mem, "predicted"), field(mem, "predicted_peak_bytes", int64_t{0}));
-  r.measured = measured_from(mem);
-  r.device = field(j, "device", std::string());
-  r.status = field(j, "status", std::string("ok"));
-  r.message = field(j, "message", std::string());
-  if (j.contains("op_details") && j["op_details"].is_object()) r.op_details = j["op_details"];
-  if (j.contains("op_times") && j["op_times"].is_object()) r.op_times = j["op_times"];
-  const json& t = object_field(j, "time_ms");
+  j.at("block");  // both required
+  j.at("variant");
+  r.block = j.string("block", "");
+  r.variant = j.string("variant", "");
+  if (r.block.empty()) j.at("block").fail("expected a non-empty string");
+  if (r.variant.empty()) j.at("variant").fail("expected a non-empty string");
+  r.kind = j.string("kind", "");
+  if (const auto point = j.object("point")) {
+    for (const auto& [k, v] : point->value().items()) {
+      if (!v.is_primitive() || v.is_null())
+        point->at(k).fail("a sweep point's value must be a number, string or boolean, got " + describe_json(v));
+      r.point.emplace_back(k, v.dump());
+    }
+  }
+  r.point_label = j.string("point_label", "");
+  r.is_baseline = j.boolean("baseline", false);
+  r.dims = static_cast<int>(j.integer("dims", 2, 2, 3));
+  r.dtype = j.string("dtype", "");
+  r.layout = j.string("layout", "");
+  r.mode = j.choice("mode", "train", {"train", "infer"});
+  r.input_shape = j.integers("input_shape", 1);
+  r.output_shape = j.integers("output_shape", 1);
+  for (const auto* shape : {&r.input_shape, &r.output_shape})
+    if (!shape->empty() && shape->size() != static_cast<size_t>(r.dims) + 2)
+      j.at(shape == &r.input_shape ? "input_shape" : "output_shape")
+          .fail("expected " + std::to_string(r.dims + 2) + " dims for a " + std::to_string(r.dims) + "-D block, got " +
+                std::to_string(shape->size()));
+  r.params = j.integer("params", 0);
+  r.buffers = j.integer("buffers", 0);
+  r.macs = directions_from(j.object("macs"));
+  r.flops = directions_from(j.object("flops"));
+  if (const auto bytes = j.object("bytes")) {
+    r.bytes_forward = bytes->integer("forward", 0);
+    r.bytes_backward = bytes->integer("backward", 0);
+  }
+  if (const auto mem = j.object("memory")) {
+    r.predicted = memory_figures_from(mem->object("predicted"), mem->integer("predicted_peak_bytes", 0));
+    r.measured = measured_from(*mem);
+  }
+  r.device = j.string("device", "");
+  r.status = j.choice("status", "ok", {"ok", "oom", "unsupported", "error"});
+  r.message = j.string("message", "");
+  if (const auto d = j.object("op_details")) r.op_details = d->value();
+  if (const auto t = j.object("op_times")) r.op_times = t->value();
+  const auto t = j.object("time_ms");
   r.forward = time_stats_from(t, "forward");
   r.backward = time_stats_from(t, "backward");
   r.step = time_stats_from(t, "step");
   r.graph = time_stats_from(t, "graph");
-  r.graph_message = field(j, "graph_message", std::string());
-  if (has_value(j, "clock")) {
-    const json& c = object_field(j, "clock");
-    r.clock = ClockWindow{field(c, "domain", std::string()), field(c, "before_mhz", 0.0), field(c, "after_mhz", 0.0),
-                          field(c, "limits_after", std::vector<std::string>{})};
-  }
+  r.graph_message = j.string("graph_message", "");
+  if (const auto c = j.object("clock"))
+    r.clock = ClockWindow{c->string("domain", ""), c->number("before_mhz", 0.0, 0.0, 1e7),
+                          c->number("after_mhz", 0.0, 0.0, 1e7), c->strings("limits_after")};
   return r;
+}
+
+// A recorded roof must be one a device can have: the HTML roofline is drawn from it.
+void check_device_limits(const JsonField& provenance) {
+  const auto d = provenance.object("device_limits");
+  if (!d) return;
+  d->at("peak_flops").as_number(kMinPeakFlops, kMaxPeakFlops);
+  d->at("bandwidth_bytes_per_s").as_number(kMinBandwidth, kMaxBandwidth);
+  d->string("source", "");
 }
 
 }  // namespace
@@ -218,43 +249,26 @@ json results_to_json(const ResultSet& results) {
 }
 
 ResultSet results_from_json(const json& doc, const std::string& file_name) {
-  const SourceLocation where{file_name, 0, 0};
+  const JsonField top(doc, "", file_name);
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string() || doc["schema"] != kResultsSchema)
-    throw SpecError(where, "schema", std::string("not a convbench results file (expected \"schema\": \"") + kResultsSchema + "\")");
+    throw SpecError({file_name, 0, 0}, "schema",
+                    std::string("not a convbench results file (expected \"schema\": \"") + kResultsSchema + "\")");
   if (!doc.contains("results") || !doc["results"].is_array())
-    throw SpecError(where, "results", "missing the \"results\" list");
+    throw SpecError({file_name, 0, 0}, "results", "missing the \"results\" list");
   ResultSet set;
-  try {
-    set.engine = field(doc, "engine", std::string("convbench"));
-    set.device = field(doc, "device", std::string());
-  } catch (const json::exception& e) {
-    throw SpecError(where, "engine", std::string("malformed header: ") + e.what());
+  set.engine = top.string("engine", "convbench");
+  set.device = top.string("device", "");
+  if (const auto p = top.object("provenance")) {
+    set.provenance = p->value();
+    check_device_limits(*p);
   }
-  set.provenance = object_field(doc, "provenance");
-  size_t i = 0;
-  for (const json& j : doc["results"]) {
-    const std::string path = "results[" + std::to_string(i++) + "]";
-    try {
-      set.rows.push_back(row_from_json(j));
-    } catch (const json::exception& e) {
-      throw SpecError(where, path, std::string("malformed row: ") + e.what());
-    }
-  }
+  for (const JsonField& row : top.at("results").items()) set.rows.push_back(row_from_json(row));
   return set;
 }
 
 ResultSet load_results_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw SpecError({path, 0, 0}, "", "cannot open the results file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(buf.str());
-  } catch (const json::parse_error& e) {
-    throw SpecError({path, 0, 0}, "", std::string("malformed JSON: ") + e.what());
-  }
-  return results_from_json(doc, path);
+  const InputText in = read_input_file(path, "results file", kMaxResultsBytes);
+  return results_from_json(parse_json_input(in, "results file"), in.name);
 }
 
 }  // namespace convbench

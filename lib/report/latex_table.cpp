@@ -127,7 +127,7 @@ std::string format_latex(const ResultSet& results) {
   for (const ResultRow& r : results.rows) graph = graph || ran_with_graph(r);
   if (graph) out += "% Graph: the step (or forward) recorded once as a CUDA graph and replayed.\n";
   // What the reader must know before trusting the times stays with the table, as comments.
-  for (const std::string& w : run_warnings(results)) out += "% warning: " + w + "\n";
+  for (const std::string& w : run_warnings(results)) out += "% warning: " + printable(w) + "\n";
   for (const auto& group : group_by_block(results)) out += "\n" + table_of(group);
   return out;
 }

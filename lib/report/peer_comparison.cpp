@@ -206,14 +206,16 @@ std::string format_peer_comparison(const PeerComparison& c, TableStyle style) {
   std::string out;
   for (const PeerBlockTables& b : peer_tables(c)) {
     if (md) {
-      out += "### " + b.title + "\n\nCounts\n\n" + b.counts.render_markdown() + "\nTime and memory\n\n" +
+      out += "### " + markdown_escape(b.title) + "\n\nCounts\n\n" + b.counts.render_markdown() + "\nTime and memory\n\n" +
              b.times.render_markdown() + "\n";
     } else {
-      out += b.title + "\ncounts\n" + b.counts.render_terminal() + "\ntime and memory\n" + b.times.render_terminal() + "\n";
+      out += printable(b.title) + "\ncounts\n" + b.counts.render_terminal() + "\ntime and memory\n" +
+             b.times.render_terminal() + "\n";
     }
   }
-  for (const RowKey& k : c.only_in_ours) out += std::string(md ? "- " : "") + "only in ours: " + k.text() + "\n";
-  for (const RowKey& k : c.only_in_peer) out += std::string(md ? "- " : "") + "only in peer: " + k.text() + "\n";
+  auto shown = [md](const RowKey& k) { return md ? markdown_escape(k.text()) : printable(k.text()); };
+  for (const RowKey& k : c.only_in_ours) out += std::string(md ? "- " : "") + "only in ours: " + shown(k) + "\n";
+  for (const RowKey& k : c.only_in_peer) out += std::string(md ? "- " : "") + "only in peer: " + shown(k) + "\n";
   if (!c.only_in_ours.empty() || !c.only_in_peer.empty()) out += "\n";
   for (const std::string& note : footnotes(c)) out += note + "\n";
   return out + (md && c.mismatches() > 0 ? "**" + summary(c) + "**" : summary(c)) + "\n";

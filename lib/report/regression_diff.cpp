@@ -1,5 +1,7 @@
 #include "report/regression_diff.hpp"
 
+#include "report/markup_escape.hpp"
+
 #include <cmath>
 #include <map>
 #include <set>
@@ -188,11 +190,12 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
                              " (" + report.new_engine + (report.new_device.empty() ? "" : ", " + report.new_device) +
                              "); thresholds: time " + format_fixed(report.options.time_threshold * 100.0, 1) +
                              "% with separated quartiles, memory " + format_fixed(report.options.memory_threshold * 100.0, 1) + "%";
-  out += md ? "## convbench diff\n\n" + header + "\n\n" : "convbench diff: " + header + "\n";
+  // File names, engines and devices come from the command line and the files: shown escaped.
+  out += md ? "## convbench diff\n\n" + markdown_escape(header) + "\n\n" : "convbench diff: " + printable(header) + "\n";
   if (report.base_device != report.new_device)
     out += std::string(md ? "\n**" : "") + "warning: the files were measured on different devices (" +
-           (report.base_device.empty() ? "none" : report.base_device) + " vs " +
-           (report.new_device.empty() ? "none" : report.new_device) + ")" + (md ? "**\n\n" : "\n");
+           printable(report.base_device.empty() ? "none" : report.base_device) + " vs " +
+           printable(report.new_device.empty() ? "none" : report.new_device) + ")" + (md ? "**\n\n" : "\n");
 
   TextTable t;
   t.header = {"block / variant", "metric", "base", "new", "change", "verdict", "note"};
@@ -205,7 +208,8 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
     }
   if (!t.rows.empty()) out += (md ? "" : "\n") + (md ? t.render_markdown() : t.render_terminal()) + "\n";
   for (const auto& [label, keys] : {std::pair{"only in base", &report.only_in_base}, std::pair{"only in new", &report.only_in_new}})
-    for (const RowKey& k : *keys) out += std::string(md ? "- " : "") + label + ": " + k.text() + "\n";
+    for (const RowKey& k : *keys)
+      out += std::string(md ? "- " : "") + label + ": " + (md ? markdown_escape(k.text()) : printable(k.text())) + "\n";
   if (!report.only_in_base.empty() || !report.only_in_new.empty()) out += "\n";
 
   const int regressions = report.count(Verdict::slower) + report.count(Verdict::more) + report.count(Verdict::failed);

@@ -1,5 +1,7 @@
 #include "report/summary_tables.hpp"
 
+#include "report/markup_escape.hpp"
+
 #include "report/run_warnings.hpp"
 
 namespace convbench {
@@ -11,13 +13,6 @@ std::string ratio_cell(double value, double base) { return base > 0 ? format_rat
 std::string time_cell(const std::optional<TimeStats>& t) {
   if (!t) return "-";
   return format_fixed(t->median, 3) + " ±" + format_fixed(t->noise * 100.0, 1) + "%";
-}
-
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 bool any_measured(const std::vector<const ResultRow*>& group) {
@@ -158,7 +153,7 @@ std::string tables_footnote(const ResultSet& results) {
             " recorded once as a CUDA graph and replayed (no host work between kernels); eager time minus graph "
             "time is what launching op by op costs.";
   note += "\n";
-  for (const std::string& w : run_warnings(results)) note += "warning: " + w + "\n";
+  for (const std::string& w : run_warnings(results)) note += "warning: " + printable(w) + "\n";
   return note;
 }
 
@@ -168,9 +163,9 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
   std::string out;
   for (const BlockTable& b : block_tables(results)) {
     if (style == TableStyle::markdown)
-      out += "### " + b.title + "\n\n" + b.table.render_markdown() + "\n";
+      out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
     else
-      out += b.title + "\n" + b.table.render_terminal(colour) + "\n";
+      out += printable(b.title) + "\n" + b.table.render_terminal(colour) + "\n";
   }
   return out + tables_footnote(results);
 }
@@ -194,16 +189,17 @@ std::string format_csv(const ResultSet& results) {
   };
   for (const ResultRow& r : results.rows) {
     std::vector<std::string> cells = {
-        csv_escape(r.block), csv_escape(r.variant), r.kind, csv_escape(r.point_label), r.is_baseline ? "true" : "false",
-        std::to_string(r.dims), r.dtype, r.layout, r.mode, shape(r.input_shape), shape(r.output_shape),
+        csv_escape(r.block), csv_escape(r.variant), csv_escape(r.kind), csv_escape(r.point_label),
+        r.is_baseline ? "true" : "false", std::to_string(r.dims), csv_escape(r.dtype), csv_escape(r.layout),
+        csv_escape(r.mode), shape(r.input_shape), shape(r.output_shape),
         std::to_string(r.params), std::to_string(r.buffers), std::to_string(r.macs.forward),
         std::to_string(r.macs.backward_data), std::to_string(r.macs.backward_weight), std::to_string(r.flops.forward),
         std::to_string(r.flops.backward_data), std::to_string(r.flops.backward_weight), std::to_string(r.bytes_forward),
         std::to_string(r.bytes_backward), std::to_string(r.predicted.peak_bytes), std::to_string(r.predicted.saved_bytes),
-        r.device, r.device.empty() ? "" : r.status, csv_escape(r.message),
+        csv_escape(r.device), r.device.empty() ? "" : csv_escape(r.status), csv_escape(r.message),
         r.measured && r.measured->peak_bytes >= 0 ? std::to_string(r.measured->peak_bytes) : "", stats(r.forward),
         stats(r.backward), stats(r.step), r.step ? format_fixed(r.step->noise, 6) : "", stats(r.graph),
-        r.clock ? r.clock->domain : "", r.clock ? format_fixed(r.clock->before_mhz, 1) : "",
+        r.clock ? csv_escape(r.clock->domain) : "", r.clock ? format_fixed(r.clock->before_mhz, 1) : "",
         r.clock ? format_fixed(r.clock->after_mhz, 1) : ""};
     for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
     out += '\n';

@@ -54,10 +54,18 @@ struct LogScale {
   double to_unit(double v) const { return (std::log10(v) - lo) / (hi - lo); }
 };
 
+// The decade of a positive value, clamped to what a double can hold: a zero, a denormal or an
+// infinity from a malformed file must not become an axis of 2^31 decades (the cast of -inf to
+// int is undefined, and the tick loop would run that long).
+double clamped_log10(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return 0.0;
+  return std::clamp(std::log10(v), -300.0, 300.0);
+}
+
 LogScale log_scale(double min_value, double max_value) {
   LogScale s;
-  s.lo = static_cast<int>(std::floor(std::log10(min_value)));
-  s.hi = static_cast<int>(std::ceil(std::log10(max_value)));
+  s.lo = static_cast<int>(std::floor(clamped_log10(min_value)));
+  s.hi = static_cast<int>(std::ceil(clamped_log10(max_value)));
   if (s.hi <= s.lo) s.hi = s.lo + 1;
   return s;
 }

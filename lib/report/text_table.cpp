@@ -24,16 +24,25 @@ Tone TextTable::tone(size_t row, size_t column) const {
 }
 
 std::string TextTable::render_terminal(bool colour) const {
+  // Cells may hold names from a spec or a results file: control characters are shown escaped,
+  // never sent to the terminal.
+  std::vector<std::string> header_text;
+  for (const auto& h : header) header_text.push_back(printable(h));
+  std::vector<std::vector<std::string>> row_text;
+  for (const auto& r : rows) {
+    row_text.emplace_back();
+    for (const auto& cell : r) row_text.back().push_back(printable(cell));
+  }
   std::vector<size_t> width(header.size(), 0);
-  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
-  for (const auto& r : rows)
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header_text[c].size();
+  for (const auto& r : row_text)
     for (size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
   std::string out;
   // Escape codes wrap the padded cell so that they take no width.
   auto line = [&](const std::vector<std::string>& cells, size_t row_index) {
     for (size_t c = 0; c < width.size(); ++c) {
       const bool right = c < right_aligned.size() && right_aligned[c];
-      std::string cell = pad(c < cells.size() ? cells[c] : "", width[c], right);
+      std::string cell = pad(c < cells.size() ? cells[c] : "", width[c], right);  // cells are printable()
       const Tone t = row_index == SIZE_MAX ? Tone::plain : tone(row_index, c);
       if (colour && t != Tone::plain) cell = (t == Tone::better ? "\033[32m" : "\033[31m") + cell + "\033[0m";
       out += (c ? "  " : "") + cell;
@@ -41,24 +50,24 @@ std::string TextTable::render_terminal(bool colour) const {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += '\n';
   };
-  line(header, SIZE_MAX);
+  line(header_text, SIZE_MAX);
   std::vector<std::string> rule;
   for (size_t w : width) rule.push_back(std::string(w, '-'));
   line(rule, SIZE_MAX);
-  for (size_t i = 0; i < rows.size(); ++i) line(rows[i], i);
+  for (size_t i = 0; i < row_text.size(); ++i) line(row_text[i], i);
   return out;
 }
 
 std::string TextTable::render_markdown() const {
   std::string out = "|";
-  for (const auto& h : header) out += " " + h + " |";
+  for (const auto& h : header) out += " " + markdown_escape(h) + " |";
   out += "\n|";
   for (size_t c = 0; c < header.size(); ++c)
     out += (c < right_aligned.size() && right_aligned[c]) ? "---:|" : "---|";
   out += '\n';
   for (const auto& r : rows) {
     out += "|";
-    for (const auto& cell : r) out += " " + cell + " |";
+    for (const auto& cell : r) out += " " + markdown_escape(cell) + " |";
     out += '\n';
   }
   return out;
@@ -89,7 +98,9 @@ std::string format_fixed(double value, int decimals) {
 }
 
 std::string format_count(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value), out;
+  // The magnitude as unsigned: -INT64_MIN does not fit an int64.
+  const uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  std::string digits = std::to_string(magnitude), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];

@@ -86,6 +86,7 @@ struct BlockSpec {
 struct Spec {
   std::string name;
   std::string file;
+  std::string sha256;  // of the bytes read (load_spec_file), for the provenance of results
   std::vector<BlockSpec> blocks;  // expanded: every block at every sweep point, block-major
 };
 

@@ -1,6 +1,7 @@
 #include "spec/spec_loader.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -10,10 +11,11 @@
 #include <system_error>
 
 #include "graph/graph_builder.hpp"
-#include "spec/sha256.hpp"
+#include "spec/input_file.hpp"
 #include "spec/source_tree.hpp"
 #include "spec/spec_field.hpp"
 #include "spec/suggest.hpp"
+#include "spec/utf8.hpp"
 #include "spec/variant_parser.hpp"
 
 namespace convbench {
@@ -38,21 +40,6 @@ struct SweepAxis {
   std::string key;
   std::vector<Field> values;
 };
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw SpecError({path, 0, 0}, "", "cannot read the spec file: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw SpecError({path, 0, 0}, "",
-                    "cannot open the spec file: " +
-                        std::error_code(errno, std::generic_category()).message());
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw SpecError({path, 0, 0}, "", "cannot read the spec file");
-  return text.str();
-}
 
 // Resolves the fields of one block at one sweep point: the swept value wins, then the block's
 // own value, then `defaults`, then the built-in default.
@@ -253,7 +240,44 @@ SweepPoint sweep_point(const std::vector<SweepAxis>& axes, int64_t index) {
   return point;
 }
 
-Spec parse_root(const Field& root) {
+// The runs (block x sweep point x variant) the spec expands to, counted on the source tree before
+// anything is built, so that a short file that multiplies out to millions of runs (an alias
+// shared by every block, a long sweep) is refused at once instead of filling memory.
+void check_work(const Field& root, const std::vector<Field>& blocks, const std::optional<Field>& defaults,
+                int64_t points, const SpecLimits& limits) {
+  int64_t variants = 0, ops = 0;
+  for (const Field& block : blocks) {
+    std::optional<Field> list = block.get("variants");
+    if (!list && defaults) list = defaults->get("variants");
+    if (!list || !list->is_sequence()) continue;  // reported where the block is read
+    for (const auto& v : list->node().items) {
+      ++variants;
+      // A custom variant's ops are counted; a built-in kind is at most 13 ops (a bottleneck
+      // with dropout and a projected shortcut).
+      int64_t count = 13;
+      for (const auto& [key, value] : v->entries)
+        if (key->text == "ops" && value->kind == SourceNode::Kind::sequence)
+          count = static_cast<int64_t>(value->items.size());
+      ops += count;
+    }
+  }
+  // Every factor is below 2^31 (points by the sweep check, variants and ops by the document's
+  // size), so the products fit.
+  const int64_t runs = points * variants;
+  const int64_t all_ops = points * ops;
+  const int64_t max_ops = limits.max_runs * kMaxOpsPerRun;
+  const Field at = root.get("sweep") ? *root.get("sweep") : root.locate("blocks");
+  if (runs > limits.max_runs)
+    at.fail("the spec expands to " + str(runs) + " runs (" + str(static_cast<int64_t>(blocks.size())) +
+            " blocks x " + str(points) + " sweep points, " + str(variants) +
+            " variants in all), more than the limit of " + str(limits.max_runs) + " (--max-runs raises it)");
+  if (all_ops > max_ops)
+    at.fail("the spec expands to " + str(runs) + " runs with up to " + str(all_ops) +
+            " ops in all, more than the limit of " + str(max_ops) + " (" + str(kMaxOpsPerRun) +
+            " per run of --max-runs " + str(limits.max_runs) + ", which raises it)");
+}
+
+Spec parse_root(const Field& root, const SpecLimits& limits) {
   if (!root.is_map())
     root.fail("the top level must be a map with `blocks` (and optionally name, defaults, "
               "sweep), got " + root.describe());
@@ -287,6 +311,7 @@ Spec parse_root(const Field& root) {
     if (const auto [it, inserted] = names.emplace(text, block.path()); !inserted)
       name->fail("duplicate block name \"" + text + "\" (" + it->second + " has it too)");
   }
+  check_work(root, blocks, defaults, points, limits);
 
   for (const Field& block : blocks) {
     for (int64_t p = 0; p < points; ++p) {
@@ -306,10 +331,17 @@ Spec parse_root(const Field& root) {
 
 }  // namespace
 
-Spec parse_spec_text(const std::string& text, const std::string& file_name) {
+Spec parse_spec_text(const std::string& text, const std::string& file_name, const SpecLimits& limits) {
+  if (const auto bad = find_invalid_utf8(text)) {
+    const TextPosition at = position_of(text, *bad);
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[*bad]));
+    throw SpecError({file_name, at.line, at.column}, "",
+                    std::string("the spec is not valid UTF-8 (byte ") + byte + "): save it as UTF-8");
+  }
   try {
     const std::shared_ptr<const SourceNode> root = parse_source_tree(text, file_name);
-    return parse_root(Field(*root, "", file_name));
+    return parse_root(Field(*root, "", file_name), limits);
   } catch (const SpecError&) {
     throw;
   } catch (const std::exception& e) {
@@ -318,8 +350,11 @@ Spec parse_spec_text(const std::string& text, const std::string& file_name) {
   }
 }
 
-Spec load_spec_file(const std::string& path) { return parse_spec_text(read_file(path), path); }
-
-std::string spec_file_hash(const std::string& path) { return sha256_hex(read_file(path)); }
+Spec load_spec_file(const std::string& path, const SpecLimits& limits) {
+  const InputText in = read_input_file(path, "spec file", kMaxSpecBytes);
+  Spec spec = parse_spec_text(in.text, in.name, limits);
+  spec.sha256 = in.sha256;
+  return spec;
+}
 
 }  // namespace convbench

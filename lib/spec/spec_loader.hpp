@@ -16,14 +16,25 @@
 
 namespace convbench {
 
-// Reads and parses the file; a missing or unreadable file is a SpecError at line 0.
-Spec load_spec_file(const std::string& path);
+// How much work a spec may expand to. A run is one variant of one block at one sweep point; the
+// default keeps a typo (a sweep one axis too long, an alias pasted into every block) from
+// building millions of graphs. Commands raise it with --max-runs.
+constexpr int64_t kDefaultMaxRuns = 10'000;
+// Ops in all runs together may average this many per allowed run (custom op graphs included).
+constexpr int64_t kMaxOpsPerRun = 1'000;
+struct SpecLimits {
+  int64_t max_runs = kDefaultMaxRuns;
+};
+
+// Reads the file once (a regular file, or `-` for standard input; at most kMaxSpecBytes) and
+// parses it; Spec::sha256 is the hash of the bytes read. A missing, unreadable or special file is
+// a SpecError at line 0.
+Spec load_spec_file(const std::string& path, const SpecLimits& limits = {});
 
 // Parses spec text: JSON when `file_name` ends in ".json", YAML otherwise. `file_name` is only
-// used in messages and for Spec::file.
-Spec parse_spec_text(const std::string& text, const std::string& file_name);
+// used in messages and for Spec::file. The text must be valid UTF-8 (a bad byte is an error at
+// its line and column).
+Spec parse_spec_text(const std::string& text, const std::string& file_name, const SpecLimits& limits = {});
 
-// SHA-256 of the file's bytes, lower-case hex (for the provenance of results).
-std::string spec_file_hash(const std::string& path);
 
 }  // namespace convbench

@@ -1,5 +1,7 @@
 #include "spec/variant_parser.hpp"
 
+#include <unordered_map>
+
 #include <algorithm>
 
 #include "spec/suggest.hpp"
@@ -124,12 +126,12 @@ VariantSpec parse_variant(const Field& v, const BlockSpec& block) {
 std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& block) {
   std::vector<VariantSpec> out;
   const std::vector<Field> list = variants.non_empty_list("variants");
+  std::unordered_map<std::string, std::size_t> index;  // name -> first position: linear in variants
   for (std::size_t i = 0; i < list.size(); ++i) {
     VariantSpec variant = parse_variant(list[i], block);
-    for (std::size_t j = 0; j < out.size(); ++j) {
-      if (out[j].name != variant.name) continue;
+    if (const auto [it, inserted] = index.emplace(variant.name, i); !inserted) {
       const Field at = list[i].get("name").value_or(list[i]);
-      at.fail("duplicate variant name \"" + variant.name + "\" (variants[" + str(j) +
+      at.fail("duplicate variant name \"" + variant.name + "\" (variants[" + str(it->second) +
               "] has it too); give each variant its own `name:`");
     }
     out.push_back(std::move(variant));

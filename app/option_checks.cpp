@@ -1,0 +1,53 @@
+#include "option_checks.hpp"
+
+#include <cmath>
+#include <regex>
+
+#include "spec/spec_error.hpp"
+
+namespace convbench::cli {
+
+CLI::Validator finite_in(double lo, double hi) {
+  const std::string range = "[" + CLI::detail::to_string(lo) + ", " + CLI::detail::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          return "expected a number in " + range + ", got " + text;
+        }
+        if (used != text.size() || !std::isfinite(v) || v < lo || v > hi)
+          return "expected a finite number in " + range + ", got " + text;
+        return {};
+      },
+      "NUMBER in " + range);
+}
+
+void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
+  sub.add_option("--max-runs", limits.max_runs,
+                 "Refuse a spec that expands to more runs (block x sweep point x variant) than this, and to more "
+                 "than 1000 ops per allowed run")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+}
+
+int64_t parse_byte_size(const std::string& text, const std::string& option) {
+  static const std::regex pattern(R"(\s*([0-9]{1,19})\s*(|B|KiB|MiB|GiB|TiB)\s*)");
+  std::smatch m;
+  if (!std::regex_match(text, m, pattern))
+    throw SpecError({"command line", 0, 0}, option,
+                    "expected a size such as 4GiB, 512MiB or a number of bytes, got \"" + text + "\"");
+  const std::string unit = m[2];
+  const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : unit == "TiB" ? 40 : 0;
+  const std::string digits = m[1];
+  // 19 digits may still exceed int64 (9.2e18): compare before converting.
+  if (digits.size() == 19 && digits > "9223372036854775807")
+    throw SpecError({"command line", 0, 0}, option, "size too large: " + text);
+  const int64_t value = std::stoll(digits);
+  if (value > (INT64_MAX >> shift)) throw SpecError({"command line", 0, 0}, option, "size too large: " + text);
+  return value << shift;
+}
+
+}  // namespace convbench::cli

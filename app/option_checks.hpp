@@ -1,0 +1,23 @@
+// Checks of numeric command-line options, shared by the subcommands: every value must be finite
+// and in range (a NaN timeout would run forever, a negative sample count would never stop), and
+// a bad one is a usage error (exit 2) naming the option.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "spec/spec_loader.hpp"
+
+namespace convbench::cli {
+
+// A real number, finite, within [lo, hi] (NaN and infinities are refused).
+CLI::Validator finite_in(double lo, double hi);
+// --max-runs N: how many runs (block x sweep point x variant) a spec may expand to.
+void add_spec_limit_option(CLI::App& sub, SpecLimits& limits);
+// "4GiB", "512MiB", "64KiB", "1000000" (bytes); 0 means no limit. Throws SpecError naming
+// `option` for anything else, or a size beyond int64.
+int64_t parse_byte_size(const std::string& text, const std::string& option);
+
+}  // namespace convbench::cli
