@@ -24,9 +24,16 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;  // --help and --version exit 0; every usage error exits 2
+    // Every usage error exits 2 with one line, like every other bad input.
+    std::fprintf(stderr, "error: command line: %s (see --help)\n", convbench::printable(e.what()).c_str());
+    return 2;
   }
   spdlog::set_level(verbosity >= 2 ? spdlog::level::debug : verbosity == 1 ? spdlog::level::info : spdlog::level::warn);
   spdlog::set_pattern("[%l] %v");

@@ -34,7 +34,7 @@ void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
 }
 
 int64_t parse_byte_size(const std::string& text, const std::string& option) {
-  static const std::regex pattern(R"(\s*([0-9]{1,19})\s*(|B|KiB|MiB|GiB|TiB)\s*)");
+  static const std::regex pattern(R"(\s*([0-9]+)\s*(|B|KiB|MiB|GiB|TiB)\s*)");
   std::smatch m;
   if (!std::regex_match(text, m, pattern))
     throw SpecError({"command line", 0, 0}, option,
@@ -42,8 +42,8 @@ int64_t parse_byte_size(const std::string& text, const std::string& option) {
   const std::string unit = m[2];
   const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : unit == "TiB" ? 40 : 0;
   const std::string digits = m[1];
-  // 19 digits may still exceed int64 (9.2e18): compare before converting.
-  if (digits.size() == 19 && digits > "9223372036854775807")
+  // Compare the digits before converting: std::stoll would throw on anything beyond int64.
+  if (digits.size() > 19 || (digits.size() == 19 && digits > "9223372036854775807"))
     throw SpecError({"command line", 0, 0}, option, "size too large: " + text);
   const int64_t value = std::stoll(digits);
   if (value > (INT64_MAX >> shift)) throw SpecError({"command line", 0, 0}, option, "size too large: " + text);

@@ -33,6 +33,7 @@ const std::vector<std::string> kDTypes = {"float32", "tf32", "float16", "bfloat1
 constexpr int64_t kMaxExpandedBlocks = 100'000;
 
 std::string str(int64_t v) { return std::to_string(v); }
+std::string count(int64_t n, const std::string& noun) { return str(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 using SweepPoint = std::vector<std::pair<std::string, Field>>;
 
@@ -268,9 +269,9 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
   const int64_t max_ops = limits.max_runs * kMaxOpsPerRun;
   const Field at = root.get("sweep") ? *root.get("sweep") : root.locate("blocks");
   if (runs > limits.max_runs)
-    at.fail("the spec expands to " + str(runs) + " runs (" + str(static_cast<int64_t>(blocks.size())) +
-            " blocks x " + str(points) + " sweep points, " + str(variants) +
-            " variants in all), more than the limit of " + str(limits.max_runs) + " (--max-runs raises it)");
+    at.fail("the spec expands to " + str(runs) + " runs (" + count(static_cast<int64_t>(blocks.size()), "block") +
+            " x " + count(points, "sweep point") + ", " + str(variants) + " variants in all), more than the limit of " +
+            str(limits.max_runs) + " (--max-runs raises it)");
   if (all_ops > max_ops)
     at.fail("the spec expands to " + str(runs) + " runs with up to " + str(all_ops) +
             " ops in all, more than the limit of " + str(max_ops) + " (" + str(kMaxOpsPerRun) +
