@@ -22,6 +22,8 @@ packages=(
   # the host code compiled a second time with clang (scripts/clang-check.sh, run by the tests):
   # clang's OpenMP, and the LLVM tools CMake picks for a clang build when they are present
   clang-14 libomp-14-dev llvm-14 lld-14
+  # clang's sanitizer and libFuzzer runtimes (scripts/sanitize.sh, scripts/fuzz.sh)
+  libclang-rt-14-dev
   # the tests: PyTorch and NumPy as the peer, PyYAML to read the specs, pdflatex with booktabs
   # for the LaTeX output
   python3-yaml python3-numpy python3-torch

@@ -99,7 +99,8 @@ TEST(ReportAgainst, HtmlReportCarriesTheSameSideBySideTable) {
 }
 
 TEST(ReportAgainst, AnalysisAgainstPeerComparesPredictedSavedBytes) {
-  const PeerComparison c = compare_with_peer(load_results_file(source_path(kAnalyzed)), load_results_file(source_path(kPeer)));
+  const ResultSet analyzed = load_results_file(source_path(kAnalyzed)), peer = load_results_file(source_path(kPeer));
+  const PeerComparison c = compare_with_peer(analyzed, peer);  // points into both sets
   EXPECT_EQ(c.mismatches(), 0);
   EXPECT_EQ(c.rows[0].memory_measure, MemoryMeasure::saved_predicted);
   EXPECT_FALSE(c.rows[0].step);  // nothing was timed by analyze

@@ -49,6 +49,10 @@ struct PeerComparison {
 
 // The result sets must outlive the comparison (rows point into them).
 PeerComparison compare_with_peer(const ResultSet& ours, const ResultSet& peer);
+// The comparison points into both sets' rows: temporaries would leave it dangling.
+PeerComparison compare_with_peer(ResultSet&& ours, const ResultSet& peer) = delete;
+PeerComparison compare_with_peer(const ResultSet& ours, ResultSet&& peer) = delete;
+PeerComparison compare_with_peer(ResultSet&& ours, ResultSet&& peer) = delete;
 
 // Per block: a counts table (both engines' values, MISMATCH flagged) and a time and memory table
 // (ratios), then the rows found in one file only and a footnote saying which memory was compared.

@@ -1,0 +1,23 @@
+// libFuzzer harness: any bytes as a spec (YAML, or JSON when the first byte is odd), then, when
+// the spec is valid, every variant built and counted as `analyze` does. Bad input may only end in
+// a SpecError; anything else (a crash, a sanitizer finding, another exception) is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "report/analysis_rows.hpp"
+#include "spec/spec_error.hpp"
+#include "spec/spec_loader.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::string name = (data[0] & 1) ? "fuzz.json" : "fuzz.yaml";
+  const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  try {
+    // Few runs, so that one input cannot make the analysis itself slow.
+    const convbench::Spec spec = convbench::parse_spec_text(text, name, convbench::SpecLimits{64});
+    convbench::analyze_spec(spec);
+  } catch (const convbench::SpecError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,50 @@
+// Text from users in every output: control characters and stray bytes made visible (terminal,
+// errors), Markdown cells, CSV fields, HTML and LaTeX escaping, and counts at the edge of int64.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "report/markup_escape.hpp"
+#include "report/text_table.hpp"
+
+namespace convbench {
+namespace {
+
+TEST(TextEscape, ControlCharactersAndStrayBytesBecomeVisible) {
+  EXPECT_EQ(printable("plain"), "plain");
+  EXPECT_EQ(printable("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+  EXPECT_EQ(printable(std::string("red\x1b[31m\x00\x7f", 10)), "red\\x1b[31m\\x00\\x7f");
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");  // UTF-8 kept
+  EXPECT_EQ(printable("b\xff" "c\xc3"), "b\\xffc\\xc3");  // stray and truncated bytes escaped
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate is not UTF-8
+}
+
+TEST(TextEscape, EveryFormatKeepsOneCellOneCell) {
+  EXPECT_EQ(markdown_escape("a|b\nc"), "a\\|b\\nc");
+  EXPECT_EQ(csv_escape("plain"), "plain");
+  EXPECT_EQ(csv_escape("a,\"b\"\nc"), "\"a,\"\"b\"\"\\nc\"");
+  EXPECT_EQ(csv_escape(" padded"), "\" padded\"");
+  EXPECT_EQ(html_escape("<a href='x'>&\x1b</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;\\x1b&lt;/a&gt;");
+  EXPECT_EQ(html_escape_lines("a<b\nc\x01"), "a&lt;b\nc\\x01");
+  EXPECT_EQ(latex_escape("50%_of{x}\n"), "50\\%\\_of\\{x\\}\\textbackslash{}n");
+}
+
+TEST(TextEscape, TablesShowNamesEscapedAndAligned) {
+  TextTable t;
+  t.header = {"name", "n"};
+  t.right_aligned = {false, true};
+  t.rows = {{"a\x1b[31m|b", "1"}, {"c", "22"}};
+  EXPECT_EQ(t.render_terminal(), "name          n\n-----------  --\na\\x1b[31m|b   1\nc            22\n");
+  EXPECT_EQ(t.render_markdown(), "| name | n |\n|---|---:|\n| a\\x1b[31m\\|b | 1 |\n| c | 22 |\n");
+}
+
+TEST(TextEscape, CountsAtTheEdgesOfInt64) {
+  EXPECT_EQ(format_count(0), "0");
+  EXPECT_EQ(format_count(-1234567), "-1,234,567");
+  EXPECT_EQ(format_count(std::numeric_limits<int64_t>::max()), "9,223,372,036,854,775,807");
+  EXPECT_EQ(format_count(std::numeric_limits<int64_t>::min()), "-9,223,372,036,854,775,808");
+}
+
+}  // namespace
+}  // namespace convbench
