@@ -80,7 +80,7 @@ open("huge.yaml", "w").write("# " + "x" * (17 << 20) + "\n")
 EOF
 for command in "report deep.json" "diff deep.json $good" "diff $good deep.json" "report $good --against deep.json"; do
   # shellcheck disable=SC2086
-  expect_error 2 '^error: deep\.json: provenance(\[0\]){63}: the results file is nested more than 64 levels deep$' "$cb" $command
+  expect_error 2 '^error: deep\.json: provenance(\[0\]){7}\.\.\. \(64 levels\): the results file is nested more than 64 levels deep$' "$cb" $command
 done
 expect_error 2 'many-variants\.yaml:2:3: blocks: the spec expands to 100000 runs \(1 block x 1 sweep point, 100000 variants in all\)' "$cb" validate many-variants.yaml
 timeout 60 "$cb" validate many-variants.yaml --max-runs 100000 >stdout.txt 2>&1 ||
@@ -132,8 +132,10 @@ if command -v pdflatex >/dev/null; then
   printf '%s\n' '\documentclass{article}' '\usepackage{booktabs}' '\usepackage[margin=1cm,landscape]{geometry}' \
     '\begin{document}' '\input{names.latex}' '\end{document}' >doc.tex
   pdflatex -interaction=nonstopmode -halt-on-error doc.tex >latex.log 2>&1 || fail "pdflatex rejects the LaTeX of hostile names: $(grep -m3 '^!' latex.log)"
-else
+elif grep -q '^ID=debian' /etc/os-release 2>/dev/null; then
   fail "pdflatex is missing (scripts/setup.sh installs texlive-latex-base)"
+else
+  echo "note: no pdflatex on this machine (not Debian: the GPU machine's image); the LaTeX was not compiled"
 fi
 
 # ---- output paths ----------------------------------------------------------------------------

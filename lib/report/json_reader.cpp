@@ -63,14 +63,17 @@ class DepthCheck final : public nlohmann::json_sax<json> {
     frames_.pop_back();
     return value();
   }
+  // The key path down to the too-deep value; beyond 8 levels, its start and its depth.
   std::string path() const {
     std::string p;
-    for (const Frame& f : frames_) {
+    for (size_t i = 0; i < frames_.size() && i < 8; ++i) {
+      const Frame& f = frames_[i];
       if (f.array)
         p += "[" + std::to_string(f.index) + "]";
       else
         p += (p.empty() ? "" : ".") + f.key;
     }
+    if (frames_.size() > 8) p += "... (" + std::to_string(frames_.size()) + " levels)";
     return p.empty() ? "(top level)" : p;
   }
   std::vector<Frame> frames_;
