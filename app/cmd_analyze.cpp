@@ -4,9 +4,8 @@
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "output_options.hpp"
-#include "report/analysis_rows.hpp"
+#include "pipeline/analyze.hpp"
 #include "spec/spec_loader.hpp"
-#include "measure/provenance.hpp"
 
 namespace convbench::cli {
 
@@ -24,10 +23,7 @@ Command add_analyze_command(CLI::App& app) {
   return {sub, [opt] {
             check_result_paths(opt->output, {opt->spec});
             const Spec spec = load_spec_file(opt->spec, opt->limits);
-            ResultSet results = analyze_spec(spec);
-            results.engine = engine_name();
-            results.provenance = collect_provenance(spec, nullptr);
-            write_results(opt->output, results, {opt->spec});
+            write_results(opt->output, analyze(spec), {opt->spec});
             return 0;
           }};
 }

@@ -6,7 +6,7 @@
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "report/output_writer.hpp"
-#include "report/json_results.hpp"
+#include "results/json_results.hpp"
 #include "report/regression_diff.hpp"
 
 namespace convbench::cli {

@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "report/text_table.hpp"
 
 namespace convbench::cli {

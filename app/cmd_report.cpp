@@ -7,10 +7,10 @@
 #include "report/output_writer.hpp"
 #include "output_options.hpp"
 #include "report/html_report.hpp"
-#include "report/json_results.hpp"
+#include "results/json_results.hpp"
 #include "report/peer_comparison.hpp"
 #include "report/report_formats.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench::cli {
 
@@ -38,7 +38,7 @@ Command add_report_command(CLI::App& app) {
             const bool colour = opt->output.empty() && stdout_is_terminal();
             if (!opt->against.empty()) {
               if (opt->format != "table" && opt->format != "md" && opt->format != "html")
-                throw SpecError({"command line", 0, 0}, "--format",
+                throw InputError({"command line", 0, 0}, "--format",
                                 "--against renders as table, md or html, not " + opt->format);
               const ResultSet peer = load_results_file(opt->against);
               const PeerComparison comparison = compare_with_peer(results, peer);

@@ -3,7 +3,7 @@
 
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "report/analysis_rows.hpp"
+#include "pipeline/analyze.hpp"
 #include "spec/spec_loader.hpp"
 
 namespace convbench::cli {

@@ -1,5 +1,5 @@
 // Each subcommand registers itself on the CLI and runs when chosen. Commands return the process
-// exit code; bad input throws SpecError, which main() turns into exit code 2.
+// exit code; bad input throws InputError, which main() turns into exit code 2.
 #pragma once
 
 #include <functional>

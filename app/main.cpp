@@ -6,7 +6,7 @@
 
 #include "commands.hpp"
 #include "report/markup_escape.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"convbench: which convolution block variant is really fastest and leanest, and why"};

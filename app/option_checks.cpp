@@ -3,7 +3,7 @@
 #include <cmath>
 #include <regex>
 
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench::cli {
 
@@ -37,16 +37,16 @@ int64_t parse_byte_size(const std::string& text, const std::string& option) {
   static const std::regex pattern(R"(\s*([0-9]+)\s*(|B|KiB|MiB|GiB|TiB)\s*)");
   std::smatch m;
   if (!std::regex_match(text, m, pattern))
-    throw SpecError({"command line", 0, 0}, option,
+    throw InputError({"command line", 0, 0}, option,
                     "expected a size such as 4GiB, 512MiB or a number of bytes, got \"" + text + "\"");
   const std::string unit = m[2];
   const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : unit == "TiB" ? 40 : 0;
   const std::string digits = m[1];
   // Compare the digits before converting: std::stoll would throw on anything beyond int64.
   if (digits.size() > 19 || (digits.size() == 19 && digits > "9223372036854775807"))
-    throw SpecError({"command line", 0, 0}, option, "size too large: " + text);
+    throw InputError({"command line", 0, 0}, option, "size too large: " + text);
   const int64_t value = std::stoll(digits);
-  if (value > (INT64_MAX >> shift)) throw SpecError({"command line", 0, 0}, option, "size too large: " + text);
+  if (value > (INT64_MAX >> shift)) throw InputError({"command line", 0, 0}, option, "size too large: " + text);
   return value << shift;
 }
 

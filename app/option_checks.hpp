@@ -16,7 +16,7 @@ namespace convbench::cli {
 CLI::Validator finite_in(double lo, double hi);
 // --max-runs N: how many runs (block x sweep point x variant) a spec may expand to.
 void add_spec_limit_option(CLI::App& sub, SpecLimits& limits);
-// "4GiB", "512MiB", "64KiB", "1000000" (bytes); 0 means no limit. Throws SpecError naming
+// "4GiB", "512MiB", "64KiB", "1000000" (bytes); 0 means no limit. Throws InputError naming
 // `option` for anything else, or a size beyond int64.
 int64_t parse_byte_size(const std::string& text, const std::string& option);
 

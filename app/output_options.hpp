@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench::cli {
 
@@ -18,10 +18,10 @@ struct OutputOptions {
 };
 
 void add_output_options(CLI::App& sub, OutputOptions& options);
-// Refuses bad output paths (SpecError) before any work: a device, FIFO, directory or symlink, an
+// Refuses bad output paths (InputError) before any work: a device, FIFO, directory or symlink, an
 // input of the command, the same file twice.
 void check_result_paths(const OutputOptions& options, const std::vector<std::string>& inputs);
-// Renders every requested file, then writes them all (or none, throwing SpecError), then prints
+// Renders every requested file, then writes them all (or none, throwing InputError), then prints
 // the terminal tables unless an output went to standard output.
 void write_results(const OutputOptions& options, const ResultSet& results, const std::vector<std::string>& inputs);
 // Whether standard output is a terminal (colour is used only then).

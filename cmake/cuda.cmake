@@ -75,7 +75,6 @@ function(convbench_add_cuda_backend target)
   file(GLOB _cuda_kernels CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/*.cu)
   target_sources(${target} PRIVATE ${_cuda_host} ${_cuda_kernels})
   # kernels/kernels.hpp is included as "kernels/..." from the backend and the kernels.
-  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR})
   # cuda_runtime_api.h, cudnn.h and nvtx3/ (header-only, in the toolkit) for the library and
   # for code that includes its CUDA headers (tests, the backend registry).
   target_include_directories(${target} PUBLIC ${CUDNN_INCLUDE_DIR})

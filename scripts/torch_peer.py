@@ -72,7 +72,7 @@ DUMP_MAX_SIZE = 8
 # convbench's loader is the validator users see; this one checks enough to fail clearly.
 # ------------------------------------------------------------------------------------------------
 
-class SpecError(Exception):
+class InputError(Exception):
     pass
 
 
@@ -111,7 +111,7 @@ def read_spec_document(path):
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as e:
-        raise SpecError(f"{path}: cannot read the spec file: {e.strerror}") from e
+        raise InputError(f"{path}: cannot read the spec file: {e.strerror}") from e
     try:
         if path.endswith(".json"):
             doc = json.loads(raw.decode("utf-8"))
@@ -119,21 +119,21 @@ def read_spec_document(path):
             import yaml  # python3-yaml; only YAML specs need it
             doc = yaml.safe_load(raw.decode("utf-8"))
     except Exception as e:  # JSON and YAML syntax errors carry their own positions
-        raise SpecError(f"{path}: cannot parse: {e}") from e
+        raise InputError(f"{path}: cannot parse: {e}") from e
     return doc, hashlib.sha256(raw).hexdigest()
 
 
 def check_keys(path, where, mapping, allowed):
     for key in mapping:
         if key not in allowed:
-            raise SpecError(f"{path}: {where}: unknown key \"{key}\"")
+            raise InputError(f"{path}: {where}: unknown key \"{key}\"")
 
 
 def as_int(path, where, value, minimum):
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"{path}: {where}: expected an integer, got {value!r}")
+        raise InputError(f"{path}: {where}: expected an integer, got {value!r}")
     if value < minimum:
-        raise SpecError(f"{path}: {where}: must be >= {minimum}, got {value}")
+        raise InputError(f"{path}: {where}: must be >= {minimum}, got {value}")
     return value
 
 
@@ -141,7 +141,7 @@ def per_dim(path, where, value, dims, minimum):
     """An int (repeated) or a list of `dims` ints."""
     if isinstance(value, list):
         if len(value) != dims:
-            raise SpecError(f"{path}: {where}: needs {dims} values, got {len(value)}")
+            raise InputError(f"{path}: {where}: needs {dims} values, got {len(value)}")
         return [as_int(path, f"{where}[{i}]", v, minimum) for i, v in enumerate(value)]
     return [as_int(path, where, value, minimum)] * dims
 
@@ -167,19 +167,19 @@ def resolve_custom_op(path, where, op, dims, previous):
     """One custom op with its fields checked; `previous` is the value a unary op reads when it
     names no inputs ("input" for the first op), as convbench's loader does."""
     if not isinstance(op, dict):
-        raise SpecError(f"{path}: {where}: a custom op must be a map")
+        raise InputError(f"{path}: {where}: a custom op must be a map")
     kind = op.get("op")
     if kind not in OP_FIELDS:
-        raise SpecError(f"{path}: {where}.op: unknown op kind {kind!r}")
+        raise InputError(f"{path}: {where}.op: unknown op kind {kind!r}")
     check_keys(path, where, op, {"op", "name", "inputs"} | OP_FIELDS[kind])
     name = op.get("name")
     if not isinstance(name, str) or not name or name == "input":
-        raise SpecError(f"{path}: {where}.name: a custom op needs a name other than \"input\"")
+        raise InputError(f"{path}: {where}.name: a custom op needs a name other than \"input\"")
     lo, hi = OP_ARITY.get(kind, (1, 1))
     inputs = op.get("inputs", [previous] if hi == 1 else [])
     inputs = [inputs] if isinstance(inputs, str) else list(inputs)
     if len(inputs) < lo or (hi is not None and len(inputs) > hi):
-        raise SpecError(f"{path}: {where}.inputs: {kind} takes {lo}{'' if hi == lo else '+'} inputs")
+        raise InputError(f"{path}: {where}.inputs: {kind} takes {lo}{'' if hi == lo else '+'} inputs")
     out = {"op": kind, "name": name, "inputs": inputs}
     for key in ("kernel", "stride", "dilation"):
         if key in op:
@@ -203,27 +203,27 @@ def resolve_custom_op(path, where, op, dims, previous):
 
 def resolve_variants(path, where, variants, dims):
     if not isinstance(variants, list) or not variants:
-        raise SpecError(f"{path}: {where}: needs a non-empty list of variants")
+        raise InputError(f"{path}: {where}: needs a non-empty list of variants")
     resolved = []
     for i, v in enumerate(variants):
         vwhere = f"{where}[{i}]"
         if isinstance(v, str):
             v = {"kind": v}
         if not isinstance(v, dict) or v.get("kind") not in VARIANT_PARAMS:
-            raise SpecError(f"{path}: {vwhere}: a variant is a kind name or a map with a known `kind`")
+            raise InputError(f"{path}: {vwhere}: a variant is a kind name or a map with a known `kind`")
         kind = v["kind"]
         check_keys(path, vwhere, v, {"kind", "name"} | set(VARIANT_PARAMS[kind]))
         out = {"kind": kind, "name": v.get("name", kind)}
         for key, default in VARIANT_PARAMS[kind].items():
             if key not in v and default is None:
-                raise SpecError(f"{path}: {vwhere}.{key}: required for {kind}")
+                raise InputError(f"{path}: {vwhere}.{key}: required for {kind}")
             out[key] = v.get(key, default)
         for key in ("ratio", "groups", "multiplier"):
             if key in out:
                 out[key] = as_int(path, f"{vwhere}.{key}", out[key], 1)
         if kind == "custom":
             if not isinstance(out["ops"], list) or not out["ops"]:
-                raise SpecError(f"{path}: {vwhere}.ops: needs a non-empty list of ops")
+                raise InputError(f"{path}: {vwhere}.ops: needs a non-empty list of ops")
             ops = []
             for j, op in enumerate(out["ops"]):
                 previous = ops[-1]["name"] if ops else "input"
@@ -234,7 +234,7 @@ def resolve_variants(path, where, variants, dims):
     names = [v["name"] for v in resolved]
     for name in names:
         if names.count(name) > 1:
-            raise SpecError(f"{path}: {where}: duplicate variant name \"{name}\" (add `name:`)")
+            raise InputError(f"{path}: {where}: duplicate variant name \"{name}\" (add `name:`)")
     return resolved
 
 
@@ -242,11 +242,11 @@ def resolve_block(path, where, fields, point):
     check_keys(path, where, fields, BLOCK_KEYS)
     for key in BLOCK_REQUIRED:
         if key not in fields:
-            raise SpecError(f"{path}: {where}.{key}: missing required field")
+            raise InputError(f"{path}: {where}.{key}: missing required field")
     b = {**BLOCK_DEFAULTS, **fields}
     dims = b["dims"]
     if dims not in (2, 3):
-        raise SpecError(f"{path}: {where}.dims: must be 2 or 3")
+        raise InputError(f"{path}: {where}.dims: must be 2 or 3")
     block = {
         "name": str(b["name"]), "dims": dims,
         "batch": as_int(path, f"{where}.batch", b["batch"], 1),
@@ -269,9 +269,9 @@ def resolve_block(path, where, fields, point):
                          ("dtype", ("float32", "tf32", "float16", "bfloat16")),
                          ("layout", ("channels_first", "channels_last")), ("mode", ("train", "infer"))):
         if block[key] not in allowed:
-            raise SpecError(f"{path}: {where}.{key}: expected one of {', '.join(allowed)}")
+            raise InputError(f"{path}: {where}.{key}: expected one of {', '.join(allowed)}")
     if not 0.0 <= block["dropout"] < 1.0:
-        raise SpecError(f"{path}: {where}.dropout: must be in [0, 1)")
+        raise InputError(f"{path}: {where}.dropout: must be in [0, 1)")
     block["variants"] = resolve_variants(path, f"{where}.variants", b["variants"], dims)
     return block
 
@@ -279,29 +279,29 @@ def resolve_block(path, where, fields, point):
 def expand_spec(doc, path):
     """(spec name, expanded blocks) of a parsed document; `path` names it in messages."""
     if not isinstance(doc, dict):
-        raise SpecError(f"{path}: the top level must be a map")
+        raise InputError(f"{path}: the top level must be a map")
     check_keys(path, "(top level)", doc, TOP_KEYS)
     defaults = doc.get("defaults") or {}
     blocks = doc.get("blocks")
     sweep = doc.get("sweep") or {}
     if not isinstance(blocks, list) or not blocks:
-        raise SpecError(f"{path}: blocks: needs a non-empty list of blocks")
+        raise InputError(f"{path}: blocks: needs a non-empty list of blocks")
     if not isinstance(defaults, dict) or not isinstance(sweep, dict):
-        raise SpecError(f"{path}: defaults and sweep must be maps")
+        raise InputError(f"{path}: defaults and sweep must be maps")
     check_keys(path, "defaults", defaults, BLOCK_KEYS - {"name"})
     for key, values in sweep.items():
         if key not in BLOCK_KEYS or key in ("name", "variants"):
-            raise SpecError(f"{path}: sweep.{key}: not a block field that can be swept")
+            raise InputError(f"{path}: sweep.{key}: not a block field that can be swept")
         if not isinstance(values, list) or not values:
-            raise SpecError(f"{path}: sweep.{key}: needs a non-empty list of values")
+            raise InputError(f"{path}: sweep.{key}: needs a non-empty list of values")
     keys = list(sweep)
     expanded = []
     names = set()
     for i, raw in enumerate(blocks):
         if not isinstance(raw, dict):
-            raise SpecError(f"{path}: blocks[{i}]: a block must be a map")
+            raise InputError(f"{path}: blocks[{i}]: a block must be a map")
         if raw.get("name") in names:
-            raise SpecError(f"{path}: blocks[{i}].name: duplicate block name {raw.get('name')!r}")
+            raise InputError(f"{path}: blocks[{i}].name: duplicate block name {raw.get('name')!r}")
         names.add(raw.get("name"))
         # itertools.product varies the last key fastest: the first sweep key is the slowest.
         for combo in itertools.product(*(sweep[k] for k in keys)):
@@ -1145,7 +1145,7 @@ def main(argv=None):
     opts = parse_args(argv)
     try:
         _, blocks, spec_sha = load_spec(opts.spec)
-    except SpecError as e:
+    except InputError as e:
         print(f"torch_peer: {e}", file=sys.stderr)
         return 2
     if opts.device == "cuda" and not torch.cuda.is_available():

@@ -4,7 +4,7 @@
 
 #include "analysis/checked_math.hpp"
 #include "analysis/variant_analysis.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "test_blocks.hpp"
 
 namespace convbench {

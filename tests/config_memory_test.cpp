@@ -11,7 +11,7 @@
 #include "analysis/memory_model.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "spec/spec_loader.hpp"
 

@@ -16,7 +16,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "graph/autograd_rules.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
@@ -535,7 +535,7 @@ TEST(CpuBackendExecutor, AllocatorPeakEqualsTheMemoryModelWithOneDnnWorkspaces) 
       RunOptions options;
       options.time = false;
       run_variant(g, training, cpu, options, row);
-      ASSERT_EQ(row.status, "ok") << row.message;
+      ASSERT_EQ(row.status, RunStatus::ok) << row.message;
       ASSERT_TRUE(row.measured.has_value());
       EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
       const auto ws = static_cast<size_t>(MemoryCategory::workspace);

@@ -35,7 +35,7 @@
 #include "backends/cuda/cuda_event_timer.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "graph/autograd_rules.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
@@ -419,7 +419,7 @@ TEST(GpuOps, OpDetailsMatchTheWorkspaceTheExecutorAllocates) {
     RunOptions run;
     run.time = false;
     run_variant(g, true, gpu, run, row);
-    ASSERT_EQ(row.status, "ok") << row.message;
+    ASSERT_EQ(row.status, RunStatus::ok) << row.message;
     const nlohmann::json d = gpu.op_details();
     const bool converts = layout == Layout::channels_last;  // 3x3 filters stored channels-first
     for (size_t i = 0; i < 2; ++i) {
@@ -704,7 +704,7 @@ TEST(GpuMemory, AVariantBeyondTheMemoryLimitGetsStatusOom) {
   RunOptions run;
   run.time = false;
   run_variant(g, true, gpu, run, row);
-  EXPECT_EQ(row.status, "oom") << row.message;
+  EXPECT_EQ(row.status, RunStatus::oom) << row.message;
   EXPECT_NE(row.message.find("limit"), std::string::npos) << row.message;
   EXPECT_FALSE(row.measured.has_value());
   EXPECT_EQ(gpu.allocator().stats().current, 0);
@@ -819,7 +819,7 @@ TEST(GpuGraphs, CompareTimesTheReplayNextToTheEagerStep) {
   run.measure.timeout_s = 2;
   run.graph = true;
   run_variant(g, true, gpu, run, row);
-  ASSERT_EQ(row.status, "ok") << row.message;
+  ASSERT_EQ(row.status, RunStatus::ok) << row.message;
   EXPECT_TRUE(row.graph_message.empty()) << row.graph_message;
   ASSERT_TRUE(row.graph.has_value());
   ASSERT_TRUE(row.step.has_value());

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "cli_harness.hpp"
-#include "report/json_results.hpp"
+#include "results/json_results.hpp"
 #include "report/regression_diff.hpp"
 
 namespace convbench {
@@ -159,7 +159,7 @@ TEST(Diff, RowsPairByPointAndTheWorkloadMustMatch) {
 
 TEST(Diff, ARowThatStoppedRunningIsARegression) {
   ResultRow oom = row("a", 10.0, 100);
-  oom.status = "oom";
+  oom.status = RunStatus::oom;
   oom.message = "out of memory";
   const DiffReport failed = diff_results(set_of({row("a", 10.0, 100)}), set_of({oom}), DiffOptions{});
   EXPECT_EQ(failed.count(Verdict::failed), 1);
@@ -192,7 +192,7 @@ TEST(Diff, PredictedMemoryWhenAFileHasNoMeasurement) {
 DiffReport mixed_report() {
   ResultRow gone = row("gone", 10.0, 100), added = row("added", 10.0, 100), oom = row("fails", 5.0, 100);
   ResultRow noisy = row("noisy", 20.0, 4 << 20, 0.6);
-  oom.status = "oom";
+  oom.status = RunStatus::oom;
   oom.message = "out of memory in backward";
   const ResultSet base = set_of({row("same", 10.0, 1 << 20), row("slower", 10.0, 1 << 20), row("faster", 10.0, 1 << 20),
                                  row("noisy", 18.0, 4 << 20, 0.6), row("fatter", 10.0, 1 << 20), row("fails", 5.0, 100), gone});

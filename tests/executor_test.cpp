@@ -8,7 +8,7 @@
 
 #include "analysis/memory_model.hpp"
 #include "backends/reference/reference_backend.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "measure/sample_stats.hpp"
+#include "results/sample_stats.hpp"
 #include "measure/stopping_rule.hpp"
 
 namespace convbench {

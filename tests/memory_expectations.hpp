@@ -17,7 +17,7 @@ inline void expect_measured_equals_predicted(Backend& backend, const Graph& g, b
   RunOptions options;
   options.time = false;
   run_variant(g, training, backend, options, row);
-  ASSERT_EQ(row.status, "ok") << row.message;
+  ASSERT_EQ(row.status, RunStatus::ok) << row.message;
   ASSERT_TRUE(row.measured.has_value());
   EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
   EXPECT_EQ(row.measured->saved_bytes, p.saved_bytes);

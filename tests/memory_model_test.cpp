@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/memory_model.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "test_blocks.hpp"
 
 namespace convbench {

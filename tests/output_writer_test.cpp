@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "report/output_writer.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 namespace {
@@ -54,7 +54,7 @@ class OutputWriter : public ::testing::Test {
     try {
       write_output_files(files, inputs);
       return "";
-    } catch (const SpecError& e) {
+    } catch (const InputError& e) {
       return e.what();
     }
   }
@@ -144,7 +144,7 @@ TEST_F(OutputWriter, AFailureLeavesEveryEarlierFileAndNoTemporary) {
                        {}, [&](const std::string& step, const std::string& p) {
                          if (step == "temporary written" && p == path("b.csv")) fs::remove(path("gone"));
                        });
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     error = e.what();
   }
   EXPECT_NE(error.find("gone/c.html: --html: cannot create a temporary file"), std::string::npos) << error;

@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "backends/reference/reference_backend.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "report/gbench_json.hpp"
-#include "report/json_results.hpp"
+#include "results/json_results.hpp"
 #include "report/latex_table.hpp"
 #include "report/regression_diff.hpp"
 #include "report/run_warnings.hpp"
@@ -100,7 +100,7 @@ TEST(GraphReplay, OneCaptureThenTimedReplaysAndTheGradientSlotsAreFreeAgain) {
     options.per_op_steps = 1;  // eager steps after the capture: they fail if gradients were left set
     ResultRow row;
     run_variant(g, training, backend, options, row);
-    ASSERT_EQ(row.status, "ok") << row.message;
+    ASSERT_EQ(row.status, RunStatus::ok) << row.message;
     EXPECT_EQ(backend.captures, 1);
     ASSERT_TRUE(row.graph.has_value());
     EXPECT_TRUE(row.graph_message.empty());
@@ -117,7 +117,7 @@ TEST(GraphReplay, WithoutTheFlagNothingIsCaptured) {
   RecordingBackend backend;
   ResultRow row;
   run_variant(g, true, backend, quick(false), row);
-  ASSERT_EQ(row.status, "ok") << row.message;
+  ASSERT_EQ(row.status, RunStatus::ok) << row.message;
   EXPECT_EQ(backend.captures, 0);
   EXPECT_FALSE(row.graph.has_value());
 }
@@ -132,7 +132,7 @@ TEST(GraphReplay, AFailedCaptureKeepsTheEagerTimesAndSaysWhy) {
   row.block = "small";
   row.variant = "standard";
   run_variant(g, true, backend, options, row);
-  ASSERT_EQ(row.status, "ok") << row.message;
+  ASSERT_EQ(row.status, RunStatus::ok) << row.message;
   EXPECT_TRUE(row.step.has_value());
   EXPECT_FALSE(row.graph.has_value());
   EXPECT_EQ(row.graph_message, "capture failed: conv: operation not permitted when stream is capturing");
@@ -147,7 +147,7 @@ TEST(GraphReplay, AFailedCaptureKeepsTheEagerTimesAndSaysWhy) {
   backend.capture_out_of_memory = true;
   backend.capture_error = "graph pool";
   run_variant(g, true, backend, options, row);
-  ASSERT_EQ(row.status, "ok") << row.message;
+  ASSERT_EQ(row.status, RunStatus::ok) << row.message;
   EXPECT_TRUE(row.step.has_value());
   EXPECT_FALSE(row.graph.has_value());
   EXPECT_NE(row.graph_message.find("capture failed: "), std::string::npos);
@@ -170,7 +170,7 @@ TEST(ClockWatch, ReadJustBeforeTheFirstSampleAndAfterTheLast) {
   row.block = "small";
   row.variant = "standard";
   run_variant(g, true, backend, quick(true), row);
-  ASSERT_EQ(row.status, "ok") << row.message;
+  ASSERT_EQ(row.status, RunStatus::ok) << row.message;
   ASSERT_TRUE(row.clock.has_value());
   EXPECT_EQ(row.clock->domain, "sm");
   EXPECT_EQ(row.clock->before_mhz, 1980);

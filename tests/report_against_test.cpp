@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "report/json_results.hpp"
+#include "results/json_results.hpp"
 #include "report/peer_comparison.hpp"
 
 namespace convbench {
@@ -123,7 +123,7 @@ TEST(ReportAgainst, UnpairedRowsAndFailedPeerRows) {
   ResultSet ours = load_results_file(source_path(kOurs));
   ResultSet peer = load_results_file(source_path(kPeer));
   peer.rows.erase(peer.rows.begin());
-  peer.rows[0].status = "error";  // failed before counting: counts unknown, not a mismatch
+  peer.rows[0].status = RunStatus::error;  // failed before counting: counts unknown, not a mismatch
   peer.rows[0].params = 0;
   peer.rows[0].macs = {};
   ours.rows.pop_back();

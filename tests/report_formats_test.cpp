@@ -15,17 +15,17 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "report/device_limits.hpp"
+#include "results/device_limits.hpp"
 #include "report/gbench_json.hpp"
 #include "report/html_report.hpp"
-#include "report/json_results.hpp"
+#include "results/json_results.hpp"
 #include "report/latex_table.hpp"
 #include "report/markup_escape.hpp"
 #include "report/report_formats.hpp"
 #include "report/summary_tables.hpp"
 #include "report/svg_plot.hpp"
 #include "report/text_table.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 namespace {
@@ -199,7 +199,7 @@ TEST(ReportFormats, GbenchJsonFollowsGoogleBenchmarksSchema) {
 TEST(ReportFormats, GbenchJsonLeavesOutRowsWithoutTiming) {
   ResultSet set;
   set.rows = {round_row("ran", 10.0), round_row("oom", 10.0), round_row("analysed", 10.0)};
-  set.rows[1].status = "oom";
+  set.rows[1].status = RunStatus::oom;
   set.rows[2].device.clear();
   set.rows[2].forward.reset();
   set.rows[2].backward.reset();
@@ -385,7 +385,7 @@ TEST(ReportFormats, PeerFilesWithNullsLoad) {
                        {"status", "ok"}, {"device", "cpu"}}}}};
   const ResultSet set = results_from_json(doc, "peer.json");
   ASSERT_EQ(set.rows.size(), 2u);
-  EXPECT_EQ(set.rows[0].status, "error");
+  EXPECT_EQ(set.rows[0].status, RunStatus::error);
   EXPECT_EQ(set.rows[0].params, 0);
   EXPECT_FALSE(set.rows[0].measured);
   ASSERT_TRUE(set.rows[1].forward);
@@ -401,8 +401,8 @@ TEST(ReportFormats, PeerFilesWithNullsLoad) {
   bad["results"][1]["params"] = "five";
   try {
     results_from_json(bad, "peer.json");
-    FAIL() << "expected SpecError";
-  } catch (const SpecError& e) {
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "peer.json: results[1].params: expected an integer in [0, 9223372036854775807], got "
                                      "the string \"five\"");
   }

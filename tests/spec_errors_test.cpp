@@ -1,4 +1,4 @@
-// Every class of bad spec input: a SpecError whose what() is "file:line:col: key.path: message",
+// Every class of bad spec input: a InputError whose what() is "file:line:col: key.path: message",
 // pointing at the offending key or value. Positions here were counted by hand from the text.
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@ const std::string kSpecs = std::string(CONVBENCH_SOURCE_DIR) + "/tests/data/spec
 std::string error_of(const std::string& text, const std::string& file = "bad.yaml") {
   try {
     parse_spec_text(text, file);
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "(no error)";
@@ -26,7 +26,7 @@ std::string error_of(const std::string& text, const std::string& file = "bad.yam
 std::string file_error_of(const std::string& name) {
   try {
     load_spec_file(kSpecs + name);
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     const std::string what = e.what();
     // Drop the directory so that expectations do not depend on where the tree is checked out.
     return what.rfind(kSpecs, 0) == 0 ? what.substr(kSpecs.size()) : what;
@@ -478,7 +478,7 @@ TEST(SpecErrors, BadSweepValuesNameTheBlock) {
 
 TEST(SpecErrors, NoCrashOnHostileDocuments) {
   // Unsupported tags, aliases of unfinished anchors, alias bombs and deep nesting all end in a
-  // SpecError rather than a crash or a hang.
+  // InputError rather than a crash or a hang.
   EXPECT_EQ(error_of(kHead + "  - name: b\n    batch: !!int 2\n"),
             "bad.yaml:4:12: blocks[0].batch: unsupported YAML tag \"tag:yaml.org,2002:int\" "
             "(write the value without a tag)");
@@ -513,7 +513,7 @@ TEST(SpecErrors, JsonEscapesKeepLaterColumnsExact) {
 }
 
 TEST(SpecErrors, MutatedConfigsGiveASpecOrALocatedSpecError) {
-  // Random edits of the shipped configs (fixed seed): every result is a Spec or a SpecError
+  // Random edits of the shipped configs (fixed seed): every result is a Spec or a InputError
   // that names the file; nothing else escapes.
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(CONVBENCH_SOURCE_DIR) + "/configs")) {
@@ -542,7 +542,7 @@ TEST(SpecErrors, MutatedConfigsGiveASpecOrALocatedSpecError) {
     try {
       parse_spec_text(text, name);
       ++specs;
-    } catch (const SpecError& e) {
+    } catch (const InputError& e) {
       ASSERT_EQ(std::string(e.what()).rfind(name + ":", 0), 0u) << e.what();
       ++errors;
     }

@@ -391,19 +391,19 @@ TEST(SpecFile, MissingFileIsASpecErrorAtLineZero) {
   const std::string path = kSpecs + "does-not-exist.yaml";
   try {
     load_spec_file(path);
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
+    FAIL() << "expected a InputError";
+  } catch (const InputError& e) {
     EXPECT_EQ(e.where().line, 0);
     EXPECT_EQ(std::string(e.what()), path + ": cannot open the spec file: No such file or directory");
   }
-  EXPECT_THROW(read_input_file(path, "spec file", kMaxSpecBytes), SpecError);
+  EXPECT_THROW(read_input_file(path, "spec file", kMaxSpecBytes), InputError);
 }
 
 TEST(SpecFile, DirectoryIsASpecError) {
   try {
     load_spec_file(kSpecs);
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
+    FAIL() << "expected a InputError";
+  } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               kSpecs + ": is a directory, not a spec file: give a regular file, or - for standard input");
   }
@@ -423,7 +423,7 @@ TEST(SpecFile, SpecialFilesAreRefusedAndTooLargeFilesAreNotRead) {
     try {
       load_spec_file(device);
       FAIL() << device;
-    } catch (const SpecError& e) {
+    } catch (const InputError& e) {
       EXPECT_EQ(std::string(e.what()), std::string(device) +
                                            ": is a device, not a spec file: give a regular file, or - for standard input");
     }
@@ -431,7 +431,7 @@ TEST(SpecFile, SpecialFilesAreRefusedAndTooLargeFilesAreNotRead) {
   try {
     read_input_file(kSpecs + "equivalent.yaml", "spec file", 10);
     FAIL();
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("the spec file is larger than"), std::string::npos) << e.what();
   }
 }
@@ -440,7 +440,7 @@ TEST(SpecFile, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
   try {
     parse_spec_text("blocks:\n  - name: \"bl\xff\"\n", "bad.yaml");
     FAIL();
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "bad.yaml:2:14: the spec is not valid UTF-8 (byte 0xff): save it as UTF-8");
   }
   EXPECT_EQ(find_invalid_utf8("plain ascii"), std::nullopt);
@@ -458,7 +458,7 @@ TEST(SpecFile, TheRunCountIsBoundedBeforeAnythingIsBuilt) {
   try {
     load_spec_file(bomb);
     FAIL();
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("sweep: the spec expands to 100000000 runs (100 blocks x 1000 sweep points, "
                                          "100000 variants in all), more than the limit of 10000 (--max-runs raises it)"),
               std::string::npos)
@@ -467,7 +467,7 @@ TEST(SpecFile, TheRunCountIsBoundedBeforeAnythingIsBuilt) {
   const std::string spec = "blocks:\n  - {name: b, in_channels: 4, out_channels: 8, size: 8, variants: [standard, separable]}\n"
                            "sweep: {batch: [1, 2, 3]}\n";
   EXPECT_EQ(parse_spec_text(spec, "s.yaml", SpecLimits{6}).blocks.size(), 3u);
-  EXPECT_THROW(parse_spec_text(spec, "s.yaml", SpecLimits{5}), SpecError);
+  EXPECT_THROW(parse_spec_text(spec, "s.yaml", SpecLimits{5}), InputError);
 }
 
 }  // namespace

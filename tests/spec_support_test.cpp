@@ -3,7 +3,7 @@
 
 #include "spec/sha256.hpp"
 #include "spec/source_tree.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 #include "spec/suggest.hpp"
 
 namespace convbench {
@@ -103,8 +103,8 @@ TEST(SourceTree, AliasesShareTheAnchoredValue) {
 TEST(SourceTree, RejectsNonScalarKeys) {
   try {
     parse_source_tree("? [1, 2]\n: x\n", "t.yaml");
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
+    FAIL() << "expected a InputError";
+  } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "t.yaml:1:3: map keys must be strings");
   }
 }

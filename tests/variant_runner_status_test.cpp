@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "backends/reference/reference_backend.hpp"
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "test_blocks.hpp"
 
@@ -51,7 +51,7 @@ TEST(VariantRunnerStatus, RunTimeFailuresBecomeTheRowsStatusWithTheBackendsMessa
     options.time = false;
     ResultRow row;
     run_variant(g, true, backend, options, row);
-    EXPECT_EQ(row.status, c.status);
+    EXPECT_EQ(to_string(row.status), c.status);
     EXPECT_NE(row.message.find(c.message), std::string::npos) << row.message;
     EXPECT_FALSE(row.measured.has_value());
     EXPECT_FALSE(row.step.has_value());

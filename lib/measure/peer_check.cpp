@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 
@@ -46,6 +46,17 @@ TensorAgreement agree(const std::string& name, const std::vector<double>& ours, 
 
 }  // namespace
 
+std::string to_string(DumpCheckStatus status) {
+  switch (status) {
+    case DumpCheckStatus::ok: return "ok";
+    case DumpCheckStatus::mismatch: return "mismatch";
+    case DumpCheckStatus::missing: return "missing";
+    case DumpCheckStatus::unsupported: return "unsupported";
+    case DumpCheckStatus::error: return "error";
+  }
+  return "error";  // unreachable: -Wswitch checks that every enumerator is handled
+}
+
 std::string peer_dump_file_name(const BlockSpec& block, const VariantSpec& variant) {
   const std::string label = block.point.empty() ? "default" : point_label(block);
   std::string raw = block.name + "__" + variant.name + "__" + label, out;
@@ -69,7 +80,7 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     const Graph g = build_variant_graph(block, variant);
     for (const Op& op : g.ops)
       if (auto why = backend.unsupported(g, op)) {
-        r.status = "unsupported";
+        r.status = DumpCheckStatus::unsupported;
         r.message = op.name + ": " + *why;
         return r;
       }
@@ -103,12 +114,12 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
                                 dumped_values(dump.at("buffers_after").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name),
                                 0.0, tolerance));
     for (const TensorAgreement& t : r.tensors)
-      if (!t.ok) r.status = "mismatch";
+      if (!t.ok) r.status = DumpCheckStatus::mismatch;
   } catch (const json::exception& e) {
-    r.status = "error";
+    r.status = DumpCheckStatus::error;
     r.message = std::string("malformed dump: ") + e.what();
   } catch (const std::exception& e) {
-    r.status = "error";
+    r.status = DumpCheckStatus::error;
     r.message = e.what();
   }
   return r;

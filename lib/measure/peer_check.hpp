@@ -20,9 +20,19 @@ struct TensorAgreement {
   bool ok = false;
 };
 
+// How one variant's check against a PyTorch dump ended.
+enum class DumpCheckStatus {
+  ok,           // every tensor agrees within the tolerance
+  mismatch,     // at least one does not
+  missing,      // no dump for this variant
+  unsupported,  // the backend cannot run an op of it
+  error,        // the run failed or the dump is malformed
+};
+std::string to_string(DumpCheckStatus status);
+
 struct DumpCheck {
   std::string block, variant, point_label;
-  std::string status = "ok";  // ok | mismatch | missing | unsupported | error
+  DumpCheckStatus status = DumpCheckStatus::ok;
   std::string message;
   std::vector<TensorAgreement> tensors;
 };

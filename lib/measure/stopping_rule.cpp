@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "measure/sample_stats.hpp"
+#include "results/sample_stats.hpp"
 
 namespace convbench {
 

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 

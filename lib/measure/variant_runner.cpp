@@ -6,7 +6,7 @@
 #include <random>
 
 #include "measure/cache_flusher.hpp"
-#include "measure/sample_stats.hpp"
+#include "results/sample_stats.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 
@@ -188,12 +188,12 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
 
 void run_variant(const Graph& graph, bool training, Backend& backend, const RunOptions& options, ResultRow& row) {
   row.device = backend.name();
-  row.status = "ok";
+  row.status = RunStatus::ok;
   row.message.clear();
   row.graph_message.clear();
   for (const Op& op : graph.ops) {
     if (auto why = backend.unsupported(graph, op)) {
-      row.status = "unsupported";
+      row.status = RunStatus::unsupported;
       row.message = op.name + ": " + *why;
       return;
     }
@@ -201,7 +201,7 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
   if (!backend.allocator().on_device() && options.host_memory) {
     if (const std::optional<HostMemory> host = options.host_memory();
         host && row.predicted.peak_bytes > host->available_bytes) {
-      row.status = "oom";
+      row.status = RunStatus::oom;
       row.message = "the predicted peak of " + std::to_string(row.predicted.peak_bytes) +
                     " bytes does not fit the host's memory (" + host->source + " available): not run";
       return;
@@ -212,19 +212,19 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
     measure(graph, training, backend, options, row);
     row.op_details = backend.op_details();
   } catch (const std::bad_alloc&) {
-    row.status = "oom";
+    row.status = RunStatus::oom;
     row.message = "out of host memory (an allocation failed)";
   } catch (const OutOfMemory& e) {
-    row.status = "oom";
+    row.status = RunStatus::oom;
     row.message = e.what();
   } catch (const UnsupportedOp& e) {
-    row.status = "unsupported";
+    row.status = RunStatus::unsupported;
     row.message = e.what();
   } catch (const std::exception& e) {
-    row.status = "error";
+    row.status = RunStatus::error;
     row.message = e.what();
   }
-  if (row.status != "ok") {
+  if (row.status != RunStatus::ok) {
     row.measured.reset();
     row.forward.reset();
     row.backward.reset();

@@ -9,7 +9,7 @@
 #include "graph/graph.hpp"
 #include "measure/host_memory.hpp"
 #include "measure/stopping_rule.hpp"
-#include "report/results.hpp"
+#include "results/results.hpp"
 #include "runtime/backend.hpp"
 
 namespace convbench {

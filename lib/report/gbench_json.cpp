@@ -58,7 +58,7 @@ nlohmann::ordered_json results_to_gbench_json(const ResultSet& results) {
   json benchmarks = json::array();
   int family = 0;
   for (const ResultRow& r : results.rows) {
-    if (r.status != "ok") continue;
+    if (r.status != RunStatus::ok) continue;
     const std::pair<const char*, const std::optional<TimeStats>*> phases[] = {
         {"forward", &r.forward},
         {"backward", &r.backward},

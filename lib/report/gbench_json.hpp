@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "report/device_limits.hpp"
+#include "results/device_limits.hpp"
 #include "report/markup_escape.hpp"
 #include "report/summary_tables.hpp"
 #include "report/svg_plot.hpp"
@@ -32,7 +32,7 @@ p.mismatch{color:#b00020;font-weight:700}p.agree{color:#0a7a2f}
 
 bool timed(const ResultRow& r) {
   const auto& t = headline_time(r);
-  return r.status == "ok" && t && t->median > 0;
+  return r.status == RunStatus::ok && t && t->median > 0;
 }
 
 std::string phase_words(bool train) { return train ? "training step (forward + backward)" : "forward pass"; }
@@ -67,7 +67,7 @@ std::string time_vs_flops(const std::vector<const ResultRow*>& group, size_t ind
 }
 
 bool has_measured_breakdown(const ResultRow& r) {
-  if (r.status != "ok" || !r.measured) return false;
+  if (r.status != RunStatus::ok || !r.measured) return false;
   // Any category above zero (a sum could overflow on a malformed file; the figures are >= 0).
   return std::any_of(r.measured->at_peak.begin(), r.measured->at_peak.end(), [](int64_t b) { return b > 0; });
 }

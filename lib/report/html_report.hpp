@@ -8,7 +8,7 @@
 #include <string>
 
 #include "report/peer_comparison.hpp"
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 

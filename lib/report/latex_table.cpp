@@ -15,7 +15,7 @@ std::string mib(int64_t bytes) { return format_fixed(static_cast<double>(bytes) 
 std::string ratio_cell(double value, double base) { return base > 0 ? format_fixed(value / base, 2) : "--"; }
 
 std::string time_cell(const ResultRow& r, const std::optional<TimeStats>& t) {
-  if (r.status != "ok") return "--";
+  if (r.status != RunStatus::ok) return "--";
   if (!t) return "--";
   return format_fixed(t->median, 3) + " $\\pm$" + format_fixed(t->noise * 100.0, 1) + "\\%";
 }
@@ -63,10 +63,10 @@ std::string table_of(const std::vector<const ResultRow*>& group) {
   const double base_flops = static_cast<double>(headline_flops(base));
   const auto& base_time = headline_time(base);
   for (const ResultRow* r : group) {
-    const bool ok = r->status == "ok";
+    const bool ok = r->status == RunStatus::ok;
     std::string name = latex_escape(r->variant);
     if (r->is_baseline) name += " (baseline)";
-    if (measured && !ok) name += " (" + latex_escape(r->status) + ")";
+    if (measured && !ok) name += " (" + latex_escape(to_string(r->status)) + ")";
     std::vector<std::string> row = {name, format_count(r->params), format_giga(r->flops.forward)};
     if (train) row.push_back(format_giga(r->flops.backward()));
     if (measured) {
@@ -88,7 +88,7 @@ std::string table_of(const std::vector<const ResultRow*>& group) {
     row.push_back(ratio_cell(static_cast<double>(headline_flops(*r)), base_flops));
     if (measured) {
       const auto& t = headline_time(*r);
-      row.push_back(ok && base.status == "ok" && t && base_time ? ratio_cell(t->median, base_time->median) : "--");
+      row.push_back(ok && base.status == RunStatus::ok && t && base_time ? ratio_cell(t->median, base_time->median) : "--");
     }
     const int64_t peak = has_measured_peak(*r) ? r->measured->peak_bytes : r->predicted.peak_bytes;
     const int64_t base_peak = has_measured_peak(base) ? base.measured->peak_bytes : base.predicted.peak_bytes;

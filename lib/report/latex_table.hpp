@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 

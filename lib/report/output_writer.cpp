@@ -15,7 +15,7 @@
 #include <random>
 #include <system_error>
 
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 namespace {
@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 std::string reason(int err) { return std::generic_category().message(err); }
 
 [[noreturn]] void refuse(const OutputPath& o, const std::string& why) {
-  throw SpecError({o.path, 0, 0}, o.flag, why);
+  throw InputError({o.path, 0, 0}, o.flag, why);
 }
 
 // What an existing path is, when it is not a regular file.
@@ -143,7 +143,7 @@ class Transaction {
 };
 
 [[noreturn]] void fail(const OutputPath& o, const std::string& what, int err) {
-  throw SpecError({o.path, 0, 0}, o.flag, what + ": " + reason(err));
+  throw InputError({o.path, 0, 0}, o.flag, what + ": " + reason(err));
 }
 
 // A temporary next to `target`, created exclusively (never through an existing name).
@@ -290,7 +290,7 @@ void write_output_files(const std::vector<OutputFile>& files, const std::vector<
   }
   if (interrupted != 0) {
     std::raise(interrupted);  // the default action ends the process here
-    throw SpecError({staged.empty() ? "-" : staged.front().file->where.path, 0, 0}, "",
+    throw InputError({staged.empty() ? "-" : staged.front().file->where.path, 0, 0}, "",
                     "interrupted by signal " + std::to_string(interrupted) + ": no output file was changed");
   }
   if (to_stdout != nullptr) {

@@ -33,7 +33,7 @@ struct OutputPath {
   std::string flag;
 };
 
-// Refuses (SpecError naming the flag, the path and why) any output that is not a writable
+// Refuses (InputError naming the flag, the path and why) any output that is not a writable
 // regular-file path or `-`, that is also one of `inputs`, or that is named twice. Call it before
 // the work that produces the outputs. Empty paths (outputs not asked for) are skipped.
 void check_output_paths(const std::vector<OutputPath>& outputs, const std::vector<std::string>& inputs);
@@ -49,7 +49,7 @@ using OutputStepHook = std::function<void(const std::string& step, const std::st
 
 // Checks the paths again (check_output_paths), then writes every file all or nothing as
 // described above; content for `-` goes to standard output after the files are in place.
-// Throws SpecError on failure, after cleaning up.
+// Throws InputError on failure, after cleaning up.
 void write_output_files(const std::vector<OutputFile>& files, const std::vector<std::string>& inputs,
                         const OutputStepHook& hook = {});
 

@@ -10,25 +10,25 @@ namespace convbench {
 namespace {
 
 bool has_counts(const ResultRow& r) {
-  return r.status == "ok" || r.params != 0 || r.macs.forward != 0 || r.macs.backward() != 0;
+  return r.status == RunStatus::ok || r.params != 0 || r.macs.forward != 0 || r.macs.backward() != 0;
 }
 
 std::optional<double> time_ratio(const ResultRow& ours, const ResultRow& peer, const std::optional<TimeStats> ResultRow::*phase) {
   const auto& a = ours.*phase;
   const auto& b = peer.*phase;
-  if (ours.status != "ok" || peer.status != "ok" || !a || !b || b->median <= 0) return std::nullopt;
+  if (ours.status != RunStatus::ok || peer.status != RunStatus::ok || !a || !b || b->median <= 0) return std::nullopt;
   return a->median / b->median;
 }
 
 void compare_memory(PeerRow& row) {
   const ResultRow& ours = *row.ours;
   const ResultRow& peer = *row.peer;
-  if (peer.status != "ok" || !peer.measured) return;
+  if (peer.status != RunStatus::ok || !peer.measured) return;
   if (has_measured_peak(ours) && peer.measured->peak_bytes >= 0) {
     row.memory_measure = MemoryMeasure::peak;
     row.ours_memory = ours.measured->peak_bytes;
     row.peer_memory = peer.measured->peak_bytes;
-  } else if (ours.measured && ours.status == "ok") {
+  } else if (ours.measured && ours.status == RunStatus::ok) {
     row.memory_measure = MemoryMeasure::saved_measured;
     row.ours_memory = ours.measured->saved_bytes;
     row.peer_memory = peer.measured->saved_bytes;
@@ -63,14 +63,14 @@ PeerRow pair_rows(const ResultRow& ours, const ResultRow& peer) {
 std::string ratio_cell(const std::optional<double>& x) { return x ? format_ratio(*x) : "-"; }
 
 std::string median_cell(const ResultRow& r, const std::optional<TimeStats>& t) {
-  return r.status == "ok" && t ? format_fixed(t->median, 3) : "-";
+  return r.status == RunStatus::ok && t ? format_fixed(t->median, 3) : "-";
 }
 
 std::string bytes_cell(MemoryMeasure m, int64_t bytes) { return m == MemoryMeasure::none ? "-" : format_bytes(bytes); }
 
 std::string status_cell(const ResultRow& r) {
   if (r.device.empty()) return "not run";
-  return r.status + (r.status == "ok" || r.message.empty() ? "" : ": " + r.message);
+  return to_string(r.status) + (r.status == RunStatus::ok || r.message.empty() ? "" : ": " + r.message);
 }
 
 struct PeerBlockTables {
@@ -185,19 +185,10 @@ PeerComparison compare_with_peer(const ResultSet& ours, const ResultSet& peer) {
   c.peer_engine = peer.engine;
   c.ours_device = ours.device;
   c.peer_device = peer.device;
-  std::map<RowKey, const ResultRow*> peer_rows;
-  for (const ResultRow& r : peer.rows) peer_rows.emplace(key_of(r), &r);
-  std::set<RowKey> ours_keys;
-  for (const ResultRow& r : ours.rows) {
-    ours_keys.insert(key_of(r));
-    const auto it = peer_rows.find(key_of(r));
-    if (it == peer_rows.end())
-      c.only_in_ours.push_back(key_of(r));
-    else
-      c.rows.push_back(pair_rows(r, *it->second));
-  }
-  for (const ResultRow& r : peer.rows)
-    if (!ours_keys.count(key_of(r))) c.only_in_peer.push_back(key_of(r));
+  RowPairing pairing = pair_rows_by_key(ours, peer);
+  for (const RowPair& p : pairing.pairs) c.rows.push_back(pair_rows(*p.left, *p.right));
+  c.only_in_ours = std::move(pairing.only_in_left);
+  c.only_in_peer = std::move(pairing.only_in_right);
   return c;
 }
 

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
+#include "results/row_pairing.hpp"
 #include "report/summary_tables.hpp"
 
 namespace convbench {

@@ -1,11 +1,8 @@
 #include "report/regression_diff.hpp"
 
-#include "report/markup_escape.hpp"
-
 #include <cmath>
-#include <map>
-#include <set>
 
+#include "report/markup_escape.hpp"
 #include "report/run_warnings.hpp"
 #include "report/text_table.hpp"
 
@@ -86,10 +83,10 @@ RowDiff diff_row(const ResultRow& base, const ResultRow& next, const DiffOptions
     d.metrics.push_back({"workload", "", "", 0, Verdict::not_compared, "differs (" + changed + "): not compared"});
     return d;
   }
-  const bool base_ran = base.device.empty() || base.status == "ok";
-  const bool new_ran = next.device.empty() || next.status == "ok";
+  const bool base_ran = base.device.empty() || base.status == RunStatus::ok;
+  const bool new_ran = next.device.empty() || next.status == RunStatus::ok;
   if (!base_ran || !new_ran) {
-    MetricDiff m{"status", base.device.empty() ? "-" : base.status, next.device.empty() ? "-" : next.status, 0,
+    MetricDiff m{"status", base.device.empty() ? "-" : to_string(base.status), next.device.empty() ? "-" : to_string(next.status), 0,
                  Verdict::still_failing, ""};
     if (base_ran) m.verdict = Verdict::failed;
     else if (new_ran) m.verdict = Verdict::fixed;
@@ -166,19 +163,10 @@ DiffReport diff_results(const ResultSet& base, const ResultSet& next, const Diff
   report.base_device = base.device;
   report.new_device = next.device;
   report.options = options;
-  std::map<RowKey, const ResultRow*> in_new;
-  for (const ResultRow& r : next.rows) in_new.emplace(key_of(r), &r);
-  std::set<RowKey> in_base;
-  for (const ResultRow& r : base.rows) {
-    in_base.insert(key_of(r));
-    const auto it = in_new.find(key_of(r));
-    if (it == in_new.end())
-      report.only_in_base.push_back(key_of(r));
-    else
-      report.rows.push_back(diff_row(r, *it->second, options));
-  }
-  for (const ResultRow& r : next.rows)
-    if (!in_base.count(key_of(r))) report.only_in_new.push_back(key_of(r));
+  RowPairing pairing = pair_rows_by_key(base, next);
+  for (const RowPair& p : pairing.pairs) report.rows.push_back(diff_row(*p.left, *p.right, options));
+  report.only_in_base = std::move(pairing.only_in_left);
+  report.only_in_new = std::move(pairing.only_in_right);
   return report;
 }
 

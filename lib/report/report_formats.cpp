@@ -4,7 +4,7 @@
 
 #include "report/gbench_json.hpp"
 #include "report/html_report.hpp"
-#include "report/json_results.hpp"
+#include "results/json_results.hpp"
 #include "report/latex_table.hpp"
 #include "report/summary_tables.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "report/text_table.hpp"
+#include "results/row_pairing.hpp"
 
 namespace convbench {
 
@@ -26,7 +27,7 @@ std::string clock_change_text(const ClockWindow& c) {
 
 std::vector<std::string> row_warnings(const ResultRow& r) {
   std::vector<std::string> out;
-  if (r.status != "ok") return out;
+  if (r.status != RunStatus::ok) return out;
   if (r.clock && clock_dropped(*r.clock))
     out.push_back(key_of(r).text() + ": " + clock_change_text(*r.clock) +
                   " while timing: the device slowed down under the run, so its later samples are slower than "

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 

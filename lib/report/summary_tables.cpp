@@ -39,7 +39,7 @@ std::string group_title(const ResultRow& r) {
 // Achieved rate of the headline phase: `amount` per median second, in units of `unit`.
 std::string rate_cell(const ResultRow& r, int64_t amount, double unit) {
   const auto& t = headline_time(r);
-  if (r.status != "ok" || !t || t->median <= 0 || amount <= 0) return "-";
+  if (r.status != RunStatus::ok || !t || t->median <= 0 || amount <= 0) return "-";
   return format_significant(static_cast<double>(amount) / (t->median * 1e-3) / unit, 3);
 }
 
@@ -83,7 +83,7 @@ BlockTable block_table(const std::vector<const ResultRow*>& group) {
                                     format_giga(r->flops.forward)};
     std::vector<Tone> tones;
     if (train) row.push_back(format_giga(r->flops.backward()));
-    const bool ok = r->status == "ok";
+    const bool ok = r->status == RunStatus::ok;
     if (measured) {
       row.push_back(ok ? time_cell(r->forward) : "-");
       if (train) {
@@ -102,7 +102,7 @@ BlockTable block_table(const std::vector<const ResultRow*>& group) {
     if (measured) {
       const auto& mine = headline_time(*r);
       const auto& theirs = headline_time(base);
-      if (ok && base.status == "ok" && mine && theirs && theirs->median > 0) {
+      if (ok && base.status == RunStatus::ok && mine && theirs && theirs->median > 0) {
         const double x = mine->median / theirs->median;
         row.push_back(format_ratio(x));
         tones.assign(t.header.size(), Tone::plain);
@@ -114,7 +114,7 @@ BlockTable block_table(const std::vector<const ResultRow*>& group) {
     const int64_t peak = has_measured_peak(*r) ? r->measured->peak_bytes : r->predicted.peak_bytes;
     const int64_t base_peak = has_measured_peak(base) ? base.measured->peak_bytes : base.predicted.peak_bytes;
     row.push_back(ratio_cell(static_cast<double>(peak), static_cast<double>(base_peak)));
-    if (measured) row.push_back(r->status + (r->message.empty() || ok ? "" : ": " + r->message));
+    if (measured) row.push_back(to_string(r->status) + (r->message.empty() || ok ? "" : ": " + r->message));
     t.rows.push_back(std::move(row));
     t.tones.push_back(std::move(tones));
   }
@@ -196,7 +196,7 @@ std::string format_csv(const ResultSet& results) {
         std::to_string(r.macs.backward_data), std::to_string(r.macs.backward_weight), std::to_string(r.flops.forward),
         std::to_string(r.flops.backward_data), std::to_string(r.flops.backward_weight), std::to_string(r.bytes_forward),
         std::to_string(r.bytes_backward), std::to_string(r.predicted.peak_bytes), std::to_string(r.predicted.saved_bytes),
-        csv_escape(r.device), r.device.empty() ? "" : csv_escape(r.status), csv_escape(r.message),
+        csv_escape(r.device), r.device.empty() ? "" : csv_escape(to_string(r.status)), csv_escape(r.message),
         r.measured && r.measured->peak_bytes >= 0 ? std::to_string(r.measured->peak_bytes) : "", stats(r.forward),
         stats(r.backward), stats(r.step), r.step ? format_fixed(r.step->noise, 6) : "", stats(r.graph),
         r.clock ? csv_escape(r.clock->domain) : "", r.clock ? format_fixed(r.clock->before_mhz, 1) : "",

@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "spec/sha256.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 namespace {
@@ -34,10 +34,10 @@ std::string read_all(int fd, const std::string& name, const std::string& what, i
     if (n == 0) return text;
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw SpecError({name, 0, 0}, "", "cannot read the " + what + ": " + reason(errno));
+      throw InputError({name, 0, 0}, "", "cannot read the " + what + ": " + reason(errno));
     }
     if (static_cast<int64_t>(text.size()) + n > max_bytes)
-      throw SpecError({name, 0, 0}, "", "the " + what + " is larger than " + size_text(max_bytes) + ": not read");
+      throw InputError({name, 0, 0}, "", "the " + what + " is larger than " + size_text(max_bytes) + ": not read");
     text.append(buffer, static_cast<size_t>(n));
   }
 }
@@ -52,17 +52,17 @@ InputText read_input_file(const std::string& path, const std::string& what, int6
   } else {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused right after.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw SpecError({path, 0, 0}, "", "cannot open the " + what + ": " + reason(errno));
+    if (fd < 0) throw InputError({path, 0, 0}, "", "cannot open the " + what + ": " + reason(errno));
     struct stat st{};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       const std::string kind = ::fstat(fd, &st) != 0 ? std::string("unreadable") : kind_of(st);
       ::close(fd);
-      throw SpecError({path, 0, 0}, "",
+      throw InputError({path, 0, 0}, "",
                       "is " + kind + ", not a " + what + ": give a regular file, or - for standard input");
     }
     if (st.st_size > max_bytes) {
       ::close(fd);
-      throw SpecError({path, 0, 0}, "", "the " + what + " is larger than " + size_text(max_bytes) + ": not read");
+      throw InputError({path, 0, 0}, "", "the " + what + " is larger than " + size_text(max_bytes) + ": not read");
     }
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     try {

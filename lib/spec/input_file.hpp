@@ -15,7 +15,7 @@ struct InputText {
   std::string sha256;  // of `text`, lower-case hex
 };
 
-// `what` names the kind of file in messages ("spec file", "results file"). Throws SpecError.
+// `what` names the kind of file in messages ("spec file", "results file"). Throws InputError.
 InputText read_input_file(const std::string& path, const std::string& what, int64_t max_bytes);
 
 // The limits convbench reads with: specs are written by hand (a few KB), results files carry raw

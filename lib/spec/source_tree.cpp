@@ -14,7 +14,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 namespace {
@@ -111,7 +111,7 @@ void check_json_syntax(const std::string& text, const std::string& file_name) {
   }
   // `position` counts the characters read, the offending one included.
   const std::size_t offset = check.error_position > 0 ? check.error_position - 1 : 0;
-  throw SpecError(location_of_offset(file_name, text, offset), "", "invalid JSON: " + message);
+  throw InputError(location_of_offset(file_name, text, offset), "", "invalid JSON: " + message);
 }
 
 int hex_value(const std::string& text, std::size_t at) {
@@ -265,12 +265,12 @@ class TreeBuilder : public YAML::EventHandler {
   }
 
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& message) const {
-    throw SpecError(location(file_, mark), current_path(), message);
+    throw InputError(location(file_, mark), current_path(), message);
   }
 
   [[noreturn]] void fail_at(const SourceNode& node, const std::string& path,
                             const std::string& message) const {
-    throw SpecError({file_, node.line, node.column}, path, message);
+    throw InputError({file_, node.line, node.column}, path, message);
   }
 
   void close() {
@@ -382,19 +382,19 @@ std::shared_ptr<const SourceNode> parse_source_tree(const std::string& text,
     YAML::Parser parser(in);
     TreeBuilder builder(file_name);
     if (!parser.HandleNextDocument(builder))
-      throw SpecError({file_name, 1, 1}, "", "the spec is empty (expected a map with `blocks`)");
+      throw InputError({file_name, 1, 1}, "", "the spec is empty (expected a map with `blocks`)");
     TreeBuilder second(file_name);
     if (parser.HandleNextDocument(second))
-      throw SpecError(location(file_name, second.document_start()), "",
+      throw InputError(location(file_name, second.document_start()), "",
                       "the file holds more than one YAML document; a spec is one document");
-    if (!builder.root()) throw SpecError({file_name, 1, 1}, "", "the spec is empty");
+    if (!builder.root()) throw InputError({file_name, 1, 1}, "", "the spec is empty");
     return builder.root();
-  } catch (const SpecError&) {
+  } catch (const InputError&) {
     throw;
   } catch (const YAML::Exception& e) {
-    throw SpecError(location(file_name, e.mark), "", "invalid YAML: " + e.msg);
+    throw InputError(location(file_name, e.mark), "", "invalid YAML: " + e.msg);
   } catch (const std::exception& e) {
-    throw SpecError({file_name, 0, 0}, "", std::string("cannot parse the spec: ") + e.what());
+    throw InputError({file_name, 0, 0}, "", std::string("cannot parse the spec: ") + e.what());
   }
 }
 

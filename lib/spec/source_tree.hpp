@@ -35,7 +35,7 @@ enum class ScalarType { null, boolean, integer, number, string };
 ScalarType scalar_type(const SourceNode& node);
 
 // Parses one YAML document (or, when `file_name` ends in ".json", one JSON text). Throws
-// SpecError located at the offending character for syntax errors, more than one document, an
+// InputError located at the offending character for syntax errors, more than one document, an
 // empty file, duplicate keys in one map, keys that are not scalars, and unsupported tags.
 std::shared_ptr<const SourceNode> parse_source_tree(const std::string& text,
                                                     const std::string& file_name);

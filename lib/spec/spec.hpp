@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graph/dtype.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 

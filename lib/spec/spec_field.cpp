@@ -33,10 +33,10 @@ std::string shape_text(const std::vector<int64_t>& dims) {
   return out;
 }
 
-void Field::fail(const std::string& message) const { throw SpecError(where(), path_, message); }
+void Field::fail(const std::string& message) const { throw InputError(where(), path_, message); }
 
 void Field::fail_missing(const std::string& key, const std::string& hint) const {
-  throw SpecError(where(), path_.empty() ? key : path_ + "." + key,
+  throw InputError(where(), path_.empty() ? key : path_ + "." + key,
                   "missing required field \"" + key + "\"" + hint);
 }
 

@@ -1,5 +1,5 @@
 // One value of a spec file together with its key path, and typed reads of it that fail with a
-// SpecError pointing at the value ("blocks[0].kernel: expected an integer, got ...").
+// InputError pointing at the value ("blocks[0].kernel: expected an integer, got ...").
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "spec/source_tree.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 

@@ -190,14 +190,14 @@ bool path_within(const std::string& path, const std::string& prefix) {
 }
 
 // An error in a value that several blocks or sweep points share says which one it failed for.
-SpecError with_context(const SpecError& e, const Field& block, const std::string& label) {
+InputError with_context(const InputError& e, const Field& block, const std::string& label) {
   std::string note;
   if (!path_within(e.key_path(), block.path()))
     note = "block \"" + block.get("name")->node().text + "\"";
   if (!label.empty() && !path_within(e.key_path(), "sweep"))
     note += (note.empty() ? "" : ", ") + std::string("sweep point ") + label;
   if (note.empty()) return e;
-  return SpecError(e.where(), e.key_path(), e.message() + " (for " + note + ")");
+  return InputError(e.where(), e.key_path(), e.message() + " (for " + note + ")");
 }
 
 std::optional<Field> read_defaults(const Field& root) {
@@ -319,7 +319,7 @@ Spec parse_root(const Field& root, const SpecLimits& limits) {
       const SweepPoint point = sweep_point(axes, p);
       try {
         spec.blocks.push_back(BlockResolver(block, defaults, point).resolve());
-      } catch (const SpecError& e) {
+      } catch (const InputError& e) {
         BlockSpec labelled;  // only to reuse point_label's formatting
         for (const auto& [key, value] : point)
           labelled.point.emplace_back(key, to_compact_json(value.node()));
@@ -337,17 +337,17 @@ Spec parse_spec_text(const std::string& text, const std::string& file_name, cons
     const TextPosition at = position_of(text, *bad);
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[*bad]));
-    throw SpecError({file_name, at.line, at.column}, "",
+    throw InputError({file_name, at.line, at.column}, "",
                     std::string("the spec is not valid UTF-8 (byte ") + byte + "): save it as UTF-8");
   }
   try {
     const std::shared_ptr<const SourceNode> root = parse_source_tree(text, file_name);
     return parse_root(Field(*root, "", file_name), limits);
-  } catch (const SpecError&) {
+  } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
     // Nothing should get here; if something does, it is still the input's fault, not a crash.
-    throw SpecError({file_name, 0, 0}, "", std::string("cannot read the spec: ") + e.what());
+    throw InputError({file_name, 0, 0}, "", std::string("cannot read the spec: ") + e.what());
   }
 }
 

@@ -1,5 +1,5 @@
 // Loads a block spec file (JSON or YAML, same structure) into typed, validated, sweep-expanded
-// BlockSpecs. Every problem with the input is a SpecError whose what() reads
+// BlockSpecs. Every problem with the input is a InputError whose what() reads
 // "file:line:col: key.path: message"; nothing the file contains can crash the loader.
 //
 // Top level: `name` (optional; defaults to the file name without directory and extension),
@@ -28,7 +28,7 @@ struct SpecLimits {
 
 // Reads the file once (a regular file, or `-` for standard input; at most kMaxSpecBytes) and
 // parses it; Spec::sha256 is the hash of the bytes read. A missing, unreadable or special file is
-// a SpecError at line 0.
+// a InputError at line 0.
 Spec load_spec_file(const std::string& path, const SpecLimits& limits = {});
 
 // Parses spec text: JSON when `file_name` ends in ".json", YAML otherwise. `file_name` is only

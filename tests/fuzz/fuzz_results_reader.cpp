@@ -1,15 +1,15 @@
 // libFuzzer harness: any bytes as a results file, then, when it is valid, every output format
 // rendered from it and a diff of it against itself, as `report` and `diff` do. Bad input may only
-// end in a SpecError; anything else is a bug.
+// end in a InputError; anything else is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "report/json_reader.hpp"
-#include "report/json_results.hpp"
+#include "results/json_reader.hpp"
+#include "results/json_results.hpp"
 #include "report/regression_diff.hpp"
 #include "report/report_formats.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   convbench::InputText in;
@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const std::string& format : convbench::report_format_names()) convbench::render_results(set, format);
     const convbench::DiffReport diff = convbench::diff_results(set, set, {}, "a.json", "b.json");
     convbench::format_diff(diff, convbench::TableStyle::markdown);
-  } catch (const convbench::SpecError&) {
+  } catch (const convbench::InputError&) {
   }
   return 0;
 }

@@ -1,12 +1,12 @@
 // libFuzzer harness: any bytes as a spec (YAML, or JSON when the first byte is odd), then, when
 // the spec is valid, every variant built and counted as `analyze` does. Bad input may only end in
-// a SpecError; anything else (a crash, a sanitizer finding, another exception) is a bug.
+// a InputError; anything else (a crash, a sanitizer finding, another exception) is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "report/analysis_rows.hpp"
-#include "spec/spec_error.hpp"
+#include "pipeline/analyze.hpp"
+#include "spec/input_error.hpp"
 #include "spec/spec_loader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Few runs, so that one input cannot make the analysis itself slow.
     const convbench::Spec spec = convbench::parse_spec_text(text, name, convbench::SpecLimits{64});
     convbench::analyze_spec(spec);
-  } catch (const convbench::SpecError&) {
+  } catch (const convbench::InputError&) {
   }
   return 0;
 }

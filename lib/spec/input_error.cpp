@@ -1,4 +1,4 @@
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 
@@ -11,7 +11,7 @@ std::string format_located(const SourceLocation& where, const std::string& key_p
   return out + message;
 }
 
-SpecError::SpecError(SourceLocation where, std::string key_path, const std::string& message)
+InputError::InputError(SourceLocation where, std::string key_path, const std::string& message)
     : std::runtime_error(format_located(where, key_path, message)),
       where_(std::move(where)),
       key_path_(std::move(key_path)),

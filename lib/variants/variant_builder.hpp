@@ -7,7 +7,7 @@
 
 namespace convbench {
 
-// Throws SpecError located at the variant (or custom op) when the graph is invalid.
+// Throws InputError located at the variant (or custom op) when the graph is invalid.
 Graph build_variant_graph(const BlockSpec& block, const VariantSpec& variant);
 
 // The op sequence of a variant kind, for `convbench list`.

@@ -13,15 +13,15 @@
 #include <nlohmann/json.hpp>
 
 #include "spec/input_file.hpp"
-#include "spec/spec_error.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 
 // Deeper nesting than any file convbench or its peer writes (results: about 6 levels).
 constexpr int kMaxJsonDepth = 64;
 
-// Parses `in` (read with read_input_file); a syntax error is a SpecError at its line and column,
-// nesting deeper than kMaxJsonDepth a SpecError at the key path where it happens. `what` names
+// Parses `in` (read with read_input_file); a syntax error is a InputError at its line and column,
+// nesting deeper than kMaxJsonDepth a InputError at the key path where it happens. `what` names
 // the kind of file ("results file").
 nlohmann::json parse_json_input(const InputText& in, const std::string& what);
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/op_counts.hpp"
+#include "results/run_status.hpp"
 #include "runtime/memory_stats.hpp"
 
 namespace convbench {
@@ -56,7 +57,7 @@ struct ResultRow {
 
   // Measured by `compare` (absent for `analyze`).
   std::string device;          // cpu | reference | cuda; empty when not measured
-  std::string status = "ok";   // ok | oom | unsupported | error
+  RunStatus status = RunStatus::ok;
   std::string message;
   std::optional<MemoryFigures> measured;
   std::optional<TimeStats> forward, backward, step;
@@ -88,14 +89,6 @@ int64_t headline_bytes(const ResultRow& r);
 bool has_measured_peak(const ResultRow& r);
 // The row was run with --graph: it has graph times or says why not (tables then show the column).
 bool ran_with_graph(const ResultRow& r);
-
-// What pairs rows across two results files (diff, --against): block, variant and sweep point.
-struct RowKey {
-  std::string block, variant, point_label;
-  std::string text() const;  // "block [point] / variant"
-  auto operator<=>(const RowKey&) const = default;
-};
-RowKey key_of(const ResultRow& r);
 
 // Rows of the same block and point, in order (the unit a table shows and ratios refer to).
 std::vector<std::vector<const ResultRow*>> group_by_block(const ResultSet& results);

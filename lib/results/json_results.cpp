@@ -1,12 +1,12 @@
-#include "report/json_results.hpp"
+#include "results/json_results.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "measure/sample_stats.hpp"
-#include "report/device_limits.hpp"
-#include "report/json_reader.hpp"
-#include "spec/spec_error.hpp"
+#include "results/sample_stats.hpp"
+#include "results/device_limits.hpp"
+#include "results/json_reader.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 namespace {
@@ -149,7 +149,7 @@ json row_to_json(const ResultRow& r) {
   j["memory"] = memory;
   if (!r.device.empty()) {
     j["device"] = r.device;
-    j["status"] = r.status;
+    j["status"] = to_string(r.status);
     j["message"] = r.message;
     json t = json::object();
     if (r.forward) t["forward"] = time_stats(*r.forward);
@@ -211,7 +211,9 @@ ResultRow row_from_json(const JsonField& j) {
     r.measured = measured_from(*mem);
   }
   r.device = j.string("device", "");
-  r.status = j.choice("status", "ok", {"ok", "oom", "unsupported", "error"});
+  std::vector<std::string> statuses;
+  for (RunStatus s : kRunStatuses) statuses.push_back(to_string(s));
+  r.status = *parse_run_status(j.choice("status", "ok", statuses));  // choice() admits only these
   r.message = j.string("message", "");
   if (const auto d = j.object("op_details")) r.op_details = d->value();
   if (const auto t = j.object("op_times")) r.op_times = t->value();
@@ -251,10 +253,10 @@ json results_to_json(const ResultSet& results) {
 ResultSet results_from_json(const json& doc, const std::string& file_name) {
   const JsonField top(doc, "", file_name);
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string() || doc["schema"] != kResultsSchema)
-    throw SpecError({file_name, 0, 0}, "schema",
+    throw InputError({file_name, 0, 0}, "schema",
                     std::string("not a convbench results file (expected \"schema\": \"") + kResultsSchema + "\")");
   if (!doc.contains("results") || !doc["results"].is_array())
-    throw SpecError({file_name, 0, 0}, "results", "missing the \"results\" list");
+    throw InputError({file_name, 0, 0}, "results", "missing the \"results\" list");
   ResultSet set;
   set.engine = top.string("engine", "convbench");
   set.device = top.string("device", "");

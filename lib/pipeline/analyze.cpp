@@ -1,7 +1,8 @@
-#include "report/analysis_rows.hpp"
+#include "pipeline/analyze.hpp"
 
 #include "analysis/checked_math.hpp"
-#include "graph/variant_builder.hpp"
+#include "measure/provenance.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 
@@ -47,11 +48,18 @@ ResultSet analyze_spec(const Spec& spec) {
       try {
         set.rows.push_back(analysis_row(block, v, g, analyze_variant(g, block.mode == RunMode::train)));
       } catch (const CountOverflow& e) {
-        throw SpecError(v.where, v.key_path, std::string(e.what()) + " (sizes too large)");
+        throw InputError(v.where, v.key_path, std::string(e.what()) + " (sizes too large)");
       }
     }
   }
   return set;
+}
+
+ResultSet analyze(const Spec& spec) {
+  ResultSet results = analyze_spec(spec);
+  results.engine = engine_name();
+  results.provenance = collect_provenance(spec, nullptr);
+  return results;
 }
 
 }  // namespace convbench

@@ -1,4 +1,4 @@
-#include "report/json_reader.hpp"
+#include "results/json_reader.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -103,17 +103,17 @@ json parse_json_input(const InputText& in, const std::string& what) {
   DepthCheck check;
   const bool ok = json::sax_parse(in.text, &check);
   if (check.too_deep)
-    throw SpecError({in.name, 0, 0}, *check.too_deep,
+    throw InputError({in.name, 0, 0}, *check.too_deep,
                     "the " + what + " is nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   if (!ok || check.error_position) {
     const size_t at = check.error_position.value_or(0);
     const TextPosition p = position_of(in.text, at > 0 ? at - 1 : 0);
-    throw SpecError({in.name, p.line, p.column}, "", "malformed JSON: " + parse_message(check.error));
+    throw InputError({in.name, p.line, p.column}, "", "malformed JSON: " + parse_message(check.error));
   }
   try {
     return json::parse(in.text);
   } catch (const json::exception& e) {  // the SAX pass accepted it; kept for safety
-    throw SpecError({in.name, 0, 0}, "", "malformed JSON: " + parse_message(e.what()));
+    throw InputError({in.name, 0, 0}, "", "malformed JSON: " + parse_message(e.what()));
   }
 }
 
@@ -135,7 +135,7 @@ std::string describe_json(const json& v) {
   }
 }
 
-void JsonField::fail(const std::string& message) const { throw SpecError({file_, 0, 0}, path_, message); }
+void JsonField::fail(const std::string& message) const { throw InputError({file_, 0, 0}, path_, message); }
 
 JsonField JsonField::child(const json& value, const std::string& key) const {
   return JsonField(value, path_.empty() ? key : path_ + "." + key, file_);

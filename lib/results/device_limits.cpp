@@ -1,4 +1,4 @@
-#include "report/device_limits.hpp"
+#include "results/device_limits.hpp"
 
 #include <cmath>
 

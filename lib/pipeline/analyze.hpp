@@ -1,9 +1,10 @@
-// Builds the analysis part of result rows (counts and predicted memory) from specs.
+// The `analyze` pipeline: the analysis part of result rows (counts and predicted memory) of every
+// variant of a spec, built without running anything. `compare` and `validate` start from it.
 #pragma once
 
 #include "analysis/variant_analysis.hpp"
 #include "graph/graph.hpp"
-#include "report/results.hpp"
+#include "results/results.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench {
@@ -11,10 +12,13 @@ namespace convbench {
 ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const Graph& graph,
                        const VariantAnalysis& analysis);
 
-// Builds and analyses every variant of every (expanded) block; throws SpecError located at the
+// Builds and analyses every variant of every (expanded) block; throws InputError located at the
 // variant when a graph is invalid or a count overflows 64 bits.
 ResultSet analyze_spec(const Spec& spec);
 
 MemoryFigures figures_from(const MemoryPrediction& p);
+
+// What `convbench analyze` writes: analyze_spec's rows with the engine and the provenance.
+ResultSet analyze(const Spec& spec);
 
 }  // namespace convbench

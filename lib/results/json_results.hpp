@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 
 nlohmann::json results_to_json(const ResultSet& results);
-// Throws SpecError (located in `file_name`) when the document is not a results file.
+// Throws InputError (located in `file_name`) when the document is not a results file.
 ResultSet results_from_json(const nlohmann::json& doc, const std::string& file_name);
 ResultSet load_results_file(const std::string& path);
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "report/results.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 

@@ -1,4 +1,4 @@
-#include "measure/sample_stats.hpp"
+#include "results/sample_stats.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "graph/variant_builder.hpp"
+#include "variants/variant_builder.hpp"
 
 #include <map>
 
@@ -136,16 +136,16 @@ Graph build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v
       if (in.empty()) throw GraphError("an op needs at least one input");
       values[s.name] = build_custom_op(b, block, s, in);
     } catch (const GraphError& e) {
-      throw SpecError(s.where, s.key_path, e.what());
+      throw InputError(s.where, s.key_path, e.what());
     }
   }
   const std::string out = v.output.empty() ? v.ops.back().name : v.output;
   auto it = values.find(out);
-  if (it == values.end()) throw SpecError(v.where, v.key_path + ".output", "no op is named \"" + out + "\"");
+  if (it == values.end()) throw InputError(v.where, v.key_path + ".output", "no op is named \"" + out + "\"");
   try {
     return b.finish(it->second);
   } catch (const GraphError& e) {
-    throw SpecError(v.where, v.key_path, e.what());
+    throw InputError(v.where, v.key_path, e.what());
   }
 }
 
@@ -182,7 +182,7 @@ Graph build_variant_graph(const BlockSpec& block, const VariantSpec& v) {
     }
     return b.finish(a.finish_main_path(x, y));
   } catch (const GraphError& e) {
-    throw SpecError(v.where, v.key_path, e.what());
+    throw InputError(v.where, v.key_path, e.what());
   }
 }
 

@@ -1,5 +1,7 @@
-// The one error type for bad input: where it is (file, line, column, key path) and what is wrong.
-// Every bad spec ends the program with exit code 2 and this message, and writes no output file.
+// The one error type for bad input of any kind (a spec, a command-line option, a results file, a
+// tensor dump): where it is (file, line, column, key path) and what is wrong. It ends the program
+// with exit code 2 and this message, and no output file is written. It lives in spec/, the lowest
+// layer that reads files, so that every layer above can throw it.
 #pragma once
 
 #include <stdexcept>
@@ -13,9 +15,9 @@ struct SourceLocation {
   int column = 0;  // 1-based
 };
 
-class SpecError : public std::runtime_error {
+class InputError : public std::runtime_error {
  public:
-  SpecError(SourceLocation where, std::string key_path, const std::string& message);
+  InputError(SourceLocation where, std::string key_path, const std::string& message);
 
   const SourceLocation& where() const { return where_; }
   const std::string& key_path() const { return key_path_; }

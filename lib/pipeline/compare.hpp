@@ -1,0 +1,28 @@
+// The `compare` pipeline: every variant of a spec built on one backend and measured (time and
+// memory), next to its analysis, with the provenance of the run.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "backends/backend_registry.hpp"
+#include "measure/variant_runner.hpp"
+#include "results/results.hpp"
+#include "spec/spec.hpp"
+
+namespace convbench {
+
+struct CompareOptions {
+  std::string device = "auto";  // auto | cpu | reference | cuda
+  RunOptions run;
+  BackendOptions backend;
+  bool quiet = false;  // no progress line on stderr
+};
+
+// Validates the whole spec first (analyze_spec), then runs every variant in spec order. A bad
+// --device or an unusable --graph throws InputError before anything runs; a variant that fails
+// at run time gets its status (oom, unsupported, error) and the run goes on. Notices (why `auto`
+// chose a device) go to `notices`; warnings about rows go to the log.
+ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream& notices);
+
+}  // namespace convbench

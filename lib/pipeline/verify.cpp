@@ -1,0 +1,78 @@
+#include "pipeline/verify.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "backends/backend_registry.hpp"
+#include "report/text_table.hpp"
+#include "results/json_reader.hpp"
+#include "spec/input_error.hpp"
+#include "spec/input_file.hpp"
+
+namespace convbench {
+
+int Verification::failures() const {
+  int n = 0;
+  for (const DumpCheck& c : checks) n += c.status != DumpCheckStatus::ok && c.status != DumpCheckStatus::unsupported;
+  return n;
+}
+
+int Verification::agreeing() const {
+  int n = 0;
+  for (const DumpCheck& c : checks) n += c.status == DumpCheckStatus::ok;
+  return n;
+}
+
+Verification verify(const Spec& spec, const std::string& dump_dir, const VerifyOptions& options) {
+  if (!std::filesystem::is_directory(dump_dir)) throw InputError({dump_dir, 0, 0}, "", "not a folder of tensor dumps");
+  Verification out;
+  out.tolerance = options.tolerance > 0 ? options.tolerance : options.device == "reference" ? 1e-9 : 1e-4;
+  std::unique_ptr<Backend> backend = make_backend(options.device);
+  out.device = backend->name();
+  for (const BlockSpec& block : spec.blocks) {
+    if (block.mode != RunMode::train) continue;  // the peer dumps training steps only
+    for (const VariantSpec& v : block.variants) {
+      const std::string path = dump_dir + "/" + peer_dump_file_name(block, v);
+      DumpCheck c;
+      c.block = block.name;
+      c.variant = v.name;
+      c.point_label = point_label(block);
+      if (!std::filesystem::exists(path)) {
+        c.status = DumpCheckStatus::missing;
+        c.message = path;
+      } else {
+        const nlohmann::json dump = parse_json_input(read_input_file(path, "tensor dump", kMaxDumpBytes), "tensor dump");
+        try {
+          c = check_against_dump(block, v, dump, *backend, out.tolerance);
+        } catch (const nlohmann::json::exception& e) {
+          throw InputError({path, 0, 0}, "", std::string("malformed tensor dump: ") + e.what());
+        }
+        backend->allocator().release_cached();
+      }
+      out.checks.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+std::string format_verification(const Verification& v) {
+  TextTable t;
+  t.header = {"block", "point", "variant", "tensors", "worst rel. error", "worst tensor", "status"};
+  t.right_aligned = {false, false, false, true, true, false, false};
+  for (const DumpCheck& c : v.checks) {
+    const TensorAgreement* worst = nullptr;
+    for (const TensorAgreement& a : c.tensors)
+      if (!worst || a.rel_error > worst->rel_error) worst = &a;
+    char err[32];
+    std::snprintf(err, sizeof err, "%.2e", worst ? worst->rel_error : 0.0);
+    t.rows.push_back({c.block, c.point_label, c.variant, std::to_string(c.tensors.size()), worst ? err : "-",
+                      worst ? worst->name : "-", to_string(c.status) + (c.message.empty() ? "" : ": " + c.message)});
+  }
+  std::ostringstream out;
+  out << t.render_terminal() << v.agreeing() << " variants agree with PyTorch within " << v.tolerance << " on "
+      << v.device << "; " << v.failures() << " failed\n";
+  return out.str();
+}
+
+}  // namespace convbench

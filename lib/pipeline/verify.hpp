@@ -1,0 +1,34 @@
+// The `verify` pipeline: convbench's outputs and every gradient against PyTorch's, on the same
+// inputs and weights (dumps from `scripts/torch_peer.py --dump-tensors`), one check per training
+// variant of a spec.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "measure/peer_check.hpp"
+#include "spec/spec.hpp"
+
+namespace convbench {
+
+struct VerifyOptions {
+  std::string device = "cpu";  // cpu | reference (float64)
+  double tolerance = -1;       // largest relative error; <= 0: 1e-4 on cpu, 1e-9 on reference
+};
+
+struct Verification {
+  std::string device;
+  double tolerance = 0;
+  std::vector<DumpCheck> checks;  // spec order, training blocks only (the peer dumps training steps)
+  int failures() const;           // neither ok nor unsupported
+  int agreeing() const;           // ok
+};
+
+// Throws InputError when `dump_dir` is not a folder or a dump cannot be read; a missing dump is a
+// failed check, not an error.
+Verification verify(const Spec& spec, const std::string& dump_dir, const VerifyOptions& options);
+
+// The table of checks and the summary line `convbench verify` prints.
+std::string format_verification(const Verification& v);
+
+}  // namespace convbench

@@ -1,0 +1,28 @@
+// How a measured run ended, as a result row records it. `ok` rows carry times and memory; the
+// others carry a message and no measurements. The names are the results schema's strings.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace convbench {
+
+enum class RunStatus {
+  ok,           // measured
+  oom,          // did not fit the device's (or --memory-limit's, or the host's) memory
+  unsupported,  // the backend has no implementation for an op or a setting of it
+  error,        // anything else failed; the message says what
+};
+
+inline constexpr std::array<RunStatus, 4> kRunStatuses = {RunStatus::ok, RunStatus::oom, RunStatus::unsupported,
+                                                          RunStatus::error};
+
+// "ok" | "oom" | "unsupported" | "error": the JSON and every output's spelling.
+std::string to_string(RunStatus status);
+std::optional<RunStatus> parse_run_status(std::string_view text);
+std::ostream& operator<<(std::ostream& out, RunStatus status);  // for test messages
+
+}  // namespace convbench
