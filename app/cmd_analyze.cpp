@@ -16,7 +16,8 @@ Command add_analyze_command(CLI::App& app) {
     SpecLimits limits;
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("analyze", "Parameters, FLOPs, bytes and predicted memory of every variant (nothing is run)");
+  CLI::App* sub =
+      app.add_subcommand("analyze", "Parameters, FLOPs, bytes and predicted memory of every variant (nothing is run)");
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
   add_output_options(*sub, opt->output);
   add_spec_limit_option(*sub, opt->limits);

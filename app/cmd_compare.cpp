@@ -20,7 +20,8 @@ Command add_compare_command(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("compare", "Run every variant forward and backward and compare time and memory");
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
-  sub->add_option("--device", opt->compare.device, "auto | cpu | reference | cuda (auto: cuda when a GPU is usable, else cpu)")
+  sub->add_option("--device", opt->compare.device,
+                  "auto | cpu | reference | cuda (auto: cuda when a GPU is usable, else cpu)")
       ->capture_default_str();
   add_output_options(*sub, opt->output);
   sub->add_option("--max-noise", opt->compare.run.measure.max_noise, "Stop sampling when stdev/mean is at most this")
@@ -32,13 +33,15 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("--min-samples", opt->compare.run.measure.min_samples, "Take at least this many samples per phase")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
-  sub->add_option("--timeout", opt->compare.run.measure.timeout_s, "Give up on the noise target after this many seconds per phase")
+  sub->add_option("--timeout", opt->compare.run.measure.timeout_s,
+                  "Give up on the noise target after this many seconds per phase")
       ->check(finite_in(0, 86400))
       ->capture_default_str();
   sub->add_option("--seed", opt->compare.run.seed, "Seed for inputs and weights (0 to 2^63-1)")
       ->check(CLI::Range(uint64_t{0}, uint64_t{INT64_MAX}))
       ->capture_default_str();
-  sub->add_flag("--memory-only", [opt](int64_t) { opt->compare.run.time = false; }, "Measure memory only, no timing");
+  sub->add_flag(
+      "--memory-only", [opt](int64_t) { opt->compare.run.time = false; }, "Measure memory only, no timing");
   sub->add_option("--per-op", opt->compare.run.per_op_steps,
                   "Also time every op (median over this many extra steps, the device synchronised around each op); "
                   "written to the JSON rows as op_times")

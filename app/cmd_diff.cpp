@@ -6,8 +6,8 @@
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "report/output_writer.hpp"
-#include "results/json_results.hpp"
 #include "report/regression_diff.hpp"
+#include "results/json_results.hpp"
 
 namespace convbench::cli {
 
@@ -18,8 +18,9 @@ Command add_diff_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "diff", "Compare two results files: SLOWER / FASTER / SAME / AMBIGUOUS per time, MORE / LESS per memory "
-              "(exit 0 no regression, 1 regression, 3 ambiguous only, 2 bad input)");
+      "diff",
+      "Compare two results files: SLOWER / FASTER / SAME / AMBIGUOUS per time, MORE / LESS per memory "
+      "(exit 0 no regression, 1 regression, 3 ambiguous only, 2 bad input)");
   sub->add_option("base", opt->base, "Results JSON of the baseline (e.g. the main branch)")->required();
   sub->add_option("new", opt->next, "Results JSON to judge (e.g. the pull request)")->required();
   sub->add_option("--time-threshold", opt->diff.time_threshold,

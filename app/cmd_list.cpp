@@ -2,24 +2,25 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "variants/variant_builder.hpp"
 #include "report/text_table.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench::cli {
 
 Command add_list_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("list", "List variant kinds with their parameters and op sequences");
-  return {sub, [] {
-            TextTable t;
-            t.header = {"kind", "parameters (default)", "op sequence"};
-            t.right_aligned = {false, false, false};
-            for (const VariantKindInfo& k : variant_kinds()) t.rows.push_back({k.kind, k.parameters, k.ops});
-            std::cout << t.render_terminal()
-                      << "\nCNA = conv -> norm (block `norm`) -> act (block `act`). Dropout (block `dropout` > 0) ends\n"
-                         "the main path; `residual: true` adds a shortcut (identity, or conv1x1 -> norm when\n"
-                         "channels or stride change) with no activation after the add.\n";
-            return 0;
-          }};
+  return {
+      sub, [] {
+        TextTable t;
+        t.header = {"kind", "parameters (default)", "op sequence"};
+        t.right_aligned = {false, false, false};
+        for (const VariantKindInfo& k : variant_kinds()) t.rows.push_back({k.kind, k.parameters, k.ops});
+        std::cout << t.render_terminal()
+                  << "\nCNA = conv -> norm (block `norm`) -> act (block `act`). Dropout (block `dropout` > 0) ends\n"
+                     "the main path; `residual: true` adds a shortcut (identity, or conv1x1 -> norm when\n"
+                     "channels or stride change) with no activation after the add.\n";
+        return 0;
+      }};
 }
 
 }  // namespace convbench::cli

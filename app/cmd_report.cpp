@@ -4,12 +4,12 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "report/output_writer.hpp"
 #include "output_options.hpp"
 #include "report/html_report.hpp"
-#include "results/json_results.hpp"
+#include "report/output_writer.hpp"
 #include "report/peer_comparison.hpp"
 #include "report/report_formats.hpp"
+#include "results/json_results.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench::cli {
@@ -39,13 +39,14 @@ Command add_report_command(CLI::App& app) {
             if (!opt->against.empty()) {
               if (opt->format != "table" && opt->format != "md" && opt->format != "html")
                 throw InputError({"command line", 0, 0}, "--format",
-                                "--against renders as table, md or html, not " + opt->format);
+                                 "--against renders as table, md or html, not " + opt->format);
               const ResultSet peer = load_results_file(opt->against);
               const PeerComparison comparison = compare_with_peer(results, peer);
               if (opt->format == "html")
                 text = format_html(results, &comparison);
               else
-                text = format_peer_comparison(comparison, opt->format == "md" ? TableStyle::markdown : TableStyle::terminal);
+                text = format_peer_comparison(comparison,
+                                              opt->format == "md" ? TableStyle::markdown : TableStyle::terminal);
               exit_code = comparison.exit_code();
             } else {
               text = render_results(results, opt->format, colour);

@@ -14,7 +14,8 @@ Command add_validate_command(CLI::App& app) {
     SpecLimits limits;
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("validate", "Check a spec file; exit 0 when valid, 2 with a located message when not");
+  CLI::App* sub =
+      app.add_subcommand("validate", "Check a spec file; exit 0 when valid, 2 with a located message when not");
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
   add_spec_limit_option(*sub, opt->limits);
   return {sub, [opt] {

@@ -17,10 +17,10 @@ int main(int argc, char** argv) {
   app.add_flag("-v", verbosity, "More logging (-v info, -vv debug)");
 
   const std::vector<convbench::cli::Command> commands = {
-      convbench::cli::add_analyze_command(app), convbench::cli::add_compare_command(app),
-      convbench::cli::add_report_command(app), convbench::cli::add_diff_command(app),
-      convbench::cli::add_validate_command(app),
-      convbench::cli::add_list_command(app), convbench::cli::add_verify_command(app)};
+      convbench::cli::add_analyze_command(app),  convbench::cli::add_compare_command(app),
+      convbench::cli::add_report_command(app),   convbench::cli::add_diff_command(app),
+      convbench::cli::add_validate_command(app), convbench::cli::add_list_command(app),
+      convbench::cli::add_verify_command(app)};
 
   try {
     app.parse(argc, argv);

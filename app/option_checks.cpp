@@ -38,7 +38,7 @@ int64_t parse_byte_size(const std::string& text, const std::string& option) {
   std::smatch m;
   if (!std::regex_match(text, m, pattern))
     throw InputError({"command line", 0, 0}, option,
-                    "expected a size such as 4GiB, 512MiB or a number of bytes, got \"" + text + "\"");
+                     "expected a size such as 4GiB, 512MiB or a number of bytes, got \"" + text + "\"");
   const std::string unit = m[2];
   const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : unit == "TiB" ? 40 : 0;
   const std::string digits = m[1];

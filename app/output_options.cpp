@@ -1,8 +1,8 @@
 #include "output_options.hpp"
 
+#include <unistd.h>
 #include <cstdio>
 #include <iostream>
-#include <unistd.h>
 
 #include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
@@ -27,8 +27,11 @@ struct Requested {
 };
 
 std::vector<Requested> requested(const OutputOptions& o) {
-  return {{&o.json, "--json", "json"},          {&o.csv, "--csv", "csv"},       {&o.markdown, "--markdown", "md"},
-          {&o.latex, "--latex", "latex"},       {&o.gbench_json, "--gbench-json", "gbench-json"},
+  return {{&o.json, "--json", "json"},
+          {&o.csv, "--csv", "csv"},
+          {&o.markdown, "--markdown", "md"},
+          {&o.latex, "--latex", "latex"},
+          {&o.gbench_json, "--gbench-json", "gbench-json"},
           {&o.html, "--html", "html"}};
 }
 
@@ -53,6 +56,5 @@ void write_results(const OutputOptions& o, const ResultSet& results, const std::
 }
 
 bool stdout_is_terminal() { return ::isatty(::fileno(stdout)) == 1; }
-
 
 }  // namespace convbench::cli

@@ -21,8 +21,8 @@ struct LoadWelford {
 // Per channel: merges the chunks, writes mean and 1/std (stats[c], stats[C + c]), updates the
 // running statistics and fills the saved statistics when given.
 __global__ void batch_norm_stats_finish(int channels, int splits, const Welford<float>* partial, float* stats,
-                                        float* running_mean, float* running_var, float* save_mean,
-                                        float* save_invstd, double eps, double momentum) {
+                                        float* running_mean, float* running_var, float* save_mean, float* save_invstd,
+                                        double eps, double momentum) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   Welford<double> w;
@@ -47,8 +47,8 @@ __global__ void batch_norm_stats_finish(int channels, int splits, const Welford<
 // y = (x - mean) * invstd * gamma + beta; `invstd_from_var`: the second array holds variances
 // (inference, running_var) instead of 1/std.
 template <class T>
-__global__ void batch_norm_apply(ActShape s, const T* x, const float* mean, const float* second,
-                                 bool invstd_from_var, float eps, const T* gamma, const T* beta, T* y, bool vec) {
+__global__ void batch_norm_apply(ActShape s, const T* x, const float* mean, const float* second, bool invstd_from_var,
+                                 float eps, const T* gamma, const T* beta, T* y, bool vec) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
   const int64_t p0 = frag_start<T>();
@@ -154,9 +154,8 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
     auto* partial = static_cast<Welford<float>*>(workspace);
     float* stats = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Welford<float>>(s));
     launch_channel_partials(s, plan, LoadWelford<T>{x}, partial, stream);
-    batch_norm_stats_finish<<<blocks_for(s.c), kThreads, 0, stream>>>(s.c, plan.splits, partial, stats,
-                                                                       a.running_mean, a.running_var, a.save_mean,
-                                                                       a.save_invstd, a.eps, a.momentum);
+    batch_norm_stats_finish<<<blocks_for(s.c), kThreads, 0, stream>>>(
+        s.c, plan.splits, partial, stats, a.running_mean, a.running_var, a.save_mean, a.save_invstd, a.eps, a.momentum);
     CONVBENCH_CUDA_CHECK_LAUNCH();
     batch_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
         s, x, stats, stats + s.c, false, 0.0f, static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),

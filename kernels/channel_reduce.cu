@@ -72,8 +72,8 @@ void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* wo
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     launch_channel_partials(shape, plan, LoadSum<T>{static_cast<const T*>(g)}, partial, stream);
-    channel_sum_finish<T><<<blocks_for(shape.c), kThreads, 0, stream>>>(shape.c, plan.splits, partial,
-                                                                         static_cast<T*>(out));
+    channel_sum_finish<T>
+        <<<blocks_for(shape.c), kThreads, 0, stream>>>(shape.c, plan.splits, partial, static_cast<T*>(out));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

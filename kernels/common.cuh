@@ -24,11 +24,17 @@ __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162f
 template <class T>
 __device__ __forceinline__ T from_float(float v);
 template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 // Calls f(T{}) with T the storage type of `dtype`: float (float32, tf32), __half, __nv_bfloat16.
 template <class F>
@@ -249,7 +255,8 @@ __global__ void channel_partials_cl(ActShape s, int rows_per_split, Load load, A
   __syncthreads();
   for (int stride = kTileRows / 2; stride > 0; stride /= 2) {
     if (static_cast<int>(threadIdx.y) < stride)
-      scratch[threadIdx.y * kTileChannels + threadIdx.x].merge(scratch[(threadIdx.y + stride) * kTileChannels + threadIdx.x]);
+      scratch[threadIdx.y * kTileChannels + threadIdx.x].merge(
+          scratch[(threadIdx.y + stride) * kTileChannels + threadIdx.x]);
     __syncthreads();
   }
   if (threadIdx.y == 0 && c < s.c) partial[split * s.c + c] = scratch[threadIdx.x];
@@ -260,7 +267,8 @@ template <class Acc, class Load>
 void launch_channel_partials(ActShape s, const ChannelReducePlan& plan, Load load, Acc* partial, cudaStream_t stream) {
   if (s.channels_last) {
     const dim3 grid((s.c + kTileChannels - 1) / kTileChannels, plan.splits);
-    channel_partials_cl<Acc, Load><<<grid, dim3(kTileChannels, kTileRows), 0, stream>>>(s, plan.rows_per_split, load, partial);
+    channel_partials_cl<Acc, Load>
+        <<<grid, dim3(kTileChannels, kTileRows), 0, stream>>>(s, plan.rows_per_split, load, partial);
   } else {
     const dim3 grid(s.c, plan.splits);
     channel_partials_cf<Acc, Load><<<grid, kThreads, 0, stream>>>(s, plan.rows_per_split, load, partial);

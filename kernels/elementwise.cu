@@ -68,8 +68,8 @@ void launch_unary(DType dtype, const void* a, void* out, int count, Op op, cudaS
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     const bool vec = all_aligned16(a, out);
-    unary_kernel<T, Op><<<frag_blocks<T>(count), kThreads, 0, stream>>>(static_cast<const T*>(a),
-                                                                        static_cast<T*>(out), count, vec, op);
+    unary_kernel<T, Op><<<frag_blocks<T>(count), kThreads, 0, stream>>>(static_cast<const T*>(a), static_cast<T*>(out),
+                                                                        count, vec, op);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -129,8 +129,8 @@ __device__ __forceinline__ uint64_t logical_index(int p, const ActShape& s) {
 }
 
 template <class T>
-__global__ void dropout_forward_kernel(ActShape s, const T* x, T* y, uint8_t* mask, float p, float scale,
-                                       uint64_t seed, bool vec) {
+__global__ void dropout_forward_kernel(ActShape s, const T* x, T* y, uint8_t* mask, float p, float scale, uint64_t seed,
+                                       bool vec) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
   const int64_t p0 = frag_start<T>();
@@ -205,7 +205,7 @@ void add_any(AnyTensor a, AnyTensor b, void* out, DType out_dtype, bool out_chan
     dispatch_float(d, [](auto) {});  // throws for a dtype the kernel cannot load
   if (logical.numel() <= 0) return;
   add_any_kernel<<<blocks_for(logical.numel()), kThreads, 0, stream>>>(a, b, out, out_dtype, out_channels_last,
-                                                                        logical);
+                                                                       logical);
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
 

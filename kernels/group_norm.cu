@@ -123,8 +123,7 @@ struct LoadParamSums {
 };
 
 template <class T>
-__global__ void group_param_grad_finish(int channels, int splits, const Sums<2>* partial, T* grad_gamma,
-                                        T* grad_beta) {
+__global__ void group_param_grad_finish(int channels, int splits, const Sums<2>* partial, T* grad_gamma, T* grad_beta) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   double total[2];
@@ -159,8 +158,7 @@ void group_norm_forward(DType dtype, const GroupNormForward& a, void* workspace,
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(a.x);
-    group_stats_kernel<T><<<ngroups, kThreads, 0, stream>>>(s, a.groups, x, a.eps, stats,
-                                                              a.save_mean, a.save_rstd);
+    group_stats_kernel<T><<<ngroups, kThreads, 0, stream>>>(s, a.groups, x, a.eps, stats, a.save_mean, a.save_rstd);
     CONVBENCH_CUDA_CHECK_LAUNCH();
     group_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
         s, a.groups, x, stats, stats + ngroups, static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
@@ -184,8 +182,8 @@ void group_norm_backward(DType dtype, const GroupNormBackward& a, void* workspac
     const T* g = static_cast<const T*>(a.g);
     const T* gamma = static_cast<const T*>(a.gamma);
     if (a.grad_x) {
-      group_grad_sums_kernel<T><<<ngroups, kThreads, 0, stream>>>(s, a.groups, x, g, a.save_mean, a.save_rstd,
-                                                                    gamma, sums);
+      group_grad_sums_kernel<T>
+          <<<ngroups, kThreads, 0, stream>>>(s, a.groups, x, g, a.save_mean, a.save_rstd, gamma, sums);
       CONVBENCH_CUDA_CHECK_LAUNCH();
       const float inv_count = static_cast<float>(1.0 / (static_cast<double>(cpg) * s.s));
       group_norm_grad_input<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(

@@ -69,8 +69,8 @@ void dropout_backward(DType dtype, const void* g, const uint8_t* mask, void* gra
 // (stage 1, partial results in the op's workspace), then one thread per channel merges the
 // chunks in a fixed order (stage 2), so results do not depend on scheduling.
 struct ChannelReducePlan {
-  int rows = 0;            // N * spatial
-  int splits = 1;          // chunks of rows
+  int rows = 0;    // N * spatial
+  int splits = 1;  // chunks of rows
   int rows_per_split = 0;
 };
 ChannelReducePlan channel_reduce_plan(ActShape shape);

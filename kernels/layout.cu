@@ -37,12 +37,12 @@ void convert_layout(DType dtype, ActShape shape, const void* src, void* dst, cud
   const unsigned blocks = blocks_for(shape.numel());
   switch (element_bytes(dtype)) {
     case 4:
-      convert_layout_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(src),
-                                                                      static_cast<uint32_t*>(dst));
+      convert_layout_kernel<uint32_t>
+          <<<blocks, kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst));
       break;
     case 2:
-      convert_layout_kernel<uint16_t><<<blocks, kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(src),
-                                                                      static_cast<uint16_t*>(dst));
+      convert_layout_kernel<uint16_t>
+          <<<blocks, kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst));
       break;
     default: throw std::invalid_argument("cuda kernels: layout conversion of " + std::string(to_string(dtype)));
   }
@@ -95,11 +95,11 @@ void pad_box(DType dtype, const BoxShape& shape, const void* small, void* big, c
   switch (element_bytes(dtype)) {
     case 4:
       pad_box_kernel<uint32_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(small),
-                                                                          static_cast<uint32_t*>(big));
+                                                                           static_cast<uint32_t*>(big));
       break;
     case 2:
       pad_box_kernel<uint16_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(small),
-                                                                          static_cast<uint16_t*>(big));
+                                                                           static_cast<uint16_t*>(big));
       break;
     default: throw std::invalid_argument("cuda kernels: padding a tensor of " + std::string(to_string(dtype)));
   }
@@ -112,11 +112,11 @@ void crop_box(DType dtype, const BoxShape& shape, const void* big, void* small, 
   switch (element_bytes(dtype)) {
     case 4:
       crop_box_kernel<uint32_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(big),
-                                                                           static_cast<uint32_t*>(small));
+                                                                            static_cast<uint32_t*>(small));
       break;
     case 2:
       crop_box_kernel<uint16_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(big),
-                                                                           static_cast<uint16_t*>(small));
+                                                                            static_cast<uint16_t*>(small));
       break;
     default: throw std::invalid_argument("cuda kernels: cropping a tensor of " + std::string(to_string(dtype)));
   }

@@ -38,9 +38,7 @@ __global__ void upsample_backward_kernel(UpsampleShape s, const T* g, T* grad_x)
   grad_x[p] = from_float<T>(sum);
 }
 
-int64_t count(const UpsampleShape& s, const Dims3& d) {
-  return static_cast<int64_t>(s.n) * s.c * d[0] * d[1] * d[2];
-}
+int64_t count(const UpsampleShape& s, const Dims3& d) { return static_cast<int64_t>(s.n) * s.c * d[0] * d[1] * d[2]; }
 
 }  // namespace
 
@@ -48,8 +46,8 @@ void upsample_forward(DType dtype, const UpsampleShape& s, const void* x, void* 
   if (count(s, s.out) <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    upsample_forward_kernel<T><<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(s, static_cast<const T*>(x),
-                                                                                     static_cast<T*>(y));
+    upsample_forward_kernel<T>
+        <<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(s, static_cast<const T*>(x), static_cast<T*>(y));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -58,8 +56,8 @@ void upsample_backward(DType dtype, const UpsampleShape& s, const void* g, void*
   if (count(s, s.in) <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    upsample_backward_kernel<T><<<blocks_for(count(s, s.in)), kThreads, 0, stream>>>(s, static_cast<const T*>(g),
-                                                                                     static_cast<T*>(grad_x));
+    upsample_backward_kernel<T>
+        <<<blocks_for(count(s, s.in)), kThreads, 0, stream>>>(s, static_cast<const T*>(g), static_cast<T*>(grad_x));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

@@ -24,6 +24,8 @@ packages=(
   clang-14 libomp-14-dev llvm-14 lld-14
   # clang's sanitizer and libFuzzer runtimes (scripts/sanitize.sh, scripts/fuzz.sh)
   libclang-rt-14-dev
+  # the code's style (.clang-format; ctest `code_follows_clang_format`, scripts/format.sh)
+  clang-format-14
   # the tests: PyTorch and NumPy as the peer, PyYAML to read the specs, pdflatex with booktabs
   # for the LaTeX output
   python3-yaml python3-numpy python3-torch

@@ -4,8 +4,8 @@
 
 #include "analysis/checked_math.hpp"
 #include "analysis/variant_analysis.hpp"
-#include "variants/variant_builder.hpp"
 #include "test_blocks.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {

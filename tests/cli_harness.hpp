@@ -1,12 +1,12 @@
 // Runs the convbench binary in tests and captures exit code, stdout and stderr.
 #pragma once
 
+#include <sys/wait.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 namespace convbench::testing {
 
@@ -23,7 +23,8 @@ inline std::string read_file(const std::string& path) {
 }
 
 inline std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("convbench_test_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("convbench_test_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 // `args` is appended to the binary's path as shell words (quote them yourself).

@@ -81,8 +81,8 @@ TEST(Cli, ListVersionAndHelp) {
   EXPECT_NE(version.out.find("convbench 0.1.0"), std::string::npos);
   EXPECT_NE(version.out.find("backends: reference, cpu"), std::string::npos);
   EXPECT_EQ(run_cli("analyze --help").exit_code, 0);
-  EXPECT_EQ(run_cli("analyze").exit_code, 2);           // missing SPEC
-  EXPECT_EQ(run_cli("frobnicate").exit_code, 2);        // unknown subcommand
+  EXPECT_EQ(run_cli("analyze").exit_code, 2);     // missing SPEC
+  EXPECT_EQ(run_cli("frobnicate").exit_code, 2);  // unknown subcommand
 }
 
 struct BadInput {
@@ -119,7 +119,8 @@ std::vector<BadInput> bad_inputs() {
        ":2:5: blocks[0].in_channels: missing required field \"in_channels\""},
       {"groups", "s.yaml", replace(base, "[standard]", "[standard, {kind: grouped, groups: 3}]"),
        ":7:50: blocks[0].variants[1].groups: in_channels 8 is not divisible by groups 3"},
-      {"non-positive", "s.yaml", replace(base, "[8, 8]", "[8, 0]"), ":6:15: blocks[0].size[1]: must be positive, got 0"},
+      {"non-positive", "s.yaml", replace(base, "[8, 8]", "[8, 0]"),
+       ":6:15: blocks[0].size[1]: must be positive, got 0"},
       {"kernel too large", "s.yaml", replace(base, "size: [8, 8]\n", "size: [8, 8]\n    kernel: 11\n    padding: 1\n"),
        ":7:13: blocks[0].kernel: kernel 11 spans 11 in dim 0, more than the padded input 10"},
       {"duplicate block", "s.yaml", base + base.substr(base.find('\n') + 1),
@@ -130,7 +131,8 @@ std::vector<BadInput> bad_inputs() {
        ":2:5: blocks[0]: the block's input tensor 2147483647x8x2147483647x2147483647 has more elements than int64"},
       {"malformed YAML", "s.yaml", "blocks: [\n  - name: b\n", ":2:3: invalid YAML: illegal block entry"},
       {"malformed JSON", "s.json", "{\"blocks\": [ {\"name\": \"b\",} ]}", ":1:27: invalid JSON: syntax error"},
-      {"custom input", "s.yaml", replace(base, "[standard]", "[{kind: custom, ops: [{op: relu, name: r, inputs: [nope]}]}]"),
+      {"custom input", "s.yaml",
+       replace(base, "[standard]", "[{kind: custom, ops: [{op: relu, name: r, inputs: [nope]}]}]"),
        ":7:66: blocks[0].variants[0].ops[0].inputs[0]: unknown value \"nope\""},
   };
 }

@@ -11,9 +11,9 @@
 #include "analysis/memory_model.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
-#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "spec/spec_loader.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -25,7 +25,6 @@ std::vector<std::string> config_files() {
   std::sort(files.begin(), files.end());
   return files;
 }
-
 
 TEST(ConfigMemory, CpuMeasuredPeakEqualsPredictionAtFullSize) {
   CpuBackend cpu;

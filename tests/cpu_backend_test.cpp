@@ -16,12 +16,12 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "graph/autograd_rules.hpp"
-#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 #include "test_blocks.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -133,11 +133,11 @@ OpResults run_last_op(Backend& backend, const Graph& g, const OpValues& v, bool 
   for (size_t i = 0; i < op.inputs.size(); ++i)
     inputs.push_back(upload_new(backend, g.desc(op.inputs[i]), v.inputs[i], MemoryCategory::inputs));
   for (size_t i = 0; i < op.params.size(); ++i)
-    params.push_back(upload_new(backend, g.params[static_cast<size_t>(op.params[i])].desc, v.params[i],
-                                MemoryCategory::parameters));
+    params.push_back(
+        upload_new(backend, g.params[static_cast<size_t>(op.params[i])].desc, v.params[i], MemoryCategory::parameters));
   for (size_t i = 0; i < op.buffers.size(); ++i)
-    buffers.push_back(upload_new(backend, g.buffers[static_cast<size_t>(op.buffers[i])].desc, v.buffers[i],
-                                 MemoryCategory::buffers));
+    buffers.push_back(
+        upload_new(backend, g.buffers[static_cast<size_t>(op.buffers[i])].desc, v.buffers[i], MemoryCategory::buffers));
   Tensor output = make_tensor(backend.allocator(), g.desc(op.output), MemoryCategory::temporaries);
   reftest::poison(backend, output);
   if (training)
@@ -181,8 +181,8 @@ OpResults run_last_op(Backend& backend, const Graph& g, const OpValues& v, bool 
   }
   std::vector<Tensor> grad_params;
   for (int p : op.params) {
-    grad_params.push_back(make_tensor(backend.allocator(), g.params[static_cast<size_t>(p)].desc,
-                                      MemoryCategory::gradients));
+    grad_params.push_back(
+        make_tensor(backend.allocator(), g.params[static_cast<size_t>(p)].desc, MemoryCategory::gradients));
     reftest::poison(backend, grad_params.back());
   }
   for (Tensor& t : grad_params) call.grad_params.push_back(&t);
@@ -215,7 +215,8 @@ void expect_results_close(const OpResults& got, const OpResults& want, const Op&
   ASSERT_EQ(got.grad_inputs.size(), want.grad_inputs.size());
   for (size_t i = 0; i < got.grad_inputs.size(); ++i) {
     ASSERT_EQ(got.grad_inputs[i].has_value(), want.grad_inputs[i].has_value());
-    if (got.grad_inputs[i]) expect_close(*got.grad_inputs[i], *want.grad_inputs[i], "grad input " + std::to_string(i), tolerance);
+    if (got.grad_inputs[i])
+      expect_close(*got.grad_inputs[i], *want.grad_inputs[i], "grad input " + std::to_string(i), tolerance);
   }
   ASSERT_EQ(got.grad_params.size(), want.grad_params.size());
   for (size_t i = 0; i < got.grad_params.size(); ++i)
@@ -279,7 +280,8 @@ std::vector<OpCase> cpu_cases() {
     return b.conv_transpose("up", x, conv_attrs(6, {3, 3}, {1, 1}, {1, 1}, {2, 2}, 1, true, {1, 1}));
   });
   add("batch_norm3d_32", {2, 32, 4, 4, 4}, [](GraphBuilder& b, int x) { return b.batch_norm("bn", x, 1e-5, 0.1); });
-  add("batch_norm3d_16_odd_spatial", {2, 16, 6, 6, 6}, [](GraphBuilder& b, int x) { return b.batch_norm("bn", x, 1e-5, 0.1); });
+  add("batch_norm3d_16_odd_spatial", {2, 16, 6, 6, 6},
+      [](GraphBuilder& b, int x) { return b.batch_norm("bn", x, 1e-5, 0.1); });
   add("batch_norm2d_64", {2, 64, 5, 5}, [](GraphBuilder& b, int x) { return b.batch_norm("bn", x, 1e-5, 0.1); });
   add("group_norm3d_32", {2, 32, 3, 4, 3}, [](GraphBuilder& b, int x) { return b.group_norm("gn", x, 8, 1e-5); });
   add("relu3d_large", {2, 16, 16, 16, 16}, [](GraphBuilder& b, int x) { return b.relu("relu", x); });
@@ -322,8 +324,8 @@ TEST_P(CpuVsReference, ChannelsLastEqualsChannelsFirst) {
   const Graph first = case_graph(c, Layout::channels_first, true);
   const Graph last = case_graph(c, Layout::channels_last, true);
   const OpValues values = random_values(first, seed);  // logical values: the same for both
-  expect_results_close(run_last_op(cpu, last, values, true), run_last_op(cpu, first, values, true),
-                       first.ops.back(), 1e-5);
+  expect_results_close(run_last_op(cpu, last, values, true), run_last_op(cpu, first, values, true), first.ops.back(),
+                       1e-5);
 }
 
 TEST_P(CpuVsReference, RepeatedCallsReuseTheirPrimitives) {
@@ -528,9 +530,8 @@ TEST(CpuBackendExecutor, AllocatorPeakEqualsTheMemoryModelWithOneDnnWorkspaces) 
       b.mode = training ? RunMode::train : RunMode::infer;
       const Graph g = build_variant_graph(b, v);
       CpuBackend cpu;
-      const MemoryPrediction p = predict_memory(g, training, [&](const Op& op, Phase ph) {
-        return cpu.workspace_bytes(g, op, ph, training);
-      });
+      const MemoryPrediction p =
+          predict_memory(g, training, [&](const Op& op, Phase ph) { return cpu.workspace_bytes(g, op, ph, training); });
       ResultRow row;
       RunOptions options;
       options.time = false;

@@ -24,8 +24,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 
@@ -35,12 +35,12 @@
 #include "backends/cuda/cuda_event_timer.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "graph/autograd_rules.hpp"
-#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
 #include "spec/spec_loader.hpp"
 #include "test_blocks.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -50,8 +50,8 @@ using cuda::CudaBackendOptions;
 using reftest::conv_attrs;
 using Values = std::vector<double>;
 
-#define REQUIRE_CUDA_DEVICE()                                          \
-  do {                                                                 \
+#define REQUIRE_CUDA_DEVICE()                                                   \
+  do {                                                                          \
     if (const auto why = cuda::cuda_unavailable_reason()) GTEST_SKIP() << *why; \
   } while (0)
 
@@ -105,7 +105,8 @@ OpValues random_op_values(const Graph& g, uint64_t seed) {
   OpValues v;
   for (int i : op.inputs) v.inputs.push_back(reftest::random_values(static_cast<size_t>(g.desc(i).numel()), ++seed));
   for (int p : op.params)
-    v.params.push_back(reftest::random_values(static_cast<size_t>(g.params[static_cast<size_t>(p)].desc.numel()), ++seed));
+    v.params.push_back(
+        reftest::random_values(static_cast<size_t>(g.params[static_cast<size_t>(p)].desc.numel()), ++seed));
   for (int b : op.buffers)  // positive, as running variances are
     v.buffers.push_back(
         reftest::random_values(static_cast<size_t>(g.buffers[static_cast<size_t>(b)].desc.numel()), ++seed, 0.5, 1.5));
@@ -180,8 +181,8 @@ OpResults run_op(Backend& backend, const Graph& g, const OpValues& v, bool train
   call.grad_output = &grad_output;
   std::vector<std::optional<Tensor>> grad_inputs(op.inputs.size());
   for (size_t pos = 0; pos < op.inputs.size(); ++pos) {
-    const bool computed = needs_grad[static_cast<size_t>(op.inputs[pos])] &&
-                          grad_flow(op, static_cast<int>(pos)) == GradFlow::compute;
+    const bool computed =
+        needs_grad[static_cast<size_t>(op.inputs[pos])] && grad_flow(op, static_cast<int>(pos)) == GradFlow::compute;
     if (computed) {
       grad_inputs[pos] = make_tensor(alloc, g.desc(op.inputs[pos]), MemoryCategory::temporaries);
       poison(backend, *grad_inputs[pos]);
@@ -235,7 +236,8 @@ void compare_op(CudaBackend& gpu, const Graph& g, bool training, const std::stri
   ASSERT_EQ(got.grad_inputs.size(), want.grad_inputs.size());
   for (size_t i = 0; i < got.grad_inputs.size(); ++i) {
     ASSERT_EQ(got.grad_inputs[i].has_value(), want.grad_inputs[i].has_value());
-    if (got.grad_inputs[i]) expect_close(*got.grad_inputs[i], *want.grad_inputs[i], tol, "grad input " + std::to_string(i));
+    if (got.grad_inputs[i])
+      expect_close(*got.grad_inputs[i], *want.grad_inputs[i], tol, "grad input " + std::to_string(i));
   }
   ASSERT_EQ(got.grad_params.size(), want.grad_params.size());
   for (size_t i = 0; i < got.grad_params.size(); ++i)
@@ -313,10 +315,10 @@ class GpuRiskyConvs : public ::testing::TestWithParam<RiskyConv> {};
 TEST_P(GpuRiskyConvs, MatchTheReferenceInBothAlgorithmModes) {
   REQUIRE_CUDA_DEVICE();
   const RiskyConv& c = GetParam();
-  const reftest::OpCase op{c.name, c.input_shape, [&c](GraphBuilder& b, int x) {
-                             return b.conv("conv", x, conv_attrs(c.out_channels, c.kernel, c.stride, c.padding,
-                                                                 c.dilation, c.groups, true));
-                           }};
+  const reftest::OpCase op{
+      c.name, c.input_shape, [&c](GraphBuilder& b, int x) {
+        return b.conv("conv", x, conv_attrs(c.out_channels, c.kernel, c.stride, c.padding, c.dilation, c.groups, true));
+      }};
   CaseLog log;
   for (cuda::CudnnAlgoMode mode : {cuda::CudnnAlgoMode::heuristic, cuda::CudnnAlgoMode::find}) {
     CudaBackendOptions options;
@@ -343,8 +345,15 @@ std::vector<RiskyConv> risky_convs() {
     out.push_back({t + "_ndhwc_dilated", dtype, {1, 4, 7, 6, 7}, 8, 1, {3, 3, 3}, {1, 1, 1}, {2, 2, 2}, {2, 2, 2}});
   }
   for (DType dtype : {DType::float32, DType::tf32, DType::float16, DType::bfloat16})
-    out.push_back({std::string(to_string(dtype)) + "_ndhwc_depthwise", dtype, {2, 8, 6, 6, 6}, 8, 8, {3, 3, 3},
-                   {1, 1, 1}, {1, 1, 1}, {1, 1, 1}});
+    out.push_back({std::string(to_string(dtype)) + "_ndhwc_depthwise",
+                   dtype,
+                   {2, 8, 6, 6, 6},
+                   8,
+                   8,
+                   {3, 3, 3},
+                   {1, 1, 1},
+                   {1, 1, 1},
+                   {1, 1, 1}});
   return out;
 }
 
@@ -461,7 +470,8 @@ TEST(GpuBackendBasics, AccumulateAndAddAcrossDtypesAndLayouts) {
   EXPECT_EQ(download(gpu, ta), reftest::quantize(sum, DType::float16));
   gpu.accumulate(out, ta);  // float32 channels-first += float16 channels-last
   Values twice(60);
-  for (size_t i = 0; i < 60; ++i) twice[i] = reftest::quantize({sum[i]}, DType::float32)[0] + reftest::quantize({sum[i]}, DType::float16)[0];
+  for (size_t i = 0; i < 60; ++i)
+    twice[i] = reftest::quantize({sum[i]}, DType::float32)[0] + reftest::quantize({sum[i]}, DType::float16)[0];
   EXPECT_EQ(download(gpu, out), reftest::quantize(twice, DType::float32));
   Tensor wrong = make_tensor(gpu.allocator(), TensorDesc{{2, 3, 2, 4}, DType::float16, Layout::channels_last},
                              MemoryCategory::temporaries);
@@ -550,9 +560,9 @@ TEST(GpuVariants, EveryConfigVariantMatchesTheReference) {
           for (const VariantSpec& v : block.variants) {
             const Graph g = build_variant_graph(block, v);
             const std::string what = std::filesystem::path(file).filename().string() + " " + block.name + " [" +
-                                     point_label(block) + "] " + v.name + " input " +
-                                     g.desc(g.input).shape_string() + " " + std::string(to_string(dtype)) + " " +
-                                     std::string(to_string(layout)) + (training ? " train" : " infer");
+                                     point_label(block) + "] " + v.name + " input " + g.desc(g.input).shape_string() +
+                                     " " + std::string(to_string(dtype)) + " " + std::string(to_string(layout)) +
+                                     (training ? " train" : " infer");
             log.run(what, [&] {
               SCOPED_TRACE(what);
               ReferenceBackend ref;
@@ -626,7 +636,6 @@ TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
 
 // ---- memory: measured equals predicted; out of memory is a status -------------------------------
 
-
 TEST(GpuMemory, AllocatorPeakEqualsTheMemoryModel) {
   REQUIRE_CUDA_DEVICE();
   CaseLog log;
@@ -641,8 +650,8 @@ TEST(GpuMemory, AllocatorPeakEqualsTheMemoryModel) {
           BlockSpec block = shrunk(original);
           block.mode = training ? RunMode::train : RunMode::infer;
           for (const VariantSpec& v : block.variants) {
-            const std::string what = std::filesystem::path(file).filename().string() + " " + block.name + " " +
-                                     v.name + (training ? " train " : " infer ") + std::string(to_string(mode));
+            const std::string what = std::filesystem::path(file).filename().string() + " " + block.name + " " + v.name +
+                                     (training ? " train " : " infer ") + std::string(to_string(mode));
             log.run(what, [&] {
               SCOPED_TRACE(what);
               testing::expect_measured_equals_predicted(gpu, build_variant_graph(block, v), training);
@@ -763,8 +772,8 @@ TEST(GpuGraphs, AReplayedStepWritesWhatTheEagerStepWrote) {
         for (const Op& op : g.ops) supported = supported && !gpu.unsupported(g, op);
         if (!supported) continue;
         const std::string what = std::filesystem::path(file).filename().string() + " " + b.name + " / " + v.name +
-                                 " input " + g.desc(g.input).shape_string() + " " +
-                                 std::string(to_string(b.dtype)) + " " + std::string(to_string(b.layout));
+                                 " input " + g.desc(g.input).shape_string() + " " + std::string(to_string(b.dtype)) +
+                                 " " + std::string(to_string(b.layout));
         log.run(what, [&] {
           SCOPED_TRACE(what);
           Executor ex(g, gpu, true);

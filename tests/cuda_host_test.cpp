@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../kernels/kernels.hpp"  // the kernels' host API (the repo root is not on the tests' include path)
 #include "backends/cuda/conv_algo_fallback.hpp"
 #include "backends/cuda/conv_problem.hpp"
 #include "backends/cuda/cuda_backend.hpp"
@@ -24,7 +25,6 @@
 #include "backends/cuda/first_launch_start.hpp"
 #include "backends/cuda/nvml_clock.hpp"
 #include "graph/graph_builder.hpp"
-#include "../kernels/kernels.hpp"  // the kernels' host API (the repo root is not on the tests' include path)
 #include "reference_op_harness.hpp"
 
 namespace convbench::cuda {
@@ -95,13 +95,15 @@ TEST(CudaConvProblem, ConvTransposeSwapsXAndY) {
   EXPECT_TRUE(t.transposed);
   EXPECT_EQ(t.x, up.desc(up.ops[0].output));  // cuDNN's x: the transposed conv's (larger) output
   EXPECT_EQ(t.y, in);
-  EXPECT_FALSE(t.padded());  // output_padding 1 < stride 2
+  EXPECT_FALSE(t.padded());                                  // output_padding 1 < stride 2
   EXPECT_EQ(t.w.shape, (std::vector<int64_t>{4, 3, 3, 3}));  // (C_in, C_out / groups, k): K = C_in
   EXPECT_EQ(t.x.shape, (std::vector<int64_t>{2, 6, 10, 12}));
 }
 
 // cuDNN's forward output size of x with symmetric padding, per dim.
-int64_t conv_output(int64_t x, int64_t k, int64_t s, int64_t p, int64_t d) { return (x + 2 * p - d * (k - 1) - 1) / s + 1; }
+int64_t conv_output(int64_t x, int64_t k, int64_t s, int64_t p, int64_t d) {
+  return (x + 2 * p - d * (k - 1) - 1) / s + 1;
+}
 
 TEST(CudaConvProblem, OutputPaddingAtTheStridePadsCudnnsY) {
   // Valid in the IR below the dilation: the conv this is the gradient of would pad asymmetrically,
@@ -116,17 +118,20 @@ TEST(CudaConvProblem, OutputPaddingAtTheStridePadsCudnnsY) {
   EXPECT_EQ(p.y.layout, Layout::channels_last);
   // cuDNN's symmetric conv of x yields exactly the padded y in every dim.
   for (size_t d = 0; d < 3; ++d)
-    EXPECT_EQ(conv_output(p.x.shape[2 + d], p.w.shape[2 + d], p.stride[d], p.padding[d], p.dilation[d]), p.y.shape[2 + d])
+    EXPECT_EQ(conv_output(p.x.shape[2 + d], p.w.shape[2 + d], p.stride[d], p.padding[d], p.dilation[d]),
+              p.y.shape[2 + d])
         << "dim " << d;
 }
 
 TEST(CudaConvProblem, DirectionsPerPhase) {
   using D = ConvDirection;
   EXPECT_EQ(conv_directions(OpKind::conv, Phase::forward, true), (std::vector<D>{D::forward}));
-  EXPECT_EQ(conv_directions(OpKind::conv, Phase::backward, true), (std::vector<D>{D::backward_data, D::backward_filter}));
+  EXPECT_EQ(conv_directions(OpKind::conv, Phase::backward, true),
+            (std::vector<D>{D::backward_data, D::backward_filter}));
   EXPECT_EQ(conv_directions(OpKind::conv, Phase::backward, false), (std::vector<D>{D::backward_filter}));
   EXPECT_EQ(conv_directions(OpKind::conv_transpose, Phase::forward, false), (std::vector<D>{D::backward_data}));
-  EXPECT_EQ(conv_directions(OpKind::conv_transpose, Phase::backward, true), (std::vector<D>{D::forward, D::backward_filter}));
+  EXPECT_EQ(conv_directions(OpKind::conv_transpose, Phase::backward, true),
+            (std::vector<D>{D::forward, D::backward_filter}));
   EXPECT_EQ(conv_directions(OpKind::conv_transpose, Phase::backward, false), (std::vector<D>{D::backward_filter}));
   EXPECT_EQ(to_string(D::backward_filter), "backward_filter");
 }
@@ -160,7 +165,8 @@ TEST(CudaConvProblem, WorkspaceIsTheLargestDirectionAfterTheAlignedWeightAndPadd
 // ---- cuDNN names and math --------------------------------------------------------------------
 
 TEST(CudnnConvNames, AlgorithmsMathTypesAndModes) {
-  EXPECT_EQ(algo_name(ConvDirection::forward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), "IMPLICIT_PRECOMP_GEMM");
+  EXPECT_EQ(algo_name(ConvDirection::forward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
+            "IMPLICIT_PRECOMP_GEMM");
   EXPECT_EQ(algo_name(ConvDirection::forward, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED), "WINOGRAD_NONFUSED");
   EXPECT_EQ(algo_name(ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING), "FFT_TILING");
   EXPECT_EQ(algo_name(ConvDirection::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3), "ALGO_3");
@@ -183,7 +189,8 @@ TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
   EXPECT_EQ(cudnn_data_type(DType::float16), CUDNN_DATA_HALF);
   EXPECT_EQ(cudnn_data_type(DType::bfloat16), CUDNN_DATA_BFLOAT16);
   EXPECT_THROW(cudnn_data_type(DType::float64), std::invalid_argument);
-  ConvAlgoChoice c{ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}};
+  ConvAlgoChoice c{
+      ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}};
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j.at("algo"), "ALGO_1");
   EXPECT_EQ(j.at("math"), "FMA_MATH");
@@ -192,11 +199,17 @@ TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
 }
 
 TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
-  ConvAlgoChoice c{ConvDirection::forward, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_TENSOR_OP_MATH, true, 0, -1.0f,
+  ConvAlgoChoice c{ConvDirection::forward,
+                   CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                   CUDNN_TENSOR_OP_MATH,
+                   true,
+                   0,
+                   -1.0f,
                    {"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"}};
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j.at("algo"), "GEMM");
-  EXPECT_EQ(j.at("fallback_from"), nlohmann::json::array({"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"}));
+  EXPECT_EQ(j.at("fallback_from"),
+            nlohmann::json::array({"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"}));
   c.fallback_from.clear();
   EXPECT_FALSE(to_json(c).contains("fallback_from"));
 }
@@ -231,7 +244,8 @@ struct ScriptedCalls {
 
 TEST(CudnnFallback, TheChosenAlgorithmRunsWhenItWorks) {
   ScriptedCalls script;
-  const FallbackResult r = run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, "forward", script.calls());
+  const FallbackResult r =
+      run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, "forward", script.calls());
   EXPECT_EQ(r.ran, 0u);
   EXPECT_TRUE(r.failures.empty());
   EXPECT_EQ(script.tried, std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM});
@@ -240,7 +254,8 @@ TEST(CudnnFallback, TheChosenAlgorithmRunsWhenItWorks) {
 TEST(CudnnFallback, ARefusalMovesOnToTheNextCandidateThatFitsTheWorkspace) {
   ScriptedCalls script;
   script.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = CUDNN_STATUS_NOT_SUPPORTED_LAYOUT;
-  const FallbackResult r = run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, "forward", script.calls());
+  const FallbackResult r =
+      run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, "forward", script.calls());
   // FFT needs 1 MiB of the 4 KiB allocated: skipped, and said so; IMPLICIT_GEMM runs.
   EXPECT_EQ(r.ran, 2u);
   EXPECT_EQ(script.tried, (std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
@@ -251,8 +266,9 @@ TEST(CudnnFallback, ARefusalMovesOnToTheNextCandidateThatFitsTheWorkspace) {
 }
 
 TEST(CudnnFallback, ExecutionAndMemoryFailuresAndTooSmallAWorkspaceAlsoMoveOn) {
-  for (cudnnStatus_t failure : {CUDNN_STATUS_EXECUTION_FAILED_CUBLAS, CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
-                                CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, CUDNN_STATUS_NOT_SUPPORTED_SHAPE}) {
+  for (cudnnStatus_t failure :
+       {CUDNN_STATUS_EXECUTION_FAILED_CUBLAS, CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
+        CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, CUDNN_STATUS_NOT_SUPPORTED_SHAPE}) {
     ScriptedCalls script;
     script.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = failure;
     const FallbackResult r =
@@ -265,7 +281,8 @@ TEST(CudnnFallback, ExecutionAndMemoryFailuresAndTooSmallAWorkspaceAlsoMoveOn) {
 
 TEST(CudnnFallback, LaterCallsStartFromTheCandidateThatRan) {
   ScriptedCalls script;
-  const FallbackResult r = run_with_fallback(forward_candidates(), 2, 4096, ConvDirection::forward, "forward", script.calls());
+  const FallbackResult r =
+      run_with_fallback(forward_candidates(), 2, 4096, ConvDirection::forward, "forward", script.calls());
   EXPECT_EQ(r.ran, 2u);
   EXPECT_EQ(script.tried, std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM});
 }
@@ -274,8 +291,8 @@ TEST(CudnnFallback, WhenNoneRunsTheOpIsUnsupportedAndEveryFailureIsNamed) {
   ScriptedCalls script;
   for (const ConvAlgoCandidate& c : forward_candidates()) script.status[c.algo] = CUDNN_STATUS_NOT_SUPPORTED;
   try {
-    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward bfloat16 channels_last convolution",
-                      script.calls());
+    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward,
+                      "forward bfloat16 channels_last convolution", script.calls());
     FAIL() << "no candidate runs, yet nothing was thrown";
   } catch (const UnsupportedOp& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -482,7 +499,8 @@ TEST(CudaDevice, NoDriverIsSaidInPlainWordsWithTheRuntimesMessageAsDetail) {
   // A driver that is there but too old gets other advice.
   EXPECT_EQ(describe_unavailable(cudaErrorInsufficientDriver, insufficient, 12040, 13000),
             "the NVIDIA driver supports CUDA 12.4, older than the CUDA 13.0 runtime this convbench was built "
-            "with: update the driver (CUDA runtime: " + insufficient + ")");
+            "with: update the driver (CUDA runtime: " +
+                insufficient + ")");
   EXPECT_EQ(describe_unavailable(cudaErrorUnknown, "unknown error", 13000, 13000),
             "the GPU is not usable (CUDA runtime: unknown error)");
 }
@@ -548,7 +566,7 @@ TEST(CudaKernelWorkspace, BatchNormBytesArePartialsAndPerChannelResults) {
   GraphBuilder b("bn", desc({8, 64, 56, 56}, Layout::channels_last));
   const Graph g = b.finish(b.batch_norm("bn", b.input()));
   EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::forward, true), 98 * 64 * 12 + 512);
-  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::forward, false), 0);  // running stats only
+  EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::forward, false), 0);                  // running stats only
   EXPECT_EQ(kernel_workspace_bytes(g, g.ops[0], Phase::backward, true), 98 * 64 * 8 + 512);  // two float sums
 
   // Channels-first 2 x 3 x 5 x 5: one chunk of 50 rows; every region rounds up to 256 bytes.

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "cli_harness.hpp"
-#include "results/json_results.hpp"
 #include "report/regression_diff.hpp"
+#include "results/json_results.hpp"
 
 namespace convbench {
 namespace {
@@ -66,13 +66,13 @@ Verdict step_verdict(const DiffReport& d, size_t row = 0) {
 
 TEST(Diff, TimeVerdictRules) {
   const TimeStats base = stats(10.0);
-  EXPECT_EQ(time_verdict(base, stats(10.2), 0.05), Verdict::same);     // +2%
-  EXPECT_EQ(time_verdict(base, stats(10.5), 0.05), Verdict::same);     // exactly the threshold
-  EXPECT_EQ(time_verdict(base, stats(11.0), 0.05), Verdict::slower);   // +10%, quartiles apart
-  EXPECT_EQ(time_verdict(base, stats(9.0), 0.05), Verdict::faster);    // -10%, quartiles apart
+  EXPECT_EQ(time_verdict(base, stats(10.2), 0.05), Verdict::same);            // +2%
+  EXPECT_EQ(time_verdict(base, stats(10.5), 0.05), Verdict::same);            // exactly the threshold
+  EXPECT_EQ(time_verdict(base, stats(11.0), 0.05), Verdict::slower);          // +10%, quartiles apart
+  EXPECT_EQ(time_verdict(base, stats(9.0), 0.05), Verdict::faster);           // -10%, quartiles apart
   EXPECT_EQ(time_verdict(base, stats(11.0, 0.5), 0.05), Verdict::ambiguous);  // +10% within wide noise
   EXPECT_EQ(time_verdict(stats(10.0, 0.5), stats(9.0), 0.05), Verdict::ambiguous);
-  EXPECT_EQ(time_verdict(base, stats(11.0), 0.2), Verdict::same);      // under a looser threshold
+  EXPECT_EQ(time_verdict(base, stats(11.0), 0.2), Verdict::same);  // under a looser threshold
   // Separation is judged on the quartiles: new q1 must clear base q3.
   TimeStats touching = stats(11.0);
   touching.q1 = base.q3;
@@ -194,8 +194,9 @@ DiffReport mixed_report() {
   ResultRow noisy = row("noisy", 20.0, 4 << 20, 0.6);
   oom.status = RunStatus::oom;
   oom.message = "out of memory in backward";
-  const ResultSet base = set_of({row("same", 10.0, 1 << 20), row("slower", 10.0, 1 << 20), row("faster", 10.0, 1 << 20),
-                                 row("noisy", 18.0, 4 << 20, 0.6), row("fatter", 10.0, 1 << 20), row("fails", 5.0, 100), gone});
+  const ResultSet base =
+      set_of({row("same", 10.0, 1 << 20), row("slower", 10.0, 1 << 20), row("faster", 10.0, 1 << 20),
+              row("noisy", 18.0, 4 << 20, 0.6), row("fatter", 10.0, 1 << 20), row("fails", 5.0, 100), gone});
   const ResultSet next = set_of({row("same", 10.2, 1 << 20), row("slower", 11.5, 1 << 20), row("faster", 8.0, 1 << 20),
                                  noisy, row("fatter", 10.0, 3 << 19), oom, added});
   return diff_results(base, next, DiffOptions{}, "base.json", "new.json");
@@ -275,13 +276,15 @@ TEST_F(DiffCli, BadInputExitsTwo) {
   const std::string good = write("good.json", set_of({row("a", 10.0, 100)}));
   const auto missing = run_cli("diff " + good + " /nonexistent/new.json");
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("error: /nonexistent/new.json: cannot open the results file"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("error: /nonexistent/new.json: cannot open the results file"), std::string::npos)
+      << missing.err;
   const std::string malformed = temp_path("malformed.json");
   files_.push_back(malformed);
   std::ofstream(malformed) << "{\"schema\": \"convbench.results/1\", \"results\": [";
   const auto bad = run_cli("diff " + malformed + " " + good);
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("error: " + malformed + ":1:47: malformed JSON: syntax error while parsing value - unexpected end of input"),
+  EXPECT_NE(bad.err.find("error: " + malformed +
+                         ":1:47: malformed JSON: syntax error while parsing value - unexpected end of input"),
             std::string::npos)
       << bad.err;
   EXPECT_TRUE(bad.out.empty());
@@ -290,9 +293,10 @@ TEST_F(DiffCli, BadInputExitsTwo) {
   std::ofstream(wrong_row) << R"({"schema": "convbench.results/1", "results": [{"block": "b", "variant": 3}]})";
   const auto row_error = run_cli("diff " + good + " " + wrong_row);
   EXPECT_EQ(row_error.exit_code, 2);
-  EXPECT_NE(row_error.err.find(wrong_row + ": results[0].variant: expected a string, got the integer 3"), std::string::npos)
+  EXPECT_NE(row_error.err.find(wrong_row + ": results[0].variant: expected a string, got the integer 3"),
+            std::string::npos)
       << row_error.err;
-  EXPECT_EQ(run_cli("diff " + good).exit_code, 2);                                  // NEW missing
+  EXPECT_EQ(run_cli("diff " + good).exit_code, 2);                                        // NEW missing
   EXPECT_EQ(run_cli("diff " + good + " " + good + " --time-threshold -1").exit_code, 2);  // negative threshold
 }
 

@@ -8,11 +8,11 @@
 
 #include "analysis/memory_model.hpp"
 #include "backends/reference/reference_backend.hpp"
-#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 #include "test_blocks.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -37,8 +37,13 @@ VariantSpec custom_subtracted(int64_t mid) {
   CustomOpSpec dw = op("conv", "dw", {"p"});
   dw.groups = -1;
   CustomOpSpec lp = op("conv", "lp", {"p"});
-  v.ops = {p, dw, op("sub", "hp", {"dw", "p"}), lp, op("concat", "cat", {"hp", "lp"}),
-           op("batch_norm", "bn", {"cat"}), op("relu", "out", {"bn"})};
+  v.ops = {p,
+           dw,
+           op("sub", "hp", {"dw", "p"}),
+           lp,
+           op("concat", "cat", {"hp", "lp"}),
+           op("batch_norm", "bn", {"cat"}),
+           op("relu", "out", {"bn"})};
   return v;
 }
 
@@ -124,7 +129,6 @@ TEST(Executor, VariantGradientsMatchFiniteDifferences) {
     }
   }
 }
-
 
 TEST(Executor, ReferenceAllocatorPeakEqualsTheMemoryModel) {
   for (const auto& [block, v] : gradient_cases()) {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "results/sample_stats.hpp"
 #include "measure/stopping_rule.hpp"
+#include "results/sample_stats.hpp"
 
 namespace convbench {
 namespace {

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/memory_model.hpp"
-#include "variants/variant_builder.hpp"
 #include "test_blocks.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -47,9 +47,8 @@ TEST(MemoryModel, WorkspaceIsTransientAndCounted) {
   b.batch = 1;
   b.mode = RunMode::infer;
   const Graph g = build_variant_graph(b, b.variants[0]);
-  const MemoryPrediction p = predict_memory(g, false, [](const Op& op, Phase) {
-    return op.kind == OpKind::conv ? int64_t{1000} : int64_t{0};
-  });
+  const MemoryPrediction p = predict_memory(
+      g, false, [](const Op& op, Phase) { return op.kind == OpKind::conv ? int64_t{1000} : int64_t{0}; });
   // During the conv: resident 176 + its output 128 + workspace 1000.
   EXPECT_EQ(p.peak_bytes, 176 + 128 + 1000);
   EXPECT_EQ(p.peak_by_category[cat(MemoryCategory::workspace)], 1000);

@@ -68,7 +68,7 @@ TEST_F(OutputWriter, WritesEveryFileWithTheUsualModeAndLeavesNoTemporary) {
   EXPECT_EQ(error_of({{{path("a.json"), "--json"}, "{}\n"}, {{path("old.csv"), "--csv"}, "new\n"}}), "");
   EXPECT_EQ(read(path("a.json")), "{}\n");
   EXPECT_EQ(read(path("old.csv")), "new\n");
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(path("old.csv").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0640u) << "a replaced file keeps its mode";
   ASSERT_EQ(::stat(path("a.json").c_str(), &st), 0);
@@ -90,11 +90,11 @@ TEST_F(OutputWriter, SpecialFilesAndLinksAreRefusedAndLeftAsTheyAre) {
     // A device node of our own (the null device's numbers), in the private folder: never /dev.
     ASSERT_EQ(::mknod(path("null").c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
     EXPECT_NE(error_of({{{path("null"), "-o"}, "x"}}).find("-o: is a device"), std::string::npos);
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::lstat(path("null").c_str(), &st), 0);
     EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device node is still a device node";
   }
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::lstat(path("fifo").c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   ASSERT_EQ(::lstat(path("link.json").c_str(), &st), 0);

@@ -12,8 +12,8 @@
 #include <limits>
 
 #include "backends/reference/reference_backend.hpp"
-#include "runtime/philox.hpp"
 #include "reference_op_harness.hpp"
+#include "runtime/philox.hpp"
 
 namespace convbench {
 namespace {
@@ -36,8 +36,7 @@ Values iota(size_t n, double first = 1.0) {
 
 void expect_near_all(const Values& actual, const Values& expected, double tol, const std::string& what = "") {
   ASSERT_EQ(actual.size(), expected.size()) << what;
-  for (size_t i = 0; i < actual.size(); ++i)
-    EXPECT_NEAR(actual[i], expected[i], tol) << what << " element " << i;
+  for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], tol) << what << " element " << i;
 }
 
 // ---- the backend's contract --------------------------------------------------------------------
@@ -137,19 +136,22 @@ TEST(ReferenceConv, StridePaddingAndDilationMatchHandComputedValues) {
     EXPECT_EQ(h.forward(false), (Values{1 * 1 + 2 * 3 + 3 * 7 + 4 * 9}));
   }
   {  // 3-D, along depth: stride 2 and padding 1 over [1 2 3] with kernel [10 1] -> [1, 10*2 + 3]
-    OpHarness h = conv_harness(backend, f64({1, 1, 3, 1, 1}), conv_attrs(1, {2, 1, 1}, {2, 1, 1}, {1, 0, 0}, {1, 1, 1}, 1, false));
+    OpHarness h = conv_harness(backend, f64({1, 1, 3, 1, 1}),
+                               conv_attrs(1, {2, 1, 1}, {2, 1, 1}, {1, 0, 0}, {1, 1, 1}, 1, false));
     h.inputs[0] = {1, 2, 3};
     h.params[0] = {10, 1};
     EXPECT_EQ(h.forward(false), (Values{1, 23}));
   }
   {  // 3-D, along depth: dilation 3 over [1 2 3 4 5] with kernel [10 1] -> [10*1 + 4, 10*2 + 5]
-    OpHarness h = conv_harness(backend, f64({1, 1, 5, 1, 1}), conv_attrs(1, {2, 1, 1}, {1, 1, 1}, {0, 0, 0}, {3, 1, 1}, 1, false));
+    OpHarness h = conv_harness(backend, f64({1, 1, 5, 1, 1}),
+                               conv_attrs(1, {2, 1, 1}, {1, 1, 1}, {0, 0, 0}, {3, 1, 1}, 1, false));
     h.inputs[0] = iota(5);
     h.params[0] = {10, 1};
     EXPECT_EQ(h.forward(false), (Values{14, 25}));
   }
   {  // 3-D: a 2x2x2 kernel over a 2x2x2 input is a dot product
-    OpHarness h = conv_harness(backend, f64({1, 1, 2, 2, 2}), conv_attrs(1, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, false));
+    OpHarness h = conv_harness(backend, f64({1, 1, 2, 2, 2}),
+                               conv_attrs(1, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, false));
     h.inputs[0] = iota(8);
     h.params[0] = iota(8);
     EXPECT_EQ(h.forward(false), (Values{1 + 4 + 9 + 16 + 25 + 36 + 49 + 64}));
@@ -183,7 +185,8 @@ TEST(ReferenceConvTranspose, MatchesHandComputedValues) {
   ReferenceBackend backend;
   {  // stride 2 places a scaled copy of the kernel per input pixel; output_padding adds a
      // last row and column that only the bias reaches
-    OpHarness h = conv_harness(backend, f64({1, 1, 2, 2}), conv_attrs(1, {2, 2}, {2, 2}, {0, 0}, {1, 1}, 1, true, {1, 1}), true);
+    OpHarness h =
+        conv_harness(backend, f64({1, 1, 2, 2}), conv_attrs(1, {2, 2}, {2, 2}, {0, 0}, {1, 1}, 1, true, {1, 1}), true);
     h.inputs[0] = {1, 2, 3, 4};
     h.params[0] = {1, 10, 100, 1000};
     h.params[1] = {0.5};
@@ -192,20 +195,22 @@ TEST(ReferenceConvTranspose, MatchesHandComputedValues) {
       for (int j = 0; j < 2; ++j)
         for (int a = 0; a < 2; ++a)
           for (int b = 0; b < 2; ++b)
-            expected[static_cast<size_t>((2 * i + a) * 5 + 2 * j + b)] += h.inputs[0][static_cast<size_t>(2 * i + j)] *
-                                                                          h.params[0][static_cast<size_t>(2 * a + b)];
+            expected[static_cast<size_t>((2 * i + a) * 5 + 2 * j + b)] +=
+                h.inputs[0][static_cast<size_t>(2 * i + j)] * h.params[0][static_cast<size_t>(2 * a + b)];
     EXPECT_EQ(expected[0], 1.5);
     EXPECT_EQ(expected[6], 1000.5);
     EXPECT_EQ(h.forward(false), expected);
   }
   {  // stride 1: overlapping copies add up: [1 2] * [3 5] -> [3, 5 + 6, 10]
-    OpHarness h = conv_harness(backend, f64({1, 1, 1, 2}), conv_attrs(1, {1, 2}, {1, 1}, {0, 0}, {1, 1}, 1, false), true);
+    OpHarness h =
+        conv_harness(backend, f64({1, 1, 1, 2}), conv_attrs(1, {1, 2}, {1, 1}, {0, 0}, {1, 1}, 1, false), true);
     h.inputs[0] = {1, 2};
     h.params[0] = {3, 5};
     EXPECT_EQ(h.forward(false), (Values{3, 11, 10}));
   }
   {  // padding crops: the same with padding 1 along W keeps only the middle
-    OpHarness h = conv_harness(backend, f64({1, 1, 1, 2}), conv_attrs(1, {1, 3}, {1, 1}, {0, 1}, {1, 1}, 1, false), true);
+    OpHarness h =
+        conv_harness(backend, f64({1, 1, 1, 2}), conv_attrs(1, {1, 3}, {1, 1}, {0, 1}, {1, 1}, 1, false), true);
     h.inputs[0] = {1, 2};
     h.params[0] = {3, 5, 7};  // uncropped: [3, 5+6, 7+10, 14] -> cropped [11, 17]
     EXPECT_EQ(h.forward(false), (Values{11, 17}));
@@ -222,8 +227,8 @@ void expect_conv_transpose_is_adjoint(const TensorDesc& x_desc, const ConvAttrs&
   t.out_channels = x_desc.channels();
   t.output_padding.clear();
   for (size_t d = 0; d < conv.kernel.size(); ++d) {
-    const int64_t natural = (y_desc.shape[d + 2] - 1) * conv.stride[d] - 2 * conv.padding[d] +
-                            conv.dilation[d] * (conv.kernel[d] - 1) + 1;
+    const int64_t natural =
+        (y_desc.shape[d + 2] - 1) * conv.stride[d] - 2 * conv.padding[d] + conv.dilation[d] * (conv.kernel[d] - 1) + 1;
     t.output_padding.push_back(x_desc.shape[d + 2] - natural);
   }
   TensorDesc t_in = y_desc;
@@ -258,8 +263,8 @@ TEST(ReferenceBatchNorm, TrainingUsesBatchStatisticsAndUpdatesRunningStatsWithUn
     // Logical (n, c, s): channel 0 holds 1, 2, 3, 4 (mean 2.5, biased var 1.25, unbiased 5/3);
     // channel 1 holds 0, 0, 0, 8 (mean 2, biased var 12, unbiased 16).
     h.inputs[0] = {1, 2, 0, 0, 3, 4, 0, 8};
-    h.params[0] = {2.0, 0.5};   // gamma
-    h.params[1] = {0.1, -1.0};  // beta
+    h.params[0] = {2.0, 0.5};    // gamma
+    h.params[1] = {0.1, -1.0};   // beta
     h.buffers[0] = {0.5, -1.0};  // running mean
     h.buffers[1] = {2.0, 3.0};   // running var
     const Values y = h.forward(true);
@@ -270,7 +275,8 @@ TEST(ReferenceBatchNorm, TrainingUsesBatchStatisticsAndUpdatesRunningStatsWithUn
                      (0 - 2.0) * inv1 * 0.5 - 1, (8 - 2.0) * inv1 * 0.5 - 1},
                     1e-12, "output");
     expect_near_all(h.buffer_after_forward(0), {0.9 * 0.5 + 0.1 * 2.5, 0.9 * -1.0 + 0.1 * 2.0}, 1e-12, "running_mean");
-    expect_near_all(h.buffer_after_forward(1), {0.9 * 2.0 + 0.1 * 5.0 / 3.0, 0.9 * 3.0 + 0.1 * 16.0}, 1e-12, "running_var");
+    expect_near_all(h.buffer_after_forward(1), {0.9 * 2.0 + 0.1 * 5.0 / 3.0, 0.9 * 3.0 + 0.1 * 16.0}, 1e-12,
+                    "running_var");
     expect_near_all(h.aux_after_forward(0), {2.5, 2.0}, 1e-12, "saved mean");
     expect_near_all(h.aux_after_forward(1), {inv0, inv1}, 1e-12, "saved invstd");
   }
@@ -314,7 +320,7 @@ TEST(ReferenceGroupNorm, NormalisesEachGroupOfEachSample) {
   h.params[0] = {1, 2, 3, 4};
   h.params[1] = {0, 0, 1, 1};
   const double r0 = 1.0 / std::sqrt(1.25 + 1e-5), r1 = 1.0 / std::sqrt(3.0 + 1e-5);
-  const Values expected{-1.5 * r0, -0.5 * r0, 0.5 * r0 * 2, 1.5 * r0 * 2,
+  const Values expected{-1.5 * r0,       -0.5 * r0,       0.5 * r0 * 2,    1.5 * r0 * 2,
                         -1 * r1 * 3 + 1, -1 * r1 * 3 + 1, -1 * r1 * 4 + 1, 3 * r1 * 4 + 1};
   expect_near_all(h.forward(true), expected, 1e-12, "training");
   expect_near_all(h.aux_after_forward(0), {2.5, 11.0}, 1e-12, "saved mean");
@@ -400,7 +406,10 @@ TEST(ReferenceDropout, KeepsAboutOneMinusPAndScalesByItsInverse) {
     EXPECT_NEAR(static_cast<double>(kept) / 9600.0, 1 - p, 0.02);
     const Values gx = *h.backward(Values(9600, 2.0)).inputs[0];
     for (size_t i = 0; i < gx.size(); ++i) ASSERT_NEAR(gx[i], mask[i] * 2.0 / (1 - p), 1e-15) << i;
-    if (reference_out.empty()) reference_out = y; else EXPECT_EQ(y, reference_out);  // layouts agree
+    if (reference_out.empty())
+      reference_out = y;
+    else
+      EXPECT_EQ(y, reference_out);  // layouts agree
     h.dropout_seed = 1235;
     EXPECT_NE(h.forward(true), y) << "another seed draws another mask";
   }
@@ -422,7 +431,8 @@ OpHarness pool_harness(ReferenceBackend& backend, const TensorDesc& in, const Po
 
 TEST(ReferenceMaxPool, TakesWindowMaximaAndSavesPyTorchIndices) {
   ReferenceBackend backend;
-  OpHarness h = pool_harness(backend, f64({1, 1, 4, 4}, Layout::channels_last), pool_attrs({2, 2}, {2, 2}, {0, 0}), true);
+  OpHarness h =
+      pool_harness(backend, f64({1, 1, 4, 4}, Layout::channels_last), pool_attrs({2, 2}, {2, 2}, {0, 0}), true);
   h.inputs[0] = {1, 5, 2, 0, 3, 4, 9, 8, 7, 15, 6, 10, 11, 12, 13, 14};
   EXPECT_EQ(h.forward(true), (Values{5, 9, 15, 14}));
   EXPECT_EQ(h.aux_tensor(0).desc.dtype, DType::int64);
@@ -456,7 +466,8 @@ TEST(ReferenceMaxPool, PaddingNeverWinsAndTiesGoToTheFirstInWindowOrder) {
 
 TEST(ReferenceAvgPool, CountsPaddingInTheDivisor) {
   ReferenceBackend backend;
-  OpHarness h = pool_harness(backend, f64({1, 1, 3, 3}, Layout::channels_last), pool_attrs({3, 3}, {2, 2}, {1, 1}), false);
+  OpHarness h =
+      pool_harness(backend, f64({1, 1, 3, 3}, Layout::channels_last), pool_attrs({3, 3}, {2, 2}, {1, 1}), false);
   h.inputs[0] = iota(9);
   expect_near_all(h.forward(true), {12.0 / 9, 16.0 / 9, 24.0 / 9, 28.0 / 9}, 1e-15);
   // Each pixel gets 1/9 from every window covering it: corners 1, edges 2, centre 4.
@@ -471,7 +482,8 @@ TEST(ReferenceUpsample, RepeatsPixelsAndSumsGradientBlocks) {
     OpHarness h(backend, b.finish(b.upsample("up", b.input(), 2)));
     h.inputs[0] = {1, 2, 3, 4};
     EXPECT_EQ(h.forward(true), (Values{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
-    EXPECT_EQ(*h.backward(iota(16, 0.0)).inputs[0], (Values{0 + 1 + 4 + 5, 2 + 3 + 6 + 7, 8 + 9 + 12 + 13, 10 + 11 + 14 + 15}));
+    EXPECT_EQ(*h.backward(iota(16, 0.0)).inputs[0],
+              (Values{0 + 1 + 4 + 5, 2 + 3 + 6 + 7, 8 + 9 + 12 + 13, 10 + 11 + 14 + 15}));
   }
   {
     GraphBuilder b("up", f64({1, 1, 1, 1, 2}));
@@ -535,8 +547,10 @@ TEST(ReferenceDtypes, LowerPrecisionResultsAreTheFloat64ResultsRounded) {
       const Layout layout = dtype == DType::float16 ? Layout::channels_last : Layout::channels_first;
       OpHarness exact(backend, reftest::build_case(c, DType::float64, layout), 5);
       OpHarness low(backend, reftest::build_case(c, dtype, layout), 5);
-      for (size_t i = 0; i < exact.inputs.size(); ++i) exact.inputs[i] = low.inputs[i] = reftest::quantize(exact.inputs[i], dtype);
-      for (size_t i = 0; i < exact.params.size(); ++i) exact.params[i] = low.params[i] = reftest::quantize(exact.params[i], dtype);
+      for (size_t i = 0; i < exact.inputs.size(); ++i)
+        exact.inputs[i] = low.inputs[i] = reftest::quantize(exact.inputs[i], dtype);
+      for (size_t i = 0; i < exact.params.size(); ++i)
+        exact.params[i] = low.params[i] = reftest::quantize(exact.params[i], dtype);
       for (size_t i = 0; i < exact.buffers.size(); ++i)
         exact.buffers[i] = low.buffers[i] = reftest::quantize(exact.buffers[i], stats_dtype(dtype));
       const double u = unit_roundoff(dtype);
@@ -544,7 +558,8 @@ TEST(ReferenceDtypes, LowerPrecisionResultsAreTheFloat64ResultsRounded) {
       expect_rounded_from(low.forward(false), exact.forward(false), u, "inference output");
       expect_rounded_from(low.forward(true), exact.forward(true), u, "training output");
       for (size_t i = 0; i < exact.buffers.size(); ++i)
-        expect_rounded_from(low.buffer_after_forward(i), exact.buffer_after_forward(i), unit_roundoff(DType::float32), "buffer");
+        expect_rounded_from(low.buffer_after_forward(i), exact.buffer_after_forward(i), unit_roundoff(DType::float32),
+                            "buffer");
       const Values r = reftest::quantize(reftest::random_values(exact.output_desc().numel(), 13), dtype);
       const reftest::OpGradients ge = exact.backward(r), gl = low.backward(r);
       for (size_t i = 0; i < ge.inputs.size(); ++i)

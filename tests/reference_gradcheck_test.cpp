@@ -20,8 +20,7 @@ constexpr double kStep = 1e-6;
 constexpr double kTolerance = 1e-6;
 
 // dL/dv[j] by central differences, perturbing the host values the harness uploads.
-std::vector<double> numeric_gradient(OpHarness& h, std::vector<double>& values,
-                                     const std::vector<double>& r) {
+std::vector<double> numeric_gradient(OpHarness& h, std::vector<double>& values, const std::vector<double>& r) {
   std::vector<double> grad(values.size());
   for (size_t j = 0; j < values.size(); ++j) {
     const double original = values[j];
@@ -50,9 +49,8 @@ void expect_gradient_matches(const std::vector<double>& analytic, const std::vec
       worst_error = e;
     }
   }
-  EXPECT_LE(worst_error, kTolerance * scale)
-      << what << ": element " << worst << " analytic " << analytic[worst] << " numeric "
-      << numeric[worst] << " (largest gradient " << scale << ")";
+  EXPECT_LE(worst_error, kTolerance * scale) << what << ": element " << worst << " analytic " << analytic[worst]
+                                             << " numeric " << numeric[worst] << " (largest gradient " << scale << ")";
 }
 
 struct GradcheckCase {
@@ -89,8 +87,7 @@ TEST_P(ReferenceGradcheck, BackwardMatchesFiniteDifferences) {
   ASSERT_EQ(analytic.params.size(), op.params.size());
   for (size_t p = 0; p < op.params.size(); ++p) {
     const std::vector<double> numeric = numeric_gradient(h, h.params[p], r);
-    expect_gradient_matches(analytic.params[p], numeric,
-                            h.graph().params[static_cast<size_t>(op.params[p])].name);
+    expect_gradient_matches(analytic.params[p], numeric, h.graph().params[static_cast<size_t>(op.params[p])].name);
   }
 }
 

@@ -57,8 +57,8 @@ inline double max_abs(const std::vector<double>& v) {
 // to instead of overwriting) shows up as NaN in the result.
 inline void poison(Backend& backend, Tensor& t) {
   if (t.desc.dtype == DType::uint8 || t.desc.dtype == DType::int64) return;
-  upload(backend, t, std::vector<double>(static_cast<size_t>(t.desc.numel()),
-                                         std::numeric_limits<double>::quiet_NaN()));
+  upload(backend, t,
+         std::vector<double>(static_cast<size_t>(t.desc.numel()), std::numeric_limits<double>::quiet_NaN()));
 }
 
 // Gradients one backward call produced (logical order).
@@ -145,8 +145,8 @@ class OpHarness {
     }
     std::vector<Tensor> grad_params;
     for (int p : o.params) {
-      grad_params.push_back(make_tensor(backend_.allocator(), graph_.params[static_cast<size_t>(p)].desc,
-                                        MemoryCategory::gradients));
+      grad_params.push_back(
+          make_tensor(backend_.allocator(), graph_.params[static_cast<size_t>(p)].desc, MemoryCategory::gradients));
       poison(backend_, grad_params.back());
     }
     for (Tensor& t : grad_params) call.grad_params.push_back(&t);
@@ -176,8 +176,8 @@ class OpHarness {
 // ---- the op cases ------------------------------------------------------------------------------
 
 inline ConvAttrs conv_attrs(int64_t out_channels, std::vector<int64_t> kernel, std::vector<int64_t> stride,
-                            std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups,
-                            bool bias, std::vector<int64_t> output_padding = {}) {
+                            std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups, bool bias,
+                            std::vector<int64_t> output_padding = {}) {
   ConvAttrs a;
   a.out_channels = out_channels;
   a.kernel = std::move(kernel);

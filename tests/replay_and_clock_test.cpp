@@ -12,16 +12,16 @@
 #include <thread>
 
 #include "backends/reference/reference_backend.hpp"
-#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "report/gbench_json.hpp"
-#include "results/json_results.hpp"
 #include "report/latex_table.hpp"
 #include "report/regression_diff.hpp"
 #include "report/run_warnings.hpp"
 #include "report/summary_tables.hpp"
+#include "results/json_results.hpp"
 #include "runtime/device_clock.hpp"
 #include "test_blocks.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -106,7 +106,7 @@ TEST(GraphReplay, OneCaptureThenTimedReplaysAndTheGradientSlotsAreFreeAgain) {
     EXPECT_TRUE(row.graph_message.empty());
     EXPECT_GE(row.graph->samples(), 3);
     EXPECT_GT(backend.replays, row.graph->samples());  // plus at least one warm-up replay
-    EXPECT_GE(row.graph->min, 0.1);                     // each sample timed one replay
+    EXPECT_GE(row.graph->min, 0.1);                    // each sample timed one replay
     EXPECT_FALSE(row.op_times.empty());
     EXPECT_EQ(row.step.has_value(), training);
   }
@@ -141,7 +141,9 @@ TEST(GraphReplay, AFailedCaptureKeepsTheEagerTimesAndSaysWhy) {
   set.rows = {row};
   const std::vector<std::string> w = run_warnings(set);
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0], "small / standard: no graph replay: capture failed: conv: operation not permitted when stream is capturing");
+  EXPECT_EQ(
+      w[0],
+      "small / standard: no graph replay: capture failed: conv: operation not permitted when stream is capturing");
 
   // Out of memory while recording: the eager times still stand; the row is not an oom row.
   backend.capture_out_of_memory = true;
@@ -223,7 +225,8 @@ TEST(ClockWatch, HostBackendsReportTheCpuClock) {
 }
 
 TEST(ClockWatch, CpuinfoFastestCoreIgnoresOtherAndMalformedLines) {
-  std::istringstream two("processor\t: 0\ncpu MHz\t\t: 2000.000\nmodel name\t: X\ncpu MHz\t\t: 3000.5\ncpu MHz : fast\n");
+  std::istringstream two(
+      "processor\t: 0\ncpu MHz\t\t: 2000.000\nmodel name\t: X\ncpu MHz\t\t: 3000.5\ncpu MHz : fast\n");
   const auto fastest = fastest_cpuinfo_mhz(two);
   ASSERT_TRUE(fastest.has_value());
   EXPECT_DOUBLE_EQ(*fastest, 3000.5);
@@ -296,7 +299,8 @@ TEST(GraphReplayOutputs, EveryFormatCarriesTheGraphTimeAndJsonRoundTripsIt) {
   const std::string table = format_tables(back, TableStyle::terminal);
   EXPECT_NE(table.find("graph ms"), std::string::npos) << table;
   EXPECT_NE(table.find("0.800"), std::string::npos) << table;
-  EXPECT_NE(table.find("warning: blk / a: sm clock 1980 -> 1700 MHz (-14.1%), limited by hw_slowdown"), std::string::npos)
+  EXPECT_NE(table.find("warning: blk / a: sm clock 1980 -> 1700 MHz (-14.1%), limited by hw_slowdown"),
+            std::string::npos)
       << table;
   EXPECT_NE(table.find("warning: blk / b: no graph replay: capture failed: x"), std::string::npos) << table;
   const std::string csv = format_csv(back);

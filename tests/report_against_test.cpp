@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "results/json_results.hpp"
 #include "report/peer_comparison.hpp"
+#include "results/json_results.hpp"
 
 namespace convbench {
 namespace {
@@ -53,10 +53,12 @@ TEST(ReportAgainst, RatiosAreOursOverPeerMedians) {
     ASSERT_EQ(o["variant"], p["variant"]);
     EXPECT_FALSE(row.mismatch());
     ASSERT_TRUE(row.forward);
-    EXPECT_DOUBLE_EQ(*row.forward, o["time_ms"]["forward"]["median"].get<double>() / p["time_ms"]["forward"]["median"].get<double>());
+    EXPECT_DOUBLE_EQ(*row.forward,
+                     o["time_ms"]["forward"]["median"].get<double>() / p["time_ms"]["forward"]["median"].get<double>());
     if (o["mode"] == "train") {
       ASSERT_TRUE(row.step);
-      EXPECT_DOUBLE_EQ(*row.step, o["time_ms"]["step"]["median"].get<double>() / p["time_ms"]["step"]["median"].get<double>());
+      EXPECT_DOUBLE_EQ(*row.step,
+                       o["time_ms"]["step"]["median"].get<double>() / p["time_ms"]["step"]["median"].get<double>());
       // CPU peer: no peak, so saved bytes are compared, ours measured by the allocator.
       EXPECT_EQ(row.memory_measure, MemoryMeasure::saved_measured);
       EXPECT_EQ(row.ours_memory, o["memory"]["measured"]["saved_bytes"].get<int64_t>());

@@ -27,11 +27,14 @@ const char* kTinySpec =
 TEST(ReportCli, CompareFilesAndReportAgree) {
   const std::string spec = temp_path("tiny.yaml");
   std::ofstream(spec) << kTinySpec;
-  const std::pair<const char*, const char*> outputs[] = {{"--json", "json"},   {"--csv", "csv"},     {"--markdown", "md"},
-                                                         {"--latex", "latex"}, {"--html", "html"}, {"--gbench-json", "gbench-json"}};
+  const std::pair<const char*, const char*> outputs[] = {{"--json", "json"},   {"--csv", "csv"},
+                                                         {"--markdown", "md"}, {"--latex", "latex"},
+                                                         {"--html", "html"},   {"--gbench-json", "gbench-json"}};
   std::string flags;
-  for (const auto& [flag, format] : outputs) flags += std::string(" ") + flag + " " + temp_path(std::string("out.") + format);
-  const auto run = run_cli("compare " + spec + " --device reference --min-time 0 --min-samples 3 --max-noise 1000 --timeout 2 -q" + flags);
+  for (const auto& [flag, format] : outputs)
+    flags += std::string(" ") + flag + " " + temp_path(std::string("out.") + format);
+  const auto run = run_cli("compare " + spec +
+                           " --device reference --min-time 0 --min-samples 3 --max-noise 1000 --timeout 2 -q" + flags);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string json = temp_path("out.json");
   const auto table = run_cli("report " + json);
@@ -69,12 +72,15 @@ TEST(ReportCli, AnalyzeWritesEveryFormatOrNone) {
 
 TEST(ReportCli, ReportWritesToAFileAndRejectsUnknownFormats) {
   const std::string out = temp_path("report.tex");
-  const auto r = run_cli("report " + ::convbench::testing::source_path("tests/data/results/measured.json") + " --format latex -o " + out);
+  const auto r = run_cli("report " + ::convbench::testing::source_path("tests/data/results/measured.json") +
+                         " --format latex -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.empty());
   EXPECT_NE(read_file(out).find("\\bottomrule"), std::string::npos);
   std::filesystem::remove(out);
-  EXPECT_EQ(run_cli("report " + ::convbench::testing::source_path("tests/data/results/measured.json") + " --format pdf").exit_code, 2);
+  EXPECT_EQ(run_cli("report " + ::convbench::testing::source_path("tests/data/results/measured.json") + " --format pdf")
+                .exit_code,
+            2);
 }
 
 }  // namespace

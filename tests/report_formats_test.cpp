@@ -15,16 +15,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "results/device_limits.hpp"
 #include "report/gbench_json.hpp"
 #include "report/html_report.hpp"
-#include "results/json_results.hpp"
 #include "report/latex_table.hpp"
 #include "report/markup_escape.hpp"
 #include "report/report_formats.hpp"
 #include "report/summary_tables.hpp"
 #include "report/svg_plot.hpp"
 #include "report/text_table.hpp"
+#include "results/device_limits.hpp"
+#include "results/json_results.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench {
@@ -72,8 +72,9 @@ ResultRow round_row(const std::string& variant, double step_ms) {
 
 TEST(ReportFormats, EveryFormatMatchesItsGoldenFile) {
   const std::pair<const char*, const char*> formats[] = {
-      {"table", "report_measured.txt"}, {"md", "report_measured.md"},   {"csv", "report_measured.csv"},
-      {"latex", "report_measured.tex"}, {"html", "report_measured.html"}, {"gbench-json", "report_measured.gbench.json"}};
+      {"table", "report_measured.txt"}, {"md", "report_measured.md"},
+      {"csv", "report_measured.csv"},   {"latex", "report_measured.tex"},
+      {"html", "report_measured.html"}, {"gbench-json", "report_measured.gbench.json"}};
   for (const auto& [format, golden] : formats) {
     SCOPED_TRACE(format);
     const auto r = run_cli("report " + source_path(kMeasured) + " --format " + format);
@@ -206,7 +207,8 @@ TEST(ReportFormats, GbenchJsonLeavesOutRowsWithoutTiming) {
   set.rows[2].step.reset();
   const auto doc = results_to_gbench_json(set);
   ASSERT_EQ(doc["benchmarks"].size(), 3u * 5);
-  for (const auto& b : doc["benchmarks"]) EXPECT_EQ(b["run_name"].get<std::string>().rfind("b/ran/", 0), 0u) << b["name"];
+  for (const auto& b : doc["benchmarks"])
+    EXPECT_EQ(b["run_name"].get<std::string>().rfind("b/ran/", 0), 0u) << b["name"];
   EXPECT_EQ(results_to_gbench_json(load_results_file(source_path(kAnalyzed)))["benchmarks"].size(), 0u);
 }
 
@@ -220,7 +222,8 @@ TEST(ReportFormats, HtmlIsSelfContainedWithThreeLabelledPlotsPerBlock) {
   EXPECT_EQ(count_of(html, "</svg>"), 12u);
   for (int block = 0; block < 4; ++block) {
     for (const char* plot : {"time-vs-flops", "memory-breakdown", "roofline"}) {
-      const std::string open = "<svg id=\"" + std::string(plot) + "-" + std::to_string(block) + "\" class=\"plot " + plot + "\"";
+      const std::string open =
+          "<svg id=\"" + std::string(plot) + "-" + std::to_string(block) + "\" class=\"plot " + plot + "\"";
       const size_t at = html.find(open);
       ASSERT_NE(at, std::string::npos) << open;
       const std::string svg = html.substr(at, html.find("</svg>", at) - at);
@@ -232,7 +235,8 @@ TEST(ReportFormats, HtmlIsSelfContainedWithThreeLabelledPlotsPerBlock) {
   const std::string time_plot = html.substr(t, html.find("</svg>", t) - t);
   EXPECT_NE(time_plot.find("FLOPs per training step"), std::string::npos);
   EXPECT_NE(time_plot.find("median step time, ms"), std::string::npos);
-  for (const char* variant : {">standard<", ">bottleneck<", ">separable<"}) EXPECT_NE(time_plot.find(variant), std::string::npos);
+  for (const char* variant : {">standard<", ">bottleneck<", ">separable<"})
+    EXPECT_NE(time_plot.find(variant), std::string::npos);
   EXPECT_EQ(count_of(time_plot, "<circle class=\"point\""), 3u);
   const size_t m = html.find("<svg id=\"memory-breakdown-0\"");
   const std::string memory_plot = html.substr(m, html.find("</svg>", m) - m);
@@ -310,7 +314,8 @@ TEST(ReportFormats, LatexIsBooktabsWithEscapedNamesAndUnits) {
   EXPECT_EQ(tex.find("conv_2d"), std::string::npos);
   // Names over units: the second header line carries the units.
   EXPECT_NE(tex.find("Variant & Params & Fwd & Bwd & Fwd & Bwd & Step & Achieved & Peak meas. & Peak pred. & Saved & "
-                     "Params & FLOP & Step & Peak \\\\\n &  & (GFLOP) & (GFLOP) & (ms) & (ms) & (ms) & (TFLOP/s) & (MiB) & (MiB) & "
+                     "Params & FLOP & Step & Peak \\\\\n &  & (GFLOP) & (GFLOP) & (ms) & (ms) & (ms) & (TFLOP/s) & "
+                     "(MiB) & (MiB) & "
                      "(MiB) & ($\\times$) & ($\\times$) & ($\\times$) & ($\\times$) \\\\\n\\midrule"),
             std::string::npos)
       << tex;
@@ -338,9 +343,11 @@ TEST(ReportFormats, LatexCompilesWithOnlyBooktabs) {
   const std::string dir = testing::temp_path("latex");
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/tables.tex") << render_results(measured(), "latex");
-  std::ofstream(dir + "/doc.tex") << "\\documentclass{article}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
-                                     "\\usepackage{booktabs}\n\\begin{document}\n\\input{tables.tex}\n\\end{document}\n";
-  const int rc = std::system(("cd " + dir + " && pdflatex -interaction=nonstopmode -halt-on-error doc.tex > log.txt 2>&1").c_str());
+  std::ofstream(dir + "/doc.tex")
+      << "\\documentclass{article}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
+         "\\usepackage{booktabs}\n\\begin{document}\n\\input{tables.tex}\n\\end{document}\n";
+  const int rc = std::system(
+      ("cd " + dir + " && pdflatex -interaction=nonstopmode -halt-on-error doc.tex > log.txt 2>&1").c_str());
   EXPECT_EQ(rc, 0) << read_file(dir + "/log.txt");
   EXPECT_EQ(read_file(dir + "/log.txt").find("Overfull"), std::string::npos);  // fits a landscape page
   std::filesystem::remove_all(dir);
@@ -349,7 +356,8 @@ TEST(ReportFormats, LatexCompilesWithOnlyBooktabs) {
 TEST(ReportFormats, Escaping) {
   EXPECT_EQ(latex_escape("a_b&c%d$e#f{g}h~i^j\\k"),
             "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k");
-  EXPECT_EQ(html_escape("<a href=\"x\">Tom & Jerry's</a>"), "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;");
+  EXPECT_EQ(html_escape("<a href=\"x\">Tom & Jerry's</a>"),
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;");
 }
 
 TEST(ReportFormats, NumberFormatting) {
@@ -375,14 +383,32 @@ TEST(ReportFormats, PeerFilesWithNullsLoad) {
                     {"device", "cpu"},
                     {"provenance", {{"device_name", "cpu"}}},
                     {"results",
-                     {{{"block", "b"}, {"variant", "v"}, {"params", nullptr}, {"macs", nullptr}, {"memory", nullptr},
-                       {"time_ms", nullptr}, {"output_shape", nullptr}, {"status", "error"}, {"message", "boom"}},
-                      {{"block", "b"}, {"variant", "w"}, {"params", 5}, {"mode", "infer"},
+                     {{{"block", "b"},
+                       {"variant", "v"},
+                       {"params", nullptr},
+                       {"macs", nullptr},
+                       {"memory", nullptr},
+                       {"time_ms", nullptr},
+                       {"output_shape", nullptr},
+                       {"status", "error"},
+                       {"message", "boom"}},
+                      {{"block", "b"},
+                       {"variant", "w"},
+                       {"params", 5},
+                       {"mode", "infer"},
                        {"memory", {{"saved_bytes", 0}, {"saved_bytes_including_input", 64}}},
-                       {"time_ms", {{"forward", {{"median", 1.5}, {"q1", 1.0}, {"q3", 2.0}, {"rel_stdev", nullptr},
-                                                 {"stop", "converged"}, {"raw_ms", {1.0, 1.5, 2.0}}}},
-                                    {"backward", nullptr}, {"step", nullptr}}},
-                       {"status", "ok"}, {"device", "cpu"}}}}};
+                       {"time_ms",
+                        {{"forward",
+                          {{"median", 1.5},
+                           {"q1", 1.0},
+                           {"q3", 2.0},
+                           {"rel_stdev", nullptr},
+                           {"stop", "converged"},
+                           {"raw_ms", {1.0, 1.5, 2.0}}}},
+                         {"backward", nullptr},
+                         {"step", nullptr}}},
+                       {"status", "ok"},
+                       {"device", "cpu"}}}}};
   const ResultSet set = results_from_json(doc, "peer.json");
   ASSERT_EQ(set.rows.size(), 2u);
   EXPECT_EQ(set.rows[0].status, RunStatus::error);
@@ -403,8 +429,9 @@ TEST(ReportFormats, PeerFilesWithNullsLoad) {
     results_from_json(bad, "peer.json");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "peer.json: results[1].params: expected an integer in [0, 9223372036854775807], got "
-                                     "the string \"five\"");
+    EXPECT_EQ(std::string(e.what()),
+              "peer.json: results[1].params: expected an integer in [0, 9223372036854775807], got "
+              "the string \"five\"");
   }
 }
 

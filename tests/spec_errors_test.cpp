@@ -49,8 +49,7 @@ TEST(SpecErrors, UnknownBlockKeySuggestsTheNearestKey) {
 }
 
 TEST(SpecErrors, UnknownTopLevelKeys) {
-  EXPECT_EQ(error_of("blokcs: []\n"),
-            "bad.yaml:1:1: blokcs: unknown key \"blokcs\" (did you mean \"blocks\"?)");
+  EXPECT_EQ(error_of("blokcs: []\n"), "bad.yaml:1:1: blokcs: unknown key \"blokcs\" (did you mean \"blocks\"?)");
   EXPECT_EQ(error_of("name: x\nzzz: 1\n"),
             "bad.yaml:2:1: zzz: unknown key \"zzz\" (valid keys: name, defaults, blocks or sweep)");
 }
@@ -225,8 +224,7 @@ TEST(SpecErrors, CustomConvGroupsMustDivide) {
 // ---- ranges -----------------------------------------------------------------------------------
 
 TEST(SpecErrors, NonPositiveSizesAndNegativePadding) {
-  EXPECT_EQ(error_of(kHead + "  - name: b\n    batch: 0\n"),
-            "bad.yaml:4:12: blocks[0].batch: must be positive, got 0");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    batch: 0\n"), "bad.yaml:4:12: blocks[0].batch: must be positive, got 0");
   EXPECT_EQ(error_of(kHead + "  - name: b\n    kernel: [3, 0]\n"),
             "bad.yaml:4:17: blocks[0].kernel[1]: must be positive, got 0");
   EXPECT_EQ(error_of(kHead + "  - name: b\n    stride: -1\n"),
@@ -373,7 +371,8 @@ TEST(SpecErrors, OpNamesAndOutput) {
   EXPECT_EQ(error_of(custom + ops + "        output: input\n"),
             "bad.yaml:8:17: blocks[0].variants[0].output: `output` must name an op; the block "
             "input cannot be the output");
-  EXPECT_EQ(error_of(custom + ops + "          - {op: relu, name: dead, inputs: input}\n"
+  EXPECT_EQ(error_of(custom + ops +
+                     "          - {op: relu, name: dead, inputs: input}\n"
                      "          - {op: relu, name: r, inputs: c}\n"),
             "bad.yaml:8:13: blocks[0].variants[0].ops[1]: the result of \"dead\" never reaches "
             "the variant's output \"r\"; every op must contribute to it");
@@ -421,8 +420,7 @@ TEST(SpecErrors, MalformedJsonIsReportedWithJsonPositions) {
 }
 
 TEST(SpecErrors, MalformedYamlIsReportedAtYamlCppsMark) {
-  EXPECT_EQ(file_error_of("bad_syntax.yaml"),
-            "bad_syntax.yaml:4:10: invalid YAML: end of sequence flow not found");
+  EXPECT_EQ(file_error_of("bad_syntax.yaml"), "bad_syntax.yaml:4:10: invalid YAML: end of sequence flow not found");
   EXPECT_EQ(error_of("blocks:\n  - name: a\n   bad indent: 1\n"),
             "bad.yaml:3:4: invalid YAML: end of sequence not found");
 }
@@ -438,8 +436,7 @@ TEST(SpecErrors, TopLevelMustBeOneMap) {
             "bad.yaml:1:1: the top level must be a map with `blocks` (and optionally name, "
             "defaults, sweep), got the string \"just text\"");
   EXPECT_EQ(error_of(""), "bad.yaml:1:1: the spec is empty (expected a map with `blocks`)");
-  EXPECT_EQ(error_of("# only a comment\n"),
-            "bad.yaml:1:1: the spec is empty (expected a map with `blocks`)");
+  EXPECT_EQ(error_of("# only a comment\n"), "bad.yaml:1:1: the spec is empty (expected a map with `blocks`)");
   EXPECT_EQ(error_of("blocks: []\n---\nblocks: []\n"),
             "bad.yaml:2:1: the file holds more than one YAML document; a spec is one document");
 }
@@ -488,8 +485,7 @@ TEST(SpecErrors, NoCrashOnHostileDocuments) {
     for (int i = 0; i < 10; ++i) bomb += std::string(i ? ", " : "") + "*" + char(level - 1);
     bomb += "]\n";
   }
-  EXPECT_NE(error_of(bomb).find("the document has too many values"), std::string::npos)
-      << error_of(bomb);
+  EXPECT_NE(error_of(bomb).find("the document has too many values"), std::string::npos) << error_of(bomb);
   const std::string deep = std::string(20000, '[') + std::string(20000, ']');
   EXPECT_NE(error_of(deep).find("bad.yaml:"), std::string::npos);
   EXPECT_NE(error_of(deep, "deep.json").find("deep.json:"), std::string::npos);

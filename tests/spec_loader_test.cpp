@@ -28,28 +28,25 @@ std::string describe(const Spec& spec) {
   std::ostringstream out;
   out << "spec " << spec.name << "\n";
   for (const BlockSpec& b : spec.blocks) {
-    out << "block " << b.name << " @" << b.key_path << " point " << point_label(b) << " dims "
-        << b.dims << " batch " << b.batch << " ch " << b.in_channels << "->" << b.out_channels
-        << " size " << ints(b.size) << " kernel " << ints(b.kernel) << " stride "
-        << ints(b.stride) << " padding " << ints(b.padding) << " dilation " << ints(b.dilation)
-        << " bias " << b.bias << " norm " << to_string(b.norm) << "/" << b.norm_groups << " act "
-        << to_string(b.act) << "/" << b.negative_slope << " dropout " << b.dropout << " residual "
-        << b.residual << " dtype " << to_string(b.dtype) << " layout " << to_string(b.layout)
-        << " mode " << to_string(b.mode) << " baseline " << b.baseline << "\n";
+    out << "block " << b.name << " @" << b.key_path << " point " << point_label(b) << " dims " << b.dims << " batch "
+        << b.batch << " ch " << b.in_channels << "->" << b.out_channels << " size " << ints(b.size) << " kernel "
+        << ints(b.kernel) << " stride " << ints(b.stride) << " padding " << ints(b.padding) << " dilation "
+        << ints(b.dilation) << " bias " << b.bias << " norm " << to_string(b.norm) << "/" << b.norm_groups << " act "
+        << to_string(b.act) << "/" << b.negative_slope << " dropout " << b.dropout << " residual " << b.residual
+        << " dtype " << to_string(b.dtype) << " layout " << to_string(b.layout) << " mode " << to_string(b.mode)
+        << " baseline " << b.baseline << "\n";
     for (const auto& [key, value] : b.point) out << "  point " << key << " = " << value << "\n";
     for (const VariantSpec& v : b.variants) {
-      out << "  variant " << v.name << " @" << v.key_path << " kind " << v.kind << " ratio "
-          << v.ratio << " groups " << v.groups << " multiplier " << v.multiplier << " output "
-          << v.output << "\n";
+      out << "  variant " << v.name << " @" << v.key_path << " kind " << v.kind << " ratio " << v.ratio << " groups "
+          << v.groups << " multiplier " << v.multiplier << " output " << v.output << "\n";
       for (const CustomOpSpec& o : v.ops) {
         out << "    op " << o.op << " " << o.name << " @" << o.key_path << " inputs";
         for (const std::string& i : o.inputs) out << " " << i;
-        out << " out " << (o.out_channels ? std::to_string(*o.out_channels) : "-") << " kernel "
-            << ints(o.kernel) << " stride " << ints(o.stride) << " padding " << ints(o.padding)
-            << " dilation " << ints(o.dilation) << " output_padding " << ints(o.output_padding)
-            << " groups " << o.groups << " bias " << (o.bias ? (*o.bias ? "1" : "0") : "-")
-            << " norm_groups " << o.norm_groups << " slope " << o.negative_slope << " p " << o.p
-            << " scale " << o.scale << "\n";
+        out << " out " << (o.out_channels ? std::to_string(*o.out_channels) : "-") << " kernel " << ints(o.kernel)
+            << " stride " << ints(o.stride) << " padding " << ints(o.padding) << " dilation " << ints(o.dilation)
+            << " output_padding " << ints(o.output_padding) << " groups " << o.groups << " bias "
+            << (o.bias ? (*o.bias ? "1" : "0") : "-") << " norm_groups " << o.norm_groups << " slope "
+            << o.negative_slope << " p " << o.p << " scale " << o.scale << "\n";
       }
     }
   }
@@ -117,7 +114,8 @@ TEST(SpecLoader, SamePaddingIsDilationTimesKernelMinusOneHalvedPerDim) {
   - {name: a, batch: 1, in_channels: 1, out_channels: 1, size: 20, kernel: [5, 4], dilation: [2, 3], variants: [standard]}
   - {name: b, dims: 3, batch: 1, in_channels: 1, out_channels: 1, size: [9, 8, 7], kernel: [1, 2, 7], padding: same, variants: [standard]}
   - {name: c, batch: 1, in_channels: 1, out_channels: 1, size: 20, kernel: 3, padding: [0, 2], variants: [standard]}
-)", "pad.yaml");
+)",
+                                    "pad.yaml");
   EXPECT_EQ(spec.blocks[0].padding, (std::vector<int64_t>{4, 4}));  // 2*4/2, 3*3/2
   EXPECT_EQ(spec.blocks[1].padding, (std::vector<int64_t>{0, 0, 3}));
   EXPECT_EQ(spec.blocks[1].size, (std::vector<int64_t>{9, 8, 7}));
@@ -139,7 +137,8 @@ blocks:
     batch: 7
 sweep:
   batch: [2]
-)", "precedence.yaml");
+)",
+                                    "precedence.yaml");
   ASSERT_EQ(spec.blocks.size(), 2u);
   EXPECT_EQ(spec.blocks[0].kernel, (std::vector<int64_t>{5, 5}));
   EXPECT_EQ(spec.blocks[1].kernel, (std::vector<int64_t>{1, 1}));
@@ -150,7 +149,8 @@ sweep:
 }
 
 TEST(SpecLoader, SweepExpandsBlockMajorWithTheFirstKeySlowest) {
-  const Spec spec = parse_spec_text(R"(defaults: {in_channels: 4, out_channels: 4, batch: 1, size: 8, variants: [standard]}
+  const Spec spec =
+      parse_spec_text(R"(defaults: {in_channels: 4, out_channels: 4, batch: 1, size: 8, variants: [standard]}
 blocks:
   - name: first
   - name: second
@@ -159,16 +159,13 @@ sweep:
   layout: [channels_first, channels_last]
   size: [6, [5, 7]]
   dropout: [0.5]
-)", "sweep.yaml");
+)",
+                      "sweep.yaml");
   const std::vector<std::string> expected = {
-      "first layout=channels_first,size=6,dropout=0.5",
-      "first layout=channels_first,size=[5,7],dropout=0.5",
-      "first layout=channels_last,size=6,dropout=0.5",
-      "first layout=channels_last,size=[5,7],dropout=0.5",
-      "second layout=channels_first,size=6,dropout=0.5",
-      "second layout=channels_first,size=[5,7],dropout=0.5",
-      "second layout=channels_last,size=6,dropout=0.5",
-      "second layout=channels_last,size=[5,7],dropout=0.5",
+      "first layout=channels_first,size=6,dropout=0.5",  "first layout=channels_first,size=[5,7],dropout=0.5",
+      "first layout=channels_last,size=6,dropout=0.5",   "first layout=channels_last,size=[5,7],dropout=0.5",
+      "second layout=channels_first,size=6,dropout=0.5", "second layout=channels_first,size=[5,7],dropout=0.5",
+      "second layout=channels_last,size=6,dropout=0.5",  "second layout=channels_last,size=[5,7],dropout=0.5",
   };
   ASSERT_EQ(spec.blocks.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i)
@@ -280,7 +277,8 @@ TEST(SpecLoader, PoolsDefaultToAWindowOfTwo) {
     variants:
       - kind: custom
         ops: [{op: max_pool, name: m}, {op: upsample, name: u}]
-)", "pool.yaml");
+)",
+                                    "pool.yaml");
   const CustomOpSpec& pool = spec.blocks[0].variants[0].ops[0];
   EXPECT_EQ(pool.kernel, (std::vector<int64_t>{2, 2}));  // not the block's 5
   EXPECT_EQ(pool.stride, (std::vector<int64_t>{2, 2}));
@@ -369,7 +367,8 @@ blocks:
     variants: &pair [standard, {kind: grouped, groups: 2}]
   - name: b
     variants: *pair
-)", "alias.yaml");
+)",
+                                    "alias.yaml");
   ASSERT_EQ(spec.blocks.size(), 2u);
   EXPECT_EQ(spec.blocks[0].layout, Layout::channels_last);
   ASSERT_EQ(spec.blocks[1].variants.size(), 2u);
@@ -424,8 +423,8 @@ TEST(SpecFile, SpecialFilesAreRefusedAndTooLargeFilesAreNotRead) {
       load_spec_file(device);
       FAIL() << device;
     } catch (const InputError& e) {
-      EXPECT_EQ(std::string(e.what()), std::string(device) +
-                                           ": is a device, not a spec file: give a regular file, or - for standard input");
+      EXPECT_EQ(std::string(e.what()),
+                std::string(device) + ": is a device, not a spec file: give a regular file, or - for standard input");
     }
   }
   try {
@@ -445,11 +444,11 @@ TEST(SpecFile, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
   }
   EXPECT_EQ(find_invalid_utf8("plain ascii"), std::nullopt);
   EXPECT_EQ(find_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::nullopt);  // é € 😀
-  EXPECT_EQ(find_invalid_utf8("caf\xc3"), 3u);                       // truncated
-  EXPECT_EQ(find_invalid_utf8("\xc0\xaf"), 0u);                      // overlong '/'
-  EXPECT_EQ(find_invalid_utf8("a\xed\xa0\x80"), 1u);                 // a surrogate
-  EXPECT_EQ(find_invalid_utf8("\xf4\x90\x80\x80"), 0u);             // above U+10FFFF
-  EXPECT_EQ(find_invalid_utf8("\x80"), 0u);                          // a lone continuation byte
+  EXPECT_EQ(find_invalid_utf8("caf\xc3"), 3u);                                              // truncated
+  EXPECT_EQ(find_invalid_utf8("\xc0\xaf"), 0u);                                             // overlong '/'
+  EXPECT_EQ(find_invalid_utf8("a\xed\xa0\x80"), 1u);                                        // a surrogate
+  EXPECT_EQ(find_invalid_utf8("\xf4\x90\x80\x80"), 0u);                                     // above U+10FFFF
+  EXPECT_EQ(find_invalid_utf8("\x80"), 0u);                                                 // a lone continuation byte
 }
 
 TEST(SpecFile, TheRunCountIsBoundedBeforeAnythingIsBuilt) {
@@ -459,13 +458,15 @@ TEST(SpecFile, TheRunCountIsBoundedBeforeAnythingIsBuilt) {
     load_spec_file(bomb);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("sweep: the spec expands to 100000000 runs (100 blocks x 1000 sweep points, "
-                                         "100000 variants in all), more than the limit of 10000 (--max-runs raises it)"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("sweep: the spec expands to 100000000 runs (100 blocks x 1000 sweep points, "
+                                   "100000 variants in all), more than the limit of 10000 (--max-runs raises it)"),
+        std::string::npos)
         << e.what();
   }
-  const std::string spec = "blocks:\n  - {name: b, in_channels: 4, out_channels: 8, size: 8, variants: [standard, separable]}\n"
-                           "sweep: {batch: [1, 2, 3]}\n";
+  const std::string spec =
+      "blocks:\n  - {name: b, in_channels: 4, out_channels: 8, size: 8, variants: [standard, separable]}\n"
+      "sweep: {batch: [1, 2, 3]}\n";
   EXPECT_EQ(parse_spec_text(spec, "s.yaml", SpecLimits{6}).blocks.size(), 3u);
   EXPECT_THROW(parse_spec_text(spec, "s.yaml", SpecLimits{5}), InputError);
 }

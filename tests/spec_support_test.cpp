@@ -1,9 +1,9 @@
 // The spec loader's helpers: SHA-256, "did you mean" suggestions, and the positioned node tree.
 #include <gtest/gtest.h>
 
+#include "spec/input_error.hpp"
 #include "spec/sha256.hpp"
 #include "spec/source_tree.hpp"
-#include "spec/input_error.hpp"
 #include "spec/suggest.hpp"
 
 namespace convbench {
@@ -24,10 +24,8 @@ TEST(Sha256, MatchesTheFips180Examples) {
 
 TEST(Sha256, HandlesEveryTailLengthAroundABlock) {
   // 55 bytes pads into one block, 64 into two; both digests from coreutils' sha256sum.
-  EXPECT_EQ(sha256_hex(std::string(55, 'x')),
-            "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072");
-  EXPECT_EQ(sha256_hex(std::string(64, 'x')),
-            "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c");
+  EXPECT_EQ(sha256_hex(std::string(55, 'x')), "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072");
+  EXPECT_EQ(sha256_hex(std::string(64, 'x')), "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c");
 }
 
 TEST(Suggest, EditDistanceCountsSwapsAsOneEdit) {

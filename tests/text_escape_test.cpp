@@ -15,8 +15,11 @@ TEST(TextEscape, ControlCharactersAndStrayBytesBecomeVisible) {
   EXPECT_EQ(printable("plain"), "plain");
   EXPECT_EQ(printable("a\nb\tc\rd"), "a\\nb\\tc\\rd");
   EXPECT_EQ(printable(std::string("red\x1b[31m\x00\x7f", 10)), "red\\x1b[31m\\x00\\x7f");
-  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");  // UTF-8 kept
-  EXPECT_EQ(printable("b\xff" "c\xc3"), "b\\xffc\\xc3");  // stray and truncated bytes escaped
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");  // UTF-8 kept
+  EXPECT_EQ(printable("b\xff"
+                      "c\xc3"),
+            "b\\xffc\\xc3");                                // stray and truncated bytes escaped
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate is not UTF-8
 }
 

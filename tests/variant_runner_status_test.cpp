@@ -7,9 +7,9 @@
 #include <stdexcept>
 
 #include "backends/reference/reference_backend.hpp"
-#include "variants/variant_builder.hpp"
 #include "measure/variant_runner.hpp"
 #include "test_blocks.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {

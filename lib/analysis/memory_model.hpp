@@ -19,8 +19,8 @@
 #include <functional>
 
 #include "graph/graph.hpp"
-#include "runtime/memory_stats.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/memory_stats.hpp"
 
 namespace convbench {
 
@@ -31,13 +31,12 @@ struct MemoryPrediction {
   int64_t resident_bytes = 0;        // before the step: params, buffers, input (and dy)
   int64_t saved_bytes = 0;           // saved for backward at the end of forward (training)
   int64_t parameter_bytes = 0;
-  int64_t gradient_bytes = 0;        // parameter gradients after the step
+  int64_t gradient_bytes = 0;  // parameter gradients after the step
 };
 
 // Workspace bytes an op needs in a phase; nullptr means none (the analysis without a backend).
 using WorkspaceQuery = std::function<int64_t(const Op&, Phase)>;
 
-MemoryPrediction predict_memory(const Graph& graph, bool training,
-                                const WorkspaceQuery& workspace = nullptr);
+MemoryPrediction predict_memory(const Graph& graph, bool training, const WorkspaceQuery& workspace = nullptr);
 
 }  // namespace convbench

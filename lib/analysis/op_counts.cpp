@@ -30,14 +30,14 @@ int64_t product(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& input_requires_grad,
-                  bool training) {
+OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& input_requires_grad, bool training) {
   OpCounts c;
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   const TensorDesc& out = graph.desc(op.output);
   const int64_t out_n = numel(out);
   const bool any_input_grad = [&] {
-    for (bool b : input_requires_grad) if (b) return true;
+    for (bool b : input_requires_grad)
+      if (b) return true;
     return false;
   }();
   for (int p : op.params) c.params = checked_add(c.params, numel(graph.params[static_cast<size_t>(p)].desc));
@@ -51,8 +51,8 @@ OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& inp
       const int64_t cin = in.channels(), cout = out.channels();
       // Transposed conv: every input element scatters into Cout/g outputs over the kernel.
       const int64_t spatial = op.kind == OpKind::conv ? out.spatial_size() : in.spatial_size();
-      const int64_t macs = checked_mul(
-          checked_mul(checked_mul(checked_mul(in.batch(), cout), cin / op.conv.groups), k), spatial);
+      const int64_t macs =
+          checked_mul(checked_mul(checked_mul(checked_mul(in.batch(), cout), cin / op.conv.groups), k), spatial);
       c.macs.forward = macs;
       c.macs.backward_data = input_requires_grad.at(0) ? macs : 0;
       c.macs.backward_weight = macs;
@@ -77,25 +77,18 @@ OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& inp
       fwd_elem = checked_mul(out_n, 2);
       bwd_data_elem = any_input_grad ? checked_mul(out_n, 2) : 0;
       break;
-    case OpKind::add:
-      fwd_elem = out_n;
-      break;
+    case OpKind::add: fwd_elem = out_n; break;
     case OpKind::sub:
       fwd_elem = out_n;
       bwd_data_elem = input_requires_grad.at(1) ? out_n : 0;
       break;
-    case OpKind::concat:
-      break;
-    case OpKind::max_pool:
-      fwd_elem = checked_mul(out_n, product(op.pool.kernel) - 1);
-      break;
+    case OpKind::concat: break;
+    case OpKind::max_pool: fwd_elem = checked_mul(out_n, product(op.pool.kernel) - 1); break;
     case OpKind::avg_pool:
       fwd_elem = checked_mul(out_n, product(op.pool.kernel));
       bwd_data_elem = any_input_grad ? fwd_elem : 0;
       break;
-    case OpKind::upsample:
-      bwd_data_elem = any_input_grad ? out_n - numel(in) : 0;
-      break;
+    case OpKind::upsample: bwd_data_elem = any_input_grad ? out_n - numel(in) : 0; break;
   }
   c.flops.forward = checked_add(checked_mul(2, c.macs.forward), fwd_elem);
   c.flops.backward_data = checked_add(checked_mul(2, c.macs.backward_data), bwd_data_elem);
@@ -108,7 +101,8 @@ OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& inp
   if (!output_aliases_input(op, training)) {
     int64_t f = checked_add(bytes(out), param_bytes);
     for (int v : op.inputs) f = checked_add(f, bytes(graph.desc(v)));
-    for (const TensorDesc& a : training ? aux_tensors(graph, op) : std::vector<TensorDesc>{}) f = checked_add(f, bytes(a));
+    for (const TensorDesc& a : training ? aux_tensors(graph, op) : std::vector<TensorDesc>{})
+      f = checked_add(f, bytes(a));
     c.bytes_forward = f;
   }
   if (training && (any_input_grad || !op.params.empty())) {

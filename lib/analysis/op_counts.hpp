@@ -42,7 +42,6 @@ struct OpCounts {
 };
 
 // `input_requires_grad` is per op input; `training` selects the norm forward rule.
-OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& input_requires_grad,
-                  bool training);
+OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& input_requires_grad, bool training);
 
 }  // namespace convbench

@@ -16,8 +16,9 @@ DeviceChoice choose_device(const std::string& requested) {
   if (requested == "cpu" || requested == "reference") return {requested, ""};
   if (requested == "cuda") {
     if (!build_info::with_cuda)
-      throw std::invalid_argument("cuda: this convbench was built without the CUDA backend "
-                                  "(configure with CUDA and cuDNN present, see README)");
+      throw std::invalid_argument(
+          "cuda: this convbench was built without the CUDA backend "
+          "(configure with CUDA and cuDNN present, see README)");
 #if CONVBENCH_WITH_CUDA
     if (const auto why = cuda::cuda_unavailable_reason()) throw std::invalid_argument("cuda: " + *why);
 #endif

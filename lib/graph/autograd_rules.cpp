@@ -30,8 +30,7 @@ std::vector<TensorDesc> aux_tensors(const Graph& graph, const Op& op) {
               TensorDesc{{in.channels()}, stats, Layout::channels_first}};
     case OpKind::group_norm: {
       const int64_t n = in.batch() * op.norm.groups;
-      return {TensorDesc{{n}, stats, Layout::channels_first},
-              TensorDesc{{n}, stats, Layout::channels_first}};
+      return {TensorDesc{{n}, stats, Layout::channels_first}, TensorDesc{{n}, stats, Layout::channels_first}};
     }
     case OpKind::dropout: {
       TensorDesc mask = in;
@@ -53,8 +52,6 @@ GradFlow grad_flow(const Op& op, int position) {
   return GradFlow::compute;
 }
 
-bool output_aliases_input(const Op& op, bool training) {
-  return op.kind == OpKind::dropout && !training;
-}
+bool output_aliases_input(const Op& op, bool training) { return op.kind == OpKind::dropout && !training; }
 
 }  // namespace convbench

@@ -18,8 +18,8 @@ struct Value {
 struct Param {
   std::string name;  // "<op>.weight", "<op>.running_mean", ...
   TensorDesc desc;
-  int op = -1;          // owning op
-  int64_t fan_in = 1;   // for PyTorch-like initialisation ranges
+  int op = -1;         // owning op
+  int64_t fan_in = 1;  // for PyTorch-like initialisation ranges
 };
 
 struct Graph {

@@ -15,20 +15,16 @@ void require(bool ok, const std::string& op_name, const std::string& message) {
   if (!ok) throw GraphError(op_name + ": " + message);
 }
 
-void check_window(const std::string& op, const std::vector<int64_t>& v, int dims,
-                  const char* what, int64_t min) {
+void check_window(const std::string& op, const std::vector<int64_t>& v, int dims, const char* what, int64_t min) {
   require(static_cast<int>(v.size()) == dims, op,
-          std::string(what) + " needs " + std::to_string(dims) + " values, got " +
-              std::to_string(v.size()));
+          std::string(what) + " needs " + std::to_string(dims) + " values, got " + std::to_string(v.size()));
   for (int64_t x : v)
-    require(x >= min, op, std::string(what) + " must be >= " + std::to_string(min) + ", got " +
-                              std::to_string(x));
+    require(x >= min, op, std::string(what) + " must be >= " + std::to_string(min) + ", got " + std::to_string(x));
 }
 
 }  // namespace
 
-int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding,
-                           int64_t dilation) {
+int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation) {
   const int64_t span = dilation * (kernel - 1) + 1;
   const int64_t padded = in + 2 * padding;
   if (span > padded) return 0;
@@ -49,10 +45,8 @@ void GraphBuilder::check_value(int v, const std::string& op_name) const {
 }
 
 int GraphBuilder::add_op(Op op, const TensorDesc& out) {
-  for (const Op& existing : graph_.ops)
-    require(existing.name != op.name, op.name, "duplicate op name");
-  for (int64_t d : out.shape)
-    require(d > 0, op.name, "output shape " + out.shape_string() + " has an empty dimension");
+  for (const Op& existing : graph_.ops) require(existing.name != op.name, op.name, "duplicate op name");
+  for (int64_t d : out.shape) require(d > 0, op.name, "output shape " + out.shape_string() + " has an empty dimension");
   const int id = static_cast<int>(graph_.values.size());
   graph_.values.push_back({op.name, out});
   op.output = id;
@@ -60,8 +54,7 @@ int GraphBuilder::add_op(Op op, const TensorDesc& out) {
   return id;
 }
 
-int GraphBuilder::add_param(const std::string& name, std::vector<int64_t> shape, int op,
-                            int64_t fan_in) {
+int GraphBuilder::add_param(const std::string& name, std::vector<int64_t> shape, int op, int64_t fan_in) {
   const DType dt = graph_.values[0].desc.dtype;
   graph_.params.push_back({name, TensorDesc{std::move(shape), dt, Layout::channels_first}, op, fan_in});
   return static_cast<int>(graph_.params.size()) - 1;
@@ -84,11 +77,9 @@ int GraphBuilder::conv(const std::string& name, int x, const ConvAttrs& a) {
   require(a.groups >= 1, name, "groups must be >= 1");
   require(a.out_channels >= 1, name, "out_channels must be >= 1");
   require(in.channels() % a.groups == 0, name,
-          "in_channels " + std::to_string(in.channels()) + " is not divisible by groups " +
-              std::to_string(a.groups));
+          "in_channels " + std::to_string(in.channels()) + " is not divisible by groups " + std::to_string(a.groups));
   require(a.out_channels % a.groups == 0, name,
-          "out_channels " + std::to_string(a.out_channels) + " is not divisible by groups " +
-              std::to_string(a.groups));
+          "out_channels " + std::to_string(a.out_channels) + " is not divisible by groups " + std::to_string(a.groups));
   TensorDesc out = in;
   out.shape[1] = a.out_channels;
   for (int i = 0; i < dims; ++i) {
@@ -97,8 +88,7 @@ int GraphBuilder::conv(const std::string& name, int x, const ConvAttrs& a) {
     require(span <= in.shape[d + 2] + 2 * a.padding[d], name,
             "kernel " + dims_string(a.kernel) + " (dilated extent " + std::to_string(span) +
                 ") is larger than the padded input " + in.shape_string());
-    out.shape[d + 2] = window_output_size(in.shape[d + 2], a.kernel[d], a.stride[d], a.padding[d],
-                                          a.dilation[d]);
+    out.shape[d + 2] = window_output_size(in.shape[d + 2], a.kernel[d], a.stride[d], a.padding[d], a.dilation[d]);
   }
   Op op;
   op.kind = OpKind::conv;
@@ -124,19 +114,19 @@ int GraphBuilder::conv_transpose(const std::string& name, int x, const ConvAttrs
   check_window(name, a.stride, dims, "stride", 1);
   check_window(name, a.padding, dims, "padding", 0);
   check_window(name, a.dilation, dims, "dilation", 1);
-  std::vector<int64_t> opad = a.output_padding.empty() ? std::vector<int64_t>(static_cast<size_t>(dims), 0) : a.output_padding;
+  std::vector<int64_t> opad =
+      a.output_padding.empty() ? std::vector<int64_t>(static_cast<size_t>(dims), 0) : a.output_padding;
   check_window(name, opad, dims, "output_padding", 0);
   require(a.groups >= 1 && in.channels() % a.groups == 0 && a.out_channels % a.groups == 0, name,
-          "in_channels " + std::to_string(in.channels()) + " and out_channels " +
-              std::to_string(a.out_channels) + " must be divisible by groups " +
-              std::to_string(a.groups));
+          "in_channels " + std::to_string(in.channels()) + " and out_channels " + std::to_string(a.out_channels) +
+              " must be divisible by groups " + std::to_string(a.groups));
   TensorDesc out = in;
   out.shape[1] = a.out_channels;
   for (size_t d = 0; d < static_cast<size_t>(dims); ++d) {
     require(opad[d] < a.stride[d] || opad[d] < a.dilation[d], name,
             "output_padding must be smaller than stride or dilation");
-    out.shape[d + 2] = (in.shape[d + 2] - 1) * a.stride[d] - 2 * a.padding[d] +
-                       a.dilation[d] * (a.kernel[d] - 1) + opad[d] + 1;
+    out.shape[d + 2] =
+        (in.shape[d + 2] - 1) * a.stride[d] - 2 * a.padding[d] + a.dilation[d] * (a.kernel[d] - 1) + opad[d] + 1;
   }
   Op op;
   op.kind = OpKind::conv_transpose;
@@ -167,8 +157,7 @@ int GraphBuilder::batch_norm(const std::string& name, int x, double eps, double 
   op.norm.momentum = momentum;
   const int op_id = static_cast<int>(graph_.ops.size());
   op.params = {add_param(name + ".weight", {c}, op_id, 1), add_param(name + ".bias", {c}, op_id, 1)};
-  op.buffers = {add_buffer(name + ".running_mean", {c}, op_id),
-                add_buffer(name + ".running_var", {c}, op_id)};
+  op.buffers = {add_buffer(name + ".running_mean", {c}, op_id), add_buffer(name + ".running_var", {c}, op_id)};
   return add_op(std::move(op), desc(x));
 }
 
@@ -176,8 +165,7 @@ int GraphBuilder::group_norm(const std::string& name, int x, int64_t groups, dou
   check_value(x, name);
   const int64_t c = desc(x).channels();
   require(groups >= 1 && c % groups == 0, name,
-          "channels " + std::to_string(c) + " are not divisible by norm_groups " +
-              std::to_string(groups));
+          "channels " + std::to_string(c) + " are not divisible by norm_groups " + std::to_string(groups));
   Op op;
   op.kind = OpKind::group_norm;
   op.name = name;
@@ -251,10 +239,10 @@ int GraphBuilder::concat(const std::string& name, const std::vector<int>& xs) {
   for (int v : xs) {
     const TensorDesc& d = desc(v);
     bool same = d.rank() == out.rank() && d.shape[0] == out.shape[0];
-    for (int i = 2; same && i < d.rank(); ++i) same = d.shape[static_cast<size_t>(i)] == out.shape[static_cast<size_t>(i)];
+    for (int i = 2; same && i < d.rank(); ++i)
+      same = d.shape[static_cast<size_t>(i)] == out.shape[static_cast<size_t>(i)];
     require(same, name,
-            "inputs must agree in every dim but channels: " + desc(xs[0]).shape_string() +
-                " vs " + d.shape_string());
+            "inputs must agree in every dim but channels: " + desc(xs[0]).shape_string() + " vs " + d.shape_string());
     out.shape[1] += d.channels();
   }
   Op op;

@@ -49,7 +49,6 @@ class GraphBuilder {
 };
 
 // Output spatial size of a convolution or pooling window along one dim.
-int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding,
-                           int64_t dilation);
+int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation);
 
 }  // namespace convbench

@@ -50,9 +50,9 @@ struct PoolAttrs {
 struct Op {
   OpKind kind = OpKind::relu;
   std::string name;
-  std::vector<int> inputs;  // value ids
-  int output = -1;          // value id
-  std::vector<int> params;  // ids into Graph::params: conv {weight, bias?}; norms {weight, bias}
+  std::vector<int> inputs;   // value ids
+  int output = -1;           // value id
+  std::vector<int> params;   // ids into Graph::params: conv {weight, bias?}; norms {weight, bias}
   std::vector<int> buffers;  // ids into Graph::buffers: batch_norm {running_mean, running_var}
 
   ConvAttrs conv;

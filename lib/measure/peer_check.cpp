@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "variants/variant_builder.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -60,7 +60,9 @@ std::string to_string(DumpCheckStatus status) {
 std::string peer_dump_file_name(const BlockSpec& block, const VariantSpec& variant) {
   const std::string label = block.point.empty() ? "default" : point_label(block);
   std::string raw = block.name + "__" + variant.name + "__" + label, out;
-  for (char c : raw) out += (std::isalnum(static_cast<unsigned char>(c)) || std::string("_-.,=+").find(c) != std::string::npos) ? c : '_';
+  for (char c : raw)
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || std::string("_-.,=+").find(c) != std::string::npos) ? c : '_';
   return out + ".json";
 }
 
@@ -88,7 +90,8 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     ex.set_dropout_seed(dump.value("dropout_seed", uint64_t{0x5eed}), true);
     ModelState state = ex.init_state(0);
     for (size_t i = 0; i < g.params.size(); ++i)
-      upload(backend, state.params[i], dumped_values(dump.at("params").at(g.params[i].name), g.params[i].desc, g.params[i].name));
+      upload(backend, state.params[i],
+             dumped_values(dump.at("params").at(g.params[i].name), g.params[i].desc, g.params[i].name));
     for (size_t i = 0; i < g.buffers.size(); ++i)
       upload(backend, state.buffers[i],
              dumped_values(dump.at("buffers_before").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name));
@@ -101,18 +104,20 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     std::vector<std::vector<double>> peer_grads;
     double largest_grad = 0;
     for (size_t i = 0; i < g.params.size(); ++i) {
-      peer_grads.push_back(dumped_values(dump.at("param_grads").at(g.params[i].name), g.params[i].desc, g.params[i].name));
+      peer_grads.push_back(
+          dumped_values(dump.at("param_grads").at(g.params[i].name), g.params[i].desc, g.params[i].name));
       largest_grad = std::max(largest_grad, norm(peer_grads.back()));
     }
-    r.tensors.push_back(agree("output", download(backend, y), dumped_values(dump.at("output"), g.desc(g.output), "output"),
-                              0.0, tolerance));
+    r.tensors.push_back(agree("output", download(backend, y),
+                              dumped_values(dump.at("output"), g.desc(g.output), "output"), 0.0, tolerance));
     for (size_t i = 0; i < g.params.size(); ++i)
       r.tensors.push_back(agree(g.params[i].name + " grad", download(backend, state.grads[i]), peer_grads[i],
                                 1e-2 * largest_grad, tolerance));
     for (size_t i = 0; i < g.buffers.size(); ++i)
-      r.tensors.push_back(agree(g.buffers[i].name + " after", download(backend, state.buffers[i]),
-                                dumped_values(dump.at("buffers_after").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name),
-                                0.0, tolerance));
+      r.tensors.push_back(
+          agree(g.buffers[i].name + " after", download(backend, state.buffers[i]),
+                dumped_values(dump.at("buffers_after").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name),
+                0.0, tolerance));
     for (const TensorAgreement& t : r.tensors)
       if (!t.ok) r.status = DumpCheckStatus::mismatch;
   } catch (const json::exception& e) {

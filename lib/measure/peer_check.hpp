@@ -15,7 +15,7 @@
 namespace convbench {
 
 struct TensorAgreement {
-  std::string name;     // "output", "<param> grad", "<buffer> after"
+  std::string name;      // "output", "<param> grad", "<buffer> after"
   double rel_error = 0;  // ||ours - peer|| / ||peer||
   bool ok = false;
 };

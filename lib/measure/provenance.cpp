@@ -67,7 +67,8 @@ nlohmann::json collect_provenance(const Spec& spec, Backend* backend) {
       {"cpu", cpu_model()},
       {"hardware_threads", std::thread::hardware_concurrency()},
       {"host_name", host_name()},
-      {"onednn_version", std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch)},
+      {"onednn_version",
+       std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch)},
       {"cuda_built", build_info::with_cuda},
   };
   if (const auto clock = read_host_cpu_clock()) p["cpu_mhz"] = clock->mhz;

@@ -134,7 +134,8 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
     }
     return backend.time_ms(work);
   };
-  const std::string where = row.block + "/" + row.variant + (row.point_label.empty() ? "" : "[" + row.point_label + "]");
+  const std::string where =
+      row.block + "/" + row.variant + (row.point_label.empty() ? "" : "[" + row.point_label + "]");
   // Read once the first phase has warmed up, right before its first timed sample: after the
   // memory pass alone a GPU's clock may still be ramping up from idle, and a "drop" measured
   // from there would be the ramp, not throttling.

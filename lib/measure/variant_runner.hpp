@@ -17,8 +17,8 @@ namespace convbench {
 struct RunOptions {
   MeasureOptions measure;
   uint64_t seed = 42;
-  bool time = true;  // false: memory pass only
-  bool cold = false;  // flush the caches before every sample
+  bool time = true;      // false: memory pass only
+  bool cold = false;     // flush the caches before every sample
   int per_op_steps = 0;  // > 0: also time every op over this many extra steps (row.op_times)
   // Also time the headline phase (step in train mode, forward in infer mode) replayed from one
   // recorded capture (row.graph); needs a backend whose replay_unsupported() is nullopt.

@@ -29,8 +29,9 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
   for (const BlockSpec& block : spec.blocks) {
     for (const VariantSpec& v : block.variants) {
       ResultRow& row = results.rows[i];
-      progress.start(static_cast<int>(i++), printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
-                                                      " / " + row.variant + " on " + backend->name()));
+      progress.start(static_cast<int>(i++),
+                     printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") + " / " +
+                               row.variant + " on " + backend->name()));
       spdlog::info("{} / {} [{}] on {}", printable(row.block), printable(row.variant), printable(row.point_label),
                    backend->name());
       const Graph g = build_variant_graph(block, v);

@@ -42,7 +42,8 @@ Verification verify(const Spec& spec, const std::string& dump_dir, const VerifyO
         c.status = DumpCheckStatus::missing;
         c.message = path;
       } else {
-        const nlohmann::json dump = parse_json_input(read_input_file(path, "tensor dump", kMaxDumpBytes), "tensor dump");
+        const nlohmann::json dump =
+            parse_json_input(read_input_file(path, "tensor dump", kMaxDumpBytes), "tensor dump");
         try {
           c = check_against_dump(block, v, dump, *backend, out.tolerance);
         } catch (const nlohmann::json::exception& e) {

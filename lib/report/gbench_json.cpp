@@ -18,7 +18,8 @@ json context_of(const ResultSet& results) {
   executable = executable.substr(0, executable.find(' '));
   const int num_cpus = p.contains("hardware_threads") && p["hardware_threads"].is_number_integer()
                            ? p["hardware_threads"].get<int>()
-                           : p.contains("threads") && p["threads"].is_number_integer() ? p["threads"].get<int>() : 0;
+                       : p.contains("threads") && p["threads"].is_number_integer() ? p["threads"].get<int>()
+                                                                                   : 0;
   const bool has_mhz = p.contains("cpu_mhz") && p["cpu_mhz"].is_number();
   const bool has_scaling = p.contains("cpu_scaling_enabled") && p["cpu_scaling_enabled"].is_boolean();
   json c = {{"date", text("date", "")},

@@ -3,16 +3,17 @@
 #include <algorithm>
 #include <numeric>
 
-#include "results/device_limits.hpp"
 #include "report/markup_escape.hpp"
 #include "report/summary_tables.hpp"
 #include "report/svg_plot.hpp"
 #include "report/text_table.hpp"
+#include "results/device_limits.hpp"
 
 namespace convbench {
 namespace {
 
-const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+const char* kStyle =
+    R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
 h1{font-size:1.6em}h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #ccc}h3{font-size:1.1em}
 table{border-collapse:collapse;margin:0.8em 0;font-size:0.9em}
 th,td{border-bottom:1px solid #ddd;padding:0.25em 0.6em;text-align:left;white-space:nowrap}
@@ -41,10 +42,16 @@ std::string time_vs_flops(const std::vector<const ResultRow*>& group, size_t ind
   const ResultRow& base = baseline_of(group);
   const bool train = is_training(base);
   const std::string id = "time-vs-flops-" + std::to_string(index);
-  LogLogPlot plot{id, "plot time-vs-flops", "Time vs FLOPs", "FLOPs per " + phase_words(train) + " (log)",
-                  std::string("median ") + (train ? "step" : "forward") + " time, ms (log)", {}, std::nullopt};
+  LogLogPlot plot{id,
+                  "plot time-vs-flops",
+                  "Time vs FLOPs",
+                  "FLOPs per " + phase_words(train) + " (log)",
+                  std::string("median ") + (train ? "step" : "forward") + " time, ms (log)",
+                  {},
+                  std::nullopt};
   for (const ResultRow* r : group)
-    if (timed(*r)) plot.points.push_back({r->variant, static_cast<double>(headline_flops(*r)), headline_time(*r)->median});
+    if (timed(*r))
+      plot.points.push_back({r->variant, static_cast<double>(headline_flops(*r)), headline_time(*r)->median});
   if (plot.points.empty())
     return "<p class=\"no-plot time-vs-flops\" id=\"" + id +
            "\">Time vs FLOPs: no timing in these results (analysis only, or no variant ran). Run <code>convbench "
@@ -73,9 +80,15 @@ bool has_measured_breakdown(const ResultRow& r) {
 }
 
 std::string memory_breakdown(const std::vector<const ResultRow*>& group, size_t index) {
-  StackedBarPlot plot{"memory-breakdown-" + std::to_string(index), "plot memory-breakdown",
-                      "Memory at the peak, by category", "MiB at the peak", "MiB", {}, {}};
-  for (int c = 0; c < kMemoryCategoryCount; ++c) plot.categories.emplace_back(to_string(static_cast<MemoryCategory>(c)));
+  StackedBarPlot plot{"memory-breakdown-" + std::to_string(index),
+                      "plot memory-breakdown",
+                      "Memory at the peak, by category",
+                      "MiB at the peak",
+                      "MiB",
+                      {},
+                      {}};
+  for (int c = 0; c < kMemoryCategoryCount; ++c)
+    plot.categories.emplace_back(to_string(static_cast<MemoryCategory>(c)));
   int measured = 0;
   for (const ResultRow* r : group) {
     const bool meas = has_measured_breakdown(*r);
@@ -86,14 +99,16 @@ std::string memory_breakdown(const std::vector<const ResultRow*>& group, size_t 
     plot.bars.push_back(std::move(bar));
   }
   const bool train = is_training(baseline_of(group));
-  std::string caption = "What is live at the moment of the peak of one " + std::string(train ? "training step" : "inference pass") + ": ";
+  std::string caption =
+      "What is live at the moment of the peak of one " + std::string(train ? "training step" : "inference pass") + ": ";
   if (measured == static_cast<int>(group.size()))
     caption += "measured by the runtime's allocator (meas.).";
   else if (measured == 0)
     caption += "predicted by convbench's memory model (pred.); these results have no measured breakdown.";
   else
     caption += "measured by the allocator where the variant ran (meas.), else predicted by the memory model (pred.).";
-  return "<figure>\n" + render_stacked_bars_svg(plot) + "<figcaption>" + html_escape(caption) + "</figcaption>\n</figure>\n";
+  return "<figure>\n" + render_stacked_bars_svg(plot) + "<figcaption>" + html_escape(caption) +
+         "</figcaption>\n</figure>\n";
 }
 
 std::string duration(double seconds) {
@@ -107,8 +122,8 @@ std::string roofline(const ResultSet& results, const std::vector<const ResultRow
   const ResultRow& base = baseline_of(group);
   const std::string id = "roofline-" + std::to_string(index);
   const auto limits = device_limits(results.provenance, base.dtype);
-  LogLogPlot plot{id, "plot roofline", "Roofline", "arithmetic intensity, FLOP per byte (log)",
-                  "achieved FLOP/s (log)", {}, std::nullopt};
+  LogLogPlot plot{id, "plot roofline", "Roofline", "arithmetic intensity, FLOP per byte (log)", "achieved FLOP/s (log)",
+                  {}, std::nullopt};
   std::string floors;
   for (const ResultRow* r : group) {
     if (!timed(*r) || headline_bytes(*r) <= 0) continue;
@@ -133,8 +148,9 @@ std::string roofline(const ResultSet& results, const std::vector<const ResultRow
                      format_significant(limits->bandwidth_bytes_per_s / 1e12, 3) + " TB/s"};
     caption += "Roof: " + limits->source + ". Floor = max(FLOPs / peak, bytes / bandwidth): " + floors + ".";
   } else {
-    caption += "Device limits unknown: no roof is drawn (record \"device_limits\" in the provenance, or run on a "
-               "known GPU).";
+    caption +=
+        "Device limits unknown: no roof is drawn (record \"device_limits\" in the provenance, or run on a "
+        "known GPU).";
   }
   return "<figure>\n" + render_loglog_svg(plot) + "<figcaption>" + html_escape(caption) + "</figcaption>\n</figure>\n";
 }
@@ -147,8 +163,8 @@ std::string meta_table(const ResultSet& results) {
   if (!results.device.empty()) t.rows.push_back({"device", results.device});
   const std::string gpu = recorded_gpu_name(results.provenance);
   if (!gpu.empty()) t.rows.push_back({"GPU", gpu});
-  for (const char* key : {"date", "git_commit", "spec_file", "spec", "spec_sha256", "cpu", "hardware_threads", "backend",
-                          "onednn_version", "cuda_version", "cudnn_version", "torch", "command_line"}) {
+  for (const char* key : {"date", "git_commit", "spec_file", "spec", "spec_sha256", "cpu", "hardware_threads",
+                          "backend", "onednn_version", "cuda_version", "cudnn_version", "torch", "command_line"}) {
     if (!results.provenance.contains(key)) continue;
     const auto& v = results.provenance[key];
     t.rows.push_back({key, v.is_string() ? v.get<std::string>() : v.dump()});
@@ -172,7 +188,8 @@ std::string format_html(const ResultSet& results, const PeerComparison* against)
     out += "</section>\n";
   }
   if (against) out += peer_comparison_html(*against);
-  return out + "<footer class=\"notes\">\n<p>" + html_escape_lines(tables_footnote(results)) + "</p>\n</footer>\n</body>\n</html>\n";
+  return out + "<footer class=\"notes\">\n<p>" + html_escape_lines(tables_footnote(results)) +
+         "</p>\n</footer>\n</body>\n</html>\n";
 }
 
 }  // namespace convbench

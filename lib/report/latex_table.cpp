@@ -55,7 +55,8 @@ std::string table_of(const std::vector<const ResultRow*>& group) {
     if (graph) header.push_back({"Graph", "(ms)"});
     header.insert(header.end(), {{"Achieved", "(TFLOP/s)"}, {"Peak meas.", "(MiB)"}});
   }
-  header.insert(header.end(), {{"Peak pred.", "(MiB)"}, {"Saved", "(MiB)"}, {"Params", "($\\times$)"}, {"FLOP", "($\\times$)"}});
+  header.insert(header.end(),
+                {{"Peak pred.", "(MiB)"}, {"Saved", "(MiB)"}, {"Params", "($\\times$)"}, {"FLOP", "($\\times$)"}});
   if (measured) header.push_back({train ? "Step" : "Fwd", "($\\times$)"});
   header.push_back({"Peak", "($\\times$)"});
 
@@ -88,7 +89,8 @@ std::string table_of(const std::vector<const ResultRow*>& group) {
     row.push_back(ratio_cell(static_cast<double>(headline_flops(*r)), base_flops));
     if (measured) {
       const auto& t = headline_time(*r);
-      row.push_back(ok && base.status == RunStatus::ok && t && base_time ? ratio_cell(t->median, base_time->median) : "--");
+      row.push_back(ok && base.status == RunStatus::ok && t && base_time ? ratio_cell(t->median, base_time->median)
+                                                                         : "--");
     }
     const int64_t peak = has_measured_peak(*r) ? r->measured->peak_bytes : r->predicted.peak_bytes;
     const int64_t base_peak = has_measured_peak(base) ? base.measured->peak_bytes : base.predicted.peak_bytes;

@@ -51,8 +51,8 @@ std::string markdown_escape(const std::string& text) {
 
 std::string csv_escape(const std::string& text) {
   const std::string s = printable(text);
-  const bool quote = s.find_first_of(",\"") != std::string::npos ||
-                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  const bool quote =
+      s.find_first_of(",\"") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
   if (!quote) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -96,7 +96,13 @@ std::string latex_escape(const std::string& text) {
   for (char c : s) {
     switch (c) {
       case '\\': out += "\\textbackslash{}"; break;
-      case '&': case '%': case '$': case '#': case '_': case '{': case '}':
+      case '&':
+      case '%':
+      case '$':
+      case '#':
+      case '_':
+      case '{':
+      case '}':
         out += '\\';
         out += c;
         break;

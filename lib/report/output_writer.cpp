@@ -24,9 +24,7 @@ namespace fs = std::filesystem;
 
 std::string reason(int err) { return std::generic_category().message(err); }
 
-[[noreturn]] void refuse(const OutputPath& o, const std::string& why) {
-  throw InputError({o.path, 0, 0}, o.flag, why);
-}
+[[noreturn]] void refuse(const OutputPath& o, const std::string& why) { throw InputError({o.path, 0, 0}, o.flag, why); }
 
 // What an existing path is, when it is not a regular file.
 std::optional<std::string> not_regular(const struct stat& st) {
@@ -43,7 +41,7 @@ std::optional<std::string> not_regular(const struct stat& st) {
 // Identifies a file: its device and inode when it exists, else its absolute path with every
 // symlinked directory resolved. Two names of one file get the same identity.
 std::string identity(const std::string& path, bool follow_links) {
-  struct stat st{};
+  struct stat st {};
   const int rc = follow_links ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
   if (rc == 0) return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   std::error_code ec;
@@ -58,7 +56,7 @@ std::string directory_of(const std::string& path) {
 
 // The mode a new output gets: the old file's when it replaces one, else 0666 less the umask.
 mode_t new_file_mode(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0) return st.st_mode & 07777;
   mode_t mask = 022;
   std::ifstream status("/proc/self/status");  // Umask: without changing it (umask() would)
@@ -82,7 +80,7 @@ class SignalGuard {
  public:
   SignalGuard() {
     pending_signal = 0;
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = note_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;  // no SA_RESTART: a write in progress returns EINTR and the loop looks
@@ -107,10 +105,10 @@ struct Interrupted {
 
 struct Staged {
   const OutputFile* file;
-  std::string temporary;     // complete, fsync'd content, not yet in place
-  std::string backup;        // a hard link to the old file while the new one goes in
-  bool replaced = false;     // renamed into place
-  bool existed = false;      // there was an old file
+  std::string temporary;  // complete, fsync'd content, not yet in place
+  std::string backup;     // a hard link to the old file while the new one goes in
+  bool replaced = false;  // renamed into place
+  bool existed = false;   // there was an old file
 };
 
 // Removes whatever the transaction still owns when it ends without committing: temporaries,
@@ -149,7 +147,8 @@ class Transaction {
 // A temporary next to `target`, created exclusively (never through an existing name).
 std::pair<int, std::string> create_temporary(const OutputPath& o) {
   const fs::path target(o.path);
-  std::string name = (fs::path(directory_of(o.path)) / ("." + target.filename().string() + ".convbench-XXXXXX")).string();
+  std::string name =
+      (fs::path(directory_of(o.path)) / ("." + target.filename().string() + ".convbench-XXXXXX")).string();
   std::vector<char> buffer(name.begin(), name.end());
   buffer.push_back('\0');
   const int fd = ::mkostemp(buffer.data(), O_CLOEXEC);
@@ -173,7 +172,7 @@ void write_fully(int fd, const std::string& content, const OutputPath& o, const 
 
 void stage(Staged& s, const SignalGuard& signals, const OutputStepHook& hook) {
   const OutputPath& o = s.file->where;
-  struct stat st{};
+  struct stat st {};
   s.existed = ::lstat(o.path.c_str(), &st) == 0;
   const mode_t mode = new_file_mode(o.path);
   auto [fd, temporary] = create_temporary(o);
@@ -195,10 +194,10 @@ void stage(Staged& s, const SignalGuard& signals, const OutputStepHook& hook) {
 std::string keep_backup(const OutputPath& o) {
   std::random_device random;
   for (int attempt = 0; attempt < 100; ++attempt) {
-    const std::string name = (fs::path(directory_of(o.path)) /
-                              ("." + fs::path(o.path).filename().string() + ".convbench-old-" +
-                               std::to_string(random()) + std::to_string(random())))
-                                 .string();
+    const std::string name =
+        (fs::path(directory_of(o.path)) / ("." + fs::path(o.path).filename().string() + ".convbench-old-" +
+                                           std::to_string(random()) + std::to_string(random())))
+            .string();
     if (::link(o.path.c_str(), name.c_str()) == 0) return name;
     if (errno != EEXIST) fail(o, "cannot keep the old file while replacing it", errno);
   }
@@ -227,11 +226,11 @@ void check_output_paths(const std::vector<OutputPath>& outputs, const std::vecto
       continue;
     }
     if (o.path.back() == '/') refuse(o, "names a directory, not a file");
-    struct stat st{};
+    struct stat st {};
     if (::lstat(o.path.c_str(), &st) == 0) {
       if (const auto why = not_regular(st)) refuse(o, *why);
     } else if (errno == ENOENT) {
-      struct stat dir{};
+      struct stat dir {};
       const std::string parent = directory_of(o.path);
       if (::stat(parent.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode))
         refuse(o, "its directory " + parent + " does not exist");
@@ -291,7 +290,7 @@ void write_output_files(const std::vector<OutputFile>& files, const std::vector<
   if (interrupted != 0) {
     std::raise(interrupted);  // the default action ends the process here
     throw InputError({staged.empty() ? "-" : staged.front().file->where.path, 0, 0}, "",
-                    "interrupted by signal " + std::to_string(interrupted) + ": no output file was changed");
+                     "interrupted by signal " + std::to_string(interrupted) + ": no output file was changed");
   }
   if (to_stdout != nullptr) {
     std::fwrite(to_stdout->content.data(), 1, to_stdout->content.size(), stdout);

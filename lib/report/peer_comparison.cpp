@@ -13,7 +13,8 @@ bool has_counts(const ResultRow& r) {
   return r.status == RunStatus::ok || r.params != 0 || r.macs.forward != 0 || r.macs.backward() != 0;
 }
 
-std::optional<double> time_ratio(const ResultRow& ours, const ResultRow& peer, const std::optional<TimeStats> ResultRow::*phase) {
+std::optional<double> time_ratio(const ResultRow& ours, const ResultRow& peer,
+                                 const std::optional<TimeStats> ResultRow::*phase) {
   const auto& a = ours.*phase;
   const auto& b = peer.*phase;
   if (ours.status != RunStatus::ok || peer.status != RunStatus::ok || !a || !b || b->median <= 0) return std::nullopt;
@@ -89,15 +90,14 @@ std::vector<PeerBlockTables> peer_tables(const PeerComparison& c) {
       b.title = row.key.block + (row.key.point_label.empty() ? "" : " [" + row.key.point_label + "]") + ": " +
                 c.ours_engine + (c.ours_device.empty() ? "" : " (" + c.ours_device + ")") + " vs " + c.peer_engine +
                 (c.peer_device.empty() ? "" : " (" + c.peer_device + ")");
-      b.counts.header = {"variant",       "params ours",    "params peer",        "MACs fwd ours",
-                         "MACs fwd peer", "bwd-data ours",  "bwd-data peer",      "bwd-weight ours",
-                         "bwd-weight peer", "counts"};
+      b.counts.header = {"variant",       "params ours",   "params peer",     "MACs fwd ours",   "MACs fwd peer",
+                         "bwd-data ours", "bwd-data peer", "bwd-weight ours", "bwd-weight peer", "counts"};
       b.counts.right_aligned.assign(b.counts.header.size(), true);
       b.counts.right_aligned.front() = false;
       b.counts.right_aligned.back() = false;
-      b.times.header = {"variant",      "fwd ms ours", "fwd ms peer", "fwd x",      "bwd ms ours",
-                        "bwd ms peer",  "bwd x",       "step ms ours", "step ms peer", "step x",
-                        "memory ours",  "memory peer", "memory x",    "status ours", "status peer"};
+      b.times.header = {"variant",     "fwd ms ours", "fwd ms peer",  "fwd x",        "bwd ms ours",
+                        "bwd ms peer", "bwd x",       "step ms ours", "step ms peer", "step x",
+                        "memory ours", "memory peer", "memory x",     "status ours",  "status peer"};
       b.times.right_aligned.assign(b.times.header.size(), true);
       b.times.right_aligned[0] = false;
       b.times.right_aligned[13] = false;
@@ -128,11 +128,11 @@ std::vector<PeerBlockTables> peer_tables(const PeerComparison& c) {
 
     const ResultRow& o = *row.ours;
     const ResultRow& p = *row.peer;
-    b.times.rows.push_back({row.key.variant, median_cell(o, o.forward), median_cell(p, p.forward), ratio_cell(row.forward),
-                            median_cell(o, o.backward), median_cell(p, p.backward), ratio_cell(row.backward),
-                            median_cell(o, o.step), median_cell(p, p.step), ratio_cell(row.step),
-                            bytes_cell(row.memory_measure, row.ours_memory), bytes_cell(row.memory_measure, row.peer_memory),
-                            ratio_cell(row.memory), status_cell(o), status_cell(p)});
+    b.times.rows.push_back(
+        {row.key.variant, median_cell(o, o.forward), median_cell(p, p.forward), ratio_cell(row.forward),
+         median_cell(o, o.backward), median_cell(p, p.backward), ratio_cell(row.backward), median_cell(o, o.step),
+         median_cell(p, p.step), ratio_cell(row.step), bytes_cell(row.memory_measure, row.ours_memory),
+         bytes_cell(row.memory_measure, row.peer_memory), ratio_cell(row.memory), status_cell(o), status_cell(p)});
   }
   return blocks;
 }
@@ -144,22 +144,27 @@ std::vector<std::string> footnotes(const PeerComparison& c) {
       "Counts must agree exactly: params (trainable parameters) and MACs per direction; any difference is a MISMATCH.",
       "x columns: ours / peer; times are medians in ms (below 1.00x convbench is faster)."};
   if (used.count(MemoryMeasure::peak))
-    notes.push_back("memory (peak): peak bytes of one step measured by both engines (convbench's allocator; the "
-                    "peer's torch.cuda.max_memory_allocated).");
+    notes.push_back(
+        "memory (peak): peak bytes of one step measured by both engines (convbench's allocator; the "
+        "peer's torch.cuda.max_memory_allocated).");
   if (used.count(MemoryMeasure::saved_measured))
-    notes.push_back("memory (saved): bytes kept for backward at the end of forward, without the block input: "
-                    "convbench's allocator (measured) vs the tensors PyTorch's autograd saves (saved_tensors_hooks); "
-                    "the peer measured no peak (CPU).");
+    notes.push_back(
+        "memory (saved): bytes kept for backward at the end of forward, without the block input: "
+        "convbench's allocator (measured) vs the tensors PyTorch's autograd saves (saved_tensors_hooks); "
+        "the peer measured no peak (CPU).");
   if (used.count(MemoryMeasure::saved_predicted))
-    notes.push_back("memory (saved, ours predicted): the file of ours has no measurement, so convbench's predicted "
-                    "saved bytes are compared with what PyTorch's autograd saves, both without the block input.");
+    notes.push_back(
+        "memory (saved, ours predicted): the file of ours has no measurement, so convbench's predicted "
+        "saved bytes are compared with what PyTorch's autograd saves, both without the block input.");
   if (used.count(MemoryMeasure::none) && used.size() == 1) notes.push_back("memory: not compared (no measurement).");
   return notes;
 }
 
 std::string summary(const PeerComparison& c) {
   const int n = c.mismatches();
-  if (n > 0) return "MISMATCH: " + std::to_string(n) + " of " + std::to_string(c.rows.size()) + " rows have counts that differ (exit code 1).";
+  if (n > 0)
+    return "MISMATCH: " + std::to_string(n) + " of " + std::to_string(c.rows.size()) +
+           " rows have counts that differ (exit code 1).";
   int compared = 0;
   for (const PeerRow& r : c.rows) compared += r.counts_known;
   return "Counts agree on all " + std::to_string(compared) + " compared rows.";
@@ -197,8 +202,8 @@ std::string format_peer_comparison(const PeerComparison& c, TableStyle style) {
   std::string out;
   for (const PeerBlockTables& b : peer_tables(c)) {
     if (md) {
-      out += "### " + markdown_escape(b.title) + "\n\nCounts\n\n" + b.counts.render_markdown() + "\nTime and memory\n\n" +
-             b.times.render_markdown() + "\n";
+      out += "### " + markdown_escape(b.title) + "\n\nCounts\n\n" + b.counts.render_markdown() +
+             "\nTime and memory\n\n" + b.times.render_markdown() + "\n";
     } else {
       out += printable(b.title) + "\ncounts\n" + b.counts.render_terminal() + "\ntime and memory\n" +
              b.times.render_terminal() + "\n";
@@ -214,7 +219,8 @@ std::string format_peer_comparison(const PeerComparison& c, TableStyle style) {
 
 std::string peer_comparison_html(const PeerComparison& c) {
   std::string out = "<section class=\"against\" id=\"against\">\n<h2>Against " + html_escape(c.peer_engine) + "</h2>\n";
-  out += std::string("<p class=\"") + (c.mismatches() > 0 ? "mismatch" : "agree") + "\">" + html_escape(summary(c)) + "</p>\n";
+  out += std::string("<p class=\"") + (c.mismatches() > 0 ? "mismatch" : "agree") + "\">" + html_escape(summary(c)) +
+         "</p>\n";
   for (const PeerBlockTables& b : peer_tables(c)) {
     out += "<h3>" + html_escape(b.title) + "</h3>\n<h4>Counts</h4>\n" + b.counts.render_html() +
            "<h4>Time and memory</h4>\n" + b.times.render_html();

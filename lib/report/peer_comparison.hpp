@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "report/summary_tables.hpp"
 #include "results/results.hpp"
 #include "results/row_pairing.hpp"
-#include "report/summary_tables.hpp"
 
 namespace convbench {
 
@@ -31,8 +31,8 @@ struct PeerRow {
   RowKey key;
   const ResultRow* ours = nullptr;
   const ResultRow* peer = nullptr;
-  bool counts_known = false;       // both rows carry counts (a row that failed early has none)
-  std::vector<CountCheck> counts;  // empty unless counts_known
+  bool counts_known = false;                      // both rows carry counts (a row that failed early has none)
+  std::vector<CountCheck> counts;                 // empty unless counts_known
   std::optional<double> forward, backward, step;  // time ratios ours / peer (medians)
   MemoryMeasure memory_measure = MemoryMeasure::none;
   int64_t ours_memory = 0, peer_memory = 0;

@@ -9,9 +9,7 @@
 namespace convbench {
 namespace {
 
-std::string percent(double change) {
-  return (change >= 0 ? "+" : "") + format_fixed(change * 100.0, 1) + "%";
-}
+std::string percent(double change) { return (change >= 0 ? "+" : "") + format_fixed(change * 100.0, 1) + "%"; }
 
 std::string time_text(const TimeStats& t) {
   return format_fixed(t.median, 3) + " ms [" + format_fixed(t.q1, 3) + ", " + format_fixed(t.q3, 3) + "]";
@@ -86,10 +84,16 @@ RowDiff diff_row(const ResultRow& base, const ResultRow& next, const DiffOptions
   const bool base_ran = base.device.empty() || base.status == RunStatus::ok;
   const bool new_ran = next.device.empty() || next.status == RunStatus::ok;
   if (!base_ran || !new_ran) {
-    MetricDiff m{"status", base.device.empty() ? "-" : to_string(base.status), next.device.empty() ? "-" : to_string(next.status), 0,
-                 Verdict::still_failing, ""};
-    if (base_ran) m.verdict = Verdict::failed;
-    else if (new_ran) m.verdict = Verdict::fixed;
+    MetricDiff m{"status",
+                 base.device.empty() ? "-" : to_string(base.status),
+                 next.device.empty() ? "-" : to_string(next.status),
+                 0,
+                 Verdict::still_failing,
+                 ""};
+    if (base_ran)
+      m.verdict = Verdict::failed;
+    else if (new_ran)
+      m.verdict = Verdict::fixed;
     m.note = new_ran ? base.message : next.message;
     d.metrics.push_back(std::move(m));
     return d;  // a row that did not run has no times or measured memory to compare
@@ -177,9 +181,11 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
                              (report.base_device.empty() ? "" : ", " + report.base_device) + ") -> " + report.new_name +
                              " (" + report.new_engine + (report.new_device.empty() ? "" : ", " + report.new_device) +
                              "); thresholds: time " + format_fixed(report.options.time_threshold * 100.0, 1) +
-                             "% with separated quartiles, memory " + format_fixed(report.options.memory_threshold * 100.0, 1) + "%";
+                             "% with separated quartiles, memory " +
+                             format_fixed(report.options.memory_threshold * 100.0, 1) + "%";
   // File names, engines and devices come from the command line and the files: shown escaped.
-  out += md ? "## convbench diff\n\n" + markdown_escape(header) + "\n\n" : "convbench diff: " + printable(header) + "\n";
+  out +=
+      md ? "## convbench diff\n\n" + markdown_escape(header) + "\n\n" : "convbench diff: " + printable(header) + "\n";
   if (report.base_device != report.new_device)
     out += std::string(md ? "\n**" : "") + "warning: the files were measured on different devices (" +
            printable(report.base_device.empty() ? "none" : report.base_device) + " vs " +
@@ -192,10 +198,12 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
     for (const MetricDiff& m : r.metrics) {
       const bool has_change = m.verdict != Verdict::not_compared && m.metric != "status";
       t.rows.push_back({r.key.text(), m.metric, m.base_text, m.new_text, has_change ? percent(m.change) : "",
-                        md && is_regression(m.verdict) ? "**" + to_string(m.verdict) + "**" : to_string(m.verdict), m.note});
+                        md && is_regression(m.verdict) ? "**" + to_string(m.verdict) + "**" : to_string(m.verdict),
+                        m.note});
     }
   if (!t.rows.empty()) out += (md ? "" : "\n") + (md ? t.render_markdown() : t.render_terminal()) + "\n";
-  for (const auto& [label, keys] : {std::pair{"only in base", &report.only_in_base}, std::pair{"only in new", &report.only_in_new}})
+  for (const auto& [label, keys] :
+       {std::pair{"only in base", &report.only_in_base}, std::pair{"only in new", &report.only_in_new}})
     for (const RowKey& k : *keys)
       out += std::string(md ? "- " : "") + label + ": " + (md ? markdown_escape(k.text()) : printable(k.text())) + "\n";
   if (!report.only_in_base.empty() || !report.only_in_new.empty()) out += "\n";
@@ -204,17 +212,18 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
   out += std::to_string(report.count(Verdict::slower)) + " slower, " + std::to_string(report.count(Verdict::faster)) +
          " faster, " + std::to_string(report.count(Verdict::ambiguous)) + " ambiguous, " +
          std::to_string(report.count(Verdict::same)) + " same; memory: " + std::to_string(report.count(Verdict::more)) +
-         " more, " + std::to_string(report.count(Verdict::less)) + " less; " + std::to_string(report.count(Verdict::failed)) +
-         " failed. ";
+         " more, " + std::to_string(report.count(Verdict::less)) + " less; " +
+         std::to_string(report.count(Verdict::failed)) + " failed. ";
   switch (report.exit_code()) {
     case 1:
       out += "Result: " + std::to_string(regressions) + (regressions == 1 ? " regression" : " regressions") +
              " (exit code 1).\n";
       break;
     case 3:
-      out += "Result: ambiguous (exit code 3).\nSome changes are larger than the threshold but within the noise of the "
-             "samples. Re-run both sides with more samples, e.g. `convbench compare SPEC --min-samples 30 --min-time 2`, "
-             "on an otherwise idle machine.\n";
+      out +=
+          "Result: ambiguous (exit code 3).\nSome changes are larger than the threshold but within the noise of the "
+          "samples. Re-run both sides with more samples, e.g. `convbench compare SPEC --min-samples 30 --min-time 2`, "
+          "on an otherwise idle machine.\n";
       break;
     default: out += "Result: no regression (exit code 0).\n";
   }

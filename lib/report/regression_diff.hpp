@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "report/summary_tables.hpp"
 #include "results/results.hpp"
 #include "results/row_pairing.hpp"
-#include "report/summary_tables.hpp"
 
 namespace convbench {
 
@@ -39,7 +39,7 @@ Verdict memory_verdict(int64_t base, int64_t next, double threshold);
 struct MetricDiff {
   std::string metric;  // forward | backward | step | peak memory (measured | predicted) | status
   std::string base_text, new_text;
-  double change = 0;   // new / base - 1 (0 for status)
+  double change = 0;  // new / base - 1 (0 for status)
   Verdict verdict = Verdict::not_compared;
   std::string note;
 };

@@ -4,9 +4,9 @@
 
 #include "report/gbench_json.hpp"
 #include "report/html_report.hpp"
-#include "results/json_results.hpp"
 #include "report/latex_table.hpp"
 #include "report/summary_tables.hpp"
+#include "results/json_results.hpp"
 
 namespace convbench {
 

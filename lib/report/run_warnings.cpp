@@ -13,7 +13,8 @@ bool clock_dropped(const ClockWindow& c) {
 }
 
 std::string clock_change_text(const ClockWindow& c) {
-  std::string text = c.domain + " clock " + format_fixed(c.before_mhz, 0) + " -> " + format_fixed(c.after_mhz, 0) + " MHz";
+  std::string text =
+      c.domain + " clock " + format_fixed(c.before_mhz, 0) + " -> " + format_fixed(c.after_mhz, 0) + " MHz";
   if (c.before_mhz > 0) {
     const double change = (c.after_mhz / c.before_mhz - 1.0) * 100.0;
     text += " (" + std::string(change >= 0 ? "+" : "") + format_fixed(change, 1) + "%)";
@@ -57,12 +58,8 @@ nlohmann::json clock_provenance(const std::vector<ResultRow>& rows) {
     drops += clock_dropped(c);
   }
   if (!first) return nullptr;
-  return {{"domain", first->domain},
-          {"before_mhz", first->before_mhz},
-          {"after_mhz", last->after_mhz},
-          {"lowest_mhz", lowest},
-          {"rows_with_drop", drops},
-          {"drop_threshold", kClockDropWarnFraction}};
+  return {{"domain", first->domain}, {"before_mhz", first->before_mhz}, {"after_mhz", last->after_mhz},
+          {"lowest_mhz", lowest},    {"rows_with_drop", drops},         {"drop_threshold", kClockDropWarnFraction}};
 }
 
 }  // namespace convbench

@@ -30,8 +30,8 @@ bool any_graph(const std::vector<const ResultRow*>& group) {
 std::string group_title(const ResultRow& r) {
   std::string shape;
   for (size_t i = 0; i < r.input_shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(r.input_shape[i]);
-  std::string t = r.block + (r.point_label.empty() ? "" : " [" + r.point_label + "]") + ": input " + shape +
-                  ", " + r.dtype + ", " + r.layout + ", " + r.mode;
+  std::string t = r.block + (r.point_label.empty() ? "" : " [" + r.point_label + "]") + ": input " + shape + ", " +
+                  r.dtype + ", " + r.layout + ", " + r.mode;
   if (!r.device.empty()) t += ", device " + r.device;
   return t;
 }
@@ -143,8 +143,10 @@ std::string tables_footnote(const ResultSet& results) {
   const std::string phase = train && infer ? "step (train) or forward pass (infer)"
                             : train        ? "step (forward + backward)"
                                            : "forward pass";
-  std::string note = "GFLOP: 2 x MACs plus elementwise work. x columns: ratio to the baseline (base). peak: peak bytes of one " +
-                     pass + " (pred. = convbench's memory model, meas. = the runtime's allocator). saved: activations kept for backward.";
+  std::string note =
+      "GFLOP: 2 x MACs plus elementwise work. x columns: ratio to the baseline (base). peak: peak bytes of one " +
+      pass +
+      " (pred. = convbench's memory model, meas. = the runtime's allocator). saved: activations kept for backward.";
   if (measured)
     note += " ms: median ± relative noise (stdev/mean). TFLOP/s, GB/s: achieved rates of the " + phase +
             ": its FLOPs, and the minimum bytes its ops move, over its median time.";
@@ -189,17 +191,40 @@ std::string format_csv(const ResultSet& results) {
   };
   for (const ResultRow& r : results.rows) {
     std::vector<std::string> cells = {
-        csv_escape(r.block), csv_escape(r.variant), csv_escape(r.kind), csv_escape(r.point_label),
-        r.is_baseline ? "true" : "false", std::to_string(r.dims), csv_escape(r.dtype), csv_escape(r.layout),
-        csv_escape(r.mode), shape(r.input_shape), shape(r.output_shape),
-        std::to_string(r.params), std::to_string(r.buffers), std::to_string(r.macs.forward),
-        std::to_string(r.macs.backward_data), std::to_string(r.macs.backward_weight), std::to_string(r.flops.forward),
-        std::to_string(r.flops.backward_data), std::to_string(r.flops.backward_weight), std::to_string(r.bytes_forward),
-        std::to_string(r.bytes_backward), std::to_string(r.predicted.peak_bytes), std::to_string(r.predicted.saved_bytes),
-        csv_escape(r.device), r.device.empty() ? "" : csv_escape(to_string(r.status)), csv_escape(r.message),
-        r.measured && r.measured->peak_bytes >= 0 ? std::to_string(r.measured->peak_bytes) : "", stats(r.forward),
-        stats(r.backward), stats(r.step), r.step ? format_fixed(r.step->noise, 6) : "", stats(r.graph),
-        r.clock ? csv_escape(r.clock->domain) : "", r.clock ? format_fixed(r.clock->before_mhz, 1) : "",
+        csv_escape(r.block),
+        csv_escape(r.variant),
+        csv_escape(r.kind),
+        csv_escape(r.point_label),
+        r.is_baseline ? "true" : "false",
+        std::to_string(r.dims),
+        csv_escape(r.dtype),
+        csv_escape(r.layout),
+        csv_escape(r.mode),
+        shape(r.input_shape),
+        shape(r.output_shape),
+        std::to_string(r.params),
+        std::to_string(r.buffers),
+        std::to_string(r.macs.forward),
+        std::to_string(r.macs.backward_data),
+        std::to_string(r.macs.backward_weight),
+        std::to_string(r.flops.forward),
+        std::to_string(r.flops.backward_data),
+        std::to_string(r.flops.backward_weight),
+        std::to_string(r.bytes_forward),
+        std::to_string(r.bytes_backward),
+        std::to_string(r.predicted.peak_bytes),
+        std::to_string(r.predicted.saved_bytes),
+        csv_escape(r.device),
+        r.device.empty() ? "" : csv_escape(to_string(r.status)),
+        csv_escape(r.message),
+        r.measured && r.measured->peak_bytes >= 0 ? std::to_string(r.measured->peak_bytes) : "",
+        stats(r.forward),
+        stats(r.backward),
+        stats(r.step),
+        r.step ? format_fixed(r.step->noise, 6) : "",
+        stats(r.graph),
+        r.clock ? csv_escape(r.clock->domain) : "",
+        r.clock ? format_fixed(r.clock->before_mhz, 1) : "",
         r.clock ? format_fixed(r.clock->after_mhz, 1) : ""};
     for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
     out += '\n';

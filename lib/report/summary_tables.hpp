@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "results/results.hpp"
 #include "report/text_table.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 

@@ -37,15 +37,14 @@ std::string text(double x, double y, const std::string& css_class, const std::st
 }
 
 std::string line(double x1, double y1, double x2, double y2, const std::string& css_class) {
-  return "<line class=\"" + css_class + "\" x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" +
-         num(y2) + "\"/>\n";
+  return "<line class=\"" + css_class + "\" x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) +
+         "\" y2=\"" + num(y2) + "\"/>\n";
 }
 
 std::string axis_labels(const std::string& x_label, const std::string& y_label) {
   const double cx = kLeft + kPlotW / 2, cy = kTop + kPlotH / 2;
   return text(cx, kHeight - 16, "axis-label x-label", x_label, "middle") +
-         text(18, cy, "axis-label y-label", y_label, "middle",
-              " transform=\"rotate(-90 18 " + num(cy) + ")\"");
+         text(18, cy, "axis-label y-label", y_label, "middle", " transform=\"rotate(-90 18 " + num(cy) + ")\"");
 }
 
 // A logarithmic axis over whole decades.
@@ -98,7 +97,8 @@ std::string log_tick_label(double value) {
 std::string render_loglog_svg(const LogLogPlot& plot) {
   std::vector<std::pair<size_t, PlotPoint>> points;
   for (size_t i = 0; i < plot.points.size(); ++i)
-    if (plot.points[i].x > 0 && plot.points[i].y > 0 && std::isfinite(plot.points[i].x) && std::isfinite(plot.points[i].y))
+    if (plot.points[i].x > 0 && plot.points[i].y > 0 && std::isfinite(plot.points[i].x) &&
+        std::isfinite(plot.points[i].y))
       points.emplace_back(i, plot.points[i]);
   double x_min = 1, x_max = 10, y_min = 1, y_max = 10;
   if (!points.empty()) {
@@ -150,8 +150,9 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
 
   svg += "<g class=\"points\">\n";
   for (const auto& [i, p] : points) {
-    svg += "<circle class=\"point\" cx=\"" + num(px(p.x)) + "\" cy=\"" + num(py(p.y)) + "\" r=\"5\" fill=\"" + colour(i) +
-           "\"><title>" + html_escape(p.label + ": x " + format_significant(p.x, 4) + ", y " + format_significant(p.y, 4)) +
+    svg += "<circle class=\"point\" cx=\"" + num(px(p.x)) + "\" cy=\"" + num(py(p.y)) + "\" r=\"5\" fill=\"" +
+           colour(i) + "\"><title>" +
+           html_escape(p.label + ": x " + format_significant(p.x, 4) + ", y " + format_significant(p.y, 4)) +
            "</title></circle>\n";
     svg += text(px(p.x) + 8, py(p.y) - 6, "point-label", p.label);
   }

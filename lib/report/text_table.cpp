@@ -62,8 +62,7 @@ std::string TextTable::render_markdown() const {
   std::string out = "|";
   for (const auto& h : header) out += " " + markdown_escape(h) + " |";
   out += "\n|";
-  for (size_t c = 0; c < header.size(); ++c)
-    out += (c < right_aligned.size() && right_aligned[c]) ? "---:|" : "---|";
+  for (size_t c = 0; c < header.size(); ++c) out += (c < right_aligned.size() && right_aligned[c]) ? "---:|" : "---|";
   out += '\n';
   for (const auto& r : rows) {
     out += "|";
@@ -76,15 +75,18 @@ std::string TextTable::render_markdown() const {
 std::string TextTable::render_html() const {
   auto align = [&](size_t c) { return c < right_aligned.size() && right_aligned[c] ? " class=\"num\"" : ""; };
   std::string out = "<table>\n<thead><tr>";
-  for (size_t c = 0; c < header.size(); ++c) out += std::string("<th") + align(c) + ">" + html_escape(header[c]) + "</th>";
+  for (size_t c = 0; c < header.size(); ++c)
+    out += std::string("<th") + align(c) + ">" + html_escape(header[c]) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   for (size_t r = 0; r < rows.size(); ++r) {
     out += "<tr>";
     for (size_t c = 0; c < rows[r].size(); ++c) {
       std::string classes = c < right_aligned.size() && right_aligned[c] ? "num" : "";
       const Tone t = tone(r, c);
-      if (t != Tone::plain) classes += std::string(classes.empty() ? "" : " ") + (t == Tone::better ? "better" : "worse");
-      out += "<td" + (classes.empty() ? std::string() : " class=\"" + classes + "\"") + ">" + html_escape(rows[r][c]) + "</td>";
+      if (t != Tone::plain)
+        classes += std::string(classes.empty() ? "" : " ") + (t == Tone::better ? "better" : "worse");
+      out += "<td" + (classes.empty() ? std::string() : " class=\"" + classes + "\"") + ">" + html_escape(rows[r][c]) +
+             "</td>";
     }
     out += "</tr>\n";
   }
@@ -108,7 +110,9 @@ std::string format_count(int64_t value) {
   return value < 0 ? "-" + out : out;
 }
 
-std::string format_mib(int64_t bytes) { return format_fixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 2) + " MiB"; }
+std::string format_mib(int64_t bytes) {
+  return format_fixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 2) + " MiB";
+}
 
 std::string format_ratio(double value) { return format_fixed(value, 2) + "x"; }
 

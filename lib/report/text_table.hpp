@@ -29,11 +29,11 @@ struct TextTable {
 
 // Number formatting shared by every human-readable format.
 std::string format_fixed(double value, int decimals);
-std::string format_count(int64_t value);        // 13,920
-std::string format_mib(int64_t bytes);          // 12.50 MiB
-std::string format_ratio(double value);         // 0.57x
-std::string format_bytes(int64_t bytes);        // 512 B, 12.0 KiB, 132.05 MiB, 1.25 GiB
-std::string format_giga(int64_t value);         // 2.718 G
+std::string format_count(int64_t value);  // 13,920
+std::string format_mib(int64_t bytes);    // 12.50 MiB
+std::string format_ratio(double value);   // 0.57x
+std::string format_bytes(int64_t bytes);  // 512 B, 12.0 KiB, 132.05 MiB, 1.25 GiB
+std::string format_giga(int64_t value);   // 2.718 G
 // `digits` significant digits without an exponent: 0.00123, 1.23, 123 (numbers >= 10^digits
 // keep all their integer digits).
 std::string format_significant(double value, int digits);

@@ -21,7 +21,8 @@ std::optional<double> hopper_peak_flops(const std::string& dtype) {
 
 bool plausible_device_limits(double peak_flops, double bandwidth_bytes_per_s) {
   return std::isfinite(peak_flops) && std::isfinite(bandwidth_bytes_per_s) && peak_flops >= kMinPeakFlops &&
-         peak_flops <= kMaxPeakFlops && bandwidth_bytes_per_s >= kMinBandwidth && bandwidth_bytes_per_s <= kMaxBandwidth;
+         peak_flops <= kMaxPeakFlops && bandwidth_bytes_per_s >= kMinBandwidth &&
+         bandwidth_bytes_per_s <= kMaxBandwidth;
 }
 
 std::string recorded_gpu_name(const nlohmann::json& provenance) {
@@ -40,9 +41,9 @@ std::optional<DeviceLimits> device_limits(const nlohmann::json& provenance, cons
     const auto& d = provenance["device_limits"];
     if (d.is_object() && d.contains("peak_flops") && d["peak_flops"].is_number() &&
         d.contains("bandwidth_bytes_per_s") && d["bandwidth_bytes_per_s"].is_number()) {
-      DeviceLimits l{d["peak_flops"].get<double>(), d["bandwidth_bytes_per_s"].get<double>(),
-                     d.contains("source") && d["source"].is_string() ? d["source"].get<std::string>()
-                                                                     : "recorded in the results"};
+      DeviceLimits l{
+          d["peak_flops"].get<double>(), d["bandwidth_bytes_per_s"].get<double>(),
+          d.contains("source") && d["source"].is_string() ? d["source"].get<std::string>() : "recorded in the results"};
       if (plausible_device_limits(l.peak_flops, l.bandwidth_bytes_per_s)) return l;
     }
   }

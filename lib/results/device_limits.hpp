@@ -10,9 +10,9 @@
 namespace convbench {
 
 struct DeviceLimits {
-  double peak_flops = 0;            // FLOP/s for the block's dtype
+  double peak_flops = 0;  // FLOP/s for the block's dtype
   double bandwidth_bytes_per_s = 0;
-  std::string source;               // where the numbers come from, said next to the plot
+  std::string source;  // where the numbers come from, said next to the plot
 };
 
 // provenance["device_limits"] = {"peak_flops", "bandwidth_bytes_per_s", "source"} wins. Else a

@@ -104,7 +104,7 @@ json parse_json_input(const InputText& in, const std::string& what) {
   const bool ok = json::sax_parse(in.text, &check);
   if (check.too_deep)
     throw InputError({in.name, 0, 0}, *check.too_deep,
-                    "the " + what + " is nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+                     "the " + what + " is nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   if (!ok || check.error_position) {
     const size_t at = check.error_position.value_or(0);
     const TextPosition p = position_of(in.text, at > 0 ? at - 1 : 0);

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/input_file.hpp"
 #include "spec/input_error.hpp"
+#include "spec/input_file.hpp"
 
 namespace convbench {
 
@@ -55,7 +55,8 @@ class JsonField {
   bool boolean(const std::string& key, bool fallback) const;
   std::string string(const std::string& key, const std::string& fallback) const;
   // One of `choices` (the fallback when absent).
-  std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& choices) const;
+  std::string choice(const std::string& key, const std::string& fallback,
+                     const std::vector<std::string>& choices) const;
   std::vector<int64_t> integers(const std::string& key, int64_t min = 0, int64_t max = INT64_MAX) const;
   std::vector<double> numbers(const std::string& key, double min = 0.0, double max = 1e300) const;
   std::vector<std::string> strings(const std::string& key) const;

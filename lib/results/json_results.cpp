@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "results/sample_stats.hpp"
 #include "results/device_limits.hpp"
 #include "results/json_reader.hpp"
+#include "results/sample_stats.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench {
@@ -76,10 +76,16 @@ std::optional<MemoryFigures> measured_from(const JsonField& mem) {
 }
 
 json time_stats(const TimeStats& t) {
-  return {{"median", t.median}, {"min", t.min},     {"max", t.max},
-          {"q1", t.q1},         {"q3", t.q3},       {"mean", t.mean},
-          {"noise", t.noise},   {"noise_met", t.noise_met},
-          {"samples", t.samples()}, {"raw_ms", t.raw_ms}};
+  return {{"median", t.median},
+          {"min", t.min},
+          {"max", t.max},
+          {"q1", t.q1},
+          {"q3", t.q3},
+          {"mean", t.mean},
+          {"noise", t.noise},
+          {"noise_met", t.noise_met},
+          {"samples", t.samples()},
+          {"raw_ms", t.raw_ms}};
 }
 
 // Whether `a` and `b` agree to rounding (statistics recomputed from the raw samples).
@@ -107,8 +113,8 @@ std::optional<TimeStats> time_stats_from(const std::optional<JsonField>& t, cons
   s.noise_met = j->find("noise_met") ? j->boolean("noise_met", false) : j->string("stop", "") == "converged";
   if (!(s.min <= s.q1 && s.q1 <= s.median && s.median <= s.q3 && s.q3 <= s.max))
     j->fail("the statistics are out of order (min " + std::to_string(s.min) + ", q1 " + std::to_string(s.q1) +
-            ", median " + std::to_string(s.median) + ", q3 " + std::to_string(s.q3) + ", max " +
-            std::to_string(s.max) + ")");
+            ", median " + std::to_string(s.median) + ", q3 " + std::to_string(s.q3) + ", max " + std::to_string(s.max) +
+            ")");
   if (!s.raw_ms.empty()) {
     const int64_t samples = j->integer("samples", static_cast<int64_t>(s.raw_ms.size()));
     if (samples != static_cast<int64_t>(s.raw_ms.size()))
@@ -254,7 +260,7 @@ ResultSet results_from_json(const json& doc, const std::string& file_name) {
   const JsonField top(doc, "", file_name);
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string() || doc["schema"] != kResultsSchema)
     throw InputError({file_name, 0, 0}, "schema",
-                    std::string("not a convbench results file (expected \"schema\": \"") + kResultsSchema + "\")");
+                     std::string("not a convbench results file (expected \"schema\": \"") + kResultsSchema + "\")");
   if (!doc.contains("results") || !doc["results"].is_array())
     throw InputError({file_name, 0, 0}, "results", "missing the \"results\" list");
   ResultSet set;

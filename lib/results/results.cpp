@@ -12,7 +12,9 @@ int64_t headline_flops(const ResultRow& r) { return r.flops.forward + (is_traini
 
 int64_t headline_bytes(const ResultRow& r) { return r.bytes_forward + (is_training(r) ? r.bytes_backward : 0); }
 
-bool has_measured_peak(const ResultRow& r) { return r.status == RunStatus::ok && r.measured && r.measured->peak_bytes >= 0; }
+bool has_measured_peak(const ResultRow& r) {
+  return r.status == RunStatus::ok && r.measured && r.measured->peak_bytes >= 0;
+}
 
 bool ran_with_graph(const ResultRow& r) { return r.graph || !r.graph_message.empty(); }
 

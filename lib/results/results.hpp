@@ -37,7 +37,7 @@ struct MemoryFigures {
   int64_t peak_bytes = 0;  // measured: -1 when the producer did not measure a peak (PyTorch peer on CPU)
   CategoryBytes at_peak{};
   CategoryBytes peak_by_category{};
-  int64_t saved_bytes = 0;  // saved for backward at the end of forward
+  int64_t saved_bytes = 0;           // saved for backward at the end of forward
   int64_t reserved_peak_bytes = -1;  // measured only (-1: not applicable)
 };
 
@@ -56,7 +56,7 @@ struct ResultRow {
   MemoryFigures predicted;
 
   // Measured by `compare` (absent for `analyze`).
-  std::string device;          // cpu | reference | cuda; empty when not measured
+  std::string device;  // cpu | reference | cuda; empty when not measured
   RunStatus status = RunStatus::ok;
   std::string message;
   std::optional<MemoryFigures> measured;

@@ -5,7 +5,9 @@
 
 namespace convbench {
 
-std::string RowKey::text() const { return block + (point_label.empty() ? "" : " [" + point_label + "]") + " / " + variant; }
+std::string RowKey::text() const {
+  return block + (point_label.empty() ? "" : " [" + point_label + "]") + " / " + variant;
+}
 
 RowKey key_of(const ResultRow& r) { return {r.block, r.variant, r.point_label}; }
 

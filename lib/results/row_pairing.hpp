@@ -22,7 +22,7 @@ struct RowPair {
 };
 
 struct RowPairing {
-  std::vector<RowPair> pairs;                   // in `left`'s row order
+  std::vector<RowPair> pairs;                       // in `left`'s row order
   std::vector<RowKey> only_in_left, only_in_right;  // each in its own set's row order
 };
 

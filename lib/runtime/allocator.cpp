@@ -3,8 +3,7 @@
 namespace convbench {
 
 OutOfMemory::OutOfMemory(int64_t requested, const std::string& detail)
-    : std::runtime_error("out of memory: " + std::to_string(requested) + " bytes requested (" +
-                         detail + ")"),
+    : std::runtime_error("out of memory: " + std::to_string(requested) + " bytes requested (" + detail + ")"),
       requested_(requested) {}
 
 void* Allocator::allocate(int64_t bytes, MemoryCategory category) {

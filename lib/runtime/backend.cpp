@@ -14,7 +14,8 @@ double Backend::time_ms(const std::function<void()>& work) {
 }
 
 std::optional<std::string> Backend::replay_unsupported() const {
-  return "the " + name() + " backend runs every op from the host, so there is no device work to record; "
+  return "the " + name() +
+         " backend runs every op from the host, so there is no device work to record; "
          "graph replay (CUDA graphs) needs --device cuda";
 }
 

@@ -38,10 +38,10 @@ struct ForwardCall {
   std::vector<const Tensor*> params;  // one per op.params
   std::vector<Tensor*> buffers;       // one per op.buffers (BN running stats; updated in training)
   Tensor* output;
-  std::vector<Tensor*> aux;           // aux_tensors(graph, op) in training, empty in inference
+  std::vector<Tensor*> aux;  // aux_tensors(graph, op) in training, empty in inference
   bool training;
-  uint64_t seed;                      // dropout: the mask is dropout_keep(i, seed, p)
-  void* workspace;                    // workspace_bytes(graph, op, Phase::forward, training) bytes
+  uint64_t seed;    // dropout: the mask is dropout_keep(i, seed, p)
+  void* workspace;  // workspace_bytes(graph, op, Phase::forward, training) bytes
 };
 
 struct BackwardCall {
@@ -55,8 +55,8 @@ struct BackwardCall {
   // One per op.inputs: where to write that input's gradient; nullptr when it needs none or when
   // the gradient is an alias of grad_output (see grad_flow()). Written, never accumulated.
   std::vector<Tensor*> grad_inputs;
-  std::vector<Tensor*> grad_params;   // one per op.params; written, never accumulated
-  void* workspace;                    // workspace_bytes(graph, op, Phase::backward, true) bytes
+  std::vector<Tensor*> grad_params;  // one per op.params; written, never accumulated
+  void* workspace;                   // workspace_bytes(graph, op, Phase::backward, true) bytes
 };
 
 // Device work recorded once and replayed without the host: a CUDA graph of a whole step, whose

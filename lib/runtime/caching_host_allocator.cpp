@@ -10,9 +10,7 @@ constexpr int64_t kRound = 512;
 constexpr size_t kAlignment = 256;
 }  // namespace
 
-int64_t CachingHostAllocator::rounded_size(int64_t bytes) {
-  return (bytes + kRound - 1) / kRound * kRound;
-}
+int64_t CachingHostAllocator::rounded_size(int64_t bytes) { return (bytes + kRound - 1) / kRound * kRound; }
 
 CachingHostAllocator::~CachingHostAllocator() { release_cached(); }
 
@@ -36,9 +34,7 @@ void* CachingHostAllocator::do_allocate(int64_t bytes) {
   return p;
 }
 
-void CachingHostAllocator::do_deallocate(void* ptr, int64_t bytes) {
-  free_blocks_.emplace(rounded_size(bytes), ptr);
-}
+void CachingHostAllocator::do_deallocate(void* ptr, int64_t bytes) { free_blocks_.emplace(rounded_size(bytes), ptr); }
 
 void CachingHostAllocator::release_cached() {
   for (auto& [size, p] : free_blocks_) {

@@ -85,14 +85,14 @@ Tensor Executor::forward(ModelState& state, const Tensor& input) {
     if (output_aliases_input(op, training_)) {
       values[out] = values[static_cast<size_t>(op.inputs[0])];
     } else {
-      values[out] = allocate(graph_.desc(op.output),
-                             saved_value_[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
+      values[out] =
+          allocate(graph_.desc(op.output), saved_value_[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
       std::vector<Tensor> aux;
       if (training_)
         for (const TensorDesc& a : aux_tensors(graph_, op))
           aux.push_back(allocate(a, recorded_[i] ? MemoryCategory::saved : MemoryCategory::temporaries));
-      ForwardCall call{graph_, op, {}, {}, {}, &values[out], {}, training_,
-                       dropout_seed_ + (dropout_seed_per_op_ ? i : 0), nullptr};
+      ForwardCall call{
+          graph_, op, {}, {}, {}, &values[out], {}, training_, dropout_seed_ + (dropout_seed_per_op_ ? i : 0), nullptr};
       for (int v : op.inputs) call.inputs.push_back(&values[static_cast<size_t>(v)]);
       for (int p : op.params) call.params.push_back(&state.params[static_cast<size_t>(p)]);
       for (int b : op.buffers) call.buffers.push_back(&state.buffers[static_cast<size_t>(b)]);

@@ -54,7 +54,7 @@ class Executor {
   bool training() const { return training_; }
 
  private:
-  struct Record {  // what one op keeps for backward
+  struct Record {                // what one op keeps for backward
     std::vector<Tensor> inputs;  // by position; undefined where not saved
     Tensor output;
     std::vector<Tensor> aux;

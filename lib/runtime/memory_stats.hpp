@@ -27,9 +27,9 @@ struct MemoryStats {
   CategoryBytes current_by_category{};
   CategoryBytes peak_by_category{};  // each category's own highest value
   CategoryBytes at_peak{};           // the breakdown of `current` at the moment of `peak`
-  int64_t reserved = 0;       // bytes obtained from the system (cached blocks included)
+  int64_t reserved = 0;              // bytes obtained from the system (cached blocks included)
   int64_t reserved_peak = 0;
-  int64_t allocations = 0;    // allocate() calls since the last reset
+  int64_t allocations = 0;         // allocate() calls since the last reset
   int64_t system_allocations = 0;  // of those, how many went to the system (cache misses)
 
   void on_allocate(int64_t bytes, MemoryCategory c);

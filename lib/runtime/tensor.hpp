@@ -35,7 +35,9 @@ struct Tensor {
 
   void* raw() const { return storage ? storage->data() : nullptr; }
   template <class T>
-  T* data() const { return static_cast<T*>(raw()); }
+  T* data() const {
+    return static_cast<T*>(raw());
+  }
   bool defined() const { return storage != nullptr; }
 };
 

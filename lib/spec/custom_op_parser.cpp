@@ -9,10 +9,9 @@
 namespace convbench {
 namespace {
 
-const std::vector<std::string> kOps = {"conv",     "conv_transpose", "batch_norm", "group_norm",
-                                       "relu",     "leaky_relu",     "dropout",    "add",
-                                       "sub",      "concat",         "max_pool",   "avg_pool",
-                                       "upsample"};
+const std::vector<std::string> kOps = {"conv",       "conv_transpose", "batch_norm", "group_norm", "relu",
+                                       "leaky_relu", "dropout",        "add",        "sub",        "concat",
+                                       "max_pool",   "avg_pool",       "upsample"};
 
 std::vector<std::string> op_keys(const std::string& op) {
   std::vector<std::string> keys = {"op", "name", "inputs"};
@@ -52,8 +51,7 @@ std::string shape_of(const ValueShape& v) {
 
 class CustomGraphReader {
  public:
-  CustomGraphReader(const Field& variant, const BlockSpec& block)
-      : variant_(variant), block_(block) {
+  CustomGraphReader(const Field& variant, const BlockSpec& block) : variant_(variant), block_(block) {
     shapes_["input"] = {block.in_channels, block.size};
   }
 
@@ -84,8 +82,7 @@ class CustomGraphReader {
     if (!name) o.fail_missing("name", " (the name later ops and `output` use)");
     op.name = name->as_string();
     if (op.name == "input") name->fail("\"input\" is the block input; give this op another name");
-    if (shapes_.count(op.name))
-      name->fail("duplicate op name \"" + op.name + "\" in this variant");
+    if (shapes_.count(op.name)) name->fail("duplicate op name \"" + op.name + "\" in this variant");
 
     const std::vector<Field> input_fields = read_inputs(o, index, op);
     std::vector<ValueShape> in;
@@ -97,9 +94,9 @@ class CustomGraphReader {
     if (op.op == "group_norm") {
       if (auto f = o.get("norm_groups")) op.norm_groups = f->as_int(1);
       if (in.front().channels % op.norm_groups != 0)
-        o.locate("norm_groups").fail("the input's " + str(in.front().channels) +
-                                     " channels are not divisible by norm_groups " +
-                                     str(op.norm_groups));
+        o.locate("norm_groups")
+            .fail("the input's " + str(in.front().channels) + " channels are not divisible by norm_groups " +
+                  str(op.norm_groups));
     }
     if (op.op == "leaky_relu")
       if (auto f = o.get("negative_slope")) op.negative_slope = f->as_number();
@@ -113,25 +110,21 @@ class CustomGraphReader {
       if (auto f = o.get("scale")) op.scale = f->as_int(1);
       for (int64_t& s : result.spatial) {
         s *= op.scale;  // both <= 2^31: fits
-        if (s > kMaxSpecDim)
-          o.locate("scale").fail("the upsampled size " + str(s) + " is larger than 2^31");
+        if (s > kMaxSpecDim) o.locate("scale").fail("the upsampled size " + str(s) + " is larger than 2^31");
       }
     }
     if (op.op == "add" || op.op == "sub") {
       if (in[0].channels != in[1].channels || in[0].spatial != in[1].spatial)
-        input_fields[1].fail("\"" + op.inputs[1] + "\" is " + shape_of(in[1]) + " but \"" +
-                             op.inputs[0] + "\" is " + shape_of(in[0]) +
-                             " (channels x spatial); " + op.op + " needs equal shapes");
+        input_fields[1].fail("\"" + op.inputs[1] + "\" is " + shape_of(in[1]) + " but \"" + op.inputs[0] + "\" is " +
+                             shape_of(in[0]) + " (channels x spatial); " + op.op + " needs equal shapes");
     }
     if (op.op == "concat") {
       for (std::size_t i = 1; i < in.size(); ++i) {
         if (in[i].spatial != in[0].spatial)
-          input_fields[i].fail("\"" + op.inputs[i] + "\" is " + shape_of(in[i]) + " but \"" +
-                               op.inputs[0] + "\" is " + shape_of(in[0]) +
-                               " (channels x spatial); concat needs equal spatial sizes");
+          input_fields[i].fail("\"" + op.inputs[i] + "\" is " + shape_of(in[i]) + " but \"" + op.inputs[0] + "\" is " +
+                               shape_of(in[0]) + " (channels x spatial); concat needs equal spatial sizes");
         result.channels += in[i].channels;  // each <= 2^31, checked below before overflow
-        if (result.channels > kMaxSpecDim)
-          input_fields[i].fail("the concatenation has more than 2^31 channels");
+        if (result.channels > kMaxSpecDim) input_fields[i].fail("the concatenation has more than 2^31 channels");
       }
     }
 
@@ -153,8 +146,7 @@ class CustomGraphReader {
     const auto inputs = o.get("inputs");
     if (!inputs) {
       if (binary || concat)
-        o.fail_missing("inputs", " (" + op.op + " takes " + (binary ? "2" : "2 or more") +
-                                     " value names)");
+        o.fail_missing("inputs", " (" + op.op + " takes " + (binary ? "2" : "2 or more") + " value names)");
       op.inputs = {index == 0 ? "input" : order_.back()};
       fields = {o.locate("inputs")};
       return fields;
@@ -167,10 +159,8 @@ class CustomGraphReader {
       inputs->fail("expected a value name or a list of value names, got " + inputs->describe());
     }
     const std::size_t n = fields.size();
-    if (binary && n != 2)
-      inputs->fail(op.op + " takes exactly 2 inputs, got " + str(static_cast<int64_t>(n)));
-    if (concat && n < 2)
-      inputs->fail("concat takes at least 2 inputs, got " + str(static_cast<int64_t>(n)));
+    if (binary && n != 2) inputs->fail(op.op + " takes exactly 2 inputs, got " + str(static_cast<int64_t>(n)));
+    if (concat && n < 2) inputs->fail("concat takes at least 2 inputs, got " + str(static_cast<int64_t>(n)));
     if (!binary && !concat && n != 1)
       inputs->fail(op.op + " takes exactly 1 input, got " + str(static_cast<int64_t>(n)));
     for (const Field& f : fields) {
@@ -191,8 +181,7 @@ class CustomGraphReader {
     }
     std::vector<std::string> known = {"input"};
     known.insert(known.end(), order_.begin(), order_.end());
-    return "unknown value \"" + ref + "\" (known here: " + join_alternatives(known) + ")" +
-           did_you_mean(ref, known);
+    return "unknown value \"" + ref + "\" (known here: " + join_alternatives(known) + ")" + did_you_mean(ref, known);
   }
 
   ValueShape read_conv(const Field& o, const ValueShape& in, CustomOpSpec& op) {
@@ -209,11 +198,11 @@ class CustomGraphReader {
     op.out_channels = in.channels;
     if (auto f = o.get("out_channels")) op.out_channels = f->as_int(1);
     if (in.channels % op.groups != 0)
-      o.locate("groups").fail("the input's " + str(in.channels) +
-                              " channels are not divisible by groups " + str(op.groups));
+      o.locate("groups").fail("the input's " + str(in.channels) + " channels are not divisible by groups " +
+                              str(op.groups));
     if (*op.out_channels % op.groups != 0)
-      o.locate("out_channels").fail("out_channels " + str(*op.out_channels) +
-                                    " is not divisible by groups " + str(op.groups));
+      o.locate("out_channels")
+          .fail("out_channels " + str(*op.out_channels) + " is not divisible by groups " + str(op.groups));
     const auto kernel = o.get("kernel"), stride = o.get("stride"), dilation = o.get("dilation");
     op.kernel = kernel ? kernel->as_per_dim(dims, 1) : block_.kernel;
     op.stride = stride ? stride->as_per_dim(dims, 1) : std::vector<int64_t>(dims, 1);
@@ -234,10 +223,9 @@ class CustomGraphReader {
         const int64_t k = (*op.kernel)[d], p = (*op.padding)[d], dl = (*op.dilation)[d];
         const int64_t size = window_output_size(in.spatial[d], k, (*op.stride)[d], p, dl);
         if (size <= 0)
-          o.locate("kernel").fail("the kernel spans " + str(dl * (k - 1) + 1) + " in dim " +
-                                  str(d) + " but the padded input is only " +
-                                  str(in.spatial[d] + 2 * p) + " (size " + str(in.spatial[d]) +
-                                  " + 2 x padding " + str(p) + ")");
+          o.locate("kernel").fail("the kernel spans " + str(dl * (k - 1) + 1) + " in dim " + str(d) +
+                                  " but the padded input is only " + str(in.spatial[d] + 2 * p) + " (size " +
+                                  str(in.spatial[d]) + " + 2 x padding " + str(p) + ")");
         out.spatial.push_back(size);
       }
       return out;
@@ -247,22 +235,20 @@ class CustomGraphReader {
       op.output_padding = f->as_per_dim(dims, 0);
       for (int d = 0; d < dims; ++d)
         if ((*op.output_padding)[d] >= std::max((*op.stride)[d], (*op.dilation)[d]))
-          f->fail("output_padding must be smaller than stride or dilation, got " +
-                  str((*op.output_padding)[d]) + " in dim " + str(d));
+          f->fail("output_padding must be smaller than stride or dilation, got " + str((*op.output_padding)[d]) +
+                  " in dim " + str(d));
     }
     for (int d = 0; d < dims; ++d) {
       // (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
       int64_t size = 0;
       const int64_t rest = (*op.output_padding)[d] + 1 - 2 * (*op.padding)[d];  // |rest| < 2^33
-      const bool overflow =
-          __builtin_mul_overflow(in.spatial[d] - 1, (*op.stride)[d], &size) ||
-          __builtin_add_overflow(size, (*op.dilation)[d] * ((*op.kernel)[d] - 1), &size) ||
-          __builtin_add_overflow(size, rest, &size);
-      if (overflow || size > kMaxSpecDim)
-        o.fail("the output size in dim " + str(d) + " is larger than 2^31");
+      const bool overflow = __builtin_mul_overflow(in.spatial[d] - 1, (*op.stride)[d], &size) ||
+                            __builtin_add_overflow(size, (*op.dilation)[d] * ((*op.kernel)[d] - 1), &size) ||
+                            __builtin_add_overflow(size, rest, &size);
+      if (overflow || size > kMaxSpecDim) o.fail("the output size in dim " + str(d) + " is larger than 2^31");
       if (size <= 0)
-        o.locate("padding").fail("the output size in dim " + str(d) + " would be " + str(size) +
-                                 "; padding " + str((*op.padding)[d]) + " is too large");
+        o.locate("padding").fail("the output size in dim " + str(d) + " would be " + str(size) + "; padding " +
+                                 str((*op.padding)[d]) + " is too large");
       out.spatial.push_back(size);
     }
     return out;
@@ -283,8 +269,8 @@ class CustomGraphReader {
       }
       for (int d = 0; d < dims; ++d)
         if (2 * (*padding)[d] > (*op.kernel)[d])
-          f->fail("pool padding " + str((*padding)[d]) + " is more than half the kernel " +
-                  str((*op.kernel)[d]) + " in dim " + str(d));
+          f->fail("pool padding " + str((*padding)[d]) + " is more than half the kernel " + str((*op.kernel)[d]) +
+                  " in dim " + str(d));
     }
     op.padding = padding.value_or(std::vector<int64_t>(dims, 0));
     ValueShape out{in.channels, {}};
@@ -304,8 +290,7 @@ class CustomGraphReader {
     std::optional<Field> at;
     if (auto f = variant_.get("output")) {
       out.output = f->as_string();
-      if (out.output == "input")
-        f->fail("`output` must name an op; the block input cannot be the output");
+      if (out.output == "input") f->fail("`output` must name an op; the block input cannot be the output");
       if (std::find(order_.begin(), order_.end(), out.output) == order_.end())
         f->fail("unknown op \"" + out.output + "\" (ops: " + join_alternatives(order_) + ")" +
                 did_you_mean(out.output, order_));
@@ -326,8 +311,8 @@ class CustomGraphReader {
     for (std::size_t i = out.ops.size(); i-- > 0;) {
       const CustomOpSpec& op = out.ops[i];
       if (!live[op.name])
-        ops_[i].fail("the result of \"" + op.name + "\" never reaches the variant's output \"" +
-                     out.output + "\"; every op must contribute to it");
+        ops_[i].fail("the result of \"" + op.name + "\" never reaches the variant's output \"" + out.output +
+                     "\"; every op must contribute to it");
       for (const std::string& input : op.inputs) live[input] = true;
     }
   }

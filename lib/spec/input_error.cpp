@@ -2,8 +2,7 @@
 
 namespace convbench {
 
-std::string format_located(const SourceLocation& where, const std::string& key_path,
-                           const std::string& message) {
+std::string format_located(const SourceLocation& where, const std::string& key_path, const std::string& message) {
   std::string out = where.file;
   if (where.line > 0) out += ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
   out += ": ";

@@ -30,7 +30,6 @@ class InputError : public std::runtime_error {
 };
 
 // "file:line:column: key.path: message" (line and column left out when unknown).
-std::string format_located(const SourceLocation& where, const std::string& key_path,
-                           const std::string& message);
+std::string format_located(const SourceLocation& where, const std::string& key_path, const std::string& message);
 
 }  // namespace convbench

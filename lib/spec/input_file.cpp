@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <system_error>
 
-#include "spec/sha256.hpp"
 #include "spec/input_error.hpp"
+#include "spec/sha256.hpp"
 
 namespace convbench {
 namespace {
@@ -53,12 +53,12 @@ InputText read_input_file(const std::string& path, const std::string& what, int6
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused right after.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw InputError({path, 0, 0}, "", "cannot open the " + what + ": " + reason(errno));
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       const std::string kind = ::fstat(fd, &st) != 0 ? std::string("unreadable") : kind_of(st);
       ::close(fd);
       throw InputError({path, 0, 0}, "",
-                      "is " + kind + ", not a " + what + ": give a regular file, or - for standard input");
+                       "is " + kind + ", not a " + what + ": give a regular file, or - for standard input");
     }
     if (st.st_size > max_bytes) {
       ::close(fd);

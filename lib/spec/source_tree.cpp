@@ -54,8 +54,7 @@ SourceLocation location(const std::string& file, const YAML::Mark& mark) {
 }
 
 // Line and column (1-based) of a byte offset.
-SourceLocation location_of_offset(const std::string& file, const std::string& text,
-                                  std::size_t offset) {
+SourceLocation location_of_offset(const std::string& file, const std::string& text, std::size_t offset) {
   offset = std::min(offset, text.size());
   int line = 1;
   std::size_t line_start = 0;
@@ -86,8 +85,7 @@ struct JsonSyntaxCheck {
   bool end_object() { return true; }
   bool start_array(std::size_t) { return true; }
   bool end_array() { return true; }
-  bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::json::exception& ex) {
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::json::exception& ex) {
     failed = true;
     error_position = position;
     error_message = ex.what();
@@ -153,9 +151,7 @@ std::string json_as_yaml(const std::string& json) {
       shortened = 0;
     } else if (c == '\\' && i + 1 < json.size() && json[i + 1] == 'u') {
       const int high = hex_value(json, i + 2);
-      const int low = i + 7 < json.size() && json[i + 6] == '\\' && json[i + 7] == 'u'
-                          ? hex_value(json, i + 8)
-                          : -1;
+      const int low = i + 7 < json.size() && json[i + 6] == '\\' && json[i + 7] == 'u' ? hex_value(json, i + 8) : -1;
       if (high >= 0xD800 && high <= 0xDBFF && low >= 0xDC00 && low <= 0xDFFF) {
         const long code = 0x10000 + ((long{high} - 0xD800) << 10) + (low - 0xDC00);
         char escape[11];
@@ -191,8 +187,7 @@ class TreeBuilder : public YAML::EventHandler {
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     const auto it = anchors_.find(anchor);
-    if (it == anchors_.end())
-      fail(mark, "alias to an anchor that is not complete (an anchor cannot contain itself)");
+    if (it == anchors_.end()) fail(mark, "alias to an anchor that is not complete (an anchor cannot contain itself)");
     // A shallow copy that sits where the alias is written; the subtree below is shared.
     auto node = std::make_shared<SourceNode>(*it->second);
     node->line = mark.line + 1;
@@ -244,8 +239,7 @@ class TreeBuilder : public YAML::EventHandler {
     return node;
   }
 
-  void check_collection_tag(const YAML::Mark& mark, const std::string& tag,
-                            const std::string& standard) const {
+  void check_collection_tag(const YAML::Mark& mark, const std::string& tag, const std::string& standard) const {
     if (tag != "?" && tag != "" && tag != "!" && tag != standard)
       fail(mark, "unsupported YAML tag \"" + tag + "\" (write the value without a tag)");
   }
@@ -268,8 +262,7 @@ class TreeBuilder : public YAML::EventHandler {
     throw InputError(location(file_, mark), current_path(), message);
   }
 
-  [[noreturn]] void fail_at(const SourceNode& node, const std::string& path,
-                            const std::string& message) const {
+  [[noreturn]] void fail_at(const SourceNode& node, const std::string& path, const std::string& message) const {
     throw InputError({file_, node.line, node.column}, path, message);
   }
 
@@ -296,15 +289,13 @@ class TreeBuilder : public YAML::EventHandler {
       return;
     }
     if (!parent.pending_key) {
-      if (node->kind != SourceNode::Kind::scalar)
-        fail_at(*node, current_path(), "map keys must be strings");
+      if (node->kind != SourceNode::Kind::scalar) fail_at(*node, current_path(), "map keys must be strings");
       const auto [it, inserted] = parent.key_lines.emplace(node->text, node->line);
       if (!inserted) {
         std::string path = current_path();
         path += (path.empty() ? "" : ".") + node->text;
         fail_at(*node, path,
-                "duplicate key \"" + node->text + "\" (first given on line " +
-                    std::to_string(it->second) + ")");
+                "duplicate key \"" + node->text + "\" (first given on line " + std::to_string(it->second) + ")");
       }
       parent.pending_key = std::move(node);
       return;
@@ -370,8 +361,7 @@ ScalarType scalar_type(const SourceNode& node) {
   return ScalarType::string;
 }
 
-std::shared_ptr<const SourceNode> parse_source_tree(const std::string& text,
-                                                    const std::string& file_name) {
+std::shared_ptr<const SourceNode> parse_source_tree(const std::string& text, const std::string& file_name) {
   std::string yaml_text = text;
   if (ends_with(file_name, ".json")) {
     check_json_syntax(text, file_name);
@@ -386,7 +376,7 @@ std::shared_ptr<const SourceNode> parse_source_tree(const std::string& text,
     TreeBuilder second(file_name);
     if (parser.HandleNextDocument(second))
       throw InputError(location(file_name, second.document_start()), "",
-                      "the file holds more than one YAML document; a spec is one document");
+                       "the file holds more than one YAML document; a spec is one document");
     if (!builder.root()) throw InputError({file_name, 1, 1}, "", "the spec is empty");
     return builder.root();
   } catch (const InputError&) {

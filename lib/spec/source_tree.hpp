@@ -23,8 +23,7 @@ struct SourceNode {
   int column = 0;      // 1-based
   std::vector<std::shared_ptr<const SourceNode>> items;  // sequence
   // map, in file order; every key is a scalar and no key appears twice
-  std::vector<std::pair<std::shared_ptr<const SourceNode>, std::shared_ptr<const SourceNode>>>
-      entries;
+  std::vector<std::pair<std::shared_ptr<const SourceNode>, std::shared_ptr<const SourceNode>>> entries;
   // This node plus everything below it, counting aliased subtrees each time they are used; the
   // parser caps it so that alias bombs cannot make the loader walk billions of nodes.
   std::size_t weight = 1;
@@ -37,8 +36,7 @@ ScalarType scalar_type(const SourceNode& node);
 // Parses one YAML document (or, when `file_name` ends in ".json", one JSON text). Throws
 // InputError located at the offending character for syntax errors, more than one document, an
 // empty file, duplicate keys in one map, keys that are not scalars, and unsupported tags.
-std::shared_ptr<const SourceNode> parse_source_tree(const std::string& text,
-                                                    const std::string& file_name);
+std::shared_ptr<const SourceNode> parse_source_tree(const std::string& text, const std::string& file_name);
 
 // The node as compact JSON text, e.g. `8`, `"channels_last"`, `[32,32]`.
 std::string to_compact_json(const SourceNode& node);

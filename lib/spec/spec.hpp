@@ -20,32 +20,32 @@ enum class RunMode { train, infer };
 // One op of a custom variant. Fields an op kind does not use keep their defaults; the parser
 // rejects fields that do not belong to the op kind.
 struct CustomOpSpec {
-  std::string op;    // conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, dropout,
-                     // add, sub, concat, max_pool, avg_pool, upsample
-  std::string name;  // the value it produces; later ops and `output` refer to it
-  std::vector<std::string> inputs;  // value names; "input" is the block input
+  std::string op;                       // conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, dropout,
+                                        // add, sub, concat, max_pool, avg_pool, upsample
+  std::string name;                     // the value it produces; later ops and `output` refer to it
+  std::vector<std::string> inputs;      // value names; "input" is the block input
   std::optional<int64_t> out_channels;  // conv, conv_transpose (default: its input's channels)
-  std::optional<std::vector<int64_t>> kernel;    // conv* (default: block kernel), pools (default 2)
-  std::optional<std::vector<int64_t>> stride;    // conv*, pools (default 1; pools: kernel)
-  std::optional<std::vector<int64_t>> padding;   // conv*, pools (default "same" for conv, 0 pools)
-  std::optional<std::vector<int64_t>> dilation;  // conv* (default 1)
+  std::optional<std::vector<int64_t>> kernel;          // conv* (default: block kernel), pools (default 2)
+  std::optional<std::vector<int64_t>> stride;          // conv*, pools (default 1; pools: kernel)
+  std::optional<std::vector<int64_t>> padding;         // conv*, pools (default "same" for conv, 0 pools)
+  std::optional<std::vector<int64_t>> dilation;        // conv* (default 1)
   std::optional<std::vector<int64_t>> output_padding;  // conv_transpose
-  int64_t groups = 1;                   // conv*: "depthwise" in the file is resolved to in_channels
-  std::optional<bool> bias;             // conv* (default: block bias)
-  int64_t norm_groups = 16;             // group_norm
-  double negative_slope = 0.01;         // leaky_relu
-  double p = 0.5;                       // dropout
-  int64_t scale = 2;                    // upsample
-  std::string key_path;                 // e.g. blocks[0].variants[3].ops[2]
+  int64_t groups = 1;                                  // conv*: "depthwise" in the file is resolved to in_channels
+  std::optional<bool> bias;                            // conv* (default: block bias)
+  int64_t norm_groups = 16;                            // group_norm
+  double negative_slope = 0.01;                        // leaky_relu
+  double p = 0.5;                                      // dropout
+  int64_t scale = 2;                                   // upsample
+  std::string key_path;                                // e.g. blocks[0].variants[3].ops[2]
   SourceLocation where;
 };
 
 struct VariantSpec {
-  std::string kind;  // standard | bottleneck | separable | grouped | custom
-  std::string name;  // defaults to kind; names are unique within a block
-  int64_t ratio = 4;       // bottleneck
-  int64_t groups = 1;      // bottleneck (middle conv), grouped (required there)
-  int64_t multiplier = 1;  // separable
+  std::string kind;               // standard | bottleneck | separable | grouped | custom
+  std::string name;               // defaults to kind; names are unique within a block
+  int64_t ratio = 4;              // bottleneck
+  int64_t groups = 1;             // bottleneck (middle conv), grouped (required there)
+  int64_t multiplier = 1;         // separable
   std::vector<CustomOpSpec> ops;  // custom
   std::string output;             // custom: the value that is the block output (default last op)
   std::string key_path;           // e.g. blocks[0].variants[1]
@@ -86,7 +86,7 @@ struct BlockSpec {
 struct Spec {
   std::string name;
   std::string file;
-  std::string sha256;  // of the bytes read (load_spec_file), for the provenance of results
+  std::string sha256;             // of the bytes read (load_spec_file), for the provenance of results
   std::vector<BlockSpec> blocks;  // expanded: every block at every sweep point, block-major
 };
 

@@ -36,8 +36,7 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 void Field::fail(const std::string& message) const { throw InputError(where(), path_, message); }
 
 void Field::fail_missing(const std::string& key, const std::string& hint) const {
-  throw InputError(where(), path_.empty() ? key : path_ + "." + key,
-                  "missing required field \"" + key + "\"" + hint);
+  throw InputError(where(), path_.empty() ? key : path_ + "." + key, "missing required field \"" + key + "\"" + hint);
 }
 
 std::string Field::describe() const {
@@ -135,8 +134,7 @@ int64_t Field::as_int(int64_t min, int64_t max) const {
 
 double Field::as_number() const {
   const ScalarType type = scalar_type(*node_);
-  if (node_->kind != SourceNode::Kind::scalar ||
-      (type != ScalarType::integer && type != ScalarType::number))
+  if (node_->kind != SourceNode::Kind::scalar || (type != ScalarType::integer && type != ScalarType::number))
     fail("expected a number, got " + describe());
   const double value = std::strtod(node_->text.c_str(), nullptr);
   if (!std::isfinite(value)) fail("the number " + node_->text + " is out of range");
@@ -155,14 +153,12 @@ std::string Field::as_string() const {
   return node_->text;
 }
 
-std::string Field::as_choice(const std::vector<std::string>& choices,
-                             const std::string& what) const {
-  if (!is_string())
-    fail("expected " + join_alternatives(choices) + ", got " + describe());
+std::string Field::as_choice(const std::vector<std::string>& choices, const std::string& what) const {
+  if (!is_string()) fail("expected " + join_alternatives(choices) + ", got " + describe());
   const std::string& text = node_->text;
   if (std::find(choices.begin(), choices.end(), text) == choices.end())
-    fail("unknown " + what + " " + quoted(text) + " (expected " + join_alternatives(choices) +
-         ")" + did_you_mean(text, choices));
+    fail("unknown " + what + " " + quoted(text) + " (expected " + join_alternatives(choices) + ")" +
+         did_you_mean(text, choices));
   return text;
 }
 
@@ -170,8 +166,7 @@ std::vector<int64_t> Field::as_per_dim(int dims, int64_t min) const {
   if (is_sequence()) {
     const std::vector<Field> list = items();
     if (static_cast<int>(list.size()) != dims)
-      fail("expected " + dims_word(dims) + " (one per spatial dim), got a list of " +
-           std::to_string(list.size()));
+      fail("expected " + dims_word(dims) + " (one per spatial dim), got a list of " + std::to_string(list.size()));
     std::vector<int64_t> out;
     for (const Field& item : list) out.push_back(item.as_int(min));
     return out;

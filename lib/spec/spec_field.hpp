@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "spec/source_tree.hpp"
 #include "spec/input_error.hpp"
+#include "spec/source_tree.hpp"
 
 namespace convbench {
 

@@ -1,8 +1,8 @@
 #include "spec/spec_loader.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,10 +23,9 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "defaults", "blocks", "sweep"};
 const std::vector<std::string> kBlockFields = {
-    "name",    "dims",     "batch",     "in_channels", "out_channels",   "size",
-    "kernel",  "stride",   "padding",   "dilation",    "bias",           "norm",
-    "norm_groups", "act",  "negative_slope", "dropout", "residual",      "dtype",
-    "layout",  "mode",     "baseline",  "variants"};
+    "name",     "dims",     "batch",  "in_channels", "out_channels", "size",    "kernel",         "stride",
+    "padding",  "dilation", "bias",   "norm",        "norm_groups",  "act",     "negative_slope", "dropout",
+    "residual", "dtype",    "layout", "mode",        "baseline",     "variants"};
 const std::vector<std::string> kDTypes = {"float32", "tf32", "float16", "bfloat16"};
 
 // A sweep this large is a typo, not a benchmark; refusing it keeps memory bounded.
@@ -89,13 +88,11 @@ class BlockResolver {
     if (auto f = find("negative_slope")) b.negative_slope = f->as_number();
     if (auto f = find("dropout")) {
       b.dropout = f->as_number();
-      if (b.dropout < 0.0 || b.dropout >= 1.0)
-        f->fail("dropout must be in [0, 1), got " + f->node().text);
+      if (b.dropout < 0.0 || b.dropout >= 1.0) f->fail("dropout must be in [0, 1), got " + f->node().text);
     }
     if (auto f = find("residual")) b.residual = f->as_bool();
     if (auto f = find("dtype")) b.dtype = *parse_dtype(f->as_choice(kDTypes, "dtype"));
-    if (auto f = find("layout"))
-      b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
+    if (auto f = find("layout")) b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
     if (auto f = find("mode"))
       b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;
 
@@ -132,8 +129,7 @@ class BlockResolver {
     block_.fail_missing(key, " (set it in the block or in `defaults`)");
   }
 
-  std::vector<int64_t> per_dim_or(const std::string& key, int dims, int64_t min,
-                                  int64_t fallback) const {
+  std::vector<int64_t> per_dim_or(const std::string& key, int dims, int64_t min, int64_t fallback) const {
     if (auto f = find(key)) return f->as_per_dim(dims, min);
     return std::vector<int64_t>(static_cast<std::size_t>(dims), fallback);
   }
@@ -145,10 +141,9 @@ class BlockResolver {
       const int64_t padded = b.size[d] + 2 * b.padding[d];
       if (span > padded)
         locate("kernel").fail("kernel " + str(b.kernel[d]) +
-                              (b.dilation[d] > 1 ? " with dilation " + str(b.dilation[d]) : "") +
-                              " spans " + str(span) + " in dim " + str(d) +
-                              ", more than the padded input " + str(padded) + " (size " +
-                              str(b.size[d]) + " + 2 x padding " + str(b.padding[d]) + ")");
+                              (b.dilation[d] > 1 ? " with dilation " + str(b.dilation[d]) : "") + " spans " +
+                              str(span) + " in dim " + str(d) + ", more than the padded input " + str(padded) +
+                              " (size " + str(b.size[d]) + " + 2 x padding " + str(b.padding[d]) + ")");
     }
   }
 
@@ -156,9 +151,8 @@ class BlockResolver {
     if (b.norm != NormKind::group || b.out_channels % b.norm_groups == 0) return;
     const auto groups = find("norm_groups");
     groups.value_or(locate("norm"))
-        .fail("group norm needs out_channels " + str(b.out_channels) +
-              " divisible by norm_groups " + str(b.norm_groups) +
-              (groups ? "" : " (the default; set norm_groups)"));
+        .fail("group norm needs out_channels " + str(b.out_channels) + " divisible by norm_groups " +
+              str(b.norm_groups) + (groups ? "" : " (the default; set norm_groups)"));
   }
 
   // Every count later code multiplies must fit in int64: the input, output and weight tensors.
@@ -167,12 +161,11 @@ class BlockResolver {
     std::vector<int64_t> weight = {b.out_channels, b.in_channels};
     for (int d = 0; d < b.dims; ++d) {
       input.push_back(b.size[d]);
-      output.push_back(window_output_size(b.size[d], b.kernel[d], b.stride[d], b.padding[d],
-                                          b.dilation[d]));
+      output.push_back(window_output_size(b.size[d], b.kernel[d], b.stride[d], b.padding[d], b.dilation[d]));
       weight.push_back(b.kernel[d]);
     }
-    for (const auto& [what, shape] : {std::pair{"input", input}, std::pair{"output", output},
-                                      std::pair{"weight", weight}}) {
+    for (const auto& [what, shape] :
+         {std::pair{"input", input}, std::pair{"output", output}, std::pair{"weight", weight}}) {
       if (!checked_product(shape))
         block_.fail(std::string("the block's ") + what + " tensor " + shape_text(shape) +
                     " has more elements than int64 can count");
@@ -192,8 +185,7 @@ bool path_within(const std::string& path, const std::string& prefix) {
 // An error in a value that several blocks or sweep points share says which one it failed for.
 InputError with_context(const InputError& e, const Field& block, const std::string& label) {
   std::string note;
-  if (!path_within(e.key_path(), block.path()))
-    note = "block \"" + block.get("name")->node().text + "\"";
+  if (!path_within(e.key_path(), block.path())) note = "block \"" + block.get("name")->node().text + "\"";
   if (!label.empty() && !path_within(e.key_path(), "sweep"))
     note += (note.empty() ? "" : ", ") + std::string("sweep point ") + label;
   if (note.empty()) return e;
@@ -205,8 +197,7 @@ std::optional<Field> read_defaults(const Field& root) {
   if (!defaults) return std::nullopt;
   if (!defaults->is_map()) defaults->fail("expected a map of block fields, got " + defaults->describe());
   defaults->check_keys(kBlockFields);
-  if (auto name = defaults->get("name"))
-    name->fail("a block name cannot have a default: every block names itself");
+  if (auto name = defaults->get("name")) name->fail("a block name cannot have a default: every block names itself");
   return defaults;
 }
 
@@ -214,8 +205,7 @@ std::vector<SweepAxis> read_sweep(const Field& root) {
   std::vector<SweepAxis> axes;
   auto sweep = root.get("sweep");
   if (!sweep) return axes;
-  if (!sweep->is_map())
-    sweep->fail("expected a map of block field -> list of values, got " + sweep->describe());
+  if (!sweep->is_map()) sweep->fail("expected a map of block field -> list of values, got " + sweep->describe());
   for (const Field& key : sweep->keys())
     if (key.node().text == "name" || key.node().text == "variants")
       key.fail("\"" + key.node().text + "\" cannot be swept (sweep values apply to every block)");
@@ -223,8 +213,7 @@ std::vector<SweepAxis> read_sweep(const Field& root) {
   for (const std::string& field : kBlockFields)
     if (field != "name" && field != "variants") sweepable.push_back(field);
   sweep->check_keys(sweepable);
-  for (const auto& [key, values] : sweep->entries())
-    axes.push_back({key, values.non_empty_list("values to sweep")});
+  for (const auto& [key, values] : sweep->entries()) axes.push_back({key, values.non_empty_list("values to sweep")});
   return axes;
 }
 
@@ -236,8 +225,7 @@ SweepPoint sweep_point(const std::vector<SweepAxis>& axes, int64_t index) {
     index /= static_cast<int64_t>(axes[a].values.size());
   }
   SweepPoint point;
-  for (std::size_t a = 0; a < axes.size(); ++a)
-    point.emplace_back(axes[a].key, axes[a].values[digits[a]]);
+  for (std::size_t a = 0; a < axes.size(); ++a) point.emplace_back(axes[a].key, axes[a].values[digits[a]]);
   return point;
 }
 
@@ -280,8 +268,10 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
 
 Spec parse_root(const Field& root, const SpecLimits& limits) {
   if (!root.is_map())
-    root.fail("the top level must be a map with `blocks` (and optionally name, defaults, "
-              "sweep), got " + root.describe());
+    root.fail(
+        "the top level must be a map with `blocks` (and optionally name, defaults, "
+        "sweep), got " +
+        root.describe());
   root.check_keys(kTopKeys);
   Spec spec;
   spec.file = root.file();
@@ -298,8 +288,7 @@ Spec parse_root(const Field& root, const SpecLimits& limits) {
   for (const SweepAxis& axis : axes) {
     points *= static_cast<int64_t>(axis.values.size());  // stays below the limit: no overflow
     if (points * static_cast<int64_t>(blocks.size()) > kMaxExpandedBlocks)
-      root.get("sweep")->fail("the sweep expands the blocks to more than " +
-                              str(kMaxExpandedBlocks) + " block runs");
+      root.get("sweep")->fail("the sweep expands the blocks to more than " + str(kMaxExpandedBlocks) + " block runs");
   }
 
   std::map<std::string, std::string> names;  // block name -> key path of its first use
@@ -321,8 +310,7 @@ Spec parse_root(const Field& root, const SpecLimits& limits) {
         spec.blocks.push_back(BlockResolver(block, defaults, point).resolve());
       } catch (const InputError& e) {
         BlockSpec labelled;  // only to reuse point_label's formatting
-        for (const auto& [key, value] : point)
-          labelled.point.emplace_back(key, to_compact_json(value.node()));
+        for (const auto& [key, value] : point) labelled.point.emplace_back(key, to_compact_json(value.node()));
         throw with_context(e, block, point_label(labelled));
       }
     }
@@ -338,7 +326,7 @@ Spec parse_spec_text(const std::string& text, const std::string& file_name, cons
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[*bad]));
     throw InputError({file_name, at.line, at.column}, "",
-                    std::string("the spec is not valid UTF-8 (byte ") + byte + "): save it as UTF-8");
+                     std::string("the spec is not valid UTF-8 (byte ") + byte + "): save it as UTF-8");
   }
   try {
     const std::shared_ptr<const SourceNode> root = parse_source_tree(text, file_name);

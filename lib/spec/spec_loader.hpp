@@ -36,5 +36,4 @@ Spec load_spec_file(const std::string& path, const SpecLimits& limits = {});
 // its line and column).
 Spec parse_spec_text(const std::string& text, const std::string& file_name, const SpecLimits& limits = {});
 
-
 }  // namespace convbench

@@ -24,8 +24,7 @@ int edit_distance(std::string_view a, std::string_view b) {
   return previous[m];
 }
 
-std::optional<std::string> nearest_match(std::string_view word,
-                                         const std::vector<std::string>& candidates) {
+std::optional<std::string> nearest_match(std::string_view word, const std::vector<std::string>& candidates) {
   std::string lower(word);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

@@ -15,8 +15,7 @@ int edit_distance(std::string_view a, std::string_view b);
 // The candidate nearest to `word` when it is close enough to be a likely typo (the allowed
 // distance grows with the word's length; words of one or two characters get no suggestion).
 // Ties go to the earlier candidate.
-std::optional<std::string> nearest_match(std::string_view word,
-                                         const std::vector<std::string>& candidates);
+std::optional<std::string> nearest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 // " (did you mean "x"?)" or "" -- ready to append to a message.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);

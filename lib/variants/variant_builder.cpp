@@ -16,8 +16,7 @@ class BlockAssembler {
 
   // A "spatial" conv uses the block's kernel, padding and dilation; the others are 1x1 convs
   // (no padding, no dilation). Stride is given explicitly.
-  int cna(const std::string& prefix, int x, int64_t out, bool spatial, std::vector<int64_t> stride,
-          int64_t groups) {
+  int cna(const std::string& prefix, int x, int64_t out, bool spatial, std::vector<int64_t> stride, int64_t groups) {
     ConvAttrs a;
     a.out_channels = out;
     a.kernel = spatial ? block_.kernel : repeat(1, block_.dims);
@@ -78,8 +77,7 @@ std::vector<int64_t> or_default(const std::optional<std::vector<int64_t>>& v, st
   return v ? *v : std::move(def);
 }
 
-int build_custom_op(GraphBuilder& b, const BlockSpec& block, const CustomOpSpec& s,
-                    const std::vector<int>& in) {
+int build_custom_op(GraphBuilder& b, const BlockSpec& block, const CustomOpSpec& s, const std::vector<int>& in) {
   const int dims = block.dims;
   auto conv_attrs = [&]() {
     ConvAttrs a;

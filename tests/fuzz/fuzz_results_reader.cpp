@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "results/json_reader.hpp"
-#include "results/json_results.hpp"
 #include "report/regression_diff.hpp"
 #include "report/report_formats.hpp"
+#include "results/json_reader.hpp"
+#include "results/json_results.hpp"
 #include "spec/input_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   in.name = "fuzz.json";
   in.text.assign(reinterpret_cast<const char*>(data), size);
   try {
-    const convbench::ResultSet set = convbench::results_from_json(convbench::parse_json_input(in, "results file"), in.name);
+    const convbench::ResultSet set =
+        convbench::results_from_json(convbench::parse_json_input(in, "results file"), in.name);
     for (const std::string& format : convbench::report_format_names()) convbench::render_results(set, format);
     const convbench::DiffReport diff = convbench::diff_results(set, set, {}, "a.json", "b.json");
     convbench::format_diff(diff, convbench::TableStyle::markdown);

@@ -25,7 +25,8 @@ std::vector<float> per_sample(const std::vector<float>& per_channel, int64_t bat
 std::vector<double> over_batch(const std::vector<double>& per_plane, int64_t batch, int64_t channels) {
   std::vector<double> out(static_cast<size_t>(channels), 0.0);
   for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c) out[static_cast<size_t>(c)] += per_plane[static_cast<size_t>(n * channels + c)];
+    for (int64_t c = 0; c < channels; ++c)
+      out[static_cast<size_t>(c)] += per_plane[static_cast<size_t>(n * channels + c)];
   return out;
 }
 
@@ -71,8 +72,8 @@ void batch_norm_forward_training(const ForwardCall& call) {
   std::vector<float> scale(static_cast<size_t>(channels)), bias(beta, beta + channels);
   for (size_t c = 0; c < scale.size(); ++c)
     scale[c] = static_cast<float>(gamma[c] / std::sqrt(variance[c] + call.op.norm.eps));
-  channel_affine(d, nullptr, nullptr, x, shift.data(), per_sample(scale, batch).data(),
-                 per_sample(bias, batch).data(), call.output->data<float>());
+  channel_affine(d, nullptr, nullptr, x, shift.data(), per_sample(scale, batch).data(), per_sample(bias, batch).data(),
+                 call.output->data<float>());
   finish_batch_norm_statistics(call, variance);
 }
 

@@ -15,8 +15,8 @@ constexpr int64_t kChunk = 1024;  // float partial sums stay accurate over this 
 
 }  // namespace
 
-void channel_sums(const TensorDesc& d, const float* a, const float* sa, const float* b, const float* sb,
-                  double* s1, double* s2) {
+void channel_sums(const TensorDesc& d, const float* a, const float* sa, const float* b, const float* sb, double* s1,
+                  double* s2) {
   const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
   const int64_t planes = batch * channels;
   if (d.layout == Layout::channels_first) {
@@ -95,8 +95,8 @@ void channel_sums(const TensorDesc& d, const float* a, const float* sa, const fl
   }
 }
 
-void channel_affine(const TensorDesc& d, const float* u, const float* p, const float* v, const float* m,
-                    const float* q, const float* r, float* out) {
+void channel_affine(const TensorDesc& d, const float* u, const float* p, const float* v, const float* m, const float* q,
+                    const float* r, float* out) {
   const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
   if (d.layout == Layout::channels_first) {
 #pragma omp parallel for schedule(static)

@@ -70,8 +70,7 @@ void CpuBackend::forward(const ForwardCall& call) {
         mean = group_stats_.data();
         rstd = group_stats_.data() + stats;
       }
-      cpu::group_norm_forward(x, *call.params.at(0), *call.params.at(1), y, mean, rstd, op.norm.groups,
-                              op.norm.eps);
+      cpu::group_norm_forward(x, *call.params.at(0), *call.params.at(1), y, mean, rstd, op.norm.groups, op.norm.eps);
       return;
     }
     case OpKind::relu: cpu::relu_forward(x, y); return;
@@ -133,7 +132,9 @@ void CpuBackend::backward(const BackwardCall& call) {
                                  static_cast<float>(op.negative_slope));
       return;
     case OpKind::dropout:
-      if (dx) cpu::dropout_backward(need(at_or_null(call.aux, 0), op, "saved mask"), dy, *dx, static_cast<float>(op.dropout_p));
+      if (dx)
+        cpu::dropout_backward(need(at_or_null(call.aux, 0), op, "saved mask"), dy, *dx,
+                              static_cast<float>(op.dropout_p));
       return;
     case OpKind::add:  // normally both gradients are aliases of dy and nothing is passed
       for (Tensor* g : call.grad_inputs)

@@ -29,16 +29,14 @@ void accumulate(Tensor& dst, const Tensor& src);
 // Data movement, data_movement_cpu.cpp.
 void concat_forward(const std::vector<const Tensor*>& xs, Tensor& y);
 // channels[i]: operand i's channel count; dxs[i] == nullptr skips that operand.
-void concat_backward(const Tensor& dy, const std::vector<Tensor*>& dxs,
-                     const std::vector<int64_t>& channels);
+void concat_backward(const Tensor& dy, const std::vector<Tensor*>& dxs, const std::vector<int64_t>& channels);
 void upsample_forward(const Tensor& x, Tensor& y, int64_t scale);
 void upsample_backward(const Tensor& dy, Tensor& dx, int64_t scale);
 
 // Pooling, pool_cpu.cpp. indices: int64 in y's layout, flat index into x's spatial plane.
 void max_pool_forward(const Tensor& x, Tensor& y, Tensor* indices, const PoolAttrs& attrs);
 // From the saved indices, or without them (nullptr) from the saved input x.
-void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy, Tensor& dx,
-                       const PoolAttrs& attrs);
+void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy, Tensor& dx, const PoolAttrs& attrs);
 void avg_pool_forward(const Tensor& x, Tensor& y, const PoolAttrs& attrs);
 void avg_pool_backward(const Tensor& dy, Tensor& dx, const PoolAttrs& attrs);
 
@@ -52,12 +50,12 @@ void depthwise_conv_backward(const BackwardCall& call);
 // hold one value per (sample, channel) plane, n * C + c.
 // Per plane sums over positions, in double: s1 = sum(a - sa), s2 = sum((a - sa) * (b - sb));
 // without b (nullptr), s2 is not computed (sb, s2 may be nullptr).
-void channel_sums(const TensorDesc& d, const float* a, const float* sa, const float* b, const float* sb,
-                  double* s1, double* s2);
+void channel_sums(const TensorDesc& d, const float* a, const float* sa, const float* b, const float* sb, double* s1,
+                  double* s2);
 // out = p * u + q * (v - m) + r per element, with its plane's coefficients; u == nullptr drops
 // the first term (p may be nullptr).
-void channel_affine(const TensorDesc& d, const float* u, const float* p, const float* v, const float* m,
-                    const float* q, const float* r, float* out);
+void channel_affine(const TensorDesc& d, const float* u, const float* p, const float* v, const float* m, const float* q,
+                    const float* r, float* out);
 
 // Batch norm in our own loops, batch_norm_cpu.cpp: forward for channels_first tensors (oneDNN's
 // nchw kernel is slow; channels_last forward runs on oneDNN), backward for both layouts.
@@ -70,10 +68,9 @@ void finish_batch_norm_statistics(const ForwardCall& call, const std::vector<dou
 
 // Group norm, group_norm_cpu.cpp. mean/rstd: N * groups floats (the aux tensors in training).
 void group_norm_stats(const Tensor& x, int64_t groups, double eps, float* mean, float* rstd);
-void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
-                        float* mean, float* rstd, int64_t groups, double eps);
-void group_norm_backward(const Tensor& x, const float* mean, const float* rstd,
-                         const Tensor& gamma, const Tensor& dy, Tensor* dx, Tensor& dgamma,
-                         Tensor& dbeta, int64_t groups);
+void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y, float* mean, float* rstd,
+                        int64_t groups, double eps);
+void group_norm_backward(const Tensor& x, const float* mean, const float* rstd, const Tensor& gamma, const Tensor& dy,
+                         Tensor* dx, Tensor& dgamma, Tensor& dbeta, int64_t groups);
 
 }  // namespace convbench::cpu

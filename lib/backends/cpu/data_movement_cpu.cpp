@@ -54,8 +54,7 @@ void concat_forward(const std::vector<const Tensor*>& xs, Tensor& y) {
                   static_cast<size_t>(r.length[i]) * sizeof(float));
 }
 
-void concat_backward(const Tensor& dy, const std::vector<Tensor*>& dxs,
-                     const std::vector<int64_t>& channels) {
+void concat_backward(const Tensor& dy, const std::vector<Tensor*>& dxs, const std::vector<int64_t>& channels) {
   const Runs r = concat_runs(dy.desc, channels);
   const float* gp = dy.data<float>();
 #pragma omp parallel for schedule(static) if (dy.desc.numel() > (1 << 15))

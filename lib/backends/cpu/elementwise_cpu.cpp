@@ -15,8 +15,8 @@ constexpr int64_t kParallelElements = 1 << 15;
 
 int64_t same_numel(const Tensor& a, const Tensor& b) {
   if (a.desc.numel() != b.desc.numel())
-    throw std::invalid_argument("cpu backend: elementwise operands differ in size (" +
-                                a.desc.shape_string() + " vs " + b.desc.shape_string() + ")");
+    throw std::invalid_argument("cpu backend: elementwise operands differ in size (" + a.desc.shape_string() + " vs " +
+                                b.desc.shape_string() + ")");
   return a.desc.numel();
 }
 

@@ -15,7 +15,10 @@ struct Shape {
   int64_t batch, channels, groups, per_group;
   double count;  // elements per (n, group)
   Shape(const TensorDesc& d, int64_t g)
-      : batch(d.batch()), channels(d.channels()), groups(g), per_group(d.channels() / g),
+      : batch(d.batch()),
+        channels(d.channels()),
+        groups(g),
+        per_group(d.channels() / g),
         count(static_cast<double>(d.channels() / g * d.spatial_size())) {}
   size_t planes() const { return static_cast<size_t>(batch * channels); }
   // The (n, group) index of plane (n, c).
@@ -87,8 +90,8 @@ void group_norm_stats(const Tensor& x, int64_t groups, double eps, float* mean, 
   group_stats(x, Shape(x.desc, groups), eps, mean, rstd);
 }
 
-void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
-                        float* mean, float* rstd, int64_t groups, double eps) {
+void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y, float* mean, float* rstd,
+                        int64_t groups, double eps) {
   const Shape s(x.desc, groups);
   const GroupStats st = group_stats(x, s, eps, mean, rstd);
   // y = scale * (x - k) + (beta + scale * (k - mean)), the second term in double.
@@ -106,9 +109,8 @@ void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta
                  bias.data(), y.data<float>());
 }
 
-void group_norm_backward(const Tensor& x, const float* mean, const float* rstd,
-                         const Tensor& gamma, const Tensor& dy, Tensor* dx, Tensor& dgamma,
-                         Tensor& dbeta, int64_t groups) {
+void group_norm_backward(const Tensor& x, const float* mean, const float* rstd, const Tensor& gamma, const Tensor& dy,
+                         Tensor* dx, Tensor& dgamma, Tensor& dbeta, int64_t groups) {
   const Shape s(x.desc, groups);
   const float* gam = gamma.data<float>();
   // per (n, c): sum(dy) and sum(dy * (x - mean)) = sum(dy * (x - k)) + (k - mean) * sum(dy)
@@ -151,7 +153,8 @@ void group_norm_backward(const Tensor& x, const float* mean, const float* rstd,
     const double mb = -r * r * sum_gg_xhat[g] / s.count;
     a[static_cast<size_t>(p)] = static_cast<float>(r * gam[p % s.channels]);
     minus_b[static_cast<size_t>(p)] = static_cast<float>(mb);
-    offset[static_cast<size_t>(p)] = static_cast<float>(-r * sum_gg[g] / s.count + mb * (static_cast<double>(k[g]) - mean[g]));
+    offset[static_cast<size_t>(p)] =
+        static_cast<float>(-r * sum_gg[g] / s.count + mb * (static_cast<double>(k[g]) - mean[g]));
   }
   channel_affine(x.desc, dy.data<float>(), a.data(), x.data<float>(), shift.data(), minus_b.data(), offset.data(),
                  dx->data<float>());

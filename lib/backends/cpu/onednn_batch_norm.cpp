@@ -50,10 +50,10 @@ Plan OneDnnOps::build_batch_norm_plan(const Graph& graph, const Op& op, bool tra
       dnnl::batch_normalization_forward::desc(prop, data, static_cast<float>(op.norm.eps), f), attr_, engine_);
   Plan plan;
   // In training, mean and variance are outputs; in inference, the running statistics are inputs.
-  add_step(plan, pd, {operand(DNNL_ARG_SRC, kX, false, data), operand(DNNL_ARG_SCALE, kGamma, false, channel),
-                      operand(DNNL_ARG_SHIFT, kBeta, false, channel), operand(DNNL_ARG_DST, kY, true, data),
-                      operand(DNNL_ARG_MEAN, kMean, training, channel),
-                      operand(DNNL_ARG_VARIANCE, kVar, training, channel)});
+  add_step(plan, pd,
+           {operand(DNNL_ARG_SRC, kX, false, data), operand(DNNL_ARG_SCALE, kGamma, false, channel),
+            operand(DNNL_ARG_SHIFT, kBeta, false, channel), operand(DNNL_ARG_DST, kY, true, data),
+            operand(DNNL_ARG_MEAN, kMean, training, channel), operand(DNNL_ARG_VARIANCE, kVar, training, channel)});
   place(plan);
   return plan;
 }

@@ -101,8 +101,7 @@ struct Factory {
     }
     return forward(prop, act(g.src, any), act(g.dst, any));
   }
-  typename Fwd::primitive_desc forward(dnnl::prop_kind prop, const memory::desc& src,
-                                       const memory::desc& dst) const {
+  typename Fwd::primitive_desc forward(dnnl::prop_kind prop, const memory::desc& src, const memory::desc& dst) const {
     const memory::desc w = any_like(g.weights);
     if (g.bias.get_size() > 0) {
       typename Fwd::desc d(prop, algorithm, src, w, g.bias, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
@@ -112,20 +111,19 @@ struct Factory {
     return typename Fwd::primitive_desc(d, attr, engine);
   }
   typename BwdData::primitive_desc backward_data(bool any) const {
-    typename BwdData::desc d(algorithm, act(g.src, any), any_like(g.weights), act(g.dst, any),
-                             g.strides, g.dilates, g.pad_l, g.pad_r);
-    return typename BwdData::primitive_desc(d, attr, engine,
-                                            forward(dnnl::prop_kind::forward_training, any));
+    typename BwdData::desc d(algorithm, act(g.src, any), any_like(g.weights), act(g.dst, any), g.strides, g.dilates,
+                             g.pad_l, g.pad_r);
+    return typename BwdData::primitive_desc(d, attr, engine, forward(dnnl::prop_kind::forward_training, any));
   }
   typename BwdWeights::primitive_desc backward_weights(bool any) const {
     const auto hint = forward(dnnl::prop_kind::forward_training, any);
     if (g.bias.get_size() > 0) {
-      typename BwdWeights::desc d(algorithm, act(g.src, any), any_like(g.weights), g.bias,
-                                  act(g.dst, any), g.strides, g.dilates, g.pad_l, g.pad_r);
+      typename BwdWeights::desc d(algorithm, act(g.src, any), any_like(g.weights), g.bias, act(g.dst, any), g.strides,
+                                  g.dilates, g.pad_l, g.pad_r);
       return typename BwdWeights::primitive_desc(d, attr, engine, hint);
     }
-    typename BwdWeights::desc d(algorithm, act(g.src, any), any_like(g.weights), act(g.dst, any),
-                                g.strides, g.dilates, g.pad_l, g.pad_r);
+    typename BwdWeights::desc d(algorithm, act(g.src, any), any_like(g.weights), act(g.dst, any), g.strides, g.dilates,
+                                g.pad_l, g.pad_r);
     return typename BwdWeights::primitive_desc(d, attr, engine, hint);
   }
 };
@@ -153,11 +151,9 @@ auto best(Layout layout, const Make& make) {
 std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input) {
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   const ConvAttrs& a = op.conv;
-  std::string key = std::string(to_string(op.kind)) + (phase == Phase::forward ? "|f" : "|b") +
-                    (training ? "t" : "i") + (grad_input ? "g|" : "|") + in.shape_string() +
-                    (in.layout == Layout::channels_last ? "L" : "F") + "|" +
-                    std::to_string(a.out_channels) + "|" + std::to_string(a.groups) +
-                    (a.bias ? "b" : "");
+  std::string key = std::string(to_string(op.kind)) + (phase == Phase::forward ? "|f" : "|b") + (training ? "t" : "i") +
+                    (grad_input ? "g|" : "|") + in.shape_string() + (in.layout == Layout::channels_last ? "L" : "F") +
+                    "|" + std::to_string(a.out_channels) + "|" + std::to_string(a.groups) + (a.bias ? "b" : "");
   for (const auto* v : {&a.kernel, &a.stride, &a.padding, &a.dilation, &a.output_padding}) {
     key += "|";
     for (int64_t x : *v) key += std::to_string(x) + ",";
@@ -167,16 +163,14 @@ std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool trainin
 
 }  // namespace
 
-const Plan& OneDnnOps::conv_plan(const Graph& graph, const Op& op, Phase phase, bool training,
-                                 bool grad_input) {
+const Plan& OneDnnOps::conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input) {
   const std::string key = conv_key(graph, op, phase, training, grad_input);
   auto it = plans_.find(key);
   if (it == plans_.end()) it = plans_.emplace(key, build_conv_plan(graph, op, phase, training, grad_input)).first;
   return it->second;
 }
 
-Plan OneDnnOps::build_conv_plan(const Graph& graph, const Op& op, Phase phase, bool training,
-                                bool grad_input) {
+Plan OneDnnOps::build_conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input) {
   const Geometry g = geometry(graph, op);
   const Layout layout = graph.desc(op.inputs.at(0)).layout;
   const bool has_bias = op.conv.bias;
@@ -194,9 +188,9 @@ Plan OneDnnOps::build_conv_plan(const Graph& graph, const Op& op, Phase phase, b
     }
     if (grad_input) {
       const auto pd = best(layout, [&](bool any) { return factory.backward_data(any); });
-      add_step(plan, pd, {operand(DNNL_ARG_DIFF_DST, kBwdDy, false, g.dst),
-                          operand(DNNL_ARG_WEIGHTS, kBwdW, false, g.weights),
-                          operand(DNNL_ARG_DIFF_SRC, kBwdDx, true, g.src)});
+      add_step(plan, pd,
+               {operand(DNNL_ARG_DIFF_DST, kBwdDy, false, g.dst), operand(DNNL_ARG_WEIGHTS, kBwdW, false, g.weights),
+                operand(DNNL_ARG_DIFF_SRC, kBwdDx, true, g.src)});
     }
     const auto pd = best(layout, [&](bool any) { return factory.backward_weights(any); });
     std::vector<Operand> ops = {operand(DNNL_ARG_SRC, kBwdX, false, g.src),
@@ -206,13 +200,11 @@ Plan OneDnnOps::build_conv_plan(const Graph& graph, const Op& op, Phase phase, b
     add_step(plan, pd, std::move(ops));
   };
   if (op.kind == OpKind::conv_transpose)
-    build(Factory<dnnl::deconvolution_forward, dnnl::deconvolution_backward_data,
-                  dnnl::deconvolution_backward_weights>{g, dnnl::algorithm::deconvolution_direct,
-                                                        engine_, attr_});
+    build(Factory<dnnl::deconvolution_forward, dnnl::deconvolution_backward_data, dnnl::deconvolution_backward_weights>{
+        g, dnnl::algorithm::deconvolution_direct, engine_, attr_});
   else
-    build(Factory<dnnl::convolution_forward, dnnl::convolution_backward_data,
-                  dnnl::convolution_backward_weights>{g, dnnl::algorithm::convolution_direct,
-                                                      engine_, attr_});
+    build(Factory<dnnl::convolution_forward, dnnl::convolution_backward_data, dnnl::convolution_backward_weights>{
+        g, dnnl::algorithm::convolution_direct, engine_, attr_});
   place(plan);
   return plan;
 }
@@ -232,7 +224,8 @@ void OneDnnOps::conv_backward(const BackwardCall& call) {
   // workspace_bytes() sized the workspace from the graph's gradient requirements; an input
   // gradient the graph does not ask for would need more than the executor allocated.
   if (grad_input && !call.graph.requires_grad()[static_cast<size_t>(call.op.inputs.at(0))])
-    throw std::logic_error(call.op.name + ": input gradient requested for a value the graph says "
+    throw std::logic_error(call.op.name +
+                           ": input gradient requested for a value the graph says "
                            "needs none (workspace_bytes() did not include backward-data)");
   const Plan& plan = conv_plan(call.graph, call.op, Phase::backward, true, grad_input);
   std::vector<void*> tensors(6, nullptr);

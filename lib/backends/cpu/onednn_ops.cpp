@@ -17,17 +17,13 @@ memory::desc activation_md(const TensorDesc& desc) {
   switch (desc.rank()) {
     case 4: tag = last ? memory::format_tag::nhwc : memory::format_tag::nchw; break;
     case 5: tag = last ? memory::format_tag::ndhwc : memory::format_tag::ncdhw; break;
-    default:
-      throw std::invalid_argument("cpu backend: activations must be 4-D or 5-D, got " +
-                                  desc.shape_string());
+    default: throw std::invalid_argument("cpu backend: activations must be 4-D or 5-D, got " + desc.shape_string());
   }
   // tf32 is stored and computed as float32 on the CPU (see cpu_backend.hpp).
   return memory::desc(to_dims(desc.shape), memory::data_type::f32, tag);
 }
 
-memory::desc vector_md(int64_t n) {
-  return memory::desc({n}, memory::data_type::f32, memory::format_tag::a);
-}
+memory::desc vector_md(int64_t n) { return memory::desc({n}, memory::data_type::f32, memory::format_tag::a); }
 
 bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
@@ -94,9 +90,8 @@ void OneDnnOps::place(Plan& plan) {
   for (Step& s : plan.steps)
     for (Operand& o : s.operands) {
       if (o.is_output || !o.reordered() || uses(o.source, o.internal) < 2) continue;
-      auto it = std::find_if(shared.begin(), shared.end(), [&](const Shared& sh) {
-        return sh.source == o.source && sh.md == o.internal;
-      });
+      auto it = std::find_if(shared.begin(), shared.end(),
+                             [&](const Shared& sh) { return sh.source == o.source && sh.md == o.internal; });
       if (it != shared.end()) {
         o.offset = it->offset;
         o.filled_earlier = true;
@@ -138,8 +133,7 @@ void OneDnnOps::run(const Plan& plan, const std::vector<void*>& tensors, void* w
     std::vector<std::pair<const Operand*, memory>> outputs_to_copy;
     for (const Operand& o : step.operands) {
       void* user_ptr = tensors.at(static_cast<size_t>(o.source));
-      if (user_ptr == nullptr)
-        throw std::logic_error("cpu backend: a oneDNN argument has no tensor");
+      if (user_ptr == nullptr) throw std::logic_error("cpu backend: a oneDNN argument has no tensor");
       memory user(o.user, engine_, user_ptr);
       if (!o.reordered()) {
         args.insert({o.arg, user});

@@ -35,8 +35,8 @@ struct Operand {
   dnnl::memory::desc internal;
   dnnl::primitive reorder;  // user -> internal for inputs, internal -> user for outputs
   dnnl::memory::desc reorder_scratchpad;
-  int64_t offset = -1;           // -1: the primitive uses the executor's tensor directly
-  bool filled_earlier = false;   // an earlier step of the plan already made this copy
+  int64_t offset = -1;          // -1: the primitive uses the executor's tensor directly
+  bool filled_earlier = false;  // an earlier step of the plan already made this copy
   bool reordered() const { return internal != user; }
 };
 
@@ -86,10 +86,8 @@ class OneDnnOps {
   int64_t primitives_created() const { return primitives_created_; }
 
  private:
-  const Plan& conv_plan(const Graph& graph, const Op& op, Phase phase, bool training,
-                        bool grad_input);
-  Plan build_conv_plan(const Graph& graph, const Op& op, Phase phase, bool training,
-                       bool grad_input);
+  const Plan& conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input);
+  Plan build_conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input);
   const Plan& batch_norm_plan(const Graph& graph, const Op& op, bool training);
   Plan build_batch_norm_plan(const Graph& graph, const Op& op, bool training);
 

@@ -24,7 +24,9 @@ struct Geometry {
   bool last = false;
 
   int64_t in_plane(int64_t p) const { return last ? (p / channels) * in_size * channels + p % channels : p * in_size; }
-  int64_t out_plane(int64_t p) const { return last ? (p / channels) * out_size * channels + p % channels : p * out_size; }
+  int64_t out_plane(int64_t p) const {
+    return last ? (p / channels) * out_size * channels + p % channels : p * out_size;
+  }
   int64_t step() const { return last ? channels : 1; }  // between spatial positions
   int64_t kernel_volume() const { return kernel[0] * kernel[1] * kernel[2]; }
 };
@@ -104,8 +106,7 @@ void max_pool_forward(const Tensor& x, Tensor& y, Tensor* indices, const PoolAtt
   }
 }
 
-void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy, Tensor& dx,
-                       const PoolAttrs& attrs) {
+void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy, Tensor& dx, const PoolAttrs& attrs) {
   const Geometry g = geometry(dx.desc, dy.desc, attrs);
   const int64_t step = g.step();
   const int64_t* ip = indices ? indices->data<int64_t>() : nullptr;

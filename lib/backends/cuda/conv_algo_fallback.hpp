@@ -38,8 +38,8 @@ bool another_algorithm_may_work(cudnnStatus_t status);
 
 // The outcome of a call that went through the fallback.
 struct FallbackResult {
-  size_t ran = 0;                       // index of the candidate that ran
-  std::vector<std::string> failures;   // "ALGO (MATH): why" for each candidate tried before it
+  size_t ran = 0;                     // index of the candidate that ran
+  std::vector<std::string> failures;  // "ALGO (MATH): why" for each candidate tried before it
 };
 
 struct FallbackCalls {

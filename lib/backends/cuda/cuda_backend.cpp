@@ -138,8 +138,7 @@ std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op&
   if (dtype == DType::float64)
     return std::string("float64 runs on the reference backend only (cuda: float32, tf32, float16, bfloat16)");
   if (!float_storage(dtype)) return "dtype " + std::string(to_string(dtype)) + " is not supported";
-  if (out.rank() != 4 && out.rank() != 5)
-    return "tensors need 2 or 3 spatial dims, got " + out.shape_string();
+  if (out.rank() != 4 && out.rank() != 5) return "tensors need 2 or 3 spatial dims, got " + out.shape_string();
   auto too_big = [](const TensorDesc& d, const std::string& what) -> std::optional<std::string> {
     if (d.numel() <= kMaxElements) return std::nullopt;
     return what + " " + d.shape_string() + " has " + std::to_string(d.numel()) +
@@ -202,8 +201,7 @@ int64_t kernel_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bo
 
 // ---- the backend -------------------------------------------------------------------------------
 
-CudaBackend::CudaBackend(CudaBackendOptions options)
-    : options_(options), allocator_(options.memory_limit_bytes) {
+CudaBackend::CudaBackend(CudaBackendOptions options) : options_(options), allocator_(options.memory_limit_bytes) {
   if (auto why = cuda_unavailable_reason()) throw std::runtime_error("cuda: " + *why);
   CONVBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
@@ -296,13 +294,15 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   const ConvProblem p = conv_problem(call.graph, op);
   const ConvDirection d = p.transposed ? ConvDirection::backward_data : ConvDirection::forward;
   const ConvWorkspaceLayout ws = conv_layout(*conv_, p, {d});
-  if (ws.total > 0 && call.workspace == nullptr) throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
+  if (ws.total > 0 && call.workspace == nullptr)
+    throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
   const Tensor& x = need(at(call.inputs, 0), op, "input");
   const Tensor& w = need(at(call.params, 0), op, "weight");
   Tensor& y = need(call.output, op, "output");
   const void* filter = w.raw();
   if (ws.weight_bytes > 0) {
-    kernels::convert_layout(w.desc.dtype, weight_shape(w.desc), w.raw(), offset(call.workspace, ws.weight_offset), stream_);
+    kernels::convert_layout(w.desc.dtype, weight_shape(w.desc), w.raw(), offset(call.workspace, ws.weight_offset),
+                            stream_);
     filter = offset(call.workspace, ws.weight_offset);
   }
   void* scratch = ws.cudnn_bytes > 0 ? offset(call.workspace, ws.cudnn_offset) : nullptr;
@@ -335,7 +335,8 @@ void CudaBackend::conv_backward(const BackwardCall& call) {
   const std::vector<ConvDirection> dirs = conv_directions(op.kind, Phase::backward, grad_input);
   const ConvWorkspaceLayout ws = conv_layout(*conv_, p, dirs);
   const int64_t total = std::max(ws.total, kernel_workspace_bytes(call.graph, op, Phase::backward, true));
-  if (total > 0 && call.workspace == nullptr) throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
+  if (total > 0 && call.workspace == nullptr)
+    throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
   const Tensor& g = need(call.grad_output, op, "grad_output");
   const Tensor& w = need(at(call.params, 0), op, "weight");
   void* region = offset(call.workspace, ws.weight_offset);
@@ -431,14 +432,14 @@ void CudaBackend::forward(const ForwardCall& call) {
     case OpKind::dropout: {
       const Tensor& x = input(0);
       if (!call.training) {  // the identity (the executor normally aliases instead)
-        CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(y.raw(), x.raw(), static_cast<size_t>(y.desc.bytes()),
-                                             cudaMemcpyDeviceToDevice, stream_));
+        CONVBENCH_CUDA_CHECK(
+            cudaMemcpyAsync(y.raw(), x.raw(), static_cast<size_t>(y.desc.bytes()), cudaMemcpyDeviceToDevice, stream_));
         return;
       }
       Tensor* mask = at(call.aux, 0);
-      return kernels::dropout_forward(dtype, act_shape(x.desc), x.raw(), y.raw(), mask ? mask->data<uint8_t>() : nullptr,
-                                      static_cast<float>(op.dropout_p), static_cast<float>(1.0 / (1.0 - op.dropout_p)),
-                                      call.seed, stream_);
+      return kernels::dropout_forward(dtype, act_shape(x.desc), x.raw(), y.raw(),
+                                      mask ? mask->data<uint8_t>() : nullptr, static_cast<float>(op.dropout_p),
+                                      static_cast<float>(1.0 / (1.0 - op.dropout_p)), call.seed, stream_);
     }
     case OpKind::add:
       return kernels::add(dtype, input(0).raw(), input(1).raw(), y.raw(), element_count(y.desc), stream_);
@@ -448,8 +449,8 @@ void CudaBackend::forward(const ForwardCall& call) {
       int offset_channels = 0;
       for (size_t i = 0; i < call.inputs.size(); ++i) {
         const Tensor& x = input(i);
-        kernels::concat_copy_in(dtype, act_shape(x.desc), static_cast<int>(y.desc.channels()), offset_channels,
-                                x.raw(), y.raw(), stream_);
+        kernels::concat_copy_in(dtype, act_shape(x.desc), static_cast<int>(y.desc.channels()), offset_channels, x.raw(),
+                                y.raw(), stream_);
         offset_channels += static_cast<int>(x.desc.channels());
       }
       return;
@@ -577,7 +578,8 @@ void CudaBackend::accumulate(Tensor& dst, const Tensor& src) {
   if (dst.desc.shape != src.desc.shape)
     throw std::invalid_argument("cuda backend: accumulate: shapes differ: " + dst.desc.shape_string() + " vs " +
                                 src.desc.shape_string());
-  if (dst.desc == src.desc) return kernels::accumulate(dst.desc.dtype, dst.raw(), src.raw(), element_count(dst.desc), stream_);
+  if (dst.desc == src.desc)
+    return kernels::accumulate(dst.desc.dtype, dst.raw(), src.raw(), element_count(dst.desc), stream_);
   add(dst, dst, src);
 }
 
@@ -599,13 +601,15 @@ void CudaBackend::add(Tensor& out, const Tensor& a, const Tensor& b) {
 }
 
 void CudaBackend::copy_from_host(Tensor& dst, const void* src) {
-  CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src, static_cast<size_t>(dst.desc.bytes()), cudaMemcpyHostToDevice, stream_));
+  CONVBENCH_CUDA_CHECK(
+      cudaMemcpyAsync(dst.raw(), src, static_cast<size_t>(dst.desc.bytes()), cudaMemcpyHostToDevice, stream_));
   // The host buffer is the caller's and may go away on return.
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void CudaBackend::copy_to_host(const Tensor& src, void* dst) {
-  CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, src.raw(), static_cast<size_t>(src.desc.bytes()), cudaMemcpyDeviceToHost, stream_));
+  CONVBENCH_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src.raw(), static_cast<size_t>(src.desc.bytes()), cudaMemcpyDeviceToHost, stream_));
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 

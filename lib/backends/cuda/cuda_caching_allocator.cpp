@@ -63,9 +63,7 @@ void* CudaCachingAllocator::do_allocate(int64_t bytes) {
   return p;
 }
 
-void CudaCachingAllocator::do_deallocate(void* ptr, int64_t bytes) {
-  free_blocks_.emplace(rounded_size(bytes), ptr);
-}
+void CudaCachingAllocator::do_deallocate(void* ptr, int64_t bytes) { free_blocks_.emplace(rounded_size(bytes), ptr); }
 
 void CudaCachingAllocator::release_cached() {
   // cudaFree waits for the device, so no queued kernel still uses a block freed here. The
@@ -82,8 +80,7 @@ void CudaCachingAllocator::release_cached() {
     mutable_stats().on_reserve(-it->first);
     it = free_blocks_.erase(it);
   }
-  if (first_failure != cudaSuccess)
-    throw_cuda_error(first_failure, "cudaFree(cached block)", __FILE__, __LINE__);
+  if (first_failure != cudaSuccess) throw_cuda_error(first_failure, "cudaFree(cached block)", __FILE__, __LINE__);
 }
 
 }  // namespace convbench::cuda

@@ -19,8 +19,7 @@ bool is_out_of_memory(cudnnStatus_t status) {
 }
 
 void throw_cuda_error(cudaError_t status, const char* expr, const char* file, int line) {
-  const std::string message =
-      format_call_error(file, line, expr, cudaGetErrorName(status), cudaGetErrorString(status));
+  const std::string message = format_call_error(file, line, expr, cudaGetErrorName(status), cudaGetErrorString(status));
   if (is_out_of_memory(status)) {
     // An allocation failure is not sticky: clear it so that the next call does not report it.
     (void)cudaGetLastError();

@@ -36,11 +36,9 @@ namespace {
 std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 }  // namespace
 
-std::string describe_unavailable(int status, const std::string& status_text, int driver_version,
-                                 int runtime_version) {
+std::string describe_unavailable(int status, const std::string& status_text, int driver_version, int runtime_version) {
   const std::string detail = " (CUDA runtime: " + status_text + ")";
-  if (driver_version <= 0 || status == cudaErrorNoDevice)
-    return "no NVIDIA driver or GPU found" + detail;
+  if (driver_version <= 0 || status == cudaErrorNoDevice) return "no NVIDIA driver or GPU found" + detail;
   if (status == cudaErrorInsufficientDriver)
     return "the NVIDIA driver supports CUDA " + cuda_version_text(driver_version) + ", older than the CUDA " +
            cuda_version_text(runtime_version) + " runtime this convbench was built with: update the driver" + detail;
@@ -100,8 +98,8 @@ nlohmann::json device_info() {
       {"memory_bus_bits", bus_width},
       {"driver_cuda_version", cuda_version_text(driver)},
       {"runtime_cuda_version", cuda_version_text(runtime)},
-      {"cudnn_runtime_version", std::to_string(cudnn / 10000) + "." + std::to_string(cudnn % 10000 / 100) + "." +
-                                    std::to_string(cudnn % 100)},
+      {"cudnn_runtime_version",
+       std::to_string(cudnn / 10000) + "." + std::to_string(cudnn % 10000 / 100) + "." + std::to_string(cudnn % 100)},
       {"compiled_architectures", compiled_architectures()},
   };
 }

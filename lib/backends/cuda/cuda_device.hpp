@@ -18,8 +18,7 @@ std::optional<std::string> cuda_unavailable_reason();
 // `runtime_version` cudaRuntimeGetVersion's (e.g. 13000). The runtime says "CUDA driver version
 // is insufficient for CUDA runtime version" both when the driver is too old and when there is no
 // driver at all, which is what a machine without a GPU has: the two get different advice.
-std::string describe_unavailable(int status, const std::string& status_text, int driver_version,
-                                 int runtime_version);
+std::string describe_unavailable(int status, const std::string& status_text, int driver_version, int runtime_version);
 
 // The lowest compute capability (major * 10 + minor) this build has machine code or PTX for,
 // parsed from a CMAKE_CUDA_ARCHITECTURES list such as "80;90", "80,90" or "80-real;90-virtual"

@@ -33,15 +33,13 @@ cudnnDataType_t cudnn_data_type(DType dtype) {
                               std::string(to_string(dtype)));
 }
 
-cudnnMathType_t requested_math(DType dtype) {
-  return dtype == DType::float32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
-}
+cudnnMathType_t requested_math(DType dtype) { return dtype == DType::float32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH; }
 
 std::string algo_name(ConvDirection direction, int algo) {
-  static const char* const fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
-                                    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static const char* const fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+                                    "WINOGRAD",      "WINOGRAD_NONFUSED"};
   static const char* const data[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
-  static const char* const filter[] = {"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+  static const char* const filter[] = {"ALGO_0",    "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
                                        "FFT_TILING"};
   auto pick = [algo](const char* const* names, int count) -> std::string {
     return algo >= 0 && algo < count ? names[algo] : "ALGO_" + std::to_string(algo);
@@ -183,7 +181,10 @@ bool usable(const Perf& r, DType dtype) {
 
 CudnnConv::CudnnConv(cudnnHandle_t handle, CudnnAlgoMode mode, int64_t workspace_limit_bytes,
                      std::function<void()> release_memory)
-    : handle_(handle), mode_(mode), workspace_limit_(workspace_limit_bytes), release_memory_(std::move(release_memory)) {}
+    : handle_(handle),
+      mode_(mode),
+      workspace_limit_(workspace_limit_bytes),
+      release_memory_(std::move(release_memory)) {}
 
 CudnnConv::~CudnnConv() = default;
 
@@ -257,9 +258,10 @@ int64_t CudnnConv::find_workspace_bytes(Plan& plan, ConvDirection d) {
       break;
     case ConvDirection::backward_filter:
       for (int a = 0; a < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; ++a)
-        consider(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                     handle_, plan.x, plan.y, plan.conv, plan.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a), &bytes),
-                 bytes);
+        consider(
+            cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, plan.x, plan.y, plan.conv, plan.w,
+                                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(a), &bytes),
+            bytes);
       break;
   }
   return most;
@@ -329,8 +331,8 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
             handle_, plan.x, a->get(), plan.y, b->get(), plan.conv, plan.w, out->get(), max_count, &returned, r.data(),
             ws->get(), static_cast<size_t>(ws->bytes())));
       else
-        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, plan.x, plan.y, plan.conv,
-                                                                            plan.w, max_count, &returned, r.data()));
+        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, plan.x, plan.y, plan.conv, plan.w,
+                                                                            max_count, &returned, r.data()));
       collect(r.data(), returned);
       break;
     }
@@ -349,8 +351,8 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
                                                          static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), &bytes);
         break;
       case ConvDirection::backward_data:
-        status = cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, plan.w, plan.y, plan.conv, plan.x,
-                                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), &bytes);
+        status = cudnnGetConvolutionBackwardDataWorkspaceSize(
+            handle_, plan.w, plan.y, plan.conv, plan.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), &bytes);
         break;
       case ConvDirection::backward_filter:
         status = cudnnGetConvolutionBackwardFilterWorkspaceSize(
@@ -369,7 +371,8 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
                         " within the workspace limit of " + std::to_string(workspace_limit_) + " bytes (" +
                         std::to_string(returned) + " returned, " + std::to_string(candidates.size()) + " usable)");
   const ConvAlgoCandidate& first = result.candidates.front();
-  result.choice = ConvAlgoChoice{d, first.algo, first.math, first.deterministic, first.workspace_bytes, first.find_ms, {}};
+  result.choice =
+      ConvAlgoChoice{d, first.algo, first.math, first.deterministic, first.workspace_bytes, first.find_ms, {}};
   return result;
 }
 
@@ -426,8 +429,8 @@ void CudnnConv::backward_filter(const ConvProblem& p, const void* x, const void*
   const float alpha = 1.0f, beta = 0.0f;
   execute(pl, p, ConvDirection::backward_filter, [&](const ConvAlgoCandidate& c, size_t bytes) {
     return cudnnConvolutionBackwardFilter(handle_, &alpha, pl.x, x, pl.y, dy, pl.conv,
-                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), workspace, bytes,
-                                          &beta, pl.w, dw);
+                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), workspace, bytes, &beta,
+                                          pl.w, dw);
   });
 }
 

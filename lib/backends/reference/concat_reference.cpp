@@ -7,15 +7,17 @@ namespace {
 // Copies channels between a part (N, C_part, S) and the whole (N, C_whole, S) at channel `offset`.
 enum class Direction { part_to_whole, whole_to_part };
 
-void copy_channels(Direction dir, std::vector<double>& part, std::vector<double>& whole,
-                   int64_t batch, int64_t part_channels, int64_t whole_channels, int64_t offset,
-                   int64_t spatial) {
+void copy_channels(Direction dir, std::vector<double>& part, std::vector<double>& whole, int64_t batch,
+                   int64_t part_channels, int64_t whole_channels, int64_t offset, int64_t spatial) {
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t c = 0; c < part_channels; ++c)
       for (int64_t s = 0; s < spatial; ++s) {
         double& p = part[(n * part_channels + c) * spatial + s];
         double& w = whole[(n * whole_channels + offset + c) * spatial + s];
-        if (dir == Direction::part_to_whole) w = p; else p = w;
+        if (dir == Direction::part_to_whole)
+          w = p;
+        else
+          p = w;
       }
 }
 
@@ -29,8 +31,8 @@ void concat_forward(const ForwardCall& call) {
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor& xt = required(call.inputs[i], "concat", "input");
     std::vector<double> x = load(xt);
-    copy_channels(Direction::part_to_whole, x, y, d.batch(), xt.desc.channels(), d.channels(),
-                  offset, d.spatial_size());
+    copy_channels(Direction::part_to_whole, x, y, d.batch(), xt.desc.channels(), d.channels(), offset,
+                  d.spatial_size());
     offset += xt.desc.channels();
   }
   store(out, y);
@@ -45,8 +47,7 @@ void concat_backward(const BackwardCall& call) {
     const TensorDesc& in = call.graph.desc(call.op.inputs[i]);
     if (Tensor* grad_x = optional_at(call.grad_inputs, i)) {
       std::vector<double> gx(static_cast<size_t>(in.numel()));
-      copy_channels(Direction::whole_to_part, gx, g, d.batch(), in.channels(), d.channels(), offset,
-                    d.spatial_size());
+      copy_channels(Direction::whole_to_part, gx, g, d.batch(), in.channels(), d.channels(), offset, d.spatial_size());
       store(*grad_x, gx);
     }
     offset += in.channels();

@@ -26,9 +26,7 @@ struct ConvShape {
   int64_t in_size = 0, out_size = 0, kernel_size = 0;
 
   // Upper bound of the multiply-adds of one pass (forward, grad-input and grad-weight alike).
-  int64_t macs() const {
-    return batch * std::max(in_size, out_size) * out_channels * in_per_group * kernel_size;
-  }
+  int64_t macs() const { return batch * std::max(in_size, out_size) * out_channels * in_per_group * kernel_size; }
   // Threads only pay off beyond tiny problems (finite-difference tests run thousands of those).
   bool parallel() const { return macs() > (int64_t{1} << 16); }
   Extent3 kernel_position(int64_t k) const { return unflatten(k, window.kernel); }
@@ -43,8 +41,7 @@ ConvShape conv_shape(const TensorDesc& in, const TensorDesc& out, const ConvAttr
   s.out_per_group = s.out_channels / a.groups;
   s.in = spatial_extent(in);
   s.out = spatial_extent(out);
-  s.window = Window{per_dim(a.kernel, 1), per_dim(a.stride, 1), per_dim(a.padding, 0),
-                    per_dim(a.dilation, 1)};
+  s.window = Window{per_dim(a.kernel, 1), per_dim(a.stride, 1), per_dim(a.padding, 0), per_dim(a.dilation, 1)};
   s.in_size = volume(s.in);
   s.out_size = volume(s.out);
   s.kernel_size = volume(s.window.kernel);
@@ -192,8 +189,7 @@ void conv_transpose_forward(const ForwardCall& call) {
   Tensor& yt = required(call.output, "conv_transpose", "output");
   const ConvShape s = conv_shape(xt.desc, yt.desc, call.op.conv);
   const std::vector<double> x = load_operand(xt);
-  const std::vector<double> w =
-      load_operand(required(optional_at(call.params, 0), "conv_transpose", "weight"));
+  const std::vector<double> w = load_operand(required(optional_at(call.params, 0), "conv_transpose", "weight"));
   const std::vector<double> bias = bias_values(call, s.out_channels, "conv_transpose");
   std::vector<double> y(static_cast<size_t>(yt.desc.numel()));
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
@@ -226,8 +222,7 @@ void conv_transpose_backward(const BackwardCall& call) {
 
   // grad_x[n, ci, i] = sum over co in ci's group and k of g[n, co, i*stride - pad + k*dil] * w[ci, co, k]
   if (Tensor* grad_x = optional_at(call.grad_inputs, 0)) {
-    const std::vector<double> w =
-        load_operand(required(optional_at(call.params, 0), "conv_transpose", "weight"));
+    const std::vector<double> w = load_operand(required(optional_at(call.params, 0), "conv_transpose", "weight"));
     std::vector<double> gx(static_cast<size_t>(grad_x->desc.numel()), 0.0);
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
     for (int64_t n = 0; n < s.batch; ++n) {
@@ -251,8 +246,7 @@ void conv_transpose_backward(const BackwardCall& call) {
 
   // grad_w[ci, c, k] = sum over n and i of x[n, ci, i] * g[n, co0 + c, i*stride - pad + k*dil]
   if (Tensor* grad_w = optional_at(call.grad_params, 0)) {
-    const std::vector<double> x =
-        load_operand(required(optional_at(call.inputs, 0), "conv_transpose", "saved input"));
+    const std::vector<double> x = load_operand(required(optional_at(call.inputs, 0), "conv_transpose", "saved input"));
     std::vector<double> gw(static_cast<size_t>(grad_w->desc.numel()));
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
     for (int64_t ci = 0; ci < s.in_channels; ++ci) {

@@ -46,8 +46,7 @@ void relu_backward(const BackwardCall& call) {
 void leaky_relu_forward(const ForwardCall& call) {
   const double slope = call.op.negative_slope;
   const std::vector<double> x = load(required(optional_at(call.inputs, 0), "leaky_relu", "input"));
-  store(required(call.output, "leaky_relu", "output"),
-        map(x, [slope](double v) { return v > 0.0 ? v : v * slope; }));
+  store(required(call.output, "leaky_relu", "output"), map(x, [slope](double v) { return v > 0.0 ? v : v * slope; }));
 }
 
 // From the saved input: g where x > 0, g * slope elsewhere.

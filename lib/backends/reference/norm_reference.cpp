@@ -18,8 +18,7 @@ struct NCS {
 // a set of M elements: with gg = grad_y * gamma,
 //   grad_x = invstd * (gg - mean(gg) - xhat * mean(gg * xhat)),
 // PyTorch's batch- and group-norm formula written with xhat. The caller passes the sums.
-inline double norm_input_grad(double gg, double xhat, double invstd, double sum_gg,
-                              double sum_gg_xhat, double count) {
+inline double norm_input_grad(double gg, double xhat, double invstd, double sum_gg, double sum_gg_xhat, double count) {
   return invstd * (gg - sum_gg / count - xhat * sum_gg_xhat / count);
 }
 
@@ -103,8 +102,8 @@ void batch_norm_backward(const BackwardCall& call) {
         for (int64_t s = 0; s < v.spatial; ++s) {
           const int64_t i = v.index(n, c, s);
           const double xhat = (x[i] - mean[c]) * invstd[c];
-          gx[i] = norm_input_grad(g[i] * gamma[c], xhat, invstd[c], sum_g[c] * gamma[c],
-                                  sum_g_xhat[c] * gamma[c], count);
+          gx[i] =
+              norm_input_grad(g[i] * gamma[c], xhat, invstd[c], sum_g[c] * gamma[c], sum_g_xhat[c] * gamma[c], count);
         }
     store(*grad_x, gx);
   }

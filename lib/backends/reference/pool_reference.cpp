@@ -85,8 +85,7 @@ void max_pool_backward(const BackwardCall& call) {
     index.assign(v.begin(), v.end());
   } else {
     std::vector<double> unused;
-    max_pool_argmax(load(required(optional_at(call.inputs, 0), "max_pool", "saved input")), s,
-                    unused, index);
+    max_pool_argmax(load(required(optional_at(call.inputs, 0), "max_pool", "saved input")), s, unused, index);
   }
   const std::vector<double> g = load(required(call.grad_output, "max_pool", "grad_output"));
   std::vector<double> gx(static_cast<size_t>(grad_x->desc.numel()), 0.0);

@@ -10,15 +10,13 @@ namespace {
 
 void require_same_shape(const TensorDesc& a, const TensorDesc& b, const char* what) {
   if (a.shape != b.shape)
-    throw std::invalid_argument(std::string("reference backend: ") + what + ": shapes differ: " +
-                                a.shape_string() + " vs " + b.shape_string());
+    throw std::invalid_argument(std::string("reference backend: ") + what + ": shapes differ: " + a.shape_string() +
+                                " vs " + b.shape_string());
 }
 
 }  // namespace
 
-std::optional<std::string> ReferenceBackend::unsupported(const Graph&, const Op&) const {
-  return std::nullopt;
-}
+std::optional<std::string> ReferenceBackend::unsupported(const Graph&, const Op&) const { return std::nullopt; }
 
 int64_t ReferenceBackend::workspace_bytes(const Graph&, const Op&, Phase, bool) { return 0; }
 

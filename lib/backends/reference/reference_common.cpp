@@ -21,8 +21,7 @@ void for_each_element(const TensorDesc& desc, F f) {
   const int64_t batch = desc.batch(), channels = desc.channels(), spatial = desc.spatial_size();
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t c = 0; c < channels; ++c)
-      for (int64_t s = 0; s < spatial; ++s)
-        f((n * channels + c) * spatial + s, (n * spatial + s) * channels + c);
+      for (int64_t s = 0; s < spatial; ++s) f((n * channels + c) * spatial + s, (n * spatial + s) * channels + c);
 }
 
 }  // namespace
@@ -56,8 +55,7 @@ Extent3 spatial_extent(const TensorDesc& desc) {
     throw std::invalid_argument("reference backend: tensors need 2 or 3 spatial dims, got shape " +
                                 desc.shape_string());
   Extent3 e{1, 1, 1};
-  for (int d = 0; d < dims; ++d)
-    e[static_cast<size_t>(3 - dims + d)] = desc.shape[static_cast<size_t>(2 + d)];
+  for (int d = 0; d < dims; ++d) e[static_cast<size_t>(3 - dims + d)] = desc.shape[static_cast<size_t>(2 + d)];
   return e;
 }
 
@@ -71,9 +69,7 @@ Extent3 per_dim(const std::vector<int64_t>& values, int64_t fill) {
 
 int64_t volume(const Extent3& e) { return e[0] * e[1] * e[2]; }
 
-Extent3 unflatten(int64_t flat, const Extent3& e) {
-  return {flat / (e[1] * e[2]), flat / e[2] % e[1], flat % e[2]};
-}
+Extent3 unflatten(int64_t flat, const Extent3& e) { return {flat / (e[1] * e[2]), flat / e[2] % e[1], flat % e[2]}; }
 
 TapRange valid_tap_range(int64_t strided_extent, int64_t dense_extent, int64_t stride, int64_t offset) {
   // p*stride + offset >= 0  <=>  p >= ceil(-offset / stride)
@@ -84,8 +80,8 @@ TapRange valid_tap_range(int64_t strided_extent, int64_t dense_extent, int64_t s
   return {first, std::max(first, last)};
 }
 
-void collect_taps(TapFrom from, const Window& window, const Extent3& at,
-                  const Extent3& source_extent, std::vector<WindowTap>& taps) {
+void collect_taps(TapFrom from, const Window& window, const Extent3& at, const Extent3& source_extent,
+                  std::vector<WindowTap>& taps) {
   taps.clear();
   // The source coordinate of kernel position k along dim d, or -1 when the tap falls in the
   // padding (or, from the dense side, between strides).
@@ -111,8 +107,7 @@ void collect_taps(TapFrom from, const Window& window, const Extent3& at,
       for (int64_t k2 = 0; k2 < k[2]; ++k2) {
         const int64_t s2 = source(2, k2);
         if (s2 < 0) continue;
-        taps.push_back({(k0 * k[1] + k1) * k[2] + k2,
-                        (s0 * source_extent[1] + s1) * source_extent[2] + s2});
+        taps.push_back({(k0 * k[1] + k1) * k[2] + k2, (s0 * source_extent[1] + s1) * source_extent[2] + s2});
       }
     }
   }

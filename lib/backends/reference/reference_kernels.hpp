@@ -25,8 +25,7 @@ void store(Tensor& t, const std::vector<double>& values);
 // must not turn into a null dereference.
 template <class T>
 T& required(T* t, const char* op, const char* what) {
-  if (t == nullptr)
-    throw std::invalid_argument(std::string("reference backend: ") + op + ": missing " + what);
+  if (t == nullptr) throw std::invalid_argument(std::string("reference backend: ") + op + ": missing " + what);
   return *t;
 }
 
@@ -70,8 +69,8 @@ enum class TapFrom {
 
 // Fills `taps` with every tap of `at` whose source lies inside `source_extent` (padding taps are
 // left out), in window order (kd, kh, kw row-major), which is the order PyTorch visits them.
-void collect_taps(TapFrom from, const Window& window, const Extent3& at,
-                  const Extent3& source_extent, std::vector<WindowTap>& taps);
+void collect_taps(TapFrom from, const Window& window, const Extent3& at, const Extent3& source_extent,
+                  std::vector<WindowTap>& taps);
 
 // A run of one kernel tap along W: `count` consecutive strided positions from flat index
 // `strided`, and the dense positions they touch, from flat index `dense`, `dense_step` apart.
@@ -90,8 +89,7 @@ TapRange valid_tap_range(int64_t strided_extent, int64_t dense_extent, int64_t s
 // inside the dense grid, padding excluded. Convolutions loop over kernel positions outside and
 // these runs inside, so their innermost loops walk memory in order.
 template <class F>
-void for_each_tap_run(const Window& window, const Extent3& k, const Extent3& strided,
-                      const Extent3& dense, F f) {
+void for_each_tap_run(const Window& window, const Extent3& k, const Extent3& strided, const Extent3& dense, F f) {
   int64_t offset[3];
   TapRange range[3];
   for (size_t d = 0; d < 3; ++d) {
@@ -105,8 +103,8 @@ void for_each_tap_run(const Window& window, const Extent3& k, const Extent3& str
       const int64_t da = a * window.stride[0] + offset[0];
       const int64_t db = b * window.stride[1] + offset[1];
       const int64_t dc = w0 * window.stride[2] + offset[2];
-      f(TapRun{(a * strided[1] + b) * strided[2] + w0, (da * dense[1] + db) * dense[2] + dc,
-               range[2].last - w0, window.stride[2]});
+      f(TapRun{(a * strided[1] + b) * strided[2] + w0, (da * dense[1] + db) * dense[2] + dc, range[2].last - w0,
+               window.stride[2]});
     }
   }
 }
