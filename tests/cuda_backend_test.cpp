@@ -747,8 +747,8 @@ TEST(GpuTiming, L2FlushLeavesTensorsAndStatisticsAlone) {
                          MemoryCategory::temporaries);
   gpu.fill(t, 3.0);
   const MemoryStats before = gpu.allocator().stats();
-  gpu.flush_l2();
-  gpu.flush_l2();
+  gpu.measurement().flush_device_cache();
+  gpu.measurement().flush_device_cache();
   gpu.synchronize();
   EXPECT_EQ(gpu.allocator().stats().reserved, before.reserved);
   EXPECT_EQ(gpu.allocator().stats().peak, before.peak);
@@ -793,7 +793,7 @@ TEST(GpuGraphs, AReplayedStepWritesWhatTheEagerStepWrote) {
           }
           Executor::clear_grads(s);
           Tensor y;
-          std::unique_ptr<ReplayableWork> step = gpu.capture([&] {
+          std::unique_ptr<ReplayableWork> step = gpu.measurement().capture([&] {
             y = ex.forward(s, x);
             ex.backward(s, dy);
           });
@@ -839,8 +839,8 @@ TEST(GpuGraphs, CompareTimesTheReplayNextToTheEagerStep) {
 TEST(GpuClock, NvmlReportsTheSmClock) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
-  const nlohmann::json info = gpu.device_info();
-  const auto now = gpu.clock();
+  const nlohmann::json info = gpu.measurement().device_info();
+  const auto now = gpu.measurement().clock();
   if (!now) GTEST_SKIP() << "no SM clock: " << info.at("sm_clock_monitor").get<std::string>();
   EXPECT_EQ(info.at("sm_clock_monitor"), "nvml");
   EXPECT_EQ(now->domain, "sm");

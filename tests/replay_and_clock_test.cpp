@@ -30,27 +30,10 @@ namespace {
 // host side of it) and replay() stands for the device work, taking a fixed 100 us.
 class RecordingBackend final : public ReferenceBackend {
  public:
-  std::optional<std::string> replay_unsupported() const override { return std::nullopt; }
-  std::unique_ptr<ReplayableWork> capture(const std::function<void()>& work) override {
-    ++captures;
-    if (!capture_error.empty()) {
-      work();  // the host side ran into the failing call mid-way: leave state as a real failure would
-      if (capture_out_of_memory) throw OutOfMemory(1024, capture_error);
-      throw std::runtime_error(capture_error);
-    }
-    work();
-    return std::make_unique<Replay>(replays);
-  }
+  DeviceMeasurement& measurement() override { return measurement_; }
   void forward(const ForwardCall& call) override {
     if (&call.op == &call.graph.ops.front()) ++steps;
     ReferenceBackend::forward(call);
-  }
-  std::optional<ClockReading> clock() const override {
-    steps_at_clock_read.push_back(steps);
-    if (clocks.empty()) return std::nullopt;
-    ClockReading c = clocks.front();
-    clocks.pop_front();
-    return c;
   }
 
   int captures = 0;
@@ -73,6 +56,34 @@ class RecordingBackend final : public ReferenceBackend {
    private:
     int& count_;
   };
+
+  class Measurement final : public HostMeasurement {
+   public:
+    explicit Measurement(RecordingBackend& b) : HostMeasurement("reference"), b_(b) {}
+    std::optional<std::string> replay_unsupported() const override { return std::nullopt; }
+    std::unique_ptr<ReplayableWork> capture(const std::function<void()>& work) override {
+      ++b_.captures;
+      if (!b_.capture_error.empty()) {
+        work();  // the host side ran into the failing call mid-way: leave state as a real failure would
+        if (b_.capture_out_of_memory) throw OutOfMemory(1024, b_.capture_error);
+        throw std::runtime_error(b_.capture_error);
+      }
+      work();
+      return std::make_unique<Replay>(b_.replays);
+    }
+    std::optional<ClockReading> clock() const override {
+      b_.steps_at_clock_read.push_back(b_.steps);
+      if (b_.clocks.empty()) return std::nullopt;
+      ClockReading c = b_.clocks.front();
+      b_.clocks.pop_front();
+      return c;
+    }
+
+   private:
+    RecordingBackend& b_;
+  };
+
+  Measurement measurement_{*this};
 };
 
 RunOptions quick(bool graph) {
@@ -158,10 +169,10 @@ TEST(GraphReplay, AFailedCaptureKeepsTheEagerTimesAndSaysWhy) {
 
 TEST(GraphReplay, HostBackendsSayWhyTheyCannotReplay) {
   ReferenceBackend reference;
-  const auto why = reference.replay_unsupported();
+  const auto why = reference.measurement().replay_unsupported();
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("--device cuda"), std::string::npos) << *why;
-  EXPECT_THROW(reference.capture([] {}), std::logic_error);
+  EXPECT_THROW(reference.measurement().capture([] {}), std::logic_error);
 }
 
 TEST(ClockWatch, ReadJustBeforeTheFirstSampleAndAfterTheLast) {

@@ -78,7 +78,7 @@ nlohmann::json collect_provenance(const Spec& spec, Backend* backend) {
   }
   if (backend) {
     p["backend"] = backend->name();
-    const nlohmann::json device = backend->device_info();
+    const nlohmann::json device = backend->measurement().device_info();
     if (!device.empty()) p["device"] = device;
     if (device.contains("gpu") && device["gpu"].is_string()) p["gpu_name"] = device["gpu"];  // for the roofline
   }

@@ -25,17 +25,17 @@ namespace {
 // A profiler range (NVTX on CUDA) around one measured phase.
 class PhaseRange {
  public:
-  PhaseRange(Backend& backend, const std::string& name) : backend_(backend) { backend_.range_push(name); }
-  ~PhaseRange() { backend_.range_pop(); }
+  PhaseRange(DeviceMeasurement& device, const std::string& name) : device_(device) { device_.range_push(name); }
+  ~PhaseRange() { device_.range_pop(); }
   PhaseRange(const PhaseRange&) = delete;
   PhaseRange& operator=(const PhaseRange&) = delete;
   void next(const std::string& name) {
-    backend_.range_pop();
-    backend_.range_push(name);
+    device_.range_pop();
+    device_.range_push(name);
   }
 
  private:
-  Backend& backend_;
+  DeviceMeasurement& device_;
 };
 
 MemoryFigures figures_from_stats(const MemoryStats& s, int64_t saved) {
@@ -85,7 +85,7 @@ void time_graph_replay(bool training, Backend& backend, Executor& ex, ModelState
                        const MeasureOptions& options, ResultRow& row) {
   std::unique_ptr<ReplayableWork> recorded;
   try {
-    recorded = backend.capture([&] {
+    recorded = backend.measurement().capture([&] {
       Tensor y = ex.forward(state, x);
       if (training) ex.backward(state, dy);
     });
@@ -128,11 +128,11 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
 
   std::optional<CacheFlusher> host_flusher;
   auto timed = [&](const std::function<void()>& work) {
-    if (options.cold && !backend.flush_device_cache()) {
+    if (options.cold && !backend.measurement().flush_device_cache()) {
       if (!host_flusher) host_flusher.emplace();
       host_flusher->flush();
     }
-    return backend.time_ms(work);
+    return backend.measurement().time_ms(work);
   };
   const std::string where =
       row.block + "/" + row.variant + (row.point_label.empty() ? "" : "[" + row.point_label + "]");
@@ -140,7 +140,7 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
   // memory pass alone a GPU's clock may still be ramping up from idle, and a "drop" measured
   // from there would be the ramp, not throttling.
   std::optional<ClockReading> clock_before;
-  PhaseRange range(backend, where + "/forward");
+  PhaseRange range(backend.measurement(), where + "/forward");
   row.forward = measure_until_stable(
       [&] {
         Tensor y;
@@ -149,7 +149,7 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
         Executor::clear_grads(state);
         return ms;
       },
-      options.measure, steady_seconds, [&] { clock_before = backend.clock(); });
+      options.measure, steady_seconds, [&] { clock_before = backend.measurement().clock(); });
   if (training) {
     range.next(where + "/backward");
     row.backward = measure_until_stable(
@@ -176,7 +176,7 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
     range.next(where + "/graph");
     time_graph_replay(training, backend, ex, state, x, dy, timed, options.measure, row);
   }
-  const std::optional<ClockReading> clock_after = backend.clock();
+  const std::optional<ClockReading> clock_after = backend.measurement().clock();
   if (clock_before && clock_after)
     row.clock = ClockWindow{clock_before->domain, clock_before->mhz, clock_after->mhz, clock_after->limits};
   if (options.per_op_steps > 0) {

@@ -23,7 +23,8 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
   if (!choice.reason.empty()) notices << "convbench: " << choice.reason << "\n";
   std::unique_ptr<Backend> backend = make_backend(choice.device, options.backend);
   if (options.run.graph && options.run.time)
-    if (const auto why = backend->replay_unsupported()) throw InputError({"command line", 0, 0}, "--graph", *why);
+    if (const auto why = backend->measurement().replay_unsupported())
+      throw InputError({"command line", 0, 0}, "--graph", *why);
   Progress progress(static_cast<int>(results.rows.size()), options.quiet);
   size_t i = 0;
   for (const BlockSpec& block : spec.blocks) {

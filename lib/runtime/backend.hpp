@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/graph.hpp"
-#include "runtime/device_clock.hpp"
+#include "runtime/device_measurement.hpp"
 #include "runtime/tensor.hpp"
 
 namespace convbench {
@@ -59,15 +59,6 @@ struct BackwardCall {
   void* workspace;                   // workspace_bytes(graph, op, Phase::backward, true) bytes
 };
 
-// Device work recorded once and replayed without the host: a CUDA graph of a whole step, whose
-// kernels launch back to back with none of the executor's per-op host work between them.
-class ReplayableWork {
- public:
-  virtual ~ReplayableWork() = default;
-  // Queues one replay on the backend's stream (time it with Backend::time_ms).
-  virtual void replay() = 0;
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -93,34 +84,14 @@ class Backend {
   // Waits for queued work (no-op on host backends).
   virtual void synchronize() {}
 
-  // --- measurement hooks; the defaults suit host backends ---
-  // Milliseconds `work` takes as the device sees it: a steady clock around synchronised work on
-  // the host; events recorded on the stream on a GPU.
-  virtual double time_ms(const std::function<void()>& work);
-  // Evicts the device's own caches before a cold-cache sample; false when it has none (host
-  // backends: the runner scrubs the CPU's last-level cache instead).
-  virtual bool flush_device_cache() { return false; }
-  // Marks a named range (block / variant / phase) for profilers such as Nsight Systems.
-  virtual void range_push(const std::string& /*name*/) {}
-  virtual void range_pop() {}
   // Per-op choices the backend made (e.g. cuDNN algorithms), keyed by op name, since the last
   // clear_op_details(); recorded in the result rows.
   virtual nlohmann::json op_details() const { return nlohmann::json::object(); }
   virtual void clear_op_details() {}
-  // The device for provenance (name, memory, clocks, library versions); empty on host backends.
-  virtual nlohmann::json device_info() const { return nlohmann::json::object(); }
-  // The clock the backend computes at right now (read before and after timing); the host CPU's
-  // by default. nullopt when it cannot be read.
-  virtual std::optional<ClockReading> clock() const { return read_host_cpu_clock(); }
 
-  // --- graph replay (`compare --graph`) ---
-  // Why this backend cannot record work for replay, or nullopt when capture() works.
-  virtual std::optional<std::string> replay_unsupported() const;
-  // Records the device work that `work` queues, without running it, and returns it for replay.
-  // Every buffer the recorded work touches keeps its address: the caller must not let the
-  // allocator hand those blocks to anything else while it replays. Throws when capture fails
-  // (an op that cannot be recorded); only called when replay_unsupported() is nullopt.
-  virtual std::unique_ptr<ReplayableWork> capture(const std::function<void()>& work);
+  // Timing, cache flushing, profiler ranges, clocks, device information and graph capture: the
+  // measurement-facing interface of this backend's device (runtime/device_measurement.hpp).
+  virtual DeviceMeasurement& measurement() = 0;
 };
 
 }  // namespace convbench

@@ -48,12 +48,16 @@ class CpuBackend final : public Backend {
   void copy_from_host(Tensor& dst, const void* src) override;
   void copy_to_host(const Tensor& src, void* dst) override;
 
+  // Synchronous host computation: a steady clock, the CPU's clock, no replay.
+  DeviceMeasurement& measurement() override { return measurement_; }
+
   // How many oneDNN primitives have been created so far (tests check that repeated calls of the
   // same op reuse them).
   int64_t primitives_created() const;
 
  private:
   CachingHostAllocator allocator_;
+  HostMeasurement measurement_{"cpu"};
   std::unique_ptr<cpu::OneDnnOps> onednn_;
   std::vector<float> group_stats_;  // group-norm mean and rstd where no aux tensor holds them
 };

@@ -8,8 +8,6 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
-#include "backends/cuda/cuda_event_timer.hpp"
-#include "backends/cuda/cuda_graph.hpp"
 #include "backends/cuda/nvtx_range.hpp"
 #include "graph/autograd_rules.hpp"
 #include "kernels/kernels.hpp"
@@ -218,12 +216,12 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(options), alloca
   char bus_id[32] = {};
   CONVBENCH_CUDA_CHECK(cudaGetDevice(&device));
   CONVBENCH_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
-  nvml_ = std::make_unique<NvmlClock>(bus_id);
+  measurement_ = std::make_unique<CudaMeasurement>(stream_, first_launch_, bus_id);
 }
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
-  if (l2_scrub_) cudaFree(l2_scrub_);
+  measurement_.reset();  // frees the L2 scrub buffer while the stream still exists
   conv_.reset();
   try {
     allocator_.release_cached();
@@ -245,35 +243,6 @@ int64_t CudaBackend::workspace_bytes(const Graph& graph, const Op& op, Phase pha
   const bool grad_input = phase == Phase::backward && input_needs_grad(graph, op);
   // The bias gradient runs after cuDNN and reuses the same bytes.
   return std::max(kernel_bytes, conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input)).total);
-}
-
-nlohmann::json CudaBackend::device_info() const {
-  nlohmann::json info = cuda::device_info();
-  info["sm_clock_monitor"] = nvml_->unavailable() ? "unavailable: " + *nvml_->unavailable() : std::string("nvml");
-  if (const auto now = nvml_->read()) info["sm_clock_now_mhz"] = now->mhz;
-  return info;
-}
-
-namespace {
-
-// A recorded step whose replay marks its launch, so that a timed replay starts at the launch.
-class MarkedReplay final : public ReplayableWork {
- public:
-  MarkedReplay(std::unique_ptr<ReplayableWork> inner, FirstLaunchStart& mark) : inner_(std::move(inner)), mark_(mark) {}
-  void replay() override {
-    mark_.before_launch();
-    inner_->replay();
-  }
-
- private:
-  std::unique_ptr<ReplayableWork> inner_;
-  FirstLaunchStart& mark_;
-};
-
-}  // namespace
-
-std::unique_ptr<ReplayableWork> CudaBackend::capture(const std::function<void()>& work) {
-  return std::make_unique<MarkedReplay>(capture_cuda_graph(stream_, work), first_launch_);
 }
 
 void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
@@ -615,43 +584,9 @@ void CudaBackend::copy_to_host(const Tensor& src, void* dst) {
 
 void CudaBackend::synchronize() { CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
-double CudaBackend::time_ms(const std::function<void()>& work) {
-  // Events on the stream time what the GPU did, from the first kernel `work` queues (the host's
-  // set-up before it is not device time) to the end of the last; the stream is drained first so
-  // earlier work is not counted.
-  synchronize();
-  EventTimer timer(stream_);
-  first_launch_.arm([&timer] { timer.start(); });
-  try {
-    work();
-  } catch (...) {
-    first_launch_.disarm();
-    throw;
-  }
-  if (!first_launch_.disarm()) timer.start();  // nothing was queued: an empty interval
-  timer.stop();
-  return timer.elapsed_ms();
-}
-
-void CudaBackend::range_push(const std::string& name) { nvtxRangePushA(name.c_str()); }
-
-void CudaBackend::range_pop() { nvtxRangePop(); }
-
 void CudaBackend::fill(Tensor& t, double value) {
   first_launch_.before_launch();
   kernels::fill(t.desc.dtype, t.raw(), value, element_count(t.desc), stream_);
-}
-
-void CudaBackend::flush_l2() {
-  if (l2_scrub_ == nullptr) {
-    int device = 0, l2_bytes = 0;
-    CONVBENCH_CUDA_CHECK(cudaGetDevice(&device));
-    CONVBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-    l2_scrub_bytes_ = 2 * static_cast<size_t>(std::max(l2_bytes, 1 << 20));
-    CONVBENCH_CUDA_CHECK(cudaMalloc(&l2_scrub_, l2_scrub_bytes_));
-  }
-  // A different byte each time, so that no layer can skip the writes as redundant.
-  CONVBENCH_CUDA_CHECK(cudaMemsetAsync(l2_scrub_, static_cast<int>(++l2_flushes_ & 0xff), l2_scrub_bytes_, stream_));
 }
 
 }  // namespace convbench::cuda

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cuda/cuda_caching_allocator.hpp"
+#include "backends/cuda/cuda_measurement.hpp"
 #include "backends/cuda/cudnn_conv.hpp"
 #include "backends/cuda/first_launch_start.hpp"
-#include "backends/cuda/nvml_clock.hpp"
 #include "runtime/backend.hpp"
 
 struct CUstream_st;
@@ -75,33 +75,11 @@ class CudaBackend final : public Backend {
   //            "forward": {"algo": "IMPLICIT_PRECOMP_GEMM", "math": "FMA_MATH", ...}}}.
   nlohmann::json op_details() const override { return details_; }
   void clear_op_details() override { details_ = nlohmann::json::object(); }
-  // GPU name, compute capability, memory, clocks, driver / runtime / cuDNN versions, and whether
-  // the SM clock can be monitored (NVML).
-  nlohmann::json device_info() const override;
-  // The SM clock from NVML (nullopt without NVML).
-  std::optional<ClockReading> clock() const override { return nvml_->read(); }
-
-  // CUDA graphs: stream capture of the backend's stream (cuda_graph.hpp).
-  std::optional<std::string> replay_unsupported() const override { return std::nullopt; }
-  std::unique_ptr<ReplayableWork> capture(const std::function<void()>& work) override;
+  // CUDA events, the L2 scrub, NVTX ranges, the NVML clock, CUDA graphs (cuda_measurement.hpp).
+  DeviceMeasurement& measurement() override { return *measurement_; }
 
   // Sets every element of a floating-point tensor to `value` on the device.
   void fill(Tensor& t, double value);
-  // Evicts the GPU's L2 cache by writing a buffer twice its size on the stream (nvbench's cold
-  // runs), for cold-cache timing. The buffer is the backend's own, allocated on first use and
-  // kept outside the allocator's statistics: no op ever sees it.
-  void flush_l2();
-
-  // Measurement hooks (see Backend): CUDA events on the stream, the L2 scrub, NVTX ranges.
-  // time_ms starts at the first kernel `work` queues (first_launch_start.hpp), so the host's
-  // set-up before it is not counted; gaps between kernels where the GPU waits for the host are.
-  double time_ms(const std::function<void()>& work) override;
-  bool flush_device_cache() override {
-    flush_l2();
-    return true;
-  }
-  void range_push(const std::string& name) override;
-  void range_pop() override;
 
  private:
   void conv_forward(const ForwardCall& call);
@@ -113,12 +91,9 @@ class CudaBackend final : public Backend {
   cudnnHandle_t handle_ = nullptr;
   CudaCachingAllocator allocator_;
   std::unique_ptr<CudnnConv> conv_;
-  std::unique_ptr<NvmlClock> nvml_;
   FirstLaunchStart first_launch_;
+  std::unique_ptr<CudaMeasurement> measurement_;
   nlohmann::json details_ = nlohmann::json::object();
-  void* l2_scrub_ = nullptr;
-  size_t l2_scrub_bytes_ = 0;
-  unsigned l2_flushes_ = 0;
 };
 
 }  // namespace convbench::cuda

@@ -13,7 +13,7 @@
 #include <map>
 #include <utility>
 
-#include "runtime/allocator.hpp"
+#include "runtime/caching_allocator.hpp"
 
 namespace convbench::cuda {
 
@@ -29,36 +29,27 @@ struct DeviceMemoryCalls {
   };
 };
 
-class CudaCachingAllocator final : public Allocator {
+class CudaCachingAllocator final : public CachingAllocator {
  public:
   // `limit_bytes` caps reserved memory (0: only the device's memory limits it); beyond it
   // allocations throw OutOfMemory, as when the device itself runs out.
   explicit CudaCachingAllocator(int64_t limit_bytes = 0, DeviceMemoryCalls calls = {})
-      : limit_(limit_bytes), calls_(std::move(calls)) {}
+      : CachingAllocator(limit_bytes), calls_(std::move(calls)) {}
   ~CudaCachingAllocator() override;
-  CudaCachingAllocator(const CudaCachingAllocator&) = delete;
-  CudaCachingAllocator& operator=(const CudaCachingAllocator&) = delete;
-
-  // cudaFree's every cached block. A block whose cudaFree fails stays cached and counted as
-  // reserved (the device still holds it), and the failure is thrown after the others are freed.
-  void release_cached() override;
   bool on_device() const override { return true; }
 
-  // Multiple of 512 bytes, as PyTorch's CUDA allocator rounds small blocks.
-  static int64_t rounded_size(int64_t bytes);
-  int64_t cached_blocks() const { return static_cast<int64_t>(free_blocks_.size()); }
-
  protected:
-  void* do_allocate(int64_t bytes) override;
-  void do_deallocate(void* ptr, int64_t bytes) override;
+  // cudaMalloc, or nullptr when the device is out of memory (other errors throw).
+  void* system_allocate(int64_t size) override;
+  // cudaFree (which waits for the device, so no queued kernel still uses the block); a failure is
+  // remembered and thrown by report_release_failures() once the other blocks are freed.
+  bool system_free(void* block) override;
+  void report_release_failures() override;
+  std::string out_of_memory_detail(int64_t size) const override;
 
  private:
-  // cudaMalloc, or nullptr when the device is out of memory (other errors throw).
-  void* system_allocate(int64_t size);
-
-  int64_t limit_;
   DeviceMemoryCalls calls_;
-  std::multimap<int64_t, void*> free_blocks_;  // rounded size -> block
+  cudaError_t first_release_failure_ = cudaSuccess;
 };
 
 }  // namespace convbench::cuda

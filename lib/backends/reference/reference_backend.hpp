@@ -31,8 +31,12 @@ class ReferenceBackend : public Backend {
   void copy_from_host(Tensor& dst, const void* src) override;
   void copy_to_host(const Tensor& src, void* dst) override;
 
+  // Synchronous host computation: a steady clock, the CPU's clock, no replay.
+  DeviceMeasurement& measurement() override { return measurement_; }
+
  private:
   CachingHostAllocator allocator_;
+  HostMeasurement measurement_{"reference"};
 };
 
 }  // namespace convbench
