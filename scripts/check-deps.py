@@ -81,8 +81,12 @@ def read_cache_paths(cache, ignore_under):
 
 def imported_modules(source):
     """Top-level names of every module imported by the Python tests and the scripts they run."""
-    files = glob.glob(os.path.join(source, "tests", "*.py")) + glob.glob(os.path.join(source, "scripts", "*.py"))
+    files = []
+    for folder in ("tests", "scripts"):
+        files += glob.glob(os.path.join(source, folder, "*.py")) + glob.glob(os.path.join(source, folder, "*", "*.py"))
+    # The project's own modules: the files next to the scripts, and their packages (scripts/peer/).
     local = {os.path.splitext(os.path.basename(f))[0] for f in files}
+    local |= {os.path.basename(os.path.dirname(f)) for f in files if os.path.basename(f) == "__init__.py"}
     names = {}
     for path in sorted(files):
         with open(path, encoding="utf-8") as f:

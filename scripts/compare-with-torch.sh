@@ -16,5 +16,5 @@ mkdir -p "$out"
 CONVBENCH_QUIET_BUILD=1 "$root/scripts/build.sh"
 # Alternate the engines' runs would interleave warm caches; run each whole spec in turn instead.
 "$root/build/convbench" compare "$spec" --device "$device" --json "$out/convbench.json" -q "${timing[@]}" >"$out/convbench.txt"
-/usr/bin/python3 "$root/scripts/torch_peer.py" "$spec" --device "$device" --json "$out/pytorch.json" "${timing[@]}" >/dev/null
+/usr/bin/python3 "$root/scripts/torch_peer.py" "$spec" --convbench "$root/build/convbench" --device "$device" --json "$out/pytorch.json" "${timing[@]}" >/dev/null
 "$root/build/convbench" report "$out/convbench.json" --against "$out/pytorch.json" | tee "$out/against.txt"

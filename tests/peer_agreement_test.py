@@ -27,7 +27,7 @@ def main():
         with tempfile.TemporaryDirectory() as dumps:
             subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), config,
                             "--dump-tensors", dumps, "--dump-scale", "--counts-only",
-                            "--json", os.path.join(dumps, "peer.json")],
+                            "--json", os.path.join(dumps, "peer.json"), "--convbench", binary],
                            check=True, stdout=subprocess.DEVNULL)
             for device in ("reference", "cpu"):
                 run = subprocess.run([binary, "verify", config, dumps, "--device", device],

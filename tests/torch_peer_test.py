@@ -147,11 +147,17 @@ def write(directory, name, text):
 
 
 def run_peer(args, timeout=600):
-    proc = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, SCRIPT] + args + ["--convbench", CONVBENCH], capture_output=True, text=True,
                           timeout=timeout)
     if proc.returncode != 0:
         raise AssertionError(f"torch_peer.py {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}")
     return proc
+
+
+def resolved_blocks(spec_text):
+    """The blocks of a YAML spec as convbench resolves them (what the peer builds from)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return torch_peer.load_spec(write(tmp, "spec.yaml", spec_text), CONVBENCH)[1]
 
 
 def peer_rows(spec_path, directory, *extra):
@@ -293,7 +299,7 @@ class CountsTest(unittest.TestCase):
             exact = 2 * torch_peer.conv_macs(x, w, grad_out, transposed)
             return (exact if mask[0] else 0) + (groups * exact if mask[1] else 0)
 
-        blocks = torch_peer.expand_spec(yaml.safe_load(MIXED_SPEC), "mixed")[1]
+        blocks = resolved_blocks(MIXED_SPEC)
         for block in (blocks[0], blocks[4]):
             for variant in block["variants"]:
                 module = torch_peer.build_block(block, variant).train()
@@ -321,7 +327,7 @@ class CountsTest(unittest.TestCase):
             self.assertEqual(row["macs"]["backward_weight"], 0)
 
     def test_module_names_are_convbench_op_names(self):
-        blocks = torch_peer.expand_spec(yaml.safe_load(MIXED_SPEC), "mixed")[1]
+        blocks = resolved_blocks(MIXED_SPEC)
         block = blocks[0]  # sub at the first sweep point
         names = {v["name"]: [n for n, _ in torch_peer.build_block(block, v).named_parameters()]
                  for v in block["variants"]}
@@ -361,7 +367,7 @@ class DumpTest(unittest.TestCase):
 
     def rebuild(self, dump):
         """The dumped variant rebuilt from the spec, loaded with the dumped parameters."""
-        blocks = torch_peer.load_spec(self.spec)[1]
+        blocks = torch_peer.load_spec(self.spec, CONVBENCH)[1]
         block = next(b for b in blocks if b["name"] == dump["block"] and b["point_label"] == dump["point_label"])
         variant = next(v for v in block["variants"] if v["name"] == dump["variant"])
         scaled = torch_peer.dump_scaled(block)
@@ -524,6 +530,36 @@ class AnalyzeAgreementTest(unittest.TestCase):
             self.compare_with_analyze(write(tmp, "mixed.yaml", MIXED_SPEC))
             infer = SEED_SPEC.replace("    dims: 3", "    dims: 3\n    mode: infer")
             self.compare_with_analyze(write(tmp, "infer.yaml", infer))
+
+    def test_custom_op_defaults_match_convbench_analyze(self):
+        # Every optional field of a custom op left out: the peer builds from the values convbench
+        # resolved (its own parser once took a pool's kernel from the block: 3, not 2).
+        spec = """
+name: defaults
+blocks:
+  - name: all-defaults
+    batch: 2
+    in_channels: 8
+    out_channels: 8
+    size: 12
+    kernel: 3
+    bias: false
+    variants:
+      - kind: custom
+        name: defaults
+        ops:
+          - {op: conv, name: c}
+          - {op: group_norm, name: g, norm_groups: 4}
+          - {op: leaky_relu, name: l}
+          - {op: max_pool, name: mp}
+          - {op: avg_pool, name: ap}
+          - {op: conv_transpose, name: t}
+          - {op: conv, name: dw, groups: depthwise}
+          - {op: dropout, name: d}
+          - {op: upsample, name: u}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            self.compare_with_analyze(write(tmp, "defaults.yaml", spec))
 
 
 if __name__ == "__main__":

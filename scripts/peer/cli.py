@@ -1,0 +1,153 @@
+"""PyTorch as the independent peer for every number convbench prints.
+
+    torch_peer.py SPEC --json OUT [--device cpu|cuda] [--max-noise 0.005] [--min-time 0.5]
+                  [--min-samples 10] [--timeout 15] [--warmup 3] [--counts-only]
+                  [--dump-tensors DIR [--dump-scale]] [--no-cudnn-benchmark]
+                  [--convbench PATH]
+
+It takes the spec as convbench resolves it (`convbench validate SPEC --resolved-json -`, run with
+--convbench, $CONVBENCH, build/convbench or `convbench` on PATH; SPEC may also be such a resolved
+file): every block at every sweep point (block-major; first sweep key slowest), every variant and
+custom op with all defaults applied. It does not parse specs itself, so the spec's rules live in
+one place. It builds each variant as torch.nn modules whose module and parameter names match
+convbench's op names ("conv", "reduce.conv", "shortcut.norm", a custom op's own name, ...),
+computes every number itself, and writes one row per block x variant x sweep point in the
+convbench.results/1 schema: parameter and buffer counts, conv MACs/FLOPs per direction, times of
+forward / backward / step, and memory (CUDA: max_memory_allocated around one step; CPU: the bytes
+autograd saves for backward).
+
+--counts-only   counts and shapes only: no timing and no memory pass.
+--dump-tensors  DIR: for every train-mode row, one float64 training step on the CPU with
+                reproducible inputs, parameters and (Philox) dropout masks, written as
+                DIR/<block>__<variant>__<point_label or "default">.json so that convbench's
+                backends can be checked element by element against PyTorch.
+--dump-scale    with --dump-tensors: shrink batch to 2 and every spatial size to at most 8 (the
+                channels and every other field are unchanged) so that the files stay small.
+
+Run it with /usr/bin/python3 (Debian's PyTorch 1.13, CPU) or any PyTorch 2.x (CPU or CUDA). With
+torch.utils.flop_counter.FlopCounterMode (PyTorch >= 2.1) each row also carries that counter's
+raw numbers and the grouped grad-weight correction under "flop_counter".
+
+Conventions of a row:
+  macs      conv multiply-accumulates from the weight, input and output shapes PyTorch sees in
+            forward hooks: forward; backward_data (convs whose input needs a gradient: not those
+            reading the block input); backward_weight (every conv). Infer rows: backward 0.
+  flops     2 x macs, convs only ("flops_scope": "conv"): elementwise work is not compared.
+  buffers   BN running mean + running var elements (not num_batches_tracked).
+  time_ms   forward / backward (alone, after an untimed forward) / step, each with median, min,
+            max, q1, q3, samples and raw_ms; backward and step are null in infer mode.
+  memory    saved_bytes: distinct storages autograd saves in one training forward, without
+            parameters, buffers and the block input (saved_bytes_including_input adds it); on
+            CUDA also peak_bytes = max_memory_allocated around one step.
+  custom    a custom variant's ops are the whole block: the block's dropout and residual fields
+            apply to the built-in kinds only, as in convbench's variant builder.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import sys
+
+import torch
+
+from peer.dumps import DUMP_BATCH, DUMP_MAX_SIZE, dump_row
+from peer.io import InputError, finite, load_spec, write_json
+from peer.measure import classify_error, run_row
+
+SCHEMA = "convbench.results/1"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def provenance(opts, device, spec_sha):
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    return {
+        "python": platform.python_version(), "torch": torch.__version__,
+        "cuda": torch.version.cuda, "cudnn": cudnn,
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_model(),
+        "cpu": cpu_model(), "threads": torch.get_num_threads(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command_line": " ".join(shlex.quote(a) for a in [sys.argv[0]] + list(opts.argv)),
+        "spec": opts.spec, "spec_sha256": spec_sha,
+        "options": {"max_noise": opts.max_noise, "min_time_s": opts.min_time,
+                    "min_samples": opts.min_samples, "timeout_s": opts.timeout,
+                    "warmup": opts.warmup, "counts_only": opts.counts_only,
+                    "cudnn_benchmark": bool(torch.backends.cudnn.benchmark)},
+    }
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("spec", help="spec file (.yaml, .yml or .json), or a resolved spec (.json)")
+    p.add_argument("--json", dest="json_out", help="results file to write")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--max-noise", type=float, default=0.005, help="relative stdev to stop at")
+    p.add_argument("--min-time", type=float, default=0.5, help="seconds of samples at least")
+    p.add_argument("--min-samples", type=int, default=10)
+    p.add_argument("--timeout", type=float, default=15.0, help="seconds per measurement at most")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps before measuring")
+    p.add_argument("--counts-only", action="store_true", help="no timing and no memory pass")
+    p.add_argument("--dump-tensors", metavar="DIR", help="write float64 training-step dumps")
+    p.add_argument("--dump-scale", action="store_true",
+                   help=f"dumps at batch {DUMP_BATCH} and spatial sizes <= {DUMP_MAX_SIZE}")
+    p.add_argument("--no-cudnn-benchmark", action="store_true",
+                   help="leave cudnn.benchmark off (default: on, as most training scripts)")
+    p.add_argument("--convbench", metavar="PATH",
+                   help="the convbench binary that resolves the spec (default: $CONVBENCH, build/convbench, PATH)")
+    opts = p.parse_args(argv)
+    opts.argv = list(argv)
+    if not opts.json_out and not opts.dump_tensors:
+        p.error("nothing to do: give --json and/or --dump-tensors")
+    return opts
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    opts = parse_args(argv)
+    try:
+        _, blocks, spec_sha = load_spec(opts.spec, opts.convbench)
+    except InputError as e:
+        print(f"torch_peer: {e}", file=sys.stderr)
+        return 2
+    if opts.device == "cuda" and not torch.cuda.is_available():
+        print("torch_peer: --device cuda but torch.cuda.is_available() is False", file=sys.stderr)
+        return 2
+    device = torch.device(opts.device)
+    if device.type == "cpu":
+        torch.set_num_threads(os.cpu_count() or 1)
+    torch.backends.cudnn.benchmark = not opts.no_cudnn_benchmark
+    if opts.dump_tensors:
+        os.makedirs(opts.dump_tensors, exist_ok=True)
+
+    rows = []
+    for block in blocks:
+        for variant in block["variants"]:
+            label = f"{block['name']}/{variant['name']}" + (f" [{block['point_label']}]" if block["point_label"] else "")
+            if opts.json_out:
+                row = run_row(block, variant, opts, device)
+                rows.append(finite(row))
+                print(f"torch_peer: {label}: {row['status']} {row['message']}".rstrip(), file=sys.stderr)
+            if opts.dump_tensors and block["mode"] == "train":
+                try:
+                    path = dump_row(block, variant, opts.dump_tensors, opts.dump_scale)
+                    print(f"torch_peer: {label}: dumped {path}", file=sys.stderr)
+                except Exception as e:
+                    print(f"torch_peer: {label}: no dump: {classify_error(e)[1]}", file=sys.stderr)
+    if opts.json_out:
+        write_json(opts.json_out, {"schema": SCHEMA, "engine": f"pytorch {torch.__version__}",
+                                   "device": device.type,
+                                   "provenance": provenance(opts, device, spec_sha),
+                                   "results": rows})
+    return 0

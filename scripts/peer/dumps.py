@@ -1,0 +1,74 @@
+"""Tensor dumps: one float64 training step per train-mode row, with reproducible inputs,
+parameters and (Philox) dropout masks, for element-wise comparison (`convbench verify`)."""
+
+import hashlib
+import os
+
+import torch
+import torch.nn as nn
+
+from peer.counts import named_stat_buffers
+from peer.io import write_json
+from peer.modules import build_block, input_shape, memory_format
+
+# Seed of every dropout mask in a tensor dump; convbench's dump comparison uses the same one.
+DUMP_DROPOUT_SEED = 0x5EED
+DUMP_BATCH = 2
+DUMP_MAX_SIZE = 8
+
+
+def row_seed(block, variant):
+    key = f"{block['name']}|{variant['name']}|{block['point_label']}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "little") & (2**63 - 1)
+
+
+def dump_scaled(block):
+    scaled = dict(block)
+    scaled["batch"] = min(block["batch"], DUMP_BATCH)
+    scaled["size"] = [min(s, DUMP_MAX_SIZE) for s in block["size"]]
+    return scaled
+
+
+def tensor_json(t):
+    t = t.detach().to(device="cpu", dtype=torch.float64).contiguous()  # logical N,C,spatial order
+    return {"shape": list(t.shape), "data": t.reshape(-1).tolist()}
+
+
+def dump_file_name(block, variant):
+    label = block["point_label"] or "default"
+    raw = f"{block['name']}__{variant['name']}__{label}"
+    return "".join(c if c.isalnum() or c in "_-.,=+" else "_" for c in raw) + ".json"
+
+
+def dump_row(block, variant, out_dir, scale):
+    """One training step in float64 on the CPU; returns the file written."""
+    b = dump_scaled(block) if scale else block
+    seed = row_seed(block, variant)
+    torch.manual_seed(seed)
+    module = build_block(b, variant, dropout_seed=DUMP_DROPOUT_SEED).double()
+    with torch.no_grad():  # non-trivial affine norm parameters
+        for mod in module.modules():
+            if isinstance(mod, (nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
+                mod.weight.uniform_(0.5, 1.5)
+                mod.bias.uniform_(-0.5, 0.5)
+    fmt = memory_format(b)
+    module = module.to(memory_format=fmt)
+    module.train()
+    x = (torch.rand(input_shape(b), dtype=torch.float64) * 2 - 1).contiguous(memory_format=fmt)
+    params = {n: tensor_json(p) for n, p in module.named_parameters()}
+    buffers_before = {n: tensor_json(t) for n, t in named_stat_buffers(module)}
+    y = module(x)
+    dy = (torch.rand(tuple(y.shape), dtype=torch.float64) * 2 - 1).contiguous(memory_format=fmt)
+    y.backward(dy)
+    doc = {
+        "block": block["name"], "variant": variant["name"], "point_label": block["point_label"],
+        "dtype": "float64", "layout": b["layout"], "scaled": bool(scale), "seed": seed,
+        "dropout_seed": DUMP_DROPOUT_SEED,
+        "input": tensor_json(x), "grad_output": tensor_json(dy), "params": params,
+        "buffers_before": buffers_before, "output": tensor_json(y),
+        "param_grads": {n: tensor_json(p.grad) for n, p in module.named_parameters()},
+        "buffers_after": {n: tensor_json(t) for n, t in named_stat_buffers(module)},
+    }
+    path = os.path.join(out_dir, dump_file_name(block, variant))
+    write_json(path, doc)
+    return path

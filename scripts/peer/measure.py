@@ -1,0 +1,233 @@
+"""Timing and memory: nvbench's stopping rule (warm-up; samples until relative noise <= max-noise
+after >= min-time seconds of samples and >= min-samples samples, or a timeout), what autograd
+saves, the CUDA allocator's peak around one step; and one result row per block x variant."""
+
+import math
+import statistics
+import time
+
+import numpy as np
+import torch
+
+from peer.counts import count_row, flop_counter_section
+from peer.modules import TORCH_DTYPES, build_block, input_shape, memory_format
+
+
+class Runner:
+    """One variant prepared on its device: module, input, fixed upstream gradient."""
+
+    def __init__(self, block, variant, device):
+        self.device = device
+        self.train = block["mode"] == "train"
+        dtype = TORCH_DTYPES[block["dtype"]]
+        if device.type == "cuda":
+            tf32 = block["dtype"] == "tf32"
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            torch.backends.cudnn.allow_tf32 = tf32
+        fmt = memory_format(block)
+        generator = torch.Generator().manual_seed(0)
+        self.module = build_block(block, variant).to(device=device, dtype=dtype)
+        self.module = self.module.to(memory_format=fmt)
+        self.module.train(self.train)
+        x = torch.randn(input_shape(block), generator=generator)
+        self.x = x.to(device=device, dtype=dtype).contiguous(memory_format=fmt)
+        self.dy = None
+        if self.train:
+            y = self.module(self.x)
+            dy = torch.randn(tuple(y.shape), generator=generator)
+            self.dy = dy.to(device=device, dtype=dtype).contiguous(memory_format=fmt)
+            del y
+
+    def sync(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def clear_grads(self):
+        self.module.zero_grad(set_to_none=True)
+
+    def forward(self):
+        if self.train:
+            return self.module(self.x)
+        with torch.no_grad():
+            return self.module(self.x)
+
+    def step(self):
+        y = self.forward()
+        if self.train:
+            y.backward(self.dy)
+
+    def timed(self, work):
+        """Milliseconds of work(); CUDA events on the current stream, else the host clock."""
+        self.sync()
+        if self.device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            work()
+            end.record()
+            end.synchronize()
+            return float(start.elapsed_time(end))
+        t0 = time.perf_counter()
+        work()
+        return (time.perf_counter() - t0) * 1e3
+
+    def sample_forward(self):
+        self.clear_grads()
+        return self.timed(self.forward)
+
+    def sample_backward(self):
+        self.clear_grads()
+        y = self.forward()  # untimed
+        return self.timed(lambda: y.backward(self.dy))
+
+    def sample_step(self):
+        self.clear_grads()
+        return self.timed(self.step)
+
+
+def summarize(samples, stop):
+    q1, median, q3 = (float(v) for v in np.percentile(samples, [25, 50, 75]))
+    mean = statistics.fmean(samples)
+    return {"median": median, "min": min(samples), "max": max(samples), "q1": q1, "q3": q3,
+            "mean": mean, "rel_stdev": relative_noise(samples), "samples": len(samples),
+            "stop": stop, "raw_ms": samples}
+
+
+def relative_noise(samples):
+    if len(samples) < 2:
+        return math.inf
+    mean = statistics.fmean(samples)
+    return statistics.stdev(samples) / mean if mean > 0 else math.inf
+
+
+def measure(sample, opts):
+    samples, busy_s = [], 0.0
+    start = time.perf_counter()
+    while True:
+        ms = sample()
+        samples.append(ms)
+        busy_s += ms / 1e3
+        if time.perf_counter() - start >= opts.timeout:
+            return summarize(samples, "timeout")
+        if (len(samples) >= opts.min_samples and busy_s >= opts.min_time
+                and relative_noise(samples) <= opts.max_noise):
+            return summarize(samples, "converged")
+
+
+def time_row(runner, opts):
+    times = {"forward": measure(runner.sample_forward, opts), "backward": None, "step": None}
+    if runner.train:
+        times["backward"] = measure(runner.sample_backward, opts)
+        times["step"] = measure(runner.sample_step, opts)
+    return times
+
+
+# ------------------------------------------------------------------------------------------------
+# Memory: what autograd saves (any device), and the CUDA allocator's peak around one step.
+# ------------------------------------------------------------------------------------------------
+
+def storage_of(t):
+    """(data pointer, bytes) of the whole storage behind a tensor, for de-duplication."""
+    storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return storage.data_ptr(), storage.nbytes()
+
+
+def saved_bytes(runner):
+    """Bytes of the distinct storages autograd saves in one training forward, without the
+    parameters and buffers (resident anyway) and without the block input (the caller's)."""
+    if not runner.train:
+        return {"saved_bytes": 0, "saved_bytes_including_input": 0}
+    resident = {storage_of(t)[0] for t in list(runner.module.parameters()) + list(runner.module.buffers())}
+    input_ptr = storage_of(runner.x)[0]
+    seen = {}
+
+    def pack(t):
+        ptr, nbytes = storage_of(t)
+        seen[ptr] = nbytes
+        return t
+
+    runner.clear_grads()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = runner.forward()
+    del y
+    without_input = sum(n for p, n in seen.items() if p not in resident and p != input_ptr)
+    return {"saved_bytes": without_input,
+            "saved_bytes_including_input": without_input + seen.get(input_ptr, 0)}
+
+
+def cuda_peak(runner):
+    """torch.cuda.max_memory_allocated around one step, starting from params, x and dy only."""
+    runner.clear_grads()
+    runner.sync()
+    torch.cuda.reset_peak_memory_stats(runner.device)
+    baseline = torch.cuda.memory_allocated(runner.device)
+    runner.step()
+    runner.sync()
+    peak = torch.cuda.max_memory_allocated(runner.device)
+    runner.clear_grads()
+    return {"peak_bytes": int(peak), "baseline_bytes": int(baseline),
+            "peak_above_baseline_bytes": int(peak - baseline),
+            "peak_reserved_bytes": int(torch.cuda.max_memory_reserved(runner.device))}
+
+
+def memory_row(runner):
+    memory = saved_bytes(runner)
+    if runner.device.type == "cuda":
+        memory.update(cuda_peak(runner))
+    return memory
+
+
+# ------------------------------------------------------------------------------------------------
+# Rows: counts, then (unless --counts-only) a warm-up, the memory pass and the timing pass.
+# ------------------------------------------------------------------------------------------------
+
+def classify_error(e):
+    text = f"{type(e).__name__}: {e}".strip().splitlines()[0][:500]
+    oom_type = getattr(torch.cuda, "OutOfMemoryError", None)
+    if (oom_type is not None and isinstance(e, oom_type)) or "out of memory" in str(e).lower():
+        return "oom", text
+    if isinstance(e, NotImplementedError) or "not implemented for" in str(e):
+        return "unsupported", text
+    return "error", text
+
+
+def base_row(block, variant, device):
+    return {
+        "block": block["name"], "variant": variant["name"], "kind": variant["kind"],
+        "point": block["point"], "point_label": block["point_label"], "dims": block["dims"],
+        "dtype": block["dtype"], "layout": block["layout"], "mode": block["mode"],
+        "input_shape": input_shape(block), "output_shape": None, "params": None, "buffers": None,
+        "macs": None, "flops": None, "flops_scope": "conv",  # elementwise FLOPs are not compared
+        "status": "ok", "message": "", "device": device.type, "time_ms": None, "memory": None,
+    }
+
+
+def run_row(block, variant, opts, device):
+    row = base_row(block, variant, device)
+    try:
+        counts = count_row(block, variant)
+    except Exception as e:
+        row["status"], row["message"] = "error", classify_error(e)[1]
+        return row
+    row.update({k: counts[k] for k in ("params", "buffers", "macs", "flops")})
+    row["output_shape"] = counts["output_shape"]
+    row["convs"] = [{k: r[k] for k in ("name", "transposed", "groups", "w_shape", "macs",
+                                       "input_requires_grad")} for r in counts["convs"]]
+    row["flop_counter"] = flop_counter_section(block, variant, device)
+    if opts.counts_only:
+        return row
+    runner = None
+    try:
+        runner = Runner(block, variant, device)
+        for _ in range(opts.warmup):
+            runner.clear_grads()
+            runner.step()
+        runner.sync()
+        row["memory"] = memory_row(runner)  # a pass of its own, before timing
+        row["time_ms"] = time_row(runner, opts)
+    except Exception as e:
+        row["status"], row["message"] = classify_error(e)
+    finally:
+        del runner
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return row

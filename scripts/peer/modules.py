@@ -1,0 +1,260 @@
+"""Building a variant as torch.nn modules whose module and parameter names are convbench's op
+names ("conv", "reduce.conv", "shortcut.norm", a custom op's own name, ...), from a block and a
+variant of the resolved spec (peer/io.py)."""
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+import philox  # sits in scripts/, next to torch_peer.py
+
+
+class Add(nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+class Sub(nn.Module):
+    def forward(self, a, b):
+        return a - b
+
+
+class Concat(nn.Module):
+    def forward(self, *xs):
+        return torch.cat(xs, dim=1)
+
+
+class PhiloxDropout(nn.Module):
+    """Dropout with convbench's mask rule: element i (logical N,C,spatial order) is kept when
+    dropout_keep(i, seed, p); kept elements are scaled by 1/(1-p). The mask enters as a constant,
+    so autograd passes dy * mask / (1-p) back, as convbench does."""
+
+    def __init__(self, p, seed):
+        super().__init__()
+        self.p = p
+        self.seed = seed
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        keep = philox.dropout_mask(x.numel(), self.seed, self.p).reshape(tuple(x.shape))
+        scale = torch.from_numpy(keep.astype(np.float64) / (1.0 - self.p))
+        return x * scale.to(device=x.device, dtype=x.dtype)
+
+
+class BlockModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.steps = []  # (value name, module, input value names), in execution order
+        self.output = None
+        self._last_use = {}
+
+    def add_step(self, name, module, inputs):
+        if name == "input" or any(name == s[0] for s in self.steps):
+            raise ValueError(f"{name}: duplicate op name")
+        parent = self
+        *containers, leaf = name.split(".")
+        for part in containers:
+            if not hasattr(parent, part):
+                parent.add_module(part, nn.Module())
+            parent = getattr(parent, part)
+        parent.add_module(leaf, module)
+        self.steps.append((name, module, list(inputs)))
+        return name
+
+    def finish(self, output):
+        self.output = output
+        # Free each value after its last reader, as a plain PyTorch forward would; otherwise
+        # intermediates stay alive to the end of forward and inflate the measured peak memory.
+        self._last_use = {}
+        for i, (_, _, inputs) in enumerate(self.steps):
+            for v in inputs:
+                self._last_use[v] = i
+        return self
+
+    def forward(self, x):
+        values = {"input": x}
+        for i, (name, module, inputs) in enumerate(self.steps):
+            values[name] = module(*[values[v] for v in inputs])
+            for v in set(inputs):
+                if self._last_use.get(v) == i and v != self.output:
+                    del values[v]
+        return values[self.output]
+
+
+def conv_module(dims, cin, cout, kernel, stride, padding, dilation, groups, bias, transposed=False,
+                output_padding=None):
+    if transposed:
+        cls = nn.ConvTranspose2d if dims == 2 else nn.ConvTranspose3d
+        return cls(cin, cout, tuple(kernel), stride=tuple(stride), padding=tuple(padding),
+                   output_padding=tuple(output_padding or [0] * dims), groups=groups, bias=bias,
+                   dilation=tuple(dilation))
+    cls = nn.Conv2d if dims == 2 else nn.Conv3d
+    return cls(cin, cout, tuple(kernel), stride=tuple(stride), padding=tuple(padding),
+               dilation=tuple(dilation), groups=groups, bias=bias)
+
+
+def norm_module(kind, dims, channels, norm_groups):
+    if kind == "batch":
+        cls = nn.BatchNorm2d if dims == 2 else nn.BatchNorm3d
+        return cls(channels, eps=1e-5, momentum=0.1)
+    if kind == "group":
+        return nn.GroupNorm(norm_groups, channels, eps=1e-5)
+    return None
+
+
+def act_module(kind, negative_slope):
+    if kind == "relu":
+        return nn.ReLU()
+    if kind == "leaky_relu":
+        return nn.LeakyReLU(negative_slope)
+    return None
+
+
+def add_cna(m, block, prefix, src, cin, cout, kernel, stride, padding, dilation, groups):
+    """conv -> norm -> act; returns the name of the last value."""
+    dims = block["dims"]
+    v = m.add_step(prefix + "conv", conv_module(dims, cin, cout, kernel, stride, padding, dilation,
+                                                groups, block["bias"]), [src])
+    norm = norm_module(block["norm"], dims, cout, block["norm_groups"])
+    if norm is not None:
+        v = m.add_step(prefix + "norm", norm, [v])
+    act = act_module(block["act"], block["negative_slope"])
+    if act is not None:
+        v = m.add_step(prefix + "act", act, [v])
+    return v
+
+
+def build_main_path(m, block, variant):
+    """Adds the variant's own ops; returns the name of its output value."""
+    dims, cin, cout = block["dims"], block["in_channels"], block["out_channels"]
+    k, s, p, d = block["kernel"], block["stride"], block["padding"], block["dilation"]
+    ones, zeros = [1] * dims, [0] * dims
+    kind = variant["kind"]
+    if kind == "standard":
+        return add_cna(m, block, "", "input", cin, cout, k, s, p, d, 1)
+    if kind == "grouped":
+        return add_cna(m, block, "", "input", cin, cout, k, s, p, d, variant["groups"])
+    if kind == "bottleneck":
+        mid = cout // variant["ratio"]
+        v = add_cna(m, block, "reduce.", "input", cin, mid, ones, ones, zeros, ones, 1)
+        v = add_cna(m, block, "spatial.", v, mid, mid, k, s, p, d, variant["groups"])
+        return add_cna(m, block, "expand.", v, mid, cout, ones, ones, zeros, ones, 1)
+    if kind == "separable":
+        wide = cin * variant["multiplier"]
+        v = add_cna(m, block, "depthwise.", "input", cin, wide, k, s, p, d, cin)
+        return add_cna(m, block, "pointwise.", v, wide, cout, ones, ones, zeros, ones, 1)
+    if kind == "custom":
+        return build_custom_ops(m, block, variant)
+    raise ValueError(f"unknown variant kind {kind}")
+
+
+def build_custom_ops(m, block, variant):
+    """A custom variant's ops as convbench resolved them (every field present: the resolved spec
+    applies the defaults); the channels flowing between them are tracked here, independently."""
+    dims = block["dims"]
+    channels = {"input": block["in_channels"]}
+    for op in variant["ops"]:
+        kind, name, inputs = op["op"], op["name"], op["inputs"]
+        for v in inputs:
+            if v not in channels:
+                raise ValueError(f"{name}: unknown input value {v!r}")
+        cin = channels[inputs[0]]
+        if kind in ("conv", "conv_transpose"):
+            cout = op["out_channels"]
+            module = conv_module(dims, cin, cout, op["kernel"], op["stride"], op["padding"],
+                                 op["dilation"], op["groups"], op["bias"],
+                                 transposed=kind == "conv_transpose",
+                                 output_padding=op.get("output_padding"))
+        elif kind == "batch_norm":
+            module, cout = norm_module("batch", dims, cin, 1), cin
+        elif kind == "group_norm":
+            module, cout = norm_module("group", dims, cin, op["norm_groups"]), cin
+        elif kind == "relu":
+            module, cout = nn.ReLU(), cin
+        elif kind == "leaky_relu":
+            module, cout = nn.LeakyReLU(op["negative_slope"]), cin
+        elif kind == "dropout":
+            module, cout = nn.Dropout(op["p"]), cin
+        elif kind in ("add", "sub"):
+            if channels[inputs[0]] != channels[inputs[1]]:
+                raise ValueError(f"{name}: operands differ in channels")
+            module, cout = (Add() if kind == "add" else Sub()), cin
+        elif kind == "concat":
+            module, cout = Concat(), sum(channels[v] for v in inputs)
+        elif kind in ("max_pool", "avg_pool"):
+            kernel, stride, padding = op["kernel"], op["stride"], op["padding"]
+            if kind == "max_pool":
+                cls = nn.MaxPool2d if dims == 2 else nn.MaxPool3d
+                module = cls(tuple(kernel), stride=tuple(stride), padding=tuple(padding))
+            else:
+                cls = nn.AvgPool2d if dims == 2 else nn.AvgPool3d
+                module = cls(tuple(kernel), stride=tuple(stride), padding=tuple(padding),
+                             count_include_pad=True)
+            cout = cin
+        elif kind == "upsample":
+            module, cout = nn.Upsample(scale_factor=op["scale"], mode="nearest"), cin
+        else:
+            raise ValueError(f"{name}: unknown op kind {kind}")
+        m.add_step(name, module, inputs)
+        channels[name] = cout
+    if variant["output"] not in channels or variant["output"] == "input":
+        raise ValueError(f"output: {variant['output']!r} is not an op of this variant")
+    return variant["output"]
+
+
+def build_block(block, variant, dropout_seed=None):
+    """The variant as a BlockModule (float32, CPU, PyTorch's default init). With dropout_seed the
+    dropout ops draw convbench's Philox masks instead of PyTorch's own."""
+    m = BlockModule()
+    dims = block["dims"]
+
+    def dropout(p):
+        return nn.Dropout(p) if dropout_seed is None else PhiloxDropout(p, dropout_seed)
+
+    out = build_main_path(m, block, variant)
+    if variant["kind"] == "custom":
+        # A custom variant's ops are the whole block: its `output` is the block output, and the
+        # block's dropout and residual fields do not apply to it (as convbench's variant builder).
+        if dropout_seed is not None:
+            for name, module, _ in list(m.steps):
+                if isinstance(module, nn.Dropout):
+                    replace_step(m, name, dropout(module.p))
+        return m.finish(out)
+    if block["dropout"] > 0.0:
+        out = m.add_step("dropout", dropout(block["dropout"]), [out])
+    if block["residual"]:
+        shortcut = "input"
+        if block["in_channels"] != block["out_channels"] or any(s != 1 for s in block["stride"]):
+            ones = [1] * dims
+            shortcut = m.add_step("shortcut.conv", conv_module(
+                dims, block["in_channels"], block["out_channels"], ones, block["stride"],
+                [0] * dims, ones, 1, block["bias"]), ["input"])
+            norm = norm_module(block["norm"], dims, block["out_channels"], block["norm_groups"])
+            if norm is not None:
+                shortcut = m.add_step("shortcut.norm", norm, [shortcut])
+        out = m.add_step("add", Add(), [out, shortcut])
+    return m.finish(out)
+
+
+def replace_step(m, name, module):
+    *containers, leaf = name.split(".")
+    parent = m
+    for part in containers:
+        parent = getattr(parent, part)
+    parent.add_module(leaf, module)
+    m.steps = [(n, module if n == name else mod, ins) for n, mod, ins in m.steps]
+
+
+def input_shape(block):
+    return [block["batch"], block["in_channels"]] + list(block["size"])
+
+
+def memory_format(block):
+    if block["layout"] != "channels_last":
+        return torch.contiguous_format
+    return torch.channels_last if block["dims"] == 2 else torch.channels_last_3d
+
+
+TORCH_DTYPES = {"float32": torch.float32, "tf32": torch.float32, "float16": torch.float16,
+                "bfloat16": torch.bfloat16}
