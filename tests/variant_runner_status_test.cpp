@@ -4,6 +4,7 @@
 // a failed row keeps no half-measured figures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "backends/reference/reference_backend.hpp"
@@ -57,6 +58,49 @@ TEST(VariantRunnerStatus, RunTimeFailuresBecomeTheRowsStatusWithTheBackendsMessa
     EXPECT_FALSE(row.step.has_value());
     EXPECT_EQ(backend.allocator().stats().current, 0) << "tensors leaked";
   }
+}
+
+// The reference backend without kernels for one op kind, as a backend is while a new op lands on
+// the others first.
+class BackendWithoutKind final : public ReferenceBackend {
+ public:
+  explicit BackendWithoutKind(OpKind missing) {
+    for (const Op& op : build_variant_graph(testing::small_block(2, 4, 8, 6), testing::variant("standard")).ops)
+      if (op.kind != missing && !table_.find(op.kind)) table_.add(op.kind, *ReferenceBackend::kernels().find(op.kind));
+  }
+  const KernelTable& kernels() const override { return table_; }
+
+ private:
+  KernelTable table_;
+};
+
+TEST(VariantRunnerStatus, AnOpKindWithoutKernelsIsUnsupportedNotAFailure) {
+  const Graph g = build_variant_graph(testing::small_block(2, 4, 8, 6), testing::variant("standard"));
+  BackendWithoutKind backend(OpKind::relu);
+  const Op& relu = *std::find_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.kind == OpKind::relu; });
+  EXPECT_EQ(backend.unsupported(g, relu), "the reference backend has no kernels for relu");
+  EXPECT_EQ(backend.unsupported(g, g.ops.front()), std::nullopt);
+
+  RunOptions options;
+  options.time = false;
+  ResultRow row;
+  run_variant(g, true, backend, options, row);
+  EXPECT_EQ(row.status, RunStatus::unsupported);
+  EXPECT_NE(row.message.find("no kernels for relu"), std::string::npos) << row.message;
+
+  // Called anyway (the executor does not ask first), the kernel lookup says the same.
+  ForwardCall call{g, relu, {}, {}, {}, nullptr, {}, false, 0, nullptr};
+  EXPECT_THROW(backend.forward(call), UnsupportedOp);
+}
+
+TEST(KernelTable, AKindIsRegisteredOnceWithBothDirections) {
+  KernelTable t;
+  const OpKernels both{[](const ForwardCall&) {}, [](const BackwardCall&) {}};
+  t.add(OpKind::relu, both);
+  EXPECT_NE(t.find(OpKind::relu), nullptr);
+  EXPECT_EQ(t.find(OpKind::add), nullptr);
+  EXPECT_THROW(t.add(OpKind::relu, both), std::logic_error);
+  EXPECT_THROW(t.add(OpKind::add, {[](const ForwardCall&) {}, nullptr}), std::logic_error);
 }
 
 }  // namespace

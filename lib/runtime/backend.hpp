@@ -1,5 +1,6 @@
 // The interface every backend implements (reference, cpu, cuda). The executor walks the graph and
-// calls forward() and backward() once per op with tensors it has allocated; a backend computes,
+// calls forward() and backward() once per op with tensors it has allocated, which run the kernels
+// the backend registered for the op's kind (runtime/kernel_table.hpp); a backend computes,
 // and never allocates tensors the executor does not know about (its scratch space comes from the
 // workspace the executor allocates on its behalf, sized by workspace_bytes()).
 #pragma once
@@ -16,6 +17,7 @@
 
 #include "graph/graph.hpp"
 #include "runtime/device_measurement.hpp"
+#include "runtime/kernel_table.hpp"
 #include "runtime/tensor.hpp"
 
 namespace convbench {
@@ -65,13 +67,20 @@ class Backend {
   virtual std::string name() const = 0;
   virtual Allocator& allocator() = 0;
 
-  // Why this backend cannot run the op (e.g. a dtype it lacks), or nullopt when it can.
-  virtual std::optional<std::string> unsupported(const Graph& graph, const Op& op) const = 0;
+  // Why this backend cannot run the op, or nullopt when it can: no kernels registered for its
+  // kind, or a limitation of the kernels it has (limitation()).
+  std::optional<std::string> unsupported(const Graph& graph, const Op& op) const;
+  // What the backend's kernels for this op's kind cannot do (e.g. a dtype it lacks), or nullopt.
+  virtual std::optional<std::string> limitation(const Graph& graph, const Op& op) const = 0;
+  // Every op kind's forward and backward kernels on this backend.
+  virtual const KernelTable& kernels() const = 0;
   // Scratch bytes the op needs in the given phase (0 when none).
   virtual int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) = 0;
 
-  virtual void forward(const ForwardCall& call) = 0;
-  virtual void backward(const BackwardCall& call) = 0;
+  // Run the registered kernels of the op's kind (an unregistered kind throws UnsupportedOp).
+  // Backends override them only to wrap every op (the CUDA backend's profiler ranges).
+  virtual void forward(const ForwardCall& call);
+  virtual void backward(const BackwardCall& call);
 
   // dst += src, same desc (gradient accumulation where a value feeds several ops).
   virtual void accumulate(Tensor& dst, const Tensor& src) = 0;

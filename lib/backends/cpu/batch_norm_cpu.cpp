@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/onednn_ops.hpp"
 
 namespace convbench::cpu {
 namespace {
@@ -126,6 +127,20 @@ void batch_norm_backward(const BackwardCall& call) {
   }
   channel_affine(d, dy, per_sample(a, batch).data(), x, shift.data(), per_sample(minus_b, batch).data(),
                  per_sample(offset, batch).data(), dx->data<float>());
+}
+
+void register_batch_norm_kernels(KernelTable& table, CpuKernelContext context) {
+  OneDnnOps& onednn = context.onednn;
+  table.add(OpKind::batch_norm, {[&onednn](const ForwardCall& call) {
+                                   const Tensor& x = need(at_or_null(call.inputs, 0), call.op, "input");
+                                   if (batch_norm_on_onednn(x.desc, Phase::forward))
+                                     onednn.batch_norm_forward(call);
+                                   else if (call.training)
+                                     batch_norm_forward_training(call);
+                                   else
+                                     batch_norm_forward_inference(call);
+                                 },
+                                 [](const BackwardCall& call) { batch_norm_backward(call); }});
 }
 
 }  // namespace convbench::cpu

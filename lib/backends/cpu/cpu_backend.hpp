@@ -33,14 +33,14 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   Allocator& allocator() override { return allocator_; }
 
-  std::optional<std::string> unsupported(const Graph& graph, const Op& op) const override;
+  // float32 and tf32 only.
+  std::optional<std::string> limitation(const Graph& graph, const Op& op) const override;
+  // Every op kind; each family's *_cpu.cpp registers its kernels.
+  const KernelTable& kernels() const override { return kernels_; }
   // Exactly the bytes forward()/backward() of this op use: oneDNN scratchpads and the
   // reordered (blocked-format) copies of activations and weights, each 64-byte aligned.
   // The first call for an op creates and caches its oneDNN primitives.
   int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) override;
-
-  void forward(const ForwardCall& call) override;
-  void backward(const BackwardCall& call) override;
 
   void accumulate(Tensor& dst, const Tensor& src) override;
   void add(Tensor& out, const Tensor& a, const Tensor& b) override;
@@ -60,6 +60,7 @@ class CpuBackend final : public Backend {
   HostMeasurement measurement_{"cpu"};
   std::unique_ptr<cpu::OneDnnOps> onednn_;
   std::vector<float> group_stats_;  // group-norm mean and rstd where no aux tensor holds them
+  KernelTable kernels_;             // after what its kernels refer to
 };
 
 }  // namespace convbench

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "graph/op.hpp"
@@ -11,6 +12,35 @@
 #include "runtime/tensor.hpp"
 
 namespace convbench::cpu {
+
+class OneDnnOps;  // oneDNN engine, stream and cached primitives (onednn_ops.hpp)
+
+// What the cpu backend's kernels share: oneDNN, and room for group-norm statistics where no aux
+// tensor holds them (inference). Both belong to the backend and outlive its kernel table.
+struct CpuKernelContext {
+  OneDnnOps& onednn;
+  std::vector<float>& group_stats;
+};
+
+// Each op family's file registers its kinds' forward and backward kernels, side by side
+// (cpu_backend.cpp calls them all).
+void register_conv_kernels(KernelTable& table, CpuKernelContext context);  // conv_cpu.cpp
+void register_batch_norm_kernels(KernelTable& table, CpuKernelContext context);
+void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
+void register_elementwise_kernels(KernelTable& table);
+void register_data_movement_kernels(KernelTable& table);  // concat, upsample
+void register_pool_kernels(KernelTable& table);
+
+template <class T>
+T* at_or_null(const std::vector<T*>& v, size_t i) {
+  return i < v.size() ? v[i] : nullptr;
+}
+
+// The tensor a kernel cannot do without; a missing one is the executor's bug, said plainly.
+inline const Tensor& need(const Tensor* t, const Op& op, const char* what) {
+  if (t == nullptr) throw std::invalid_argument(op.name + ": cpu backend needs the " + what);
+  return *t;
+}
 
 // Elementwise (layout-agnostic unless noted), elementwise_cpu.cpp.
 void relu_forward(const Tensor& x, Tensor& y);

@@ -125,4 +125,23 @@ void upsample_backward(const Tensor& dy, Tensor& dx, int64_t scale) {
   }
 }
 
+void register_data_movement_kernels(KernelTable& table) {
+  table.add(OpKind::concat, {[](const ForwardCall& call) { concat_forward(call.inputs, *call.output); },
+                             [](const BackwardCall& call) {
+                               std::vector<int64_t> channels;
+                               for (int v : call.op.inputs) channels.push_back(call.graph.desc(v).channels());
+                               concat_backward(need(call.grad_output, call.op, "grad_output"), call.grad_inputs,
+                                               channels);
+                             }});
+  table.add(OpKind::upsample, {[](const ForwardCall& call) {
+                                 upsample_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
+                                                  call.op.upsample_scale);
+                               },
+                               [](const BackwardCall& call) {
+                                 if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                   upsample_backward(need(call.grad_output, call.op, "grad_output"), *dx,
+                                                     call.op.upsample_scale);
+                               }});
+}
+
 }  // namespace convbench::cpu

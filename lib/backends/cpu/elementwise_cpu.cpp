@@ -146,4 +146,59 @@ void negate(const Tensor& x, Tensor& out) {
 
 void accumulate(Tensor& dst, const Tensor& src) { add(dst, src, dst); }
 
+void register_elementwise_kernels(KernelTable& table) {
+  table.add(OpKind::relu, {[](const ForwardCall& call) {
+                             relu_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
+                           },
+                           [](const BackwardCall& call) {
+                             if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                               relu_backward(need(call.output, call.op, "saved output"),
+                                             need(call.grad_output, call.op, "grad_output"), *dx);
+                           }});
+  table.add(OpKind::leaky_relu, {[](const ForwardCall& call) {
+                                   leaky_relu_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
+                                                      static_cast<float>(call.op.negative_slope));
+                                 },
+                                 [](const BackwardCall& call) {
+                                   if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                     leaky_relu_backward(need(at_or_null(call.inputs, 0), call.op, "saved input"),
+                                                         need(call.grad_output, call.op, "grad_output"), *dx,
+                                                         static_cast<float>(call.op.negative_slope));
+                                 }});
+  table.add(
+      OpKind::dropout,
+      {[](const ForwardCall& call) {
+         const Tensor& x = need(at_or_null(call.inputs, 0), call.op, "input");
+         if (!call.training) {
+           copy(x, *call.output);  // the executor aliases instead; called anyway, it is the identity
+           return;
+         }
+         dropout_forward(x, *call.output, at_or_null(call.aux, 0), call.seed, static_cast<float>(call.op.dropout_p));
+       },
+       [](const BackwardCall& call) {
+         if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+           dropout_backward(need(at_or_null(call.aux, 0), call.op, "saved mask"),
+                            need(call.grad_output, call.op, "grad_output"), *dx, static_cast<float>(call.op.dropout_p));
+       }});
+  table.add(OpKind::add, {[](const ForwardCall& call) {
+                            add(need(at_or_null(call.inputs, 0), call.op, "input"),
+                                need(at_or_null(call.inputs, 1), call.op, "second operand"), *call.output);
+                          },
+                          [](const BackwardCall& call) {
+                            // Normally both gradients are aliases of dy and nothing is passed.
+                            const Tensor& dy = need(call.grad_output, call.op, "grad_output");
+                            for (Tensor* g : call.grad_inputs)
+                              if (g) copy(dy, *g);
+                          }});
+  table.add(OpKind::sub, {[](const ForwardCall& call) {
+                            sub(need(at_or_null(call.inputs, 0), call.op, "input"),
+                                need(at_or_null(call.inputs, 1), call.op, "second operand"), *call.output);
+                          },
+                          [](const BackwardCall& call) {
+                            const Tensor& dy = need(call.grad_output, call.op, "grad_output");
+                            if (Tensor* dx = at_or_null(call.grad_inputs, 0)) copy(dy, *dx);  // normally an alias of dy
+                            if (Tensor* db = at_or_null(call.grad_inputs, 1)) negate(dy, *db);
+                          }});
+}
+
 }  // namespace convbench::cpu

@@ -160,4 +160,45 @@ void group_norm_backward(const Tensor& x, const float* mean, const float* rstd, 
                  dx->data<float>());
 }
 
+void register_group_norm_kernels(KernelTable& table, CpuKernelContext context) {
+  std::vector<float>& stats = context.group_stats;
+  table.add(OpKind::group_norm,
+            {[&stats](const ForwardCall& call) {
+               const Op& op = call.op;
+               const Tensor& x = need(at_or_null(call.inputs, 0), op, "input");
+               const size_t count = static_cast<size_t>(x.desc.batch() * op.norm.groups);
+               float* mean = nullptr;
+               float* rstd = nullptr;
+               if (call.aux.size() >= 2) {
+                 mean = call.aux[0]->data<float>();
+                 rstd = call.aux[1]->data<float>();
+               } else {  // inference keeps no statistics; N * groups floats are ours to hold
+                 stats.resize(2 * count);
+                 mean = stats.data();
+                 rstd = stats.data() + count;
+               }
+               group_norm_forward(x, *call.params.at(0), *call.params.at(1), *call.output, mean, rstd, op.norm.groups,
+                                  op.norm.eps);
+             },
+             [&stats](const BackwardCall& call) {
+               const Op& op = call.op;
+               const Tensor& x = need(at_or_null(call.inputs, 0), op, "saved input");
+               const float* mean = nullptr;
+               const float* rstd = nullptr;
+               if (call.aux.size() >= 2) {
+                 mean = call.aux[0]->data<float>();
+                 rstd = call.aux[1]->data<float>();
+               } else {  // GN has no running statistics: the saved input gives the same ones again
+                 const size_t count = static_cast<size_t>(x.desc.batch() * op.norm.groups);
+                 stats.resize(2 * count);
+                 group_norm_stats(x, op.norm.groups, op.norm.eps, stats.data(), stats.data() + count);
+                 mean = stats.data();
+                 rstd = stats.data() + count;
+               }
+               group_norm_backward(x, mean, rstd, *call.params.at(0), need(call.grad_output, op, "grad_output"),
+                                   at_or_null(call.grad_inputs, 0), *call.grad_params.at(0), *call.grad_params.at(1),
+                                   op.norm.groups);
+             }});
+}
+
 }  // namespace convbench::cpu

@@ -173,4 +173,24 @@ void avg_pool_backward(const Tensor& dy, Tensor& dx, const PoolAttrs& attrs) {
   }
 }
 
+void register_pool_kernels(KernelTable& table) {
+  table.add(OpKind::max_pool, {[](const ForwardCall& call) {
+                                 max_pool_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
+                                                  at_or_null(call.aux, 0), call.op.pool);
+                               },
+                               [](const BackwardCall& call) {
+                                 if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                   max_pool_backward(at_or_null(call.aux, 0), at_or_null(call.inputs, 0),
+                                                     need(call.grad_output, call.op, "grad_output"), *dx, call.op.pool);
+                               }});
+  table.add(OpKind::avg_pool, {[](const ForwardCall& call) {
+                                 avg_pool_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
+                                                  call.op.pool);
+                               },
+                               [](const BackwardCall& call) {
+                                 if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                   avg_pool_backward(need(call.grad_output, call.op, "grad_output"), *dx, call.op.pool);
+                               }});
+}
+
 }  // namespace convbench::cpu

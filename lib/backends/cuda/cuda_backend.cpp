@@ -217,6 +217,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(options), alloca
   CONVBENCH_CUDA_CHECK(cudaGetDevice(&device));
   CONVBENCH_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
   measurement_ = std::make_unique<CudaMeasurement>(stream_, first_launch_, bus_id);
+  register_kernels();
 }
 
 CudaBackend::~CudaBackend() {
@@ -232,7 +233,7 @@ CudaBackend::~CudaBackend() {
   cudaStreamDestroy(stream_);
 }
 
-std::optional<std::string> CudaBackend::unsupported(const Graph& graph, const Op& op) const {
+std::optional<std::string> CudaBackend::limitation(const Graph& graph, const Op& op) const {
   return cuda_unsupported_reason(graph, op);
 }
 
@@ -355,191 +356,266 @@ void CudaBackend::conv_backward(const BackwardCall& call) {
   }
 }
 
+namespace {
+
+// What every forward kernel starts from: the op, its output and dtype, its inputs.
+struct Fwd {
+  explicit Fwd(const ForwardCall& c) : call(c), op(c.op), y(need(c.output, c.op, "output")), dtype(y.desc.dtype) {}
+  const Tensor& input(size_t i) const { return need(at(call.inputs, i), op, "input"); }
+  const ForwardCall& call;
+  const Op& op;
+  Tensor& y;
+  const DType dtype;
+};
+
+// What every backward kernel starts from: the op, the output's gradient and its dtype, the first
+// input's gradient (nullptr when none is needed).
+struct Bwd {
+  explicit Bwd(const BackwardCall& c)
+      : call(c),
+        op(c.op),
+        g(need(c.grad_output, c.op, "grad_output")),
+        dtype(g.desc.dtype),
+        grad_x(at(c.grad_inputs, 0)) {}
+  const Tensor& saved_input() const { return need(at(call.inputs, 0), op, "saved input"); }
+  const BackwardCall& call;
+  const Op& op;
+  const Tensor& g;
+  const DType dtype;
+  Tensor* grad_x;
+};
+
+}  // namespace
+
+// Every op kind's kernels, forward and backward side by side. They queue on the backend's stream.
+void CudaBackend::register_kernels() {
+  cudaStream_t stream = stream_;
+  auto conv_fwd = [this](const ForwardCall& call) { conv_forward(call); };
+  auto conv_bwd = [this](const BackwardCall& call) { conv_backward(call); };
+  kernels_.add(OpKind::conv, {conv_fwd, conv_bwd});
+  kernels_.add(OpKind::conv_transpose, {conv_fwd, conv_bwd});
+
+  kernels_.add(OpKind::batch_norm,
+               {[stream](const ForwardCall& call) {
+                  const Fwd f(call);
+                  const Tensor& x = f.input(0);
+                  kernels::BatchNormForward a{act_shape(x.desc),
+                                              x.raw(),
+                                              need(at(call.params, 0), f.op, "weight").raw(),
+                                              need(at(call.params, 1), f.op, "bias").raw(),
+                                              need(at(call.buffers, 0), f.op, "running_mean").data<float>(),
+                                              need(at(call.buffers, 1), f.op, "running_var").data<float>(),
+                                              f.y.raw(),
+                                              call.training ? float_data(at(call.aux, 0)) : nullptr,
+                                              call.training ? float_data(at(call.aux, 1)) : nullptr,
+                                              f.op.norm.eps,
+                                              f.op.norm.momentum,
+                                              call.training};
+                  kernels::batch_norm_forward(f.dtype, a, call.workspace, stream);
+                },
+                [stream](const BackwardCall& call) {
+                  const Bwd b(call);
+                  const Tensor& x = b.saved_input();
+                  kernels::BatchNormBackward a{act_shape(x.desc),
+                                               x.raw(),
+                                               b.g.raw(),
+                                               need(at(call.aux, 0), b.op, "saved mean").data<float>(),
+                                               need(at(call.aux, 1), b.op, "saved invstd").data<float>(),
+                                               need(at(call.params, 0), b.op, "weight").raw(),
+                                               raw(b.grad_x),
+                                               raw(at(call.grad_params, 0)),
+                                               raw(at(call.grad_params, 1))};
+                  kernels::batch_norm_backward(b.dtype, a, call.workspace, stream);
+                }});
+
+  kernels_.add(OpKind::group_norm, {[stream](const ForwardCall& call) {
+                                      const Fwd f(call);
+                                      const Tensor& x = f.input(0);
+                                      kernels::GroupNormForward a{act_shape(x.desc),
+                                                                  static_cast<int>(f.op.norm.groups),
+                                                                  x.raw(),
+                                                                  need(at(call.params, 0), f.op, "weight").raw(),
+                                                                  need(at(call.params, 1), f.op, "bias").raw(),
+                                                                  f.y.raw(),
+                                                                  float_data(at(call.aux, 0)),
+                                                                  float_data(at(call.aux, 1)),
+                                                                  f.op.norm.eps};
+                                      kernels::group_norm_forward(f.dtype, a, call.workspace, stream);
+                                    },
+                                    [stream](const BackwardCall& call) {
+                                      const Bwd b(call);
+                                      const Tensor& x = b.saved_input();
+                                      kernels::GroupNormBackward a{act_shape(x.desc),
+                                                                   static_cast<int>(b.op.norm.groups),
+                                                                   x.raw(),
+                                                                   b.g.raw(),
+                                                                   float_data(at(call.aux, 0)),
+                                                                   float_data(at(call.aux, 1)),
+                                                                   need(at(call.params, 0), b.op, "weight").raw(),
+                                                                   raw(b.grad_x),
+                                                                   raw(at(call.grad_params, 0)),
+                                                                   raw(at(call.grad_params, 1)),
+                                                                   b.op.norm.eps};
+                                      kernels::group_norm_backward(b.dtype, a, call.workspace, stream);
+                                    }});
+
+  kernels_.add(OpKind::relu, {[stream](const ForwardCall& call) {
+                                const Fwd f(call);
+                                kernels::relu_forward(f.dtype, f.input(0).raw(), f.y.raw(), element_count(f.y.desc),
+                                                      stream);
+                              },
+                              [stream](const BackwardCall& call) {
+                                const Bwd b(call);
+                                if (!b.grad_x) return;
+                                kernels::relu_backward(b.dtype, need(call.output, b.op, "saved output").raw(),
+                                                       b.g.raw(), b.grad_x->raw(), element_count(b.g.desc), stream);
+                              }});
+
+  kernels_.add(OpKind::leaky_relu, {[stream](const ForwardCall& call) {
+                                      const Fwd f(call);
+                                      kernels::leaky_relu_forward(f.dtype, f.input(0).raw(), f.y.raw(),
+                                                                  static_cast<float>(f.op.negative_slope),
+                                                                  element_count(f.y.desc), stream);
+                                    },
+                                    [stream](const BackwardCall& call) {
+                                      const Bwd b(call);
+                                      if (!b.grad_x) return;
+                                      kernels::leaky_relu_backward(
+                                          b.dtype, b.saved_input().raw(), b.g.raw(), b.grad_x->raw(),
+                                          static_cast<float>(b.op.negative_slope), element_count(b.g.desc), stream);
+                                    }});
+
+  kernels_.add(OpKind::dropout,
+               {[stream](const ForwardCall& call) {
+                  const Fwd f(call);
+                  const Tensor& x = f.input(0);
+                  if (!call.training) {  // the identity (the executor normally aliases instead)
+                    CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(f.y.raw(), x.raw(), static_cast<size_t>(f.y.desc.bytes()),
+                                                         cudaMemcpyDeviceToDevice, stream));
+                    return;
+                  }
+                  Tensor* mask = at(call.aux, 0);
+                  kernels::dropout_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(),
+                                           mask ? mask->data<uint8_t>() : nullptr, static_cast<float>(f.op.dropout_p),
+                                           static_cast<float>(1.0 / (1.0 - f.op.dropout_p)), call.seed, stream);
+                },
+                [stream](const BackwardCall& call) {
+                  const Bwd b(call);
+                  if (!b.grad_x) return;
+                  kernels::dropout_backward(
+                      b.dtype, b.g.raw(), need(at(call.aux, 0), b.op, "saved mask").data<uint8_t>(), b.grad_x->raw(),
+                      static_cast<float>(1.0 / (1.0 - b.op.dropout_p)), element_count(b.g.desc), stream);
+                }});
+
+  // add and sub: the executor aliases add's gradients and sub's first; any tensor it does pass is
+  // written.
+  auto copy_grad = [stream](const Tensor& g, Tensor& to) {
+    CONVBENCH_CUDA_CHECK(
+        cudaMemcpyAsync(to.raw(), g.raw(), static_cast<size_t>(g.desc.bytes()), cudaMemcpyDeviceToDevice, stream));
+  };
+  kernels_.add(OpKind::add, {[stream](const ForwardCall& call) {
+                               const Fwd f(call);
+                               kernels::add(f.dtype, f.input(0).raw(), f.input(1).raw(), f.y.raw(),
+                                            element_count(f.y.desc), stream);
+                             },
+                             [copy_grad](const BackwardCall& call) {
+                               const Bwd b(call);
+                               if (b.grad_x) copy_grad(b.g, *b.grad_x);
+                               if (Tensor* grad_b = at(call.grad_inputs, 1)) copy_grad(b.g, *grad_b);
+                             }});
+  kernels_.add(OpKind::sub, {[stream](const ForwardCall& call) {
+                               const Fwd f(call);
+                               kernels::sub(f.dtype, f.input(0).raw(), f.input(1).raw(), f.y.raw(),
+                                            element_count(f.y.desc), stream);
+                             },
+                             [copy_grad, stream](const BackwardCall& call) {
+                               const Bwd b(call);
+                               if (b.grad_x) copy_grad(b.g, *b.grad_x);
+                               if (Tensor* grad_b = at(call.grad_inputs, 1))
+                                 kernels::negate(b.dtype, b.g.raw(), grad_b->raw(), element_count(b.g.desc), stream);
+                             }});
+
+  kernels_.add(OpKind::concat,
+               {[stream](const ForwardCall& call) {
+                  const Fwd f(call);
+                  int offset_channels = 0;
+                  for (size_t i = 0; i < call.inputs.size(); ++i) {
+                    const Tensor& x = f.input(i);
+                    kernels::concat_copy_in(f.dtype, act_shape(x.desc), static_cast<int>(f.y.desc.channels()),
+                                            offset_channels, x.raw(), f.y.raw(), stream);
+                    offset_channels += static_cast<int>(x.desc.channels());
+                  }
+                },
+                [stream](const BackwardCall& call) {
+                  const Bwd b(call);
+                  int offset_channels = 0;
+                  for (size_t i = 0; i < b.op.inputs.size(); ++i) {
+                    const TensorDesc& in = call.graph.desc(b.op.inputs[i]);
+                    if (Tensor* gi = at(call.grad_inputs, i))
+                      kernels::concat_copy_out(b.dtype, act_shape(in), static_cast<int>(b.g.desc.channels()),
+                                               offset_channels, b.g.raw(), gi->raw(), stream);
+                    offset_channels += static_cast<int>(in.channels());
+                  }
+                }});
+
+  kernels_.add(OpKind::max_pool,
+               {[stream](const ForwardCall& call) {
+                  const Fwd f(call);
+                  const Tensor& x = f.input(0);
+                  Tensor* indices = call.training ? at(call.aux, 0) : nullptr;
+                  kernels::max_pool_forward(f.dtype, pool_shape(x.desc, f.y.desc, f.op.pool), x.raw(), f.y.raw(),
+                                            indices ? indices->data<int64_t>() : nullptr, stream);
+                },
+                [stream](const BackwardCall& call) {
+                  const Bwd b(call);
+                  if (!b.grad_x) return;
+                  const Tensor* indices = at(call.aux, 0);
+                  const Tensor* x = at(call.inputs, 0);
+                  if (!indices && !x)
+                    throw std::invalid_argument("cuda backend: " + b.op.name + ": missing saved indices and input");
+                  kernels::max_pool_backward(b.dtype, pool_shape(b.grad_x->desc, b.g.desc, b.op.pool), b.g.raw(),
+                                             indices ? indices->data<int64_t>() : nullptr, x ? x->raw() : nullptr,
+                                             b.grad_x->raw(), stream);
+                }});
+
+  kernels_.add(OpKind::avg_pool, {[stream](const ForwardCall& call) {
+                                    const Fwd f(call);
+                                    const Tensor& x = f.input(0);
+                                    kernels::avg_pool_forward(f.dtype, pool_shape(x.desc, f.y.desc, f.op.pool), x.raw(),
+                                                              f.y.raw(), stream);
+                                  },
+                                  [stream](const BackwardCall& call) {
+                                    const Bwd b(call);
+                                    if (!b.grad_x) return;
+                                    kernels::avg_pool_backward(b.dtype, pool_shape(b.grad_x->desc, b.g.desc, b.op.pool),
+                                                               b.g.raw(), b.grad_x->raw(), stream);
+                                  }});
+
+  kernels_.add(OpKind::upsample,
+               {[stream](const ForwardCall& call) {
+                  const Fwd f(call);
+                  const Tensor& x = f.input(0);
+                  kernels::upsample_forward(f.dtype, upsample_shape(x.desc, f.y.desc, f.op.upsample_scale), x.raw(),
+                                            f.y.raw(), stream);
+                },
+                [stream](const BackwardCall& call) {
+                  const Bwd b(call);
+                  if (!b.grad_x) return;
+                  kernels::upsample_backward(b.dtype, upsample_shape(b.grad_x->desc, b.g.desc, b.op.upsample_scale),
+                                             b.g.raw(), b.grad_x->raw(), stream);
+                }});
+}
+
 void CudaBackend::forward(const ForwardCall& call) {
   first_launch_.before_launch();
-  const Op& op = call.op;
-  NvtxRange range("op " + op.name + " fwd");
-  Tensor& y = need(call.output, op, "output");
-  const DType dtype = y.desc.dtype;
-  auto input = [&](size_t i) -> const Tensor& { return need(at(call.inputs, i), op, "input"); };
-  switch (op.kind) {
-    case OpKind::conv:
-    case OpKind::conv_transpose: return conv_forward(call);
-    case OpKind::batch_norm: {
-      const Tensor& x = input(0);
-      kernels::BatchNormForward a{act_shape(x.desc),
-                                  x.raw(),
-                                  need(at(call.params, 0), op, "weight").raw(),
-                                  need(at(call.params, 1), op, "bias").raw(),
-                                  need(at(call.buffers, 0), op, "running_mean").data<float>(),
-                                  need(at(call.buffers, 1), op, "running_var").data<float>(),
-                                  y.raw(),
-                                  call.training ? float_data(at(call.aux, 0)) : nullptr,
-                                  call.training ? float_data(at(call.aux, 1)) : nullptr,
-                                  op.norm.eps,
-                                  op.norm.momentum,
-                                  call.training};
-      return kernels::batch_norm_forward(dtype, a, call.workspace, stream_);
-    }
-    case OpKind::group_norm: {
-      const Tensor& x = input(0);
-      kernels::GroupNormForward a{act_shape(x.desc),
-                                  static_cast<int>(op.norm.groups),
-                                  x.raw(),
-                                  need(at(call.params, 0), op, "weight").raw(),
-                                  need(at(call.params, 1), op, "bias").raw(),
-                                  y.raw(),
-                                  float_data(at(call.aux, 0)),
-                                  float_data(at(call.aux, 1)),
-                                  op.norm.eps};
-      return kernels::group_norm_forward(dtype, a, call.workspace, stream_);
-    }
-    case OpKind::relu: return kernels::relu_forward(dtype, input(0).raw(), y.raw(), element_count(y.desc), stream_);
-    case OpKind::leaky_relu:
-      return kernels::leaky_relu_forward(dtype, input(0).raw(), y.raw(), static_cast<float>(op.negative_slope),
-                                         element_count(y.desc), stream_);
-    case OpKind::dropout: {
-      const Tensor& x = input(0);
-      if (!call.training) {  // the identity (the executor normally aliases instead)
-        CONVBENCH_CUDA_CHECK(
-            cudaMemcpyAsync(y.raw(), x.raw(), static_cast<size_t>(y.desc.bytes()), cudaMemcpyDeviceToDevice, stream_));
-        return;
-      }
-      Tensor* mask = at(call.aux, 0);
-      return kernels::dropout_forward(dtype, act_shape(x.desc), x.raw(), y.raw(),
-                                      mask ? mask->data<uint8_t>() : nullptr, static_cast<float>(op.dropout_p),
-                                      static_cast<float>(1.0 / (1.0 - op.dropout_p)), call.seed, stream_);
-    }
-    case OpKind::add:
-      return kernels::add(dtype, input(0).raw(), input(1).raw(), y.raw(), element_count(y.desc), stream_);
-    case OpKind::sub:
-      return kernels::sub(dtype, input(0).raw(), input(1).raw(), y.raw(), element_count(y.desc), stream_);
-    case OpKind::concat: {
-      int offset_channels = 0;
-      for (size_t i = 0; i < call.inputs.size(); ++i) {
-        const Tensor& x = input(i);
-        kernels::concat_copy_in(dtype, act_shape(x.desc), static_cast<int>(y.desc.channels()), offset_channels, x.raw(),
-                                y.raw(), stream_);
-        offset_channels += static_cast<int>(x.desc.channels());
-      }
-      return;
-    }
-    case OpKind::max_pool: {
-      const Tensor& x = input(0);
-      Tensor* indices = call.training ? at(call.aux, 0) : nullptr;
-      return kernels::max_pool_forward(dtype, pool_shape(x.desc, y.desc, op.pool), x.raw(), y.raw(),
-                                       indices ? indices->data<int64_t>() : nullptr, stream_);
-    }
-    case OpKind::avg_pool: {
-      const Tensor& x = input(0);
-      return kernels::avg_pool_forward(dtype, pool_shape(x.desc, y.desc, op.pool), x.raw(), y.raw(), stream_);
-    }
-    case OpKind::upsample: {
-      const Tensor& x = input(0);
-      return kernels::upsample_forward(dtype, upsample_shape(x.desc, y.desc, op.upsample_scale), x.raw(), y.raw(),
-                                       stream_);
-    }
-  }
-  throw std::invalid_argument("cuda backend: unknown op kind in " + op.name);
+  NvtxRange range("op " + call.op.name + " fwd");
+  Backend::forward(call);
 }
 
 void CudaBackend::backward(const BackwardCall& call) {
   first_launch_.before_launch();
-  const Op& op = call.op;
-  NvtxRange range("op " + op.name + " bwd");
-  const Tensor& g = need(call.grad_output, op, "grad_output");
-  const DType dtype = g.desc.dtype;
-  Tensor* grad_x = at(call.grad_inputs, 0);
-  auto saved_input = [&]() -> const Tensor& { return need(at(call.inputs, 0), op, "saved input"); };
-  switch (op.kind) {
-    case OpKind::conv:
-    case OpKind::conv_transpose: return conv_backward(call);
-    case OpKind::batch_norm: {
-      const Tensor& x = saved_input();
-      kernels::BatchNormBackward a{act_shape(x.desc),
-                                   x.raw(),
-                                   g.raw(),
-                                   need(at(call.aux, 0), op, "saved mean").data<float>(),
-                                   need(at(call.aux, 1), op, "saved invstd").data<float>(),
-                                   need(at(call.params, 0), op, "weight").raw(),
-                                   raw(grad_x),
-                                   raw(at(call.grad_params, 0)),
-                                   raw(at(call.grad_params, 1))};
-      return kernels::batch_norm_backward(dtype, a, call.workspace, stream_);
-    }
-    case OpKind::group_norm: {
-      const Tensor& x = saved_input();
-      kernels::GroupNormBackward a{act_shape(x.desc),
-                                   static_cast<int>(op.norm.groups),
-                                   x.raw(),
-                                   g.raw(),
-                                   float_data(at(call.aux, 0)),
-                                   float_data(at(call.aux, 1)),
-                                   need(at(call.params, 0), op, "weight").raw(),
-                                   raw(grad_x),
-                                   raw(at(call.grad_params, 0)),
-                                   raw(at(call.grad_params, 1)),
-                                   op.norm.eps};
-      return kernels::group_norm_backward(dtype, a, call.workspace, stream_);
-    }
-    case OpKind::relu:
-      if (!grad_x) return;
-      return kernels::relu_backward(dtype, need(call.output, op, "saved output").raw(), g.raw(), grad_x->raw(),
-                                    element_count(g.desc), stream_);
-    case OpKind::leaky_relu:
-      if (!grad_x) return;
-      return kernels::leaky_relu_backward(dtype, saved_input().raw(), g.raw(), grad_x->raw(),
-                                          static_cast<float>(op.negative_slope), element_count(g.desc), stream_);
-    case OpKind::dropout:
-      if (!grad_x) return;
-      return kernels::dropout_backward(dtype, g.raw(), need(at(call.aux, 0), op, "saved mask").data<uint8_t>(),
-                                       grad_x->raw(), static_cast<float>(1.0 / (1.0 - op.dropout_p)),
-                                       element_count(g.desc), stream_);
-    case OpKind::add:
-    case OpKind::sub: {
-      // The executor aliases add's gradients and sub's first; any tensor it does pass is written.
-      if (grad_x)
-        CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(grad_x->raw(), g.raw(), static_cast<size_t>(g.desc.bytes()),
-                                             cudaMemcpyDeviceToDevice, stream_));
-      if (Tensor* grad_b = at(call.grad_inputs, 1)) {
-        if (op.kind == OpKind::add)
-          CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(grad_b->raw(), g.raw(), static_cast<size_t>(g.desc.bytes()),
-                                               cudaMemcpyDeviceToDevice, stream_));
-        else
-          kernels::negate(dtype, g.raw(), grad_b->raw(), element_count(g.desc), stream_);
-      }
-      return;
-    }
-    case OpKind::concat: {
-      int offset_channels = 0;
-      for (size_t i = 0; i < op.inputs.size(); ++i) {
-        const TensorDesc& in = call.graph.desc(op.inputs[i]);
-        if (Tensor* gi = at(call.grad_inputs, i))
-          kernels::concat_copy_out(dtype, act_shape(in), static_cast<int>(g.desc.channels()), offset_channels, g.raw(),
-                                   gi->raw(), stream_);
-        offset_channels += static_cast<int>(in.channels());
-      }
-      return;
-    }
-    case OpKind::max_pool: {
-      if (!grad_x) return;
-      const Tensor* indices = at(call.aux, 0);
-      const Tensor* x = at(call.inputs, 0);
-      if (!indices && !x) throw std::invalid_argument("cuda backend: " + op.name + ": missing saved indices and input");
-      return kernels::max_pool_backward(dtype, pool_shape(grad_x->desc, g.desc, op.pool), g.raw(),
-                                        indices ? indices->data<int64_t>() : nullptr, x ? x->raw() : nullptr,
-                                        grad_x->raw(), stream_);
-    }
-    case OpKind::avg_pool:
-      if (!grad_x) return;
-      return kernels::avg_pool_backward(dtype, pool_shape(grad_x->desc, g.desc, op.pool), g.raw(), grad_x->raw(),
-                                        stream_);
-    case OpKind::upsample:
-      if (!grad_x) return;
-      return kernels::upsample_backward(dtype, upsample_shape(grad_x->desc, g.desc, op.upsample_scale), g.raw(),
-                                        grad_x->raw(), stream_);
-  }
-  throw std::invalid_argument("cuda backend: unknown op kind in " + op.name);
+  NvtxRange range("op " + call.op.name + " bwd");
+  Backend::backward(call);
 }
 
 void CudaBackend::accumulate(Tensor& dst, const Tensor& src) {

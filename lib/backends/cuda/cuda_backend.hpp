@@ -47,13 +47,17 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   Allocator& allocator() override { return allocator_; }
 
-  std::optional<std::string> unsupported(const Graph& graph, const Op& op) const override;
+  // cuda_unsupported_reason(): float64, more than 2^31 elements, mixed dtypes or layouts, ...
+  std::optional<std::string> limitation(const Graph& graph, const Op& op) const override;
+  // Every op kind: cuDNN for convolutions, kernels/ for the rest (register_kernels()).
+  const KernelTable& kernels() const override { return kernels_; }
   // Convolutions: cuDNN's workspace for the chosen algorithms (the largest of the directions the
   // phase runs: data and filter gradients run one after another), plus room for the weight in
   // the activations' memory order when it is not stored that way. Chooses the algorithms on the
   // first query (find mode runs cudnnFind here). Other ops: their reductions' partial results.
   int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) override;
 
+  // Each op in an NVTX range ("op NAME fwd"), its first launch marked for eager timing.
   void forward(const ForwardCall& call) override;
   void backward(const BackwardCall& call) override;
 
@@ -82,6 +86,7 @@ class CudaBackend final : public Backend {
   void fill(Tensor& t, double value);
 
  private:
+  void register_kernels();
   void conv_forward(const ForwardCall& call);
   void conv_backward(const BackwardCall& call);
   void record(const Op& op, const ConvProblem& problem, ConvDirection direction);
@@ -93,6 +98,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudnnConv> conv_;
   FirstLaunchStart first_launch_;
   std::unique_ptr<CudaMeasurement> measurement_;
+  KernelTable kernels_;
   nlohmann::json details_ = nlohmann::json::object();
 };
 

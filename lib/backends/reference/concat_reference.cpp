@@ -54,4 +54,6 @@ void concat_backward(const BackwardCall& call) {
   }
 }
 
+void register_concat_kernels(KernelTable& table) { table.add(OpKind::concat, {concat_forward, concat_backward}); }
+
 }  // namespace convbench::reference

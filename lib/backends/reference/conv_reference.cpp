@@ -275,4 +275,9 @@ void conv_transpose_backward(const BackwardCall& call) {
   write_bias_grad(call, g_exact, s);
 }
 
+void register_conv_kernels(KernelTable& table) {
+  table.add(OpKind::conv, {conv_forward, conv_backward});
+  table.add(OpKind::conv_transpose, {conv_transpose_forward, conv_transpose_backward});
+}
+
 }  // namespace convbench::reference

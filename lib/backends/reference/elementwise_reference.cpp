@@ -118,4 +118,12 @@ void sub_backward(const BackwardCall& call) {
   if (gb != nullptr) store(*gb, map(g, [](double v) { return -v; }));
 }
 
+void register_elementwise_kernels(KernelTable& table) {
+  table.add(OpKind::relu, {relu_forward, relu_backward});
+  table.add(OpKind::leaky_relu, {leaky_relu_forward, leaky_relu_backward});
+  table.add(OpKind::dropout, {dropout_forward, dropout_backward});
+  table.add(OpKind::add, {add_forward, add_backward});
+  table.add(OpKind::sub, {sub_forward, sub_backward});
+}
+
 }  // namespace convbench::reference

@@ -218,4 +218,9 @@ void group_norm_backward(const BackwardCall& call) {
   if (Tensor* grad_beta = optional_at(call.grad_params, 1)) store(*grad_beta, sum_g);
 }
 
+void register_norm_kernels(KernelTable& table) {
+  table.add(OpKind::batch_norm, {batch_norm_forward, batch_norm_backward});
+  table.add(OpKind::group_norm, {group_norm_forward, group_norm_backward});
+}
+
 }  // namespace convbench::reference

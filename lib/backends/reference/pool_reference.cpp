@@ -139,4 +139,9 @@ void avg_pool_backward(const BackwardCall& call) {
   store(*grad_x, gx);
 }
 
+void register_pool_kernels(KernelTable& table) {
+  table.add(OpKind::max_pool, {max_pool_forward, max_pool_backward});
+  table.add(OpKind::avg_pool, {avg_pool_forward, avg_pool_backward});
+}
+
 }  // namespace convbench::reference

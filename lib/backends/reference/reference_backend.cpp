@@ -16,49 +16,18 @@ void require_same_shape(const TensorDesc& a, const TensorDesc& b, const char* wh
 
 }  // namespace
 
-std::optional<std::string> ReferenceBackend::unsupported(const Graph&, const Op&) const { return std::nullopt; }
+ReferenceBackend::ReferenceBackend() {
+  reference::register_conv_kernels(kernels_);
+  reference::register_norm_kernels(kernels_);
+  reference::register_elementwise_kernels(kernels_);
+  reference::register_concat_kernels(kernels_);
+  reference::register_pool_kernels(kernels_);
+  reference::register_upsample_kernels(kernels_);
+}
+
+std::optional<std::string> ReferenceBackend::limitation(const Graph&, const Op&) const { return std::nullopt; }
 
 int64_t ReferenceBackend::workspace_bytes(const Graph&, const Op&, Phase, bool) { return 0; }
-
-void ReferenceBackend::forward(const ForwardCall& call) {
-  using namespace reference;
-  switch (call.op.kind) {
-    case OpKind::conv: return conv_forward(call);
-    case OpKind::conv_transpose: return conv_transpose_forward(call);
-    case OpKind::batch_norm: return batch_norm_forward(call);
-    case OpKind::group_norm: return group_norm_forward(call);
-    case OpKind::relu: return relu_forward(call);
-    case OpKind::leaky_relu: return leaky_relu_forward(call);
-    case OpKind::dropout: return dropout_forward(call);
-    case OpKind::add: return add_forward(call);
-    case OpKind::sub: return sub_forward(call);
-    case OpKind::concat: return concat_forward(call);
-    case OpKind::max_pool: return max_pool_forward(call);
-    case OpKind::avg_pool: return avg_pool_forward(call);
-    case OpKind::upsample: return upsample_forward(call);
-  }
-  throw std::invalid_argument("reference backend: unknown op kind in " + call.op.name);
-}
-
-void ReferenceBackend::backward(const BackwardCall& call) {
-  using namespace reference;
-  switch (call.op.kind) {
-    case OpKind::conv: return conv_backward(call);
-    case OpKind::conv_transpose: return conv_transpose_backward(call);
-    case OpKind::batch_norm: return batch_norm_backward(call);
-    case OpKind::group_norm: return group_norm_backward(call);
-    case OpKind::relu: return relu_backward(call);
-    case OpKind::leaky_relu: return leaky_relu_backward(call);
-    case OpKind::dropout: return dropout_backward(call);
-    case OpKind::add: return add_backward(call);
-    case OpKind::sub: return sub_backward(call);
-    case OpKind::concat: return concat_backward(call);
-    case OpKind::max_pool: return max_pool_backward(call);
-    case OpKind::avg_pool: return avg_pool_backward(call);
-    case OpKind::upsample: return upsample_backward(call);
-  }
-  throw std::invalid_argument("reference backend: unknown op kind in " + call.op.name);
-}
 
 void ReferenceBackend::accumulate(Tensor& dst, const Tensor& src) {
   require_same_shape(dst.desc, src.desc, "accumulate");

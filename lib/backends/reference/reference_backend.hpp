@@ -12,18 +12,16 @@ namespace convbench {
 
 class ReferenceBackend : public Backend {
  public:
-  ReferenceBackend() = default;
+  ReferenceBackend();
 
   std::string name() const override { return "reference"; }
   Allocator& allocator() override { return allocator_; }
 
-  // Every op, dtype and layout is supported.
-  std::optional<std::string> unsupported(const Graph& graph, const Op& op) const override;
+  // Every op kind (each family's *_reference.cpp registers its kernels), dtype and layout.
+  std::optional<std::string> limitation(const Graph& graph, const Op& op) const override;
+  const KernelTable& kernels() const override { return kernels_; }
   // The kernels keep their scratch in ordinary vectors, never in executor workspace.
   int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) override;
-
-  void forward(const ForwardCall& call) override;
-  void backward(const BackwardCall& call) override;
 
   void accumulate(Tensor& dst, const Tensor& src) override;
   void add(Tensor& out, const Tensor& a, const Tensor& b) override;
@@ -36,6 +34,7 @@ class ReferenceBackend : public Backend {
 
  private:
   CachingHostAllocator allocator_;
+  KernelTable kernels_;
   HostMeasurement measurement_{"reference"};
 };
 

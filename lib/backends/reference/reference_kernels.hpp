@@ -143,4 +143,13 @@ void avg_pool_backward(const BackwardCall& call);
 void upsample_forward(const ForwardCall& call);
 void upsample_backward(const BackwardCall& call);
 
+// Each op family's file registers its kinds' forward and backward kernels (reference_backend.cpp
+// calls them all).
+void register_concat_kernels(KernelTable& table);
+void register_conv_kernels(KernelTable& table);
+void register_elementwise_kernels(KernelTable& table);
+void register_norm_kernels(KernelTable& table);
+void register_pool_kernels(KernelTable& table);
+void register_upsample_kernels(KernelTable& table);
+
 }  // namespace convbench::reference

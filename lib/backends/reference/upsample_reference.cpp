@@ -48,4 +48,8 @@ void upsample_backward(const BackwardCall& call) {
   store(*grad_x, gx);
 }
 
+void register_upsample_kernels(KernelTable& table) {
+  table.add(OpKind::upsample, {upsample_forward, upsample_backward});
+}
+
 }  // namespace convbench::reference

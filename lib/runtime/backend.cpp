@@ -1,0 +1,25 @@
+#include "runtime/backend.hpp"
+
+namespace convbench {
+
+namespace {
+
+const OpKernels& registered(const Backend& backend, const Op& op) {
+  if (const OpKernels* k = backend.kernels().find(op.kind)) return *k;
+  throw UnsupportedOp(op.name + ": the " + backend.name() + " backend has no kernels for " +
+                      std::string(to_string(op.kind)));
+}
+
+}  // namespace
+
+std::optional<std::string> Backend::unsupported(const Graph& graph, const Op& op) const {
+  if (!kernels().find(op.kind))
+    return "the " + name() + " backend has no kernels for " + std::string(to_string(op.kind));
+  return limitation(graph, op);
+}
+
+void Backend::forward(const ForwardCall& call) { registered(*this, call.op).forward(call); }
+
+void Backend::backward(const BackwardCall& call) { registered(*this, call.op).backward(call); }
+
+}  // namespace convbench

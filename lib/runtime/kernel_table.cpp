@@ -1,0 +1,19 @@
+#include "runtime/kernel_table.hpp"
+
+#include <stdexcept>
+
+namespace convbench {
+
+void KernelTable::add(OpKind kind, OpKernels kernels) {
+  if (!kernels.forward || !kernels.backward)
+    throw std::logic_error("kernel table: " + std::string(to_string(kind)) + " registered without both directions");
+  if (!kernels_.emplace(kind, std::move(kernels)).second)
+    throw std::logic_error("kernel table: " + std::string(to_string(kind)) + " registered twice");
+}
+
+const OpKernels* KernelTable::find(OpKind kind) const {
+  const auto it = kernels_.find(kind);
+  return it == kernels_.end() ? nullptr : &it->second;
+}
+
+}  // namespace convbench
