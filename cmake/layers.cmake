@@ -8,7 +8,8 @@
 # next to the including file first, lib/measure/report/..., which does not exist either.)
 #
 # The order, bottom to top (README "Source layout" says what each holds):
-#   graph < spec < variants;  graph < runtime < analysis;  runtime < backends (with kernels/)
+#   graph < ops (op definitions) < spec < variants;  ops < runtime < analysis;
+#   runtime < backends (with kernels/)
 #   analysis + spec < results < measure (+ variants);  results < report
 #   report + measure + backends < pipeline < app (the convbench command)
 

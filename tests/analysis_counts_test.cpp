@@ -2,8 +2,8 @@
 // the same op sequences), and hand-worked FLOP and byte rules.
 #include <gtest/gtest.h>
 
-#include "analysis/checked_math.hpp"
 #include "analysis/variant_analysis.hpp"
+#include "graph/checked_math.hpp"
 #include "test_blocks.hpp"
 #include "variants/variant_builder.hpp"
 

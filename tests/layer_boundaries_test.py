@@ -19,15 +19,17 @@ import tempfile
 # Each layer and the layers it may include (besides itself), transitively closed below.
 BELOW = {
     "graph": [],
-    "spec": ["graph"],
-    "variants": ["spec", "graph"],
-    "runtime": ["graph"],
-    "analysis": ["runtime", "graph"],
-    "backends": ["runtime", "graph"],
-    "results": ["analysis", "runtime", "spec", "graph"],
-    "report": ["results", "analysis", "runtime", "spec", "graph"],
-    "measure": ["results", "analysis", "runtime", "spec", "variants", "graph"],
-    "pipeline": ["report", "measure", "backends", "results", "analysis", "runtime", "spec", "variants", "graph"],
+    "ops": ["graph"],
+    "spec": ["ops", "graph"],
+    "variants": ["spec", "ops", "graph"],
+    "runtime": ["ops", "graph"],
+    "analysis": ["runtime", "ops", "graph"],
+    "backends": ["runtime", "ops", "graph"],
+    "results": ["analysis", "runtime", "spec", "ops", "graph"],
+    "report": ["results", "analysis", "runtime", "spec", "ops", "graph"],
+    "measure": ["results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
+    "pipeline": ["report", "measure", "backends", "results", "analysis", "runtime", "spec", "variants", "ops",
+                 "graph"],
 }
 
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "analysis/checked_math.hpp"
-#include "graph/autograd_rules.hpp"
+#include "graph/checked_math.hpp"
+#include "ops/autograd_rules.hpp"
 
 namespace convbench {
 namespace {

@@ -1,7 +1,8 @@
 #include "analysis/op_counts.hpp"
 
-#include "analysis/checked_math.hpp"
-#include "graph/autograd_rules.hpp"
+#include "graph/checked_math.hpp"
+#include "ops/autograd_rules.hpp"
+#include "ops/op_registry.hpp"
 
 namespace convbench {
 
@@ -22,19 +23,11 @@ int64_t numel(const TensorDesc& d) {
 
 int64_t bytes(const TensorDesc& d) { return checked_mul(numel(d), element_bytes(d.dtype)); }
 
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (int64_t x : v) n = checked_mul(n, x);
-  return n;
-}
-
 }  // namespace
 
 OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& input_requires_grad, bool training) {
   OpCounts c;
-  const TensorDesc& in = graph.desc(op.inputs.at(0));
   const TensorDesc& out = graph.desc(op.output);
-  const int64_t out_n = numel(out);
   const bool any_input_grad = [&] {
     for (bool b : input_requires_grad)
       if (b) return true;
@@ -43,53 +36,11 @@ OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& inp
   for (int p : op.params) c.params = checked_add(c.params, numel(graph.params[static_cast<size_t>(p)].desc));
   for (int b : op.buffers) c.buffers = checked_add(c.buffers, numel(graph.buffers[static_cast<size_t>(b)].desc));
 
-  int64_t fwd_elem = 0, bwd_data_elem = 0, bwd_weight_elem = 0;
-  switch (op.kind) {
-    case OpKind::conv:
-    case OpKind::conv_transpose: {
-      const int64_t k = product(op.conv.kernel);
-      const int64_t cin = in.channels(), cout = out.channels();
-      // Transposed conv: every input element scatters into Cout/g outputs over the kernel.
-      const int64_t spatial = op.kind == OpKind::conv ? out.spatial_size() : in.spatial_size();
-      const int64_t macs =
-          checked_mul(checked_mul(checked_mul(checked_mul(in.batch(), cout), cin / op.conv.groups), k), spatial);
-      c.macs.forward = macs;
-      c.macs.backward_data = input_requires_grad.at(0) ? macs : 0;
-      c.macs.backward_weight = macs;
-      if (op.conv.bias) {
-        fwd_elem = out_n;
-        bwd_weight_elem = out_n;
-      }
-      break;
-    }
-    case OpKind::batch_norm:
-    case OpKind::group_norm:
-      fwd_elem = checked_mul(out_n, training ? 5 : 2);
-      bwd_data_elem = any_input_grad ? checked_mul(out_n, 6) : 0;
-      bwd_weight_elem = checked_mul(out_n, 3);
-      break;
-    case OpKind::relu:
-    case OpKind::dropout:
-      fwd_elem = out_n;
-      bwd_data_elem = any_input_grad ? out_n : 0;
-      break;
-    case OpKind::leaky_relu:
-      fwd_elem = checked_mul(out_n, 2);
-      bwd_data_elem = any_input_grad ? checked_mul(out_n, 2) : 0;
-      break;
-    case OpKind::add: fwd_elem = out_n; break;
-    case OpKind::sub:
-      fwd_elem = out_n;
-      bwd_data_elem = input_requires_grad.at(1) ? out_n : 0;
-      break;
-    case OpKind::concat: break;
-    case OpKind::max_pool: fwd_elem = checked_mul(out_n, product(op.pool.kernel) - 1); break;
-    case OpKind::avg_pool:
-      fwd_elem = checked_mul(out_n, product(op.pool.kernel));
-      bwd_data_elem = any_input_grad ? fwd_elem : 0;
-      break;
-    case OpKind::upsample: bwd_data_elem = any_input_grad ? out_n - numel(in) : 0; break;
-  }
+  // The op's own work, from its definition (lib/ops/<op>.cpp).
+  const OpWork work = op_definition(op.kind).work({graph, op, input_requires_grad, training});
+  c.macs = {work.macs.forward, work.macs.backward_data, work.macs.backward_weight};
+  const int64_t fwd_elem = work.elementwise.forward, bwd_data_elem = work.elementwise.backward_data,
+                bwd_weight_elem = work.elementwise.backward_weight;
   c.flops.forward = checked_add(checked_mul(2, c.macs.forward), fwd_elem);
   c.flops.backward_data = checked_add(checked_mul(2, c.macs.backward_data), bwd_data_elem);
   c.flops.backward_weight = checked_add(checked_mul(2, c.macs.backward_weight), bwd_weight_elem);

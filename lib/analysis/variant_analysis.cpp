@@ -1,6 +1,6 @@
 #include "analysis/variant_analysis.hpp"
 
-#include "analysis/checked_math.hpp"
+#include "graph/checked_math.hpp"
 
 namespace convbench {
 

@@ -14,12 +14,20 @@ struct Value {
   TensorDesc desc;
 };
 
+// How a parameter or buffer starts, as PyTorch's modules start theirs.
+enum class ParamInit {
+  uniform_fan_in,  // U(-1/sqrt(fan_in), 1/sqrt(fan_in)): conv weights and biases (kaiming_uniform(a=sqrt(5)))
+  ones,            // norm weights, running variance
+  zeros,           // norm biases, running mean
+};
+
 // A trainable parameter or a non-trainable buffer (BN running statistics).
 struct Param {
   std::string name;  // "<op>.weight", "<op>.running_mean", ...
   TensorDesc desc;
   int op = -1;         // owning op
   int64_t fan_in = 1;  // for PyTorch-like initialisation ranges
+  ParamInit init = ParamInit::uniform_fan_in;
 };
 
 struct Graph {

@@ -54,15 +54,16 @@ int GraphBuilder::add_op(Op op, const TensorDesc& out) {
   return id;
 }
 
-int GraphBuilder::add_param(const std::string& name, std::vector<int64_t> shape, int op, int64_t fan_in) {
+int GraphBuilder::add_param(const std::string& name, std::vector<int64_t> shape, int op, int64_t fan_in,
+                            ParamInit init) {
   const DType dt = graph_.values[0].desc.dtype;
-  graph_.params.push_back({name, TensorDesc{std::move(shape), dt, Layout::channels_first}, op, fan_in});
+  graph_.params.push_back({name, TensorDesc{std::move(shape), dt, Layout::channels_first}, op, fan_in, init});
   return static_cast<int>(graph_.params.size()) - 1;
 }
 
-int GraphBuilder::add_buffer(const std::string& name, std::vector<int64_t> shape, int op) {
+int GraphBuilder::add_buffer(const std::string& name, std::vector<int64_t> shape, int op, ParamInit init) {
   const DType dt = stats_dtype(graph_.values[0].desc.dtype);
-  graph_.buffers.push_back({name, TensorDesc{std::move(shape), dt, Layout::channels_first}, op, 1});
+  graph_.buffers.push_back({name, TensorDesc{std::move(shape), dt, Layout::channels_first}, op, 1, init});
   return static_cast<int>(graph_.buffers.size()) - 1;
 }
 
@@ -156,8 +157,10 @@ int GraphBuilder::batch_norm(const std::string& name, int x, double eps, double 
   op.norm.eps = eps;
   op.norm.momentum = momentum;
   const int op_id = static_cast<int>(graph_.ops.size());
-  op.params = {add_param(name + ".weight", {c}, op_id, 1), add_param(name + ".bias", {c}, op_id, 1)};
-  op.buffers = {add_buffer(name + ".running_mean", {c}, op_id), add_buffer(name + ".running_var", {c}, op_id)};
+  op.params = {add_param(name + ".weight", {c}, op_id, 1, ParamInit::ones),
+               add_param(name + ".bias", {c}, op_id, 1, ParamInit::zeros)};
+  op.buffers = {add_buffer(name + ".running_mean", {c}, op_id, ParamInit::zeros),
+                add_buffer(name + ".running_var", {c}, op_id, ParamInit::ones)};
   return add_op(std::move(op), desc(x));
 }
 
@@ -173,7 +176,8 @@ int GraphBuilder::group_norm(const std::string& name, int x, int64_t groups, dou
   op.norm.groups = groups;
   op.norm.eps = eps;
   const int op_id = static_cast<int>(graph_.ops.size());
-  op.params = {add_param(name + ".weight", {c}, op_id, 1), add_param(name + ".bias", {c}, op_id, 1)};
+  op.params = {add_param(name + ".weight", {c}, op_id, 1, ParamInit::ones),
+               add_param(name + ".bias", {c}, op_id, 1, ParamInit::zeros)};
   return add_op(std::move(op), desc(x));
 }
 

@@ -42,8 +42,9 @@ class GraphBuilder {
  private:
   int add_op(Op op, const TensorDesc& out);
   void check_value(int v, const std::string& op_name) const;
-  int add_param(const std::string& name, std::vector<int64_t> shape, int op, int64_t fan_in);
-  int add_buffer(const std::string& name, std::vector<int64_t> shape, int op);
+  int add_param(const std::string& name, std::vector<int64_t> shape, int op, int64_t fan_in,
+                ParamInit init = ParamInit::uniform_fan_in);
+  int add_buffer(const std::string& name, std::vector<int64_t> shape, int op, ParamInit init);
 
   Graph graph_;
 };

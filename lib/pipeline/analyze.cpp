@@ -1,6 +1,6 @@
 #include "pipeline/analyze.hpp"
 
-#include "analysis/checked_math.hpp"
+#include "graph/checked_math.hpp"
 #include "measure/provenance.hpp"
 #include "variants/variant_builder.hpp"
 

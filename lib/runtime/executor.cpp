@@ -5,7 +5,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "graph/autograd_rules.hpp"
+#include "ops/autograd_rules.hpp"
 #include "runtime/host_io.hpp"
 
 namespace convbench {
@@ -38,24 +38,24 @@ ModelState Executor::init_state(uint64_t seed) const {
   for (const Param& p : graph_.params) {
     Tensor t = allocate(p.desc, MemoryCategory::parameters);
     std::vector<double> v(static_cast<size_t>(p.desc.numel()));
-    const Op& op = graph_.ops[static_cast<size_t>(p.op)];
-    const bool is_norm = op.kind == OpKind::batch_norm || op.kind == OpKind::group_norm;
-    const bool is_bias = p.name.size() > 5 && p.name.compare(p.name.size() - 5, 5, ".bias") == 0;
-    if (is_norm) {
-      std::fill(v.begin(), v.end(), is_bias ? 0.0 : 1.0);
-    } else {
-      // kaiming_uniform(a=sqrt(5)) for weights and the bias rule both give +-1/sqrt(fan_in).
-      const double bound = 1.0 / std::sqrt(static_cast<double>(p.fan_in));
-      std::uniform_real_distribution<double> u(-bound, bound);
-      for (double& x : v) x = u(rng);
+    switch (p.init) {  // as the graph builder declared it
+      case ParamInit::ones: std::fill(v.begin(), v.end(), 1.0); break;
+      case ParamInit::zeros: std::fill(v.begin(), v.end(), 0.0); break;
+      case ParamInit::uniform_fan_in: {
+        // kaiming_uniform(a=sqrt(5)) for weights and the bias rule both give +-1/sqrt(fan_in).
+        const double bound = 1.0 / std::sqrt(static_cast<double>(p.fan_in));
+        std::uniform_real_distribution<double> u(-bound, bound);
+        for (double& x : v) x = u(rng);
+        break;
+      }
     }
     upload(backend_, t, v);
     s.params.push_back(std::move(t));
   }
   for (const Param& b : graph_.buffers) {
     Tensor t = allocate(b.desc, MemoryCategory::buffers);
-    const bool is_var = b.name.size() > 4 && b.name.compare(b.name.size() - 4, 4, "_var") == 0;
-    upload(backend_, t, std::vector<double>(static_cast<size_t>(b.desc.numel()), is_var ? 1.0 : 0.0));
+    upload(backend_, t,
+           std::vector<double>(static_cast<size_t>(b.desc.numel()), b.init == ParamInit::ones ? 1.0 : 0.0));
     s.buffers.push_back(std::move(t));
   }
   s.grads.resize(graph_.params.size());

@@ -3,33 +3,30 @@
 #include <map>
 
 #include "graph/graph_builder.hpp"
+#include "ops/op_registry.hpp"
 #include "spec/suggest.hpp"
 #include "spec/variant_parser.hpp"
 
 namespace convbench {
 namespace {
 
-const std::vector<std::string> kOps = {"conv",       "conv_transpose", "batch_norm", "group_norm", "relu",
-                                       "leaky_relu", "dropout",        "add",        "sub",        "concat",
-                                       "max_pool",   "avg_pool",       "upsample"};
+// The op kinds and the keys each takes come from the op definitions (lib/ops/<op>.cpp).
+std::vector<std::string> op_kind_names() {
+  std::vector<std::string> names;
+  for (const OpDefinition* d : op_definitions()) names.emplace_back(d->name);
+  return names;
+}
 
 std::vector<std::string> op_keys(const std::string& op) {
   std::vector<std::string> keys = {"op", "name", "inputs"};
-  auto add = [&](std::initializer_list<const char*> more) { keys.insert(keys.end(), more.begin(), more.end()); };
-  if (op == "conv" || op == "conv_transpose")
-    add({"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"});
-  if (op == "conv_transpose") add({"output_padding"});
-  if (op == "group_norm") add({"norm_groups"});
-  if (op == "leaky_relu") add({"negative_slope"});
-  if (op == "dropout") add({"p"});
-  if (op == "max_pool" || op == "avg_pool") add({"kernel", "stride", "padding"});
-  if (op == "upsample") add({"scale"});
+  const OpDefinition* d = find_op_definition(op);
+  if (d) keys.insert(keys.end(), d->spec_fields.begin(), d->spec_fields.end());
   return keys;
 }
 
 std::vector<std::string> all_op_keys() {
   std::vector<std::string> all;
-  for (const std::string& op : kOps)
+  for (const std::string& op : op_kind_names())
     for (const std::string& key : op_keys(op))
       if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
   return all;
@@ -73,9 +70,9 @@ class CustomGraphReader {
     const auto kind = o.get("op");
     if (!kind) {
       o.check_keys(all_op_keys(), " in an op");
-      o.fail_missing("op", " (one of " + join_alternatives(kOps) + ")");
+      o.fail_missing("op", " (one of " + join_alternatives(op_kind_names()) + ")");
     }
-    op.op = kind->as_choice(kOps, "op");
+    op.op = kind->as_choice(op_kind_names(), "op");
     o.check_keys(op_keys(op.op), " for a " + op.op + " op");
 
     const auto name = o.get("name");
@@ -140,13 +137,14 @@ class CustomGraphReader {
   // Resolves `inputs` (a name or a list of names; unary ops default to the previous op) and
   // returns the Field of each entry for messages.
   std::vector<Field> read_inputs(const Field& o, std::size_t index, CustomOpSpec& op) {
-    const bool binary = op.op == "add" || op.op == "sub";
-    const bool concat = op.op == "concat";
+    // How many inputs the kind takes: its definition's arity (max -1: any number).
+    const OpDefinition& def = *find_op_definition(op.op);
+    const int64_t lo = def.min_inputs, hi = def.max_inputs;
     std::vector<Field> fields;
     const auto inputs = o.get("inputs");
     if (!inputs) {
-      if (binary || concat)
-        o.fail_missing("inputs", " (" + op.op + " takes " + (binary ? "2" : "2 or more") + " value names)");
+      if (lo > 1)
+        o.fail_missing("inputs", " (" + op.op + " takes " + str(lo) + (hi == lo ? "" : " or more") + " value names)");
       op.inputs = {index == 0 ? "input" : order_.back()};
       fields = {o.locate("inputs")};
       return fields;
@@ -158,11 +156,11 @@ class CustomGraphReader {
     } else {
       inputs->fail("expected a value name or a list of value names, got " + inputs->describe());
     }
-    const std::size_t n = fields.size();
-    if (binary && n != 2) inputs->fail(op.op + " takes exactly 2 inputs, got " + str(static_cast<int64_t>(n)));
-    if (concat && n < 2) inputs->fail("concat takes at least 2 inputs, got " + str(static_cast<int64_t>(n)));
-    if (!binary && !concat && n != 1)
-      inputs->fail(op.op + " takes exactly 1 input, got " + str(static_cast<int64_t>(n)));
+    const int64_t n = static_cast<int64_t>(fields.size());
+    if (hi == lo && n != lo)
+      inputs->fail(op.op + " takes exactly " + str(lo) + (lo == 1 ? " input" : " inputs") + ", got " + str(n));
+    if (n < lo) inputs->fail(op.op + " takes at least " + str(lo) + " inputs, got " + str(n));
+    if (hi >= 0 && n > hi) inputs->fail(op.op + " takes at most " + str(hi) + " inputs, got " + str(n));
     for (const Field& f : fields) {
       const std::string ref = f.as_string();
       if (!shapes_.count(ref)) f.fail(unknown_value_message(ref, index));

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "ops/op_registry.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
@@ -17,40 +18,14 @@ const Op& op_named(const Graph& g, const std::string& name) {
 }
 
 // A custom op with every field its kind uses, taken from the graph the variant builder made of
-// it: what the defaults resolved to, not what the file said.
-ojson resolved_custom_op(const CustomOpSpec& s, const Graph& g, int dims) {
+// it (what the defaults resolved to, not what the file said), as its definition spells them.
+ojson resolved_custom_op(const CustomOpSpec& s, const Graph& g) {
   ojson op = {{"op", s.op}, {"name", s.name}, {"inputs", s.inputs}};
   const Op& built = op_named(g, s.name);
-  switch (built.kind) {
-    case OpKind::conv:
-    case OpKind::conv_transpose: {
-      const ConvAttrs& a = built.conv;
-      op["out_channels"] = a.out_channels;
-      op["kernel"] = a.kernel;
-      op["stride"] = a.stride;
-      op["padding"] = a.padding;
-      op["dilation"] = a.dilation;
-      if (built.kind == OpKind::conv_transpose)
-        op["output_padding"] = a.output_padding.empty() ? std::vector<int64_t>(dims, 0) : a.output_padding;
-      op["groups"] = a.groups;
-      op["bias"] = a.bias;
-      break;
-    }
-    case OpKind::max_pool:
-    case OpKind::avg_pool:
-      op["kernel"] = built.pool.kernel;
-      op["stride"] = built.pool.stride;
-      op["padding"] = built.pool.padding;
-      break;
-    case OpKind::group_norm: op["norm_groups"] = built.norm.groups; break;
-    case OpKind::leaky_relu: op["negative_slope"] = built.negative_slope; break;
-    case OpKind::dropout: op["p"] = built.dropout_p; break;
-    case OpKind::upsample: op["scale"] = built.upsample_scale; break;
-    case OpKind::batch_norm:
-    case OpKind::relu:
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::concat: break;
+  const OpDefinition& def = op_definition(built.kind);
+  if (def.attributes) {
+    const ojson attributes = def.attributes(built);  // kept alive while its items are read
+    for (const auto& [key, value] : attributes.items()) op[key] = value;
   }
   return op;
 }
@@ -67,7 +42,7 @@ ojson resolved_variant(const BlockSpec& block, const VariantSpec& v) {
   } else if (v.kind == "custom") {
     const Graph g = build_variant_graph(block, v);
     ojson ops = ojson::array();
-    for (const CustomOpSpec& s : v.ops) ops.push_back(resolved_custom_op(s, g, block.dims));
+    for (const CustomOpSpec& s : v.ops) ops.push_back(resolved_custom_op(s, g));
     out["ops"] = std::move(ops);
     out["output"] = v.output.empty() ? v.ops.back().name : v.output;
   }

@@ -9,8 +9,8 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/nvtx_range.hpp"
-#include "graph/autograd_rules.hpp"
 #include "kernels/kernels.hpp"
+#include "ops/autograd_rules.hpp"
 
 namespace convbench::cuda {
 namespace {

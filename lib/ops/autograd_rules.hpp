@@ -1,22 +1,19 @@
-// What each op keeps for its backward pass and how gradients flow through it. These rules follow
-// PyTorch autograd (conv saves its input; BN its input and per-channel statistics; ReLU its
-// output; leaky ReLU its input; dropout a mask; add, sub and concat nothing), so that memory we
-// measure compares with what PyTorch users see. The executor and the analysis memory model both
-// read these tables; each applies them independently.
+// What each op keeps for its backward pass and how gradients flow through it, read from the op
+// definitions (lib/ops/<op>.cpp). These rules follow PyTorch autograd (conv saves its input; BN
+// its input and per-channel statistics; ReLU its output; leaky ReLU its input; dropout a mask;
+// add, sub and concat nothing), so that memory we measure compares with what PyTorch users see.
+// The executor and the analysis memory model both read them; each applies them independently
+// (the executor by allocating, the model by counting), and the memory tests compare the two.
 #pragma once
 
 #include <vector>
 
 #include "graph/graph.hpp"
+#include "ops/op_definition.hpp"
 
 namespace convbench {
 
 // Which of the op's own tensors its backward needs (parameters are resident anyway).
-struct SavedTensors {
-  std::vector<int> inputs;  // positions in op.inputs that are saved
-  bool output = false;      // the op's output is saved
-};
-
 SavedTensors saved_tensors(const Op& op);
 
 // Extra tensors an op produces for its own backward, in training only: BN mean and inverse std
@@ -24,10 +21,7 @@ SavedTensors saved_tensors(const Op& op);
 // element, as PyTorch's CUDA path), max-pool indices (int64 per output element, as PyTorch).
 std::vector<TensorDesc> aux_tensors(const Graph& graph, const Op& op);
 
-// How the gradient of the op's output reaches input `position`:
-//  alias   - the same tensor is passed on, nothing is allocated (add; sub's first operand),
-//  compute - a new tensor is allocated and filled by the backend.
-enum class GradFlow { alias, compute };
+// How the gradient of the op's output reaches input `position` (GradFlow: alias or compute).
 GradFlow grad_flow(const Op& op, int position);
 
 // In inference, dropout is the identity and returns its input itself (no allocation), as PyTorch's

@@ -1,0 +1,21 @@
+// batch_norm: weight and bias parameters, running mean and variance buffers (builder); backward
+// reads the input and the per-channel mean and inverse std forward saves.
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+OpDefinition define_batch_norm() {
+  OpDefinition d;
+  d.kind = OpKind::batch_norm;
+  d.saved = {{0}, false};
+  d.aux = [](const Graph& graph, const Op& op) {
+    const TensorDesc& in = graph.desc(op.inputs.at(0));
+    const TensorDesc stats{{in.channels()}, stats_dtype(in.dtype), Layout::channels_first};
+    return std::vector<TensorDesc>{stats, stats};  // mean, inverse std
+  };
+  d.work = normalization_work;
+  return d;
+}
+
+}  // namespace convbench

@@ -1,0 +1,27 @@
+// dropout: forward saves a mask of one byte per element (as PyTorch's CUDA path) for backward;
+// in inference it is the identity and returns its input itself; 1 FLOP per element each way.
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+OpDefinition define_dropout() {
+  OpDefinition d;
+  d.kind = OpKind::dropout;
+  d.spec_fields = {"p"};
+  d.aux = [](const Graph& graph, const Op& op) {
+    TensorDesc mask = graph.desc(op.inputs.at(0));
+    mask.dtype = DType::uint8;
+    return std::vector<TensorDesc>{mask};
+  };
+  d.identity_in_inference = true;
+  d.work = [](const WorkQuery& q) {
+    OpWork w;
+    w.elementwise = {q.output_elements(), q.any_input_grad() ? q.output_elements() : 0, 0};
+    return w;
+  };
+  d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"p", op.dropout_p}}; };
+  return d;
+}
+
+}  // namespace convbench

@@ -1,0 +1,22 @@
+// leaky_relu: backward reads the input; 2 FLOPs per element each way (compare, scale).
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+OpDefinition define_leaky_relu() {
+  OpDefinition d;
+  d.kind = OpKind::leaky_relu;
+  d.spec_fields = {"negative_slope"};
+  d.saved = {{0}, false};
+  d.work = [](const WorkQuery& q) {
+    const int64_t n = checked_mul(q.output_elements(), 2);
+    OpWork w;
+    w.elementwise = {n, q.any_input_grad() ? n : 0, 0};
+    return w;
+  };
+  d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"negative_slope", op.negative_slope}}; };
+  return d;
+}
+
+}  // namespace convbench

@@ -1,0 +1,84 @@
+// One op kind's definition, in one file per op (lib/ops/<op>.cpp): its spelling in specs and
+// results, how many inputs it takes, the fields a custom op of its kind may set, its autograd
+// saving rule (what backward reads, the aux tensors forward makes for it, which input gradients
+// are passed on instead of computed, whether it is the identity in inference), its work (MACs
+// and elementwise FLOPs per direction) and its attributes as the resolved spec spells them.
+//
+// The registry (op_registry.hpp) maps op kind -> definition. The spec's custom-op parser, the
+// autograd rules the executor and the memory model read, the counts and the resolved spec all
+// consult it instead of switches and string lists of their own. Shape inference and validation
+// stay in graph/graph_builder.cpp, parameters with their initialisation are declared there too
+// (Param::init); each backend's kernels for the op are registered in that backend's file for
+// the op's family.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/graph.hpp"
+
+namespace convbench {
+
+// Which of the op's own tensors its backward reads (parameters are resident anyway).
+struct SavedTensors {
+  std::vector<int> inputs;  // positions in op.inputs that are saved
+  bool output = false;      // the op's output is saved
+};
+
+// How the gradient of the op's output reaches input `position`:
+//  alias   - the same tensor is passed on, nothing is allocated (add; sub's first operand),
+//  compute - a new tensor is allocated and filled by the backend.
+enum class GradFlow { alias, compute };
+
+struct WorkCounts {
+  int64_t forward = 0, backward_data = 0, backward_weight = 0;
+};
+
+// An op's work per direction: multiply-accumulates (convolutions) and elementwise FLOPs. The
+// counts (analysis/op_counts.cpp) make FLOPs = 2 x MACs + elementwise, and zero the backward in
+// inference.
+struct OpWork {
+  WorkCounts macs;
+  WorkCounts elementwise;
+};
+
+// What an op's work depends on besides the graph: which inputs need a gradient, and the mode.
+struct WorkQuery {
+  const Graph& graph;
+  const Op& op;
+  const std::vector<bool>& input_requires_grad;  // one per op input
+  bool training;
+  bool any_input_grad() const;
+  int64_t output_elements() const;
+};
+
+struct OpDefinition {
+  OpKind kind;
+  std::string_view name;  // to_string(kind), filled in by the registry: "batch_norm"
+  int min_inputs = 1;
+  int max_inputs = 1;  // -1: any number (concat)
+  // Keys a custom op of this kind may set besides op, name and inputs.
+  std::vector<std::string> spec_fields;
+
+  // --- the autograd saving rule (follows PyTorch, so measured memory compares with its users') ---
+  SavedTensors saved;
+  // Tensors forward makes for backward, in training only (empty function: none).
+  std::function<std::vector<TensorDesc>(const Graph&, const Op&)> aux;
+  // Gradients passed on as aliases of the output's (empty: every input's is computed).
+  std::function<GradFlow(int position)> grad_flow;
+  // In inference the op returns its input itself (dropout, as PyTorch's eval mode).
+  bool identity_in_inference = false;
+
+  // --- counts ---
+  std::function<OpWork(const WorkQuery&)> work;
+
+  // --- the resolved spec: the op's attributes with every default applied, as a spec spells them ---
+  std::function<nlohmann::ordered_json(const Op&)> attributes;  // empty: no attributes
+};
+
+}  // namespace convbench

@@ -1,0 +1,34 @@
+// Small helpers the op definitions share: element counts in checked 64-bit arithmetic.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/checked_math.hpp"
+#include "graph/tensor_desc.hpp"
+#include "ops/op_definition.hpp"
+
+namespace convbench {
+
+inline int64_t count_product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t x : v) n = checked_mul(n, x);
+  return n;
+}
+
+inline int64_t count_elements(const TensorDesc& d) { return count_product(d.shape); }
+
+}  // namespace convbench
+
+namespace convbench {
+
+// Batch and group norm: FLOPs per output element, training forward 5 (mean 1, variance 2,
+// normalise and affine 2), inference 2; backward-data 6, backward-weight 3.
+inline OpWork normalization_work(const WorkQuery& q) {
+  const int64_t n = q.output_elements();
+  OpWork w;
+  w.elementwise = {checked_mul(n, q.training ? 5 : 2), q.any_input_grad() ? checked_mul(n, 6) : 0, checked_mul(n, 3)};
+  return w;
+}
+
+}  // namespace convbench

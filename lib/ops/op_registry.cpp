@@ -1,0 +1,60 @@
+#include "ops/op_registry.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "graph/checked_math.hpp"
+
+namespace convbench {
+
+namespace {
+
+// Built once, on first use, and never changed: the registry is constant data, not mutable state.
+const std::vector<OpDefinition>& all() {
+  static const std::vector<OpDefinition> definitions = [] {
+    std::vector<OpDefinition> d = {define_conv(),    define_conv_transpose(), define_batch_norm(), define_group_norm(),
+                                   define_relu(),    define_leaky_relu(),     define_dropout(),    define_add(),
+                                   define_sub(),     define_concat(),         define_max_pool(),   define_avg_pool(),
+                                   define_upsample()};
+    std::sort(d.begin(), d.end(), [](const OpDefinition& a, const OpDefinition& b) { return a.kind < b.kind; });
+    for (OpDefinition& def : d) def.name = to_string(def.kind);  // the one spelling: graph/graph.cpp
+    return d;
+  }();
+  return definitions;
+}
+
+}  // namespace
+
+bool WorkQuery::any_input_grad() const {
+  return std::any_of(input_requires_grad.begin(), input_requires_grad.end(), [](bool b) { return b; });
+}
+
+int64_t WorkQuery::output_elements() const {
+  int64_t n = 1;
+  for (int64_t x : graph.desc(op.output).shape) n = checked_mul(n, x);
+  return n;
+}
+
+const OpDefinition& op_definition(OpKind kind) {
+  for (const OpDefinition& d : all())
+    if (d.kind == kind) return d;
+  throw std::logic_error("op registry: no definition for op kind " + std::to_string(static_cast<int>(kind)));
+}
+
+const OpDefinition* find_op_definition(std::string_view name) {
+  for (const OpDefinition& d : all())
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+const std::vector<const OpDefinition*>& op_definitions() {
+  static const std::vector<const OpDefinition*> list = [] {
+    std::vector<const OpDefinition*> l;
+    for (const OpDefinition& d : all()) l.push_back(&d);
+    return l;
+  }();
+  return list;
+}
+
+}  // namespace convbench

@@ -1,0 +1,19 @@
+// relu: backward reads the output (PyTorch saves the result); 1 FLOP per element each way.
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+OpDefinition define_relu() {
+  OpDefinition d;
+  d.kind = OpKind::relu;
+  d.saved = {{}, true};
+  d.work = [](const WorkQuery& q) {
+    OpWork w;
+    w.elementwise = {q.output_elements(), q.any_input_grad() ? q.output_elements() : 0, 0};
+    return w;
+  };
+  return d;
+}
+
+}  // namespace convbench
