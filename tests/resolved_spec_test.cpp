@@ -44,22 +44,22 @@ TEST(ResolvedSpec, EveryDefaultAppearsResolvedAsTheVariantBuilderAppliedIt) {
   EXPECT_EQ(first["point_label"], "batch=2,layout=channels_first");
   EXPECT_EQ(doc["blocks"][1]["point_label"], "batch=2,layout=channels_last");
   EXPECT_EQ(doc["blocks"][2]["point"].dump(), R"({"batch":4,"layout":"channels_first"})");
-  EXPECT_EQ(first["padding"], nlohmann::json({4, 4}));  // "same": dilation * (kernel - 1) / 2
+  EXPECT_EQ(first["padding"], nlohmann::ordered_json({4, 4}));  // "same": dilation * (kernel - 1) / 2
   EXPECT_EQ(first["norm"], "batch");
   EXPECT_EQ(first["baseline"], "standard");
   EXPECT_EQ(first["variants"][1].dump(), R"({"kind":"bottleneck","name":"bottleneck","ratio":2,"groups":1})");
 
   const auto& ops = first["variants"][2]["ops"];
-  EXPECT_EQ(ops[0]["inputs"], nlohmann::json({"input"}));
+  EXPECT_EQ(ops[0]["inputs"], nlohmann::ordered_json({"input"}));
   EXPECT_EQ(ops[0]["groups"], 8);  // depthwise: the input's channels
   EXPECT_EQ(ops[0]["out_channels"], 8);
-  EXPECT_EQ(ops[0]["kernel"], nlohmann::json({5, 5}));   // the block's kernel
-  EXPECT_EQ(ops[0]["padding"], nlohmann::json({2, 2}));  // "same" with the op's dilation (1), not the block's
+  EXPECT_EQ(ops[0]["kernel"], nlohmann::ordered_json({5, 5}));   // the block's kernel
+  EXPECT_EQ(ops[0]["padding"], nlohmann::ordered_json({2, 2}));  // "same" with the op's dilation (1), not the block's
   EXPECT_EQ(ops[0]["bias"], true);
-  EXPECT_EQ(ops[1]["kernel"], nlohmann::json({2, 2}));  // a pool's own default, not the block's kernel
-  EXPECT_EQ(ops[1]["stride"], nlohmann::json({1, 1}));
-  EXPECT_EQ(ops[2]["output_padding"], nlohmann::json({0, 0}));
-  EXPECT_EQ(ops[2]["stride"], nlohmann::json({2, 2}));
+  EXPECT_EQ(ops[1]["kernel"], nlohmann::ordered_json({2, 2}));  // a pool's own default, not the block's kernel
+  EXPECT_EQ(ops[1]["stride"], nlohmann::ordered_json({1, 1}));
+  EXPECT_EQ(ops[2]["output_padding"], nlohmann::ordered_json({0, 0}));
+  EXPECT_EQ(ops[2]["stride"], nlohmann::ordered_json({2, 2}));
   EXPECT_EQ(ops[3]["norm_groups"], 2);
   EXPECT_EQ(first["variants"][2]["output"], "g");  // the last op by default
 }
