@@ -24,7 +24,7 @@
 #include "backends/cuda/cudnn_conv.hpp"
 #include "backends/cuda/first_launch_start.hpp"
 #include "backends/cuda/nvml_clock.hpp"
-#include "graph/graph_builder.hpp"
+#include "ops/graph_builder.hpp"
 #include "reference_op_harness.hpp"
 
 namespace convbench::cuda {

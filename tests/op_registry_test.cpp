@@ -18,6 +18,7 @@ TEST(OpRegistry, EveryKindHasOneDefinitionFoundByKindAndName) {
     EXPECT_EQ(d.name, to_string(kind));
     EXPECT_EQ(find_op_definition(d.name), &d);
     EXPECT_TRUE(d.work) << d.name << " has no counts";
+    EXPECT_TRUE(d.infer) << d.name << " has no shape inference";
     EXPECT_GE(d.min_inputs, 1) << d.name;
     EXPECT_TRUE(d.max_inputs == -1 || d.max_inputs >= d.min_inputs) << d.name;
     kinds.insert(kind);

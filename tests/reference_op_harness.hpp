@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph_builder.hpp"
 #include "ops/autograd_rules.hpp"
+#include "ops/graph_builder.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/host_io.hpp"
 

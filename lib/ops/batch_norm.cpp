@@ -15,6 +15,13 @@ OpDefinition define_batch_norm() {
     return std::vector<TensorDesc>{stats, stats};  // mean, inverse std
   };
   d.work = normalization_work;
+  d.infer = [](const Graph& graph, Op& op) {
+    const int64_t c = graph.desc(op.inputs.at(0)).channels();
+    OpShape s{graph.desc(op.inputs.at(0)), {}, {}};
+    s.params = {{"weight", {c}, 1, ParamInit::ones}, {"bias", {c}, 1, ParamInit::zeros}};
+    s.buffers = {{"running_mean", {c}, 1, ParamInit::zeros}, {"running_var", {c}, 1, ParamInit::ones}};
+    return s;
+  };
   return d;
 }
 

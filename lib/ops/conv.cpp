@@ -8,11 +8,83 @@ namespace convbench {
 
 namespace {
 
+OpShape infer_conv(const Graph& graph, Op& op) {
+  const std::string& name = op.name;
+  const ConvAttrs& a = op.conv;
+  const TensorDesc& in = graph.desc(op.inputs.at(0));
+  const int dims = in.spatial_rank();
+  check_window(name, a.kernel, dims, "kernel", 1);
+  check_window(name, a.stride, dims, "stride", 1);
+  check_window(name, a.padding, dims, "padding", 0);
+  check_window(name, a.dilation, dims, "dilation", 1);
+  require(a.groups >= 1, name, "groups must be >= 1");
+  require(a.out_channels >= 1, name, "out_channels must be >= 1");
+  require(in.channels() % a.groups == 0, name,
+          "in_channels " + std::to_string(in.channels()) + " is not divisible by groups " + std::to_string(a.groups));
+  require(a.out_channels % a.groups == 0, name,
+          "out_channels " + std::to_string(a.out_channels) + " is not divisible by groups " + std::to_string(a.groups));
+  OpShape s;
+  s.output = in;
+  s.output.shape[1] = a.out_channels;
+  for (int i = 0; i < dims; ++i) {
+    const size_t d = static_cast<size_t>(i);
+    const int64_t span = a.dilation[d] * (a.kernel[d] - 1) + 1;
+    require(span <= in.shape[d + 2] + 2 * a.padding[d], name,
+            "kernel " + dims_string(a.kernel) + " (dilated extent " + std::to_string(span) +
+                ") is larger than the padded input " + in.shape_string());
+    s.output.shape[d + 2] = window_output_size(in.shape[d + 2], a.kernel[d], a.stride[d], a.padding[d], a.dilation[d]);
+  }
+  int64_t k = 1;
+  for (int64_t kd : a.kernel) k *= kd;
+  std::vector<int64_t> wshape = {a.out_channels, in.channels() / a.groups};
+  wshape.insert(wshape.end(), a.kernel.begin(), a.kernel.end());
+  const int64_t fan_in = in.channels() / a.groups * k;
+  s.params.push_back({"weight", wshape, fan_in});
+  if (a.bias) s.params.push_back({"bias", {a.out_channels}, fan_in});
+  return s;
+}
+
+OpShape infer_conv_transpose(const Graph& graph, Op& op) {
+  const std::string& name = op.name;
+  ConvAttrs& a = op.conv;
+  const TensorDesc& in = graph.desc(op.inputs.at(0));
+  const int dims = in.spatial_rank();
+  check_window(name, a.kernel, dims, "kernel", 1);
+  check_window(name, a.stride, dims, "stride", 1);
+  check_window(name, a.padding, dims, "padding", 0);
+  check_window(name, a.dilation, dims, "dilation", 1);
+  if (a.output_padding.empty()) a.output_padding.assign(static_cast<size_t>(dims), 0);
+  const std::vector<int64_t>& opad = a.output_padding;
+  check_window(name, opad, dims, "output_padding", 0);
+  require(a.groups >= 1 && in.channels() % a.groups == 0 && a.out_channels % a.groups == 0, name,
+          "in_channels " + std::to_string(in.channels()) + " and out_channels " + std::to_string(a.out_channels) +
+              " must be divisible by groups " + std::to_string(a.groups));
+  OpShape s;
+  s.output = in;
+  s.output.shape[1] = a.out_channels;
+  for (size_t d = 0; d < static_cast<size_t>(dims); ++d) {
+    require(opad[d] < a.stride[d] || opad[d] < a.dilation[d], name,
+            "output_padding must be smaller than stride or dilation");
+    s.output.shape[d + 2] =
+        (in.shape[d + 2] - 1) * a.stride[d] - 2 * a.padding[d] + a.dilation[d] * (a.kernel[d] - 1) + opad[d] + 1;
+  }
+  int64_t k = 1;
+  for (int64_t kd : a.kernel) k *= kd;
+  // PyTorch's ConvTranspose weight is (Cin, Cout/groups, k...) and its fan_in uses dim 1.
+  std::vector<int64_t> wshape = {in.channels(), a.out_channels / a.groups};
+  wshape.insert(wshape.end(), a.kernel.begin(), a.kernel.end());
+  const int64_t fan_in = a.out_channels / a.groups * k;
+  s.params.push_back({"weight", wshape, fan_in});
+  if (a.bias) s.params.push_back({"bias", {a.out_channels}, fan_in});
+  return s;
+}
+
 OpDefinition conv_like(OpKind kind, std::vector<std::string> fields) {
   OpDefinition d;
   d.kind = kind;
   d.spec_fields = std::move(fields);
   d.saved = {{0}, false};
+  d.infer = kind == OpKind::conv ? infer_conv : infer_conv_transpose;
   d.work = [kind](const WorkQuery& q) {
     const TensorDesc& in = q.graph.desc(q.op.inputs.at(0));
     const TensorDesc& out = q.graph.desc(q.op.output);

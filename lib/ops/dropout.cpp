@@ -21,6 +21,10 @@ OpDefinition define_dropout() {
     return w;
   };
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"p", op.dropout_p}}; };
+  d.infer = [](const Graph& graph, Op& op) {
+    require(op.dropout_p >= 0.0 && op.dropout_p < 1.0, op.name, "dropout probability must be in [0, 1)");
+    return OpShape{graph.desc(op.inputs.at(0)), {}, {}};
+  };
   return d;
 }
 

@@ -17,6 +17,15 @@ OpDefinition define_group_norm() {
   };
   d.work = normalization_work;
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"norm_groups", op.norm.groups}}; };
+  d.infer = [](const Graph& graph, Op& op) {
+    const int64_t c = graph.desc(op.inputs.at(0)).channels();
+    const int64_t groups = op.norm.groups;
+    require(groups >= 1 && c % groups == 0, op.name,
+            "channels " + std::to_string(c) + " are not divisible by norm_groups " + std::to_string(groups));
+    OpShape s{graph.desc(op.inputs.at(0)), {}, {}};
+    s.params = {{"weight", {c}, 1, ParamInit::ones}, {"bias", {c}, 1, ParamInit::zeros}};
+    return s;
+  };
   return d;
 }
 

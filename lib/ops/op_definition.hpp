@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/graph.hpp"
+#include "graph/shape_rules.hpp"
 
 namespace convbench {
 
@@ -57,6 +58,22 @@ struct WorkQuery {
   int64_t output_elements() const;
 };
 
+// A parameter or buffer an op declares while it is added to a graph; the graph names it
+// "<op name>.<suffix>".
+struct ParamDecl {
+  std::string suffix;  // "weight", "bias", "running_mean", ...
+  std::vector<int64_t> shape;
+  int64_t fan_in = 1;
+  ParamInit init = ParamInit::uniform_fan_in;
+};
+
+// What shape inference gives for one op: its output, and the parameters and buffers it owns.
+struct OpShape {
+  TensorDesc output;
+  std::vector<ParamDecl> params;
+  std::vector<ParamDecl> buffers;
+};
+
 struct OpDefinition {
   OpKind kind;
   std::string_view name;  // to_string(kind), filled in by the registry: "batch_norm"
@@ -64,6 +81,11 @@ struct OpDefinition {
   int max_inputs = 1;  // -1: any number (concat)
   // Keys a custom op of this kind may set besides op, name and inputs.
   std::vector<std::string> spec_fields;
+
+  // Shape inference and validation (GraphError "<op>: message" on a bad attribute or shape), and
+  // the parameters the op owns. `op` holds its inputs (valid value ids) and attributes; it may
+  // normalise them (conv_transpose's empty output_padding becomes zeros).
+  std::function<OpShape(const Graph& graph, Op& op)> infer;
 
   // --- the autograd saving rule (follows PyTorch, so measured memory compares with its users') ---
   SavedTensors saved;

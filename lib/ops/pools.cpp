@@ -8,6 +8,24 @@ namespace convbench {
 
 namespace {
 
+OpShape infer_pool(const Graph& graph, Op& op) {
+  const std::string& name = op.name;
+  const PoolAttrs& a = op.pool;
+  const TensorDesc& in = graph.desc(op.inputs.at(0));
+  const int dims = in.spatial_rank();
+  check_window(name, a.kernel, dims, "kernel", 1);
+  check_window(name, a.stride, dims, "stride", 1);
+  check_window(name, a.padding, dims, "padding", 0);
+  OpShape s{in, {}, {}};
+  for (size_t d = 0; d < static_cast<size_t>(dims); ++d) {
+    require(a.padding[d] * 2 <= a.kernel[d], name, "padding must be at most half the kernel");
+    require(a.kernel[d] <= in.shape[d + 2] + 2 * a.padding[d], name,
+            "kernel " + dims_string(a.kernel) + " is larger than the padded input " + in.shape_string());
+    s.output.shape[d + 2] = window_output_size(in.shape[d + 2], a.kernel[d], a.stride[d], a.padding[d], 1);
+  }
+  return s;
+}
+
 nlohmann::ordered_json pool_attributes(const Op& op) {
   return {{"kernel", op.pool.kernel}, {"stride", op.pool.stride}, {"padding", op.pool.padding}};
 }
@@ -30,6 +48,7 @@ OpDefinition define_max_pool() {
     return w;
   };
   d.attributes = pool_attributes;
+  d.infer = infer_pool;
   return d;
 }
 
@@ -45,6 +64,7 @@ OpDefinition define_avg_pool() {
     return w;
   };
   d.attributes = pool_attributes;
+  d.infer = infer_pool;
   return d;
 }
 

@@ -16,6 +16,12 @@ OpDefinition define_upsample() {
     return w;
   };
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"scale", op.upsample_scale}}; };
+  d.infer = [](const Graph& graph, Op& op) {
+    require(op.upsample_scale >= 1, op.name, "scale must be >= 1");
+    OpShape s{graph.desc(op.inputs.at(0)), {}, {}};
+    for (int i = 2; i < s.output.rank(); ++i) s.output.shape[static_cast<size_t>(i)] *= op.upsample_scale;
+    return s;
+  };
   return d;
 }
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <map>
 
-#include "graph/graph_builder.hpp"
+#include "ops/graph_builder.hpp"
 #include "ops/op_registry.hpp"
 #include "spec/suggest.hpp"
 #include "spec/variant_parser.hpp"

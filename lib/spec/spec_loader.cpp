@@ -10,7 +10,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "graph/graph_builder.hpp"
+#include "ops/graph_builder.hpp"
 #include "spec/input_file.hpp"
 #include "spec/source_tree.hpp"
 #include "spec/spec_field.hpp"

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "graph/graph_builder.hpp"
+#include "ops/graph_builder.hpp"
 
 namespace convbench {
 namespace {

@@ -1,19 +1,15 @@
-// Builds a Graph op by op, inferring every output shape as it goes. Each method returns the id of
-// the value it produces. Invalid shapes throw GraphError with a plain message that the caller
-// locates (the variant builders add the spec's key path).
+// Builds a Graph op by op, inferring every output shape as it goes from the op's definition
+// (lib/ops/<op>.cpp). Each method returns the id of the value it produces. Invalid shapes throw
+// GraphError with a plain message that the caller locates (the variant builders add the spec's
+// key path).
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
 #include "graph/graph.hpp"
+#include "graph/shape_rules.hpp"
 
 namespace convbench {
-
-class GraphError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 class GraphBuilder {
  public:
@@ -22,6 +18,11 @@ class GraphBuilder {
   int input() const { return graph_.input; }
   const TensorDesc& desc(int value) const { return graph_.desc(value); }
 
+  // Adds any op: `op` names its kind, name, input value ids and attributes. Its definition checks
+  // the attributes and shapes, gives the output's shape and declares the op's parameters.
+  int add(Op op);
+
+  // The same, one method per op kind, for the variant builders and tests.
   int conv(const std::string& name, int x, const ConvAttrs& attrs);
   int conv_transpose(const std::string& name, int x, const ConvAttrs& attrs);
   int batch_norm(const std::string& name, int x, double eps = 1e-5, double momentum = 0.1);
@@ -40,16 +41,9 @@ class GraphBuilder {
   Graph finish(int output);
 
  private:
-  int add_op(Op op, const TensorDesc& out);
   void check_value(int v, const std::string& op_name) const;
-  int add_param(const std::string& name, std::vector<int64_t> shape, int op, int64_t fan_in,
-                ParamInit init = ParamInit::uniform_fan_in);
-  int add_buffer(const std::string& name, std::vector<int64_t> shape, int op, ParamInit init);
 
   Graph graph_;
 };
-
-// Output spatial size of a convolution or pooling window along one dim.
-int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation);
 
 }  // namespace convbench

@@ -1,0 +1,140 @@
+#include "ops/graph_builder.hpp"
+
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+namespace {
+
+Op make_op(OpKind kind, const std::string& name, std::vector<int> inputs) {
+  Op op;
+  op.kind = kind;
+  op.name = name;
+  op.inputs = std::move(inputs);
+  return op;
+}
+
+}  // namespace
+
+GraphBuilder::GraphBuilder(std::string graph_name, const TensorDesc& input) {
+  graph_.name = std::move(graph_name);
+  require(input.rank() == 4 || input.rank() == 5, "input",
+          "a block input must be 4-D or 5-D (N, C, spatial...), got " + input.shape_string());
+  for (int64_t d : input.shape) require(d > 0, "input", "sizes must be positive, got " + input.shape_string());
+  graph_.values.push_back({"input", input});
+  graph_.input = 0;
+}
+
+void GraphBuilder::check_value(int v, const std::string& op_name) const {
+  require(v >= 0 && v < static_cast<int>(graph_.values.size()), op_name, "unknown input value");
+}
+
+int GraphBuilder::add(Op op) {
+  for (int v : op.inputs) check_value(v, op.name);
+  const OpShape shape = op_definition(op.kind).infer(graph_, op);
+  for (const Op& existing : graph_.ops) require(existing.name != op.name, op.name, "duplicate op name");
+  for (int64_t d : shape.output.shape)
+    require(d > 0, op.name, "output shape " + shape.output.shape_string() + " has an empty dimension");
+  const int op_id = static_cast<int>(graph_.ops.size());
+  // Parameters in the block's dtype; running statistics in the statistics dtype.
+  const DType dtype = graph_.values[0].desc.dtype;
+  for (const ParamDecl& p : shape.params) {
+    graph_.params.push_back(
+        {op.name + "." + p.suffix, TensorDesc{p.shape, dtype, Layout::channels_first}, op_id, p.fan_in, p.init});
+    op.params.push_back(static_cast<int>(graph_.params.size()) - 1);
+  }
+  for (const ParamDecl& b : shape.buffers) {
+    graph_.buffers.push_back(
+        {op.name + "." + b.suffix, TensorDesc{b.shape, stats_dtype(dtype), Layout::channels_first}, op_id, 1, b.init});
+    op.buffers.push_back(static_cast<int>(graph_.buffers.size()) - 1);
+  }
+  const int id = static_cast<int>(graph_.values.size());
+  graph_.values.push_back({op.name, shape.output});
+  op.output = id;
+  graph_.ops.push_back(std::move(op));
+  return id;
+}
+
+int GraphBuilder::conv(const std::string& name, int x, const ConvAttrs& attrs) {
+  Op op = make_op(OpKind::conv, name, {x});
+  op.conv = attrs;
+  return add(std::move(op));
+}
+
+int GraphBuilder::conv_transpose(const std::string& name, int x, const ConvAttrs& attrs) {
+  Op op = make_op(OpKind::conv_transpose, name, {x});
+  op.conv = attrs;
+  return add(std::move(op));
+}
+
+int GraphBuilder::batch_norm(const std::string& name, int x, double eps, double momentum) {
+  Op op = make_op(OpKind::batch_norm, name, {x});
+  op.norm.eps = eps;
+  op.norm.momentum = momentum;
+  return add(std::move(op));
+}
+
+int GraphBuilder::group_norm(const std::string& name, int x, int64_t groups, double eps) {
+  Op op = make_op(OpKind::group_norm, name, {x});
+  op.norm.groups = groups;
+  op.norm.eps = eps;
+  return add(std::move(op));
+}
+
+int GraphBuilder::relu(const std::string& name, int x) { return add(make_op(OpKind::relu, name, {x})); }
+
+int GraphBuilder::leaky_relu(const std::string& name, int x, double negative_slope) {
+  Op op = make_op(OpKind::leaky_relu, name, {x});
+  op.negative_slope = negative_slope;
+  return add(std::move(op));
+}
+
+int GraphBuilder::dropout(const std::string& name, int x, double p) {
+  Op op = make_op(OpKind::dropout, name, {x});
+  op.dropout_p = p;
+  return add(std::move(op));
+}
+
+int GraphBuilder::add(const std::string& name, int a, int b) { return add(make_op(OpKind::add, name, {a, b})); }
+
+int GraphBuilder::sub(const std::string& name, int a, int b) { return add(make_op(OpKind::sub, name, {a, b})); }
+
+int GraphBuilder::concat(const std::string& name, const std::vector<int>& xs) {
+  return add(make_op(OpKind::concat, name, xs));
+}
+
+int GraphBuilder::max_pool(const std::string& name, int x, const PoolAttrs& attrs) {
+  Op op = make_op(OpKind::max_pool, name, {x});
+  op.pool = attrs;
+  return add(std::move(op));
+}
+
+int GraphBuilder::avg_pool(const std::string& name, int x, const PoolAttrs& attrs) {
+  Op op = make_op(OpKind::avg_pool, name, {x});
+  op.pool = attrs;
+  return add(std::move(op));
+}
+
+int GraphBuilder::upsample(const std::string& name, int x, int64_t scale) {
+  Op op = make_op(OpKind::upsample, name, {x});
+  op.upsample_scale = scale;
+  return add(std::move(op));
+}
+
+Graph GraphBuilder::finish(int output) {
+  check_value(output, "output");
+  require(output != graph_.input, "output", "the block output cannot be its input");
+  graph_.output = output;
+  // Every op must contribute to the output, or its work would be measured for nothing.
+  std::vector<bool> live(graph_.values.size(), false);
+  live[static_cast<size_t>(output)] = true;
+  for (size_t i = graph_.ops.size(); i-- > 0;) {
+    const Op& op = graph_.ops[i];
+    if (!live[static_cast<size_t>(op.output)])
+      throw GraphError(op.name + ": its result never reaches the block output");
+    for (int v : op.inputs) live[static_cast<size_t>(v)] = true;
+  }
+  return std::move(graph_);
+}
+
+}  // namespace convbench
