@@ -8,15 +8,30 @@ namespace convbench {
 
 namespace {
 
+void check_conv_windows(const std::string& name, const ConvAttrs& a, int dims) {
+  check_window(name, a.kernel, dims, "kernel", 1);
+  check_window(name, a.stride, dims, "stride", 1);
+  check_window(name, a.padding, dims, "padding", 0);
+  check_window(name, a.dilation, dims, "dilation", 1);
+}
+
+// The weight (its first two dims, then the kernel) and the bias; both initialised from
+// fan_in = `fan_in_channels` x the kernel volume, as PyTorch does.
+void add_conv_params(OpShape& s, const ConvAttrs& a, std::vector<int64_t> weight_shape, int64_t fan_in_channels) {
+  int64_t k = 1;
+  for (int64_t kd : a.kernel) k *= kd;
+  weight_shape.insert(weight_shape.end(), a.kernel.begin(), a.kernel.end());
+  const int64_t fan_in = fan_in_channels * k;
+  s.params.push_back({"weight", std::move(weight_shape), fan_in});
+  if (a.bias) s.params.push_back({"bias", {a.out_channels}, fan_in});
+}
+
 OpShape infer_conv(const Graph& graph, Op& op) {
   const std::string& name = op.name;
   const ConvAttrs& a = op.conv;
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   const int dims = in.spatial_rank();
-  check_window(name, a.kernel, dims, "kernel", 1);
-  check_window(name, a.stride, dims, "stride", 1);
-  check_window(name, a.padding, dims, "padding", 0);
-  check_window(name, a.dilation, dims, "dilation", 1);
+  check_conv_windows(name, a, dims);
   require(a.groups >= 1, name, "groups must be >= 1");
   require(a.out_channels >= 1, name, "out_channels must be >= 1");
   require(in.channels() % a.groups == 0, name,
@@ -34,13 +49,8 @@ OpShape infer_conv(const Graph& graph, Op& op) {
                 ") is larger than the padded input " + in.shape_string());
     s.output.shape[d + 2] = window_output_size(in.shape[d + 2], a.kernel[d], a.stride[d], a.padding[d], a.dilation[d]);
   }
-  int64_t k = 1;
-  for (int64_t kd : a.kernel) k *= kd;
-  std::vector<int64_t> wshape = {a.out_channels, in.channels() / a.groups};
-  wshape.insert(wshape.end(), a.kernel.begin(), a.kernel.end());
-  const int64_t fan_in = in.channels() / a.groups * k;
-  s.params.push_back({"weight", wshape, fan_in});
-  if (a.bias) s.params.push_back({"bias", {a.out_channels}, fan_in});
+  // Weight (Cout, Cin/groups, k...), fan_in Cin/groups x K.
+  add_conv_params(s, a, {a.out_channels, in.channels() / a.groups}, in.channels() / a.groups);
   return s;
 }
 
@@ -49,10 +59,7 @@ OpShape infer_conv_transpose(const Graph& graph, Op& op) {
   ConvAttrs& a = op.conv;
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   const int dims = in.spatial_rank();
-  check_window(name, a.kernel, dims, "kernel", 1);
-  check_window(name, a.stride, dims, "stride", 1);
-  check_window(name, a.padding, dims, "padding", 0);
-  check_window(name, a.dilation, dims, "dilation", 1);
+  check_conv_windows(name, a, dims);
   if (a.output_padding.empty()) a.output_padding.assign(static_cast<size_t>(dims), 0);
   const std::vector<int64_t>& opad = a.output_padding;
   check_window(name, opad, dims, "output_padding", 0);
@@ -68,14 +75,8 @@ OpShape infer_conv_transpose(const Graph& graph, Op& op) {
     s.output.shape[d + 2] =
         (in.shape[d + 2] - 1) * a.stride[d] - 2 * a.padding[d] + a.dilation[d] * (a.kernel[d] - 1) + opad[d] + 1;
   }
-  int64_t k = 1;
-  for (int64_t kd : a.kernel) k *= kd;
   // PyTorch's ConvTranspose weight is (Cin, Cout/groups, k...) and its fan_in uses dim 1.
-  std::vector<int64_t> wshape = {in.channels(), a.out_channels / a.groups};
-  wshape.insert(wshape.end(), a.kernel.begin(), a.kernel.end());
-  const int64_t fan_in = a.out_channels / a.groups * k;
-  s.params.push_back({"weight", wshape, fan_in});
-  if (a.bias) s.params.push_back({"bias", {a.out_channels}, fan_in});
+  add_conv_params(s, a, {in.channels(), a.out_channels / a.groups}, a.out_channels / a.groups);
   return s;
 }
 
