@@ -8,6 +8,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_op_kernels.hpp"
 #include "backends/cuda/nvtx_range.hpp"
 #include "kernels/kernels.hpp"
 #include "ops/autograd_rules.hpp"
@@ -15,86 +16,9 @@
 namespace convbench::cuda {
 namespace {
 
-// cuDNN's legacy API describes tensors with int dims and strides, and the kernels index with
-// int: no tensor may hold more elements than an int counts.
-constexpr int64_t kMaxElements = std::numeric_limits<int>::max();
-
 bool float_storage(DType d) {
   return d == DType::float32 || d == DType::tf32 || d == DType::float16 || d == DType::bfloat16;
 }
-
-int element_count(const TensorDesc& d) {
-  if (d.numel() > kMaxElements)
-    throw std::invalid_argument("cuda backend: tensor " + d.shape_string() + " has more than 2^31-1 elements");
-  return static_cast<int>(d.numel());
-}
-
-kernels::ActShape act_shape(const TensorDesc& d) {
-  element_count(d);
-  return {static_cast<int>(d.batch()), static_cast<int>(d.channels()), static_cast<int>(d.spatial_size()),
-          d.layout == Layout::channels_last && d.rank() >= 3};
-}
-
-// Spatial sizes padded to three dims, 2-D tensors getting depth 1 (as the reference backend).
-kernels::Dims3 spatial3(const TensorDesc& d) {
-  const int dims = d.spatial_rank();
-  if (dims != 2 && dims != 3)
-    throw std::invalid_argument("cuda backend: tensors need 2 or 3 spatial dims, got " + d.shape_string());
-  kernels::Dims3 e;
-  e.v[0] = e.v[1] = e.v[2] = 1;
-  for (int i = 0; i < dims; ++i) e.v[3 - dims + i] = static_cast<int>(d.shape[static_cast<size_t>(2 + i)]);
-  return e;
-}
-
-// A per-dim attribute padded the same way: `fill` for the missing depth, and for every dim when
-// `values` is empty (the reference backend's per_dim).
-kernels::Dims3 per_dim3(const std::vector<int64_t>& values, int fill) {
-  kernels::Dims3 e;
-  e.v[0] = e.v[1] = e.v[2] = fill;
-  const size_t dims = values.size();
-  if (dims > 3) throw std::invalid_argument("cuda backend: more than 3 spatial dims");
-  for (size_t i = 0; i < dims; ++i) e.v[3 - dims + i] = static_cast<int>(values[i]);
-  return e;
-}
-
-kernels::PoolShape pool_shape(const TensorDesc& in, const TensorDesc& out, const PoolAttrs& a) {
-  kernels::PoolShape s;
-  s.n = static_cast<int>(in.batch());
-  s.c = static_cast<int>(in.channels());
-  s.in = spatial3(in);
-  s.out = spatial3(out);
-  s.kernel = per_dim3(a.kernel, 1);
-  s.stride = per_dim3(a.stride, 1);
-  s.padding = per_dim3(a.padding, 0);
-  s.channels_last = in.layout == Layout::channels_last;
-  return s;
-}
-
-kernels::UpsampleShape upsample_shape(const TensorDesc& in, const TensorDesc& out, int64_t scale) {
-  kernels::UpsampleShape s;
-  s.n = static_cast<int>(in.batch());
-  s.c = static_cast<int>(in.channels());
-  s.in = spatial3(in);
-  s.out = spatial3(out);
-  s.scale = static_cast<int>(scale);
-  s.channels_last = in.layout == Layout::channels_last;
-  return s;
-}
-
-template <class T>
-T& need(T* p, const Op& op, const char* what) {
-  if (p == nullptr) throw std::invalid_argument("cuda backend: " + op.name + ": missing " + what);
-  return *p;
-}
-
-template <class T>
-T* at(const std::vector<T*>& list, size_t index) {
-  return index < list.size() ? list[index] : nullptr;
-}
-
-float* float_data(Tensor* t) { return t ? t->data<float>() : nullptr; }
-const float* float_data(const Tensor* t) { return t ? t->data<float>() : nullptr; }
-void* raw(Tensor* t) { return t ? t->raw() : nullptr; }
 
 void* offset(void* base, int64_t bytes) { return base ? static_cast<char*>(base) + bytes : nullptr; }
 
@@ -356,37 +280,6 @@ void CudaBackend::conv_backward(const BackwardCall& call) {
   }
 }
 
-namespace {
-
-// What every forward kernel starts from: the op, its output and dtype, its inputs.
-struct Fwd {
-  explicit Fwd(const ForwardCall& c) : call(c), op(c.op), y(need(c.output, c.op, "output")), dtype(y.desc.dtype) {}
-  const Tensor& input(size_t i) const { return need(at(call.inputs, i), op, "input"); }
-  const ForwardCall& call;
-  const Op& op;
-  Tensor& y;
-  const DType dtype;
-};
-
-// What every backward kernel starts from: the op, the output's gradient and its dtype, the first
-// input's gradient (nullptr when none is needed).
-struct Bwd {
-  explicit Bwd(const BackwardCall& c)
-      : call(c),
-        op(c.op),
-        g(need(c.grad_output, c.op, "grad_output")),
-        dtype(g.desc.dtype),
-        grad_x(at(c.grad_inputs, 0)) {}
-  const Tensor& saved_input() const { return need(at(call.inputs, 0), op, "saved input"); }
-  const BackwardCall& call;
-  const Op& op;
-  const Tensor& g;
-  const DType dtype;
-  Tensor* grad_x;
-};
-
-}  // namespace
-
 // Every op kind's kernels, forward and backward side by side. They queue on the backend's stream.
 void CudaBackend::register_kernels() {
   cudaStream_t stream = stream_;
@@ -395,215 +288,10 @@ void CudaBackend::register_kernels() {
   kernels_.add(OpKind::conv, {conv_fwd, conv_bwd});
   kernels_.add(OpKind::conv_transpose, {conv_fwd, conv_bwd});
 
-  kernels_.add(OpKind::batch_norm,
-               {[stream](const ForwardCall& call) {
-                  const Fwd f(call);
-                  const Tensor& x = f.input(0);
-                  kernels::BatchNormForward a{act_shape(x.desc),
-                                              x.raw(),
-                                              need(at(call.params, 0), f.op, "weight").raw(),
-                                              need(at(call.params, 1), f.op, "bias").raw(),
-                                              need(at(call.buffers, 0), f.op, "running_mean").data<float>(),
-                                              need(at(call.buffers, 1), f.op, "running_var").data<float>(),
-                                              f.y.raw(),
-                                              call.training ? float_data(at(call.aux, 0)) : nullptr,
-                                              call.training ? float_data(at(call.aux, 1)) : nullptr,
-                                              f.op.norm.eps,
-                                              f.op.norm.momentum,
-                                              call.training};
-                  kernels::batch_norm_forward(f.dtype, a, call.workspace, stream);
-                },
-                [stream](const BackwardCall& call) {
-                  const Bwd b(call);
-                  const Tensor& x = b.saved_input();
-                  kernels::BatchNormBackward a{act_shape(x.desc),
-                                               x.raw(),
-                                               b.g.raw(),
-                                               need(at(call.aux, 0), b.op, "saved mean").data<float>(),
-                                               need(at(call.aux, 1), b.op, "saved invstd").data<float>(),
-                                               need(at(call.params, 0), b.op, "weight").raw(),
-                                               raw(b.grad_x),
-                                               raw(at(call.grad_params, 0)),
-                                               raw(at(call.grad_params, 1))};
-                  kernels::batch_norm_backward(b.dtype, a, call.workspace, stream);
-                }});
-
-  kernels_.add(OpKind::group_norm, {[stream](const ForwardCall& call) {
-                                      const Fwd f(call);
-                                      const Tensor& x = f.input(0);
-                                      kernels::GroupNormForward a{act_shape(x.desc),
-                                                                  static_cast<int>(f.op.norm.groups),
-                                                                  x.raw(),
-                                                                  need(at(call.params, 0), f.op, "weight").raw(),
-                                                                  need(at(call.params, 1), f.op, "bias").raw(),
-                                                                  f.y.raw(),
-                                                                  float_data(at(call.aux, 0)),
-                                                                  float_data(at(call.aux, 1)),
-                                                                  f.op.norm.eps};
-                                      kernels::group_norm_forward(f.dtype, a, call.workspace, stream);
-                                    },
-                                    [stream](const BackwardCall& call) {
-                                      const Bwd b(call);
-                                      const Tensor& x = b.saved_input();
-                                      kernels::GroupNormBackward a{act_shape(x.desc),
-                                                                   static_cast<int>(b.op.norm.groups),
-                                                                   x.raw(),
-                                                                   b.g.raw(),
-                                                                   float_data(at(call.aux, 0)),
-                                                                   float_data(at(call.aux, 1)),
-                                                                   need(at(call.params, 0), b.op, "weight").raw(),
-                                                                   raw(b.grad_x),
-                                                                   raw(at(call.grad_params, 0)),
-                                                                   raw(at(call.grad_params, 1)),
-                                                                   b.op.norm.eps};
-                                      kernels::group_norm_backward(b.dtype, a, call.workspace, stream);
-                                    }});
-
-  kernels_.add(OpKind::relu, {[stream](const ForwardCall& call) {
-                                const Fwd f(call);
-                                kernels::relu_forward(f.dtype, f.input(0).raw(), f.y.raw(), element_count(f.y.desc),
-                                                      stream);
-                              },
-                              [stream](const BackwardCall& call) {
-                                const Bwd b(call);
-                                if (!b.grad_x) return;
-                                kernels::relu_backward(b.dtype, need(call.output, b.op, "saved output").raw(),
-                                                       b.g.raw(), b.grad_x->raw(), element_count(b.g.desc), stream);
-                              }});
-
-  kernels_.add(OpKind::leaky_relu, {[stream](const ForwardCall& call) {
-                                      const Fwd f(call);
-                                      kernels::leaky_relu_forward(f.dtype, f.input(0).raw(), f.y.raw(),
-                                                                  static_cast<float>(f.op.negative_slope),
-                                                                  element_count(f.y.desc), stream);
-                                    },
-                                    [stream](const BackwardCall& call) {
-                                      const Bwd b(call);
-                                      if (!b.grad_x) return;
-                                      kernels::leaky_relu_backward(
-                                          b.dtype, b.saved_input().raw(), b.g.raw(), b.grad_x->raw(),
-                                          static_cast<float>(b.op.negative_slope), element_count(b.g.desc), stream);
-                                    }});
-
-  kernels_.add(OpKind::dropout,
-               {[stream](const ForwardCall& call) {
-                  const Fwd f(call);
-                  const Tensor& x = f.input(0);
-                  if (!call.training) {  // the identity (the executor normally aliases instead)
-                    CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(f.y.raw(), x.raw(), static_cast<size_t>(f.y.desc.bytes()),
-                                                         cudaMemcpyDeviceToDevice, stream));
-                    return;
-                  }
-                  Tensor* mask = at(call.aux, 0);
-                  kernels::dropout_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(),
-                                           mask ? mask->data<uint8_t>() : nullptr, static_cast<float>(f.op.dropout_p),
-                                           static_cast<float>(1.0 / (1.0 - f.op.dropout_p)), call.seed, stream);
-                },
-                [stream](const BackwardCall& call) {
-                  const Bwd b(call);
-                  if (!b.grad_x) return;
-                  kernels::dropout_backward(
-                      b.dtype, b.g.raw(), need(at(call.aux, 0), b.op, "saved mask").data<uint8_t>(), b.grad_x->raw(),
-                      static_cast<float>(1.0 / (1.0 - b.op.dropout_p)), element_count(b.g.desc), stream);
-                }});
-
-  // add and sub: the executor aliases add's gradients and sub's first; any tensor it does pass is
-  // written.
-  auto copy_grad = [stream](const Tensor& g, Tensor& to) {
-    CONVBENCH_CUDA_CHECK(
-        cudaMemcpyAsync(to.raw(), g.raw(), static_cast<size_t>(g.desc.bytes()), cudaMemcpyDeviceToDevice, stream));
-  };
-  kernels_.add(OpKind::add, {[stream](const ForwardCall& call) {
-                               const Fwd f(call);
-                               kernels::add(f.dtype, f.input(0).raw(), f.input(1).raw(), f.y.raw(),
-                                            element_count(f.y.desc), stream);
-                             },
-                             [copy_grad](const BackwardCall& call) {
-                               const Bwd b(call);
-                               if (b.grad_x) copy_grad(b.g, *b.grad_x);
-                               if (Tensor* grad_b = at(call.grad_inputs, 1)) copy_grad(b.g, *grad_b);
-                             }});
-  kernels_.add(OpKind::sub, {[stream](const ForwardCall& call) {
-                               const Fwd f(call);
-                               kernels::sub(f.dtype, f.input(0).raw(), f.input(1).raw(), f.y.raw(),
-                                            element_count(f.y.desc), stream);
-                             },
-                             [copy_grad, stream](const BackwardCall& call) {
-                               const Bwd b(call);
-                               if (b.grad_x) copy_grad(b.g, *b.grad_x);
-                               if (Tensor* grad_b = at(call.grad_inputs, 1))
-                                 kernels::negate(b.dtype, b.g.raw(), grad_b->raw(), element_count(b.g.desc), stream);
-                             }});
-
-  kernels_.add(OpKind::concat,
-               {[stream](const ForwardCall& call) {
-                  const Fwd f(call);
-                  int offset_channels = 0;
-                  for (size_t i = 0; i < call.inputs.size(); ++i) {
-                    const Tensor& x = f.input(i);
-                    kernels::concat_copy_in(f.dtype, act_shape(x.desc), static_cast<int>(f.y.desc.channels()),
-                                            offset_channels, x.raw(), f.y.raw(), stream);
-                    offset_channels += static_cast<int>(x.desc.channels());
-                  }
-                },
-                [stream](const BackwardCall& call) {
-                  const Bwd b(call);
-                  int offset_channels = 0;
-                  for (size_t i = 0; i < b.op.inputs.size(); ++i) {
-                    const TensorDesc& in = call.graph.desc(b.op.inputs[i]);
-                    if (Tensor* gi = at(call.grad_inputs, i))
-                      kernels::concat_copy_out(b.dtype, act_shape(in), static_cast<int>(b.g.desc.channels()),
-                                               offset_channels, b.g.raw(), gi->raw(), stream);
-                    offset_channels += static_cast<int>(in.channels());
-                  }
-                }});
-
-  kernels_.add(OpKind::max_pool,
-               {[stream](const ForwardCall& call) {
-                  const Fwd f(call);
-                  const Tensor& x = f.input(0);
-                  Tensor* indices = call.training ? at(call.aux, 0) : nullptr;
-                  kernels::max_pool_forward(f.dtype, pool_shape(x.desc, f.y.desc, f.op.pool), x.raw(), f.y.raw(),
-                                            indices ? indices->data<int64_t>() : nullptr, stream);
-                },
-                [stream](const BackwardCall& call) {
-                  const Bwd b(call);
-                  if (!b.grad_x) return;
-                  const Tensor* indices = at(call.aux, 0);
-                  const Tensor* x = at(call.inputs, 0);
-                  if (!indices && !x)
-                    throw std::invalid_argument("cuda backend: " + b.op.name + ": missing saved indices and input");
-                  kernels::max_pool_backward(b.dtype, pool_shape(b.grad_x->desc, b.g.desc, b.op.pool), b.g.raw(),
-                                             indices ? indices->data<int64_t>() : nullptr, x ? x->raw() : nullptr,
-                                             b.grad_x->raw(), stream);
-                }});
-
-  kernels_.add(OpKind::avg_pool, {[stream](const ForwardCall& call) {
-                                    const Fwd f(call);
-                                    const Tensor& x = f.input(0);
-                                    kernels::avg_pool_forward(f.dtype, pool_shape(x.desc, f.y.desc, f.op.pool), x.raw(),
-                                                              f.y.raw(), stream);
-                                  },
-                                  [stream](const BackwardCall& call) {
-                                    const Bwd b(call);
-                                    if (!b.grad_x) return;
-                                    kernels::avg_pool_backward(b.dtype, pool_shape(b.grad_x->desc, b.g.desc, b.op.pool),
-                                                               b.g.raw(), b.grad_x->raw(), stream);
-                                  }});
-
-  kernels_.add(OpKind::upsample,
-               {[stream](const ForwardCall& call) {
-                  const Fwd f(call);
-                  const Tensor& x = f.input(0);
-                  kernels::upsample_forward(f.dtype, upsample_shape(x.desc, f.y.desc, f.op.upsample_scale), x.raw(),
-                                            f.y.raw(), stream);
-                },
-                [stream](const BackwardCall& call) {
-                  const Bwd b(call);
-                  if (!b.grad_x) return;
-                  kernels::upsample_backward(b.dtype, upsample_shape(b.grad_x->desc, b.g.desc, b.op.upsample_scale),
-                                             b.g.raw(), b.grad_x->raw(), stream);
-                }});
+  register_norm_kernels(kernels_, stream);
+  register_elementwise_kernels(kernels_, stream);
+  register_data_movement_kernels(kernels_, stream);
+  register_pool_kernels(kernels_, stream);
 }
 
 void CudaBackend::forward(const ForwardCall& call) {

@@ -1,0 +1,46 @@
+// The CUDA backend's concat and upsample (kernels/concat.cu, kernels/upsample.cu).
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_op_kernels.hpp"
+
+namespace convbench::cuda {
+
+void register_data_movement_kernels(KernelTable& table, cudaStream_t stream) {
+  table.add(OpKind::concat,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               int offset_channels = 0;
+               for (size_t i = 0; i < call.inputs.size(); ++i) {
+                 const Tensor& x = f.input(i);
+                 kernels::concat_copy_in(f.dtype, act_shape(x.desc), static_cast<int>(f.y.desc.channels()),
+                                         offset_channels, x.raw(), f.y.raw(), stream);
+                 offset_channels += static_cast<int>(x.desc.channels());
+               }
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               int offset_channels = 0;
+               for (size_t i = 0; i < b.op.inputs.size(); ++i) {
+                 const TensorDesc& in = call.graph.desc(b.op.inputs[i]);
+                 if (Tensor* gi = at(call.grad_inputs, i))
+                   kernels::concat_copy_out(b.dtype, act_shape(in), static_cast<int>(b.g.desc.channels()),
+                                            offset_channels, b.g.raw(), gi->raw(), stream);
+                 offset_channels += static_cast<int>(in.channels());
+               }
+             }});
+
+  table.add(OpKind::upsample,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               kernels::upsample_forward(f.dtype, upsample_shape(x.desc, f.y.desc, f.op.upsample_scale), x.raw(),
+                                         f.y.raw(), stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               if (!b.grad_x) return;
+               kernels::upsample_backward(b.dtype, upsample_shape(b.grad_x->desc, b.g.desc, b.op.upsample_scale),
+                                          b.g.raw(), b.grad_x->raw(), stream);
+             }});
+}
+
+}  // namespace convbench::cuda

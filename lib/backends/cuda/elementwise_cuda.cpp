@@ -1,0 +1,84 @@
+// The CUDA backend's relu, leaky_relu, dropout, add and sub (kernels/elementwise.cu).
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_op_kernels.hpp"
+
+namespace convbench::cuda {
+
+void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
+  table.add(OpKind::relu, {[stream](const ForwardCall& call) {
+                             const Fwd f(call);
+                             kernels::relu_forward(f.dtype, f.input(0).raw(), f.y.raw(), element_count(f.y.desc),
+                                                   stream);
+                           },
+                           [stream](const BackwardCall& call) {
+                             const Bwd b(call);
+                             if (!b.grad_x) return;
+                             kernels::relu_backward(b.dtype, need(call.output, b.op, "saved output").raw(), b.g.raw(),
+                                                    b.grad_x->raw(), element_count(b.g.desc), stream);
+                           }});
+
+  table.add(OpKind::leaky_relu,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               kernels::leaky_relu_forward(f.dtype, f.input(0).raw(), f.y.raw(),
+                                           static_cast<float>(f.op.negative_slope), element_count(f.y.desc), stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               if (!b.grad_x) return;
+               kernels::leaky_relu_backward(b.dtype, b.saved_input().raw(), b.g.raw(), b.grad_x->raw(),
+                                            static_cast<float>(b.op.negative_slope), element_count(b.g.desc), stream);
+             }});
+
+  table.add(OpKind::dropout,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               if (!call.training) {  // the identity (the executor normally aliases instead)
+                 CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(f.y.raw(), x.raw(), static_cast<size_t>(f.y.desc.bytes()),
+                                                      cudaMemcpyDeviceToDevice, stream));
+                 return;
+               }
+               Tensor* mask = at(call.aux, 0);
+               kernels::dropout_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(),
+                                        mask ? mask->data<uint8_t>() : nullptr, static_cast<float>(f.op.dropout_p),
+                                        static_cast<float>(1.0 / (1.0 - f.op.dropout_p)), call.seed, stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               if (!b.grad_x) return;
+               kernels::dropout_backward(b.dtype, b.g.raw(), need(at(call.aux, 0), b.op, "saved mask").data<uint8_t>(),
+                                         b.grad_x->raw(), static_cast<float>(1.0 / (1.0 - b.op.dropout_p)),
+                                         element_count(b.g.desc), stream);
+             }});
+
+  // add and sub: the executor aliases add's gradients and sub's first; any tensor it does pass is
+  // written.
+  auto copy_grad = [stream](const Tensor& g, Tensor& to) {
+    CONVBENCH_CUDA_CHECK(
+        cudaMemcpyAsync(to.raw(), g.raw(), static_cast<size_t>(g.desc.bytes()), cudaMemcpyDeviceToDevice, stream));
+  };
+  table.add(OpKind::add, {[stream](const ForwardCall& call) {
+                            const Fwd f(call);
+                            kernels::add(f.dtype, f.input(0).raw(), f.input(1).raw(), f.y.raw(),
+                                         element_count(f.y.desc), stream);
+                          },
+                          [copy_grad](const BackwardCall& call) {
+                            const Bwd b(call);
+                            if (b.grad_x) copy_grad(b.g, *b.grad_x);
+                            if (Tensor* grad_b = at(call.grad_inputs, 1)) copy_grad(b.g, *grad_b);
+                          }});
+  table.add(OpKind::sub, {[stream](const ForwardCall& call) {
+                            const Fwd f(call);
+                            kernels::sub(f.dtype, f.input(0).raw(), f.input(1).raw(), f.y.raw(),
+                                         element_count(f.y.desc), stream);
+                          },
+                          [copy_grad, stream](const BackwardCall& call) {
+                            const Bwd b(call);
+                            if (b.grad_x) copy_grad(b.g, *b.grad_x);
+                            if (Tensor* grad_b = at(call.grad_inputs, 1))
+                              kernels::negate(b.dtype, b.g.raw(), grad_b->raw(), element_count(b.g.desc), stream);
+                          }});
+}
+
+}  // namespace convbench::cuda
