@@ -2,6 +2,7 @@
 
 #include "graph/checked_math.hpp"
 #include "ops/autograd_rules.hpp"
+#include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
 namespace convbench {
@@ -15,29 +16,21 @@ DirectionCounts& DirectionCounts::operator+=(const DirectionCounts& o) {
 
 namespace {
 
-int64_t numel(const TensorDesc& d) {
-  int64_t n = 1;
-  for (int64_t x : d.shape) n = checked_mul(n, x);
-  return n;
-}
-
-int64_t bytes(const TensorDesc& d) { return checked_mul(numel(d), element_bytes(d.dtype)); }
+int64_t bytes(const TensorDesc& d) { return checked_mul(count_elements(d), element_bytes(d.dtype)); }
 
 }  // namespace
 
 OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& input_requires_grad, bool training) {
   OpCounts c;
   const TensorDesc& out = graph.desc(op.output);
-  const bool any_input_grad = [&] {
-    for (bool b : input_requires_grad)
-      if (b) return true;
-    return false;
-  }();
-  for (int p : op.params) c.params = checked_add(c.params, numel(graph.params[static_cast<size_t>(p)].desc));
-  for (int b : op.buffers) c.buffers = checked_add(c.buffers, numel(graph.buffers[static_cast<size_t>(b)].desc));
+  const WorkQuery query{graph, op, input_requires_grad, training};
+  const bool any_input_grad = query.any_input_grad();
+  for (int p : op.params) c.params = checked_add(c.params, count_elements(graph.params[static_cast<size_t>(p)].desc));
+  for (int b : op.buffers)
+    c.buffers = checked_add(c.buffers, count_elements(graph.buffers[static_cast<size_t>(b)].desc));
 
   // The op's own work, from its definition (lib/ops/<op>.cpp).
-  const OpWork work = op_definition(op.kind).work({graph, op, input_requires_grad, training});
+  const OpWork work = op_definition(op.kind).work(query);
   c.macs = {work.macs.forward, work.macs.backward_data, work.macs.backward_weight};
   const int64_t fwd_elem = work.elementwise.forward, bwd_data_elem = work.elementwise.backward_data,
                 bwd_weight_elem = work.elementwise.backward_weight;

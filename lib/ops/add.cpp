@@ -15,12 +15,7 @@ OpDefinition define_add() {
     w.elementwise = {q.output_elements(), 0, 0};
     return w;
   };
-  d.infer = [](const Graph& graph, Op& op) {
-    const TensorDesc& a = graph.desc(op.inputs.at(0));
-    const TensorDesc& b = graph.desc(op.inputs.at(1));
-    require(a.shape == b.shape, op.name, "operands differ in shape: " + a.shape_string() + " vs " + b.shape_string());
-    return OpShape{a, {}, {}};
-  };
+  d.infer = infer_same_shape_operands;
   return d;
 }
 

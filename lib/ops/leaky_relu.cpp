@@ -16,7 +16,7 @@ OpDefinition define_leaky_relu() {
     return w;
   };
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"negative_slope", op.negative_slope}}; };
-  d.infer = [](const Graph& graph, Op& op) { return OpShape{graph.desc(op.inputs.at(0)), {}, {}}; };
+  d.infer = infer_same_shape;
   return d;
 }
 

@@ -22,6 +22,17 @@ inline int64_t count_elements(const TensorDesc& d) { return count_product(d.shap
 
 namespace convbench {
 
+// Elementwise ops of one input: the output has the input's shape and nothing is owned.
+inline OpShape infer_same_shape(const Graph& graph, Op& op) { return OpShape{graph.desc(op.inputs.at(0)), {}, {}}; }
+
+// Elementwise ops of two operands (add, sub): equal shapes, the output has theirs.
+inline OpShape infer_same_shape_operands(const Graph& graph, Op& op) {
+  const TensorDesc& a = graph.desc(op.inputs.at(0));
+  const TensorDesc& b = graph.desc(op.inputs.at(1));
+  require(a.shape == b.shape, op.name, "operands differ in shape: " + a.shape_string() + " vs " + b.shape_string());
+  return OpShape{a, {}, {}};
+}
+
 // Batch and group norm: FLOPs per output element, training forward 5 (mean 1, variance 2,
 // normalise and affine 2), inference 2; backward-data 6, backward-weight 3.
 inline OpWork normalization_work(const WorkQuery& q) {

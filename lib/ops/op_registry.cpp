@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "graph/checked_math.hpp"
+#include "ops/op_math.hpp"
 
 namespace convbench {
 
@@ -30,11 +30,7 @@ bool WorkQuery::any_input_grad() const {
   return std::any_of(input_requires_grad.begin(), input_requires_grad.end(), [](bool b) { return b; });
 }
 
-int64_t WorkQuery::output_elements() const {
-  int64_t n = 1;
-  for (int64_t x : graph.desc(op.output).shape) n = checked_mul(n, x);
-  return n;
-}
+int64_t WorkQuery::output_elements() const { return count_elements(graph.desc(op.output)); }
 
 const OpDefinition& op_definition(OpKind kind) {
   for (const OpDefinition& d : all())

@@ -13,7 +13,7 @@ OpDefinition define_relu() {
     w.elementwise = {q.output_elements(), q.any_input_grad() ? q.output_elements() : 0, 0};
     return w;
   };
-  d.infer = [](const Graph& graph, Op& op) { return OpShape{graph.desc(op.inputs.at(0)), {}, {}}; };
+  d.infer = infer_same_shape;
   return d;
 }
 
