@@ -1,8 +1,11 @@
-// Elementwise kernels: relu, leaky_relu, add, sub, negate, accumulate, fill, dropout, and an
+// Elementwise kernels: the activations (relu, leaky_relu), add, sub, negate, accumulate, fill, dropout, and an
 // add for operands of different dtypes or layouts. Operands of one layout are processed in
 // memory order, 16 bytes per access where alignment allows; dropout alone needs logical indices
 // (its mask is a function of the logical element), which it computes from memory positions.
+#include <stdexcept>
+#include <string>
 #include "kernels/common.cuh"
+
 #include "runtime/philox.hpp"
 
 namespace convbench::kernels {
@@ -162,21 +165,29 @@ __global__ void dropout_backward_kernel(const T* g, const uint8_t* mask, T* gx, 
 
 }  // namespace
 
-void relu_forward(DType dtype, const void* x, void* y, int count, cudaStream_t stream) {
-  launch_unary(dtype, x, y, count, Relu{}, stream);
+const std::vector<OpKind>& activation_kinds() {
+  static const std::vector<OpKind> kinds = {OpKind::relu, OpKind::leaky_relu};
+  return kinds;
 }
 
-void relu_backward(DType dtype, const void* y, const void* g, void* grad_x, int count, cudaStream_t stream) {
-  launch_binary(dtype, y, g, grad_x, count, ReluBackward{}, stream);
+void activation_forward(const Op& op, DType dtype, const void* x, void* y, int count, cudaStream_t stream) {
+  switch (op.kind) {
+    case OpKind::relu: return launch_unary(dtype, x, y, count, Relu{}, stream);
+    case OpKind::leaky_relu:
+      return launch_unary(dtype, x, y, count, LeakyRelu{static_cast<float>(op.negative_slope)}, stream);
+    default: throw std::logic_error("activation_forward: no CUDA kernel for " + std::string(to_string(op.kind)));
+  }
 }
 
-void leaky_relu_forward(DType dtype, const void* x, void* y, float slope, int count, cudaStream_t stream) {
-  launch_unary(dtype, x, y, count, LeakyRelu{slope}, stream);
-}
-
-void leaky_relu_backward(DType dtype, const void* x, const void* g, void* grad_x, float slope, int count,
+void activation_backward(const Op& op, DType dtype, const void* saved, const void* g, void* grad_x, int count,
                          cudaStream_t stream) {
-  launch_binary(dtype, x, g, grad_x, count, LeakyReluBackward{slope}, stream);
+  switch (op.kind) {
+    case OpKind::relu: return launch_binary(dtype, saved, g, grad_x, count, ReluBackward{}, stream);
+    case OpKind::leaky_relu:
+      return launch_binary(dtype, saved, g, grad_x, count, LeakyReluBackward{static_cast<float>(op.negative_slope)},
+                           stream);
+    default: throw std::logic_error("activation_backward: no CUDA kernel for " + std::string(to_string(op.kind)));
+  }
 }
 
 void add(DType dtype, const void* a, const void* b, void* out, int count, cudaStream_t stream) {

@@ -13,8 +13,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "graph/dtype.hpp"
+#include "graph/op.hpp"
 
 // Small helpers of the shapes below are usable in kernels too.
 #if defined(__CUDACC__)
@@ -34,11 +36,13 @@ struct ActShape {
 
 // ---- elementwise (kernels/elementwise.cu) ---------------------------------------------------
 
-void relu_forward(DType dtype, const void* x, void* y, int count, cudaStream_t stream);
-// grad_x = y > 0 ? g : 0, from the saved output (NaN passes g, as the reference's y <= 0 test).
-void relu_backward(DType dtype, const void* y, const void* g, void* grad_x, int count, cudaStream_t stream);
-void leaky_relu_forward(DType dtype, const void* x, void* y, float slope, int count, cudaStream_t stream);
-void leaky_relu_backward(DType dtype, const void* x, const void* g, void* grad_x, float slope, int count,
+// Pointwise activations, each a forward and a backward functor in elementwise.cu: the CUDA
+// backend registers every kind activation_kinds() lists, so a new activation is added there
+// alone. Backward reads the tensor the op's definition saves (relu: its output, where y > 0
+// passes g and NaN passes g as the reference's y <= 0 test; leaky_relu: its input).
+const std::vector<OpKind>& activation_kinds();
+void activation_forward(const Op& op, DType dtype, const void* x, void* y, int count, cudaStream_t stream);
+void activation_backward(const Op& op, DType dtype, const void* saved, const void* g, void* grad_x, int count,
                          cudaStream_t stream);
 // out = a + b, out = a - b, out = -a, dst += src (same dtype and layout).
 void add(DType dtype, const void* a, const void* b, void* out, int count, cudaStream_t stream);

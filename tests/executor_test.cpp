@@ -32,10 +32,10 @@ VariantSpec custom_subtracted(int64_t mid) {
     return s;
   };
   CustomOpSpec p = op("conv", "p", {"input"});
-  p.out_channels = mid;
-  p.kernel = std::vector<int64_t>(2, 1);
+  p.fields.set("out_channels", mid);
+  p.fields.set("kernel", std::vector<int64_t>(2, 1));
   CustomOpSpec dw = op("conv", "dw", {"p"});
-  dw.groups = -1;
+  dw.fields.set("groups", FieldKeyword{"depthwise"});
   CustomOpSpec lp = op("conv", "lp", {"p"});
   v.ops = {p,
            dw,

@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <sstream>
 
+#include "ops/op_registry.hpp"
 #include "spec/input_file.hpp"
 #include "spec/spec_loader.hpp"
 #include "spec/utf8.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -19,8 +21,6 @@ std::string ints(const std::vector<int64_t>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
   return out + "]";
 }
-
-std::string ints(const std::optional<std::vector<int64_t>>& v) { return v ? ints(*v) : "-"; }
 
 // Every resolved field of a spec except source positions (which differ between a YAML file and
 // its JSON twin), one per line, so that a mismatch shows as a readable diff.
@@ -39,14 +39,14 @@ std::string describe(const Spec& spec) {
     for (const VariantSpec& v : b.variants) {
       out << "  variant " << v.name << " @" << v.key_path << " kind " << v.kind << " ratio " << v.ratio << " groups "
           << v.groups << " multiplier " << v.multiplier << " output " << v.output << "\n";
-      for (const CustomOpSpec& o : v.ops) {
+      // A custom op's fields as its definition resolved them (defaults applied) in the graph.
+      const Graph g = v.kind == "custom" ? build_variant_graph(b, v) : Graph{};
+      for (std::size_t i = 0; i < v.ops.size(); ++i) {
+        const CustomOpSpec& o = v.ops[i];
         out << "    op " << o.op << " " << o.name << " @" << o.key_path << " inputs";
-        for (const std::string& i : o.inputs) out << " " << i;
-        out << " out " << (o.out_channels ? std::to_string(*o.out_channels) : "-") << " kernel " << ints(o.kernel)
-            << " stride " << ints(o.stride) << " padding " << ints(o.padding) << " dilation " << ints(o.dilation)
-            << " output_padding " << ints(o.output_padding) << " groups " << o.groups << " bias "
-            << (o.bias ? (*o.bias ? "1" : "0") : "-") << " norm_groups " << o.norm_groups << " slope "
-            << o.negative_slope << " p " << o.p << " scale " << o.scale << "\n";
+        for (const std::string& in : o.inputs) out << " " << in;
+        const OpDefinition& def = op_definition(g.ops.at(i).kind);
+        out << " " << (def.attributes ? def.attributes(g.ops[i]).dump() : "{}") << "\n";
       }
     }
   }
@@ -227,43 +227,51 @@ TEST(SpecLoader, YamlAndJsonGiveIdenticalSpecs) {
 
 TEST(SpecLoader, ResolvesCustomOpFields) {
   const Spec spec = load_spec_file(kSpecs + "equivalent.yaml");
-  const VariantSpec& v = spec.blocks[4].variants[2];
+  const BlockSpec& block = spec.blocks[4];
+  const VariantSpec& v = block.variants[2];
   ASSERT_EQ(v.kind, "custom");
-  const auto op = [&](const std::string& name) -> const CustomOpSpec& {
+  // What each op's fields resolved to (the defaults applied by its definition), in its graph.
+  const Graph g = build_variant_graph(block, v);
+  const auto spec_op = [&](const std::string& name) -> const CustomOpSpec& {
     for (const CustomOpSpec& o : v.ops)
       if (o.name == name) return o;
     throw std::runtime_error("no op " + name);
   };
+  const auto op = [&](const std::string& name) -> const Op& {
+    for (const Op& o : g.ops)
+      if (o.name == name) return o;
+    throw std::runtime_error("no op " + name);
+  };
   using V = std::vector<int64_t>;
-  const CustomOpSpec& a = op("a");
-  EXPECT_EQ(a.inputs, (std::vector<std::string>{"input"}));  // first op, no inputs: the input
+  const ConvAttrs& a = op("a").conv;
+  EXPECT_EQ(spec_op("a").inputs, (std::vector<std::string>{"input"}));  // first op, no inputs: the input
   EXPECT_EQ(a.out_channels, 4);
   EXPECT_EQ(a.kernel, (V{1, 1, 1}));
   EXPECT_EQ(a.stride, (V{1, 1, 1}));
   EXPECT_EQ(a.padding, (V{0, 0, 0}));
   EXPECT_EQ(a.dilation, (V{1, 1, 1}));
-  EXPECT_FALSE(a.output_padding.has_value());
+  EXPECT_TRUE(a.output_padding.empty());
   EXPECT_EQ(a.bias, true);  // the block's bias
-  EXPECT_EQ(a.key_path, "blocks[1].variants[2].ops[0]");
-  EXPECT_EQ(a.where.line, 42);
-  EXPECT_EQ(a.where.column, 13);
+  EXPECT_EQ(spec_op("a").key_path, "blocks[1].variants[2].ops[0]");
+  EXPECT_EQ(spec_op("a").where.line, 42);
+  EXPECT_EQ(spec_op("a").where.column, 13);
 
-  EXPECT_EQ(op("an").inputs, (std::vector<std::string>{"a"}));  // unary: the previous op
-  EXPECT_EQ(op("an").norm_groups, 2);
+  EXPECT_EQ(spec_op("an").inputs, (std::vector<std::string>{"a"}));  // unary: the previous op
+  EXPECT_EQ(op("an").norm.groups, 2);
   EXPECT_DOUBLE_EQ(op("ar").negative_slope, 0.1);
-  const CustomOpSpec& pooled = op("pooled");
+  const PoolAttrs& pooled = op("pooled").pool;
   EXPECT_EQ(pooled.kernel, (V{2, 2, 2}));
   EXPECT_EQ(pooled.stride, (V{2, 2, 2}));  // pools: stride defaults to the kernel
   EXPECT_EQ(pooled.padding, (V{0, 0, 0}));
-  EXPECT_EQ(op("up").scale, 2);
-  EXPECT_DOUBLE_EQ(op("dr").p, 0.1);
-  EXPECT_EQ(op("cat").inputs, (std::vector<std::string>{"ar", "dr"}));
-  const CustomOpSpec& t = op("t");
+  EXPECT_EQ(op("up").upsample_scale, 2);
+  EXPECT_DOUBLE_EQ(op("dr").dropout_p, 0.1);
+  EXPECT_EQ(spec_op("cat").inputs, (std::vector<std::string>{"ar", "dr"}));
+  const ConvAttrs& t = op("t").conv;
   EXPECT_EQ(t.groups, 2);
   EXPECT_EQ(t.padding, (V{1, 1, 1}));  // "same" by default
   EXPECT_EQ(t.output_padding, (V{0, 0, 0}));
-  EXPECT_EQ(op("ap").padding, (V{1, 1, 1}));
-  EXPECT_EQ(op("out").inputs, (std::vector<std::string>{"ap"}));
+  EXPECT_EQ(op("ap").pool.padding, (V{1, 1, 1}));
+  EXPECT_EQ(spec_op("out").inputs, (std::vector<std::string>{"ap"}));
 }
 
 TEST(SpecLoader, PoolsDefaultToAWindowOfTwo) {
@@ -279,11 +287,12 @@ TEST(SpecLoader, PoolsDefaultToAWindowOfTwo) {
         ops: [{op: max_pool, name: m}, {op: upsample, name: u}]
 )",
                                     "pool.yaml");
-  const CustomOpSpec& pool = spec.blocks[0].variants[0].ops[0];
+  const Graph g = build_variant_graph(spec.blocks[0], spec.blocks[0].variants[0]);
+  const PoolAttrs& pool = g.ops.at(0).pool;
   EXPECT_EQ(pool.kernel, (std::vector<int64_t>{2, 2}));  // not the block's 5
   EXPECT_EQ(pool.stride, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(pool.padding, (std::vector<int64_t>{0, 0}));
-  EXPECT_FALSE(pool.dilation.has_value());
+  EXPECT_FALSE(spec.blocks[0].variants[0].ops[0].fields.has("dilation"));
   EXPECT_EQ(spec.blocks[0].variants[0].output, "u");
 }
 
@@ -291,13 +300,14 @@ TEST(SpecLoader, DepthwiseGroupsResolveToTheInputChannels) {
   const Spec spec = load_spec_file(std::string(CONVBENCH_SOURCE_DIR) + "/configs/subtracted-conv.yaml");
   const VariantSpec& v = spec.blocks[0].variants[1];
   ASSERT_EQ(v.ops.size(), 5u);
-  EXPECT_EQ(v.ops[0].out_channels, 64);
+  const Graph g = build_variant_graph(spec.blocks[0], v);  // what the fields resolved to
+  EXPECT_EQ(g.ops.at(0).conv.out_channels, 64);
   EXPECT_EQ(v.ops[1].name, "depth");
-  EXPECT_EQ(v.ops[1].groups, 64);  // "depthwise": the 64 channels of p
-  EXPECT_EQ(v.ops[1].out_channels, 64);
-  EXPECT_EQ(v.ops[1].kernel, (std::vector<int64_t>{3, 3}));  // the block's kernel
-  EXPECT_EQ(v.ops[1].padding, (std::vector<int64_t>{1, 1}));
-  EXPECT_EQ(v.ops[1].bias, false);
+  EXPECT_EQ(g.ops.at(1).conv.groups, 64);  // "depthwise": the 64 channels of p
+  EXPECT_EQ(g.ops.at(1).conv.out_channels, 64);
+  EXPECT_EQ(g.ops.at(1).conv.kernel, (std::vector<int64_t>{3, 3}));  // the block's kernel
+  EXPECT_EQ(g.ops.at(1).conv.padding, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(g.ops.at(1).conv.bias, false);
   EXPECT_EQ(v.ops[2].inputs, (std::vector<std::string>{"depth", "p"}));
   EXPECT_EQ(v.output, "x");
 }

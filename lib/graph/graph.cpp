@@ -4,19 +4,11 @@ namespace convbench {
 
 std::string_view to_string(OpKind kind) {
   switch (kind) {
-    case OpKind::conv: return "conv";
-    case OpKind::conv_transpose: return "conv_transpose";
-    case OpKind::batch_norm: return "batch_norm";
-    case OpKind::group_norm: return "group_norm";
-    case OpKind::relu: return "relu";
-    case OpKind::leaky_relu: return "leaky_relu";
-    case OpKind::dropout: return "dropout";
-    case OpKind::add: return "add";
-    case OpKind::sub: return "sub";
-    case OpKind::concat: return "concat";
-    case OpKind::max_pool: return "max_pool";
-    case OpKind::avg_pool: return "avg_pool";
-    case OpKind::upsample: return "upsample";
+#define CONVBENCH_OP_KIND(k) \
+  case OpKind::k:            \
+    return #k;
+#include "graph/op_kinds.def"
+#undef CONVBENCH_OP_KIND
   }
   return "?";
 }

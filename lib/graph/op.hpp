@@ -8,20 +8,11 @@
 
 namespace convbench {
 
+// Every kind is listed once, in graph/op_kinds.def.
 enum class OpKind {
-  conv,
-  conv_transpose,
-  batch_norm,
-  group_norm,
-  relu,
-  leaky_relu,
-  dropout,
-  add,
-  sub,
-  concat,  // along channels
-  max_pool,
-  avg_pool,
-  upsample,  // nearest neighbour, integer scale
+#define CONVBENCH_OP_KIND(kind) kind,
+#include "graph/op_kinds.def"
+#undef CONVBENCH_OP_KIND
 };
 
 std::string_view to_string(OpKind kind);

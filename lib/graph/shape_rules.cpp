@@ -13,6 +13,10 @@ void require(bool ok, const std::string& op_name, const std::string& message) {
   if (!ok) throw GraphError(op_name + ": " + message);
 }
 
+void require_at(bool ok, const std::string& op_name, const ErrorSite& site, const std::string& message) {
+  if (!ok) throw GraphError(op_name, message, site);
+}
+
 void check_window(const std::string& op_name, const std::vector<int64_t>& v, int dims, const char* what, int64_t min) {
   require(static_cast<int>(v.size()) == dims, op_name,
           std::string(what) + " needs " + std::to_string(dims) + " values, got " + std::to_string(v.size()));

@@ -1,4 +1,7 @@
 // concat (along channels): two or more inputs; copies only, no FLOPs, nothing saved.
+#include <algorithm>
+#include <string>
+
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -13,16 +16,19 @@ OpDefinition define_concat() {
   d.infer = [](const Graph& graph, Op& op) {
     require(op.inputs.size() >= 2, op.name, "concat needs at least two inputs");
     const TensorDesc& first = graph.desc(op.inputs[0]);
+    const std::string& first_name = graph.values[static_cast<size_t>(op.inputs[0])].name;
     OpShape s{first, {}, {}};
-    s.output.shape[1] = 0;
-    for (int v : op.inputs) {
-      const TensorDesc& d = graph.desc(v);
-      bool same = d.rank() == first.rank() && d.shape[0] == first.shape[0];
-      for (int i = 2; same && i < d.rank(); ++i)
-        same = d.shape[static_cast<size_t>(i)] == first.shape[static_cast<size_t>(i)];
-      require(same, op.name,
+    for (size_t i = 1; i < op.inputs.size(); ++i) {
+      const TensorDesc& d = graph.desc(op.inputs[i]);
+      require(d.rank() == first.rank() && d.shape[0] == first.shape[0], op.name,
               "inputs must agree in every dim but channels: " + first.shape_string() + " vs " + d.shape_string());
-      s.output.shape[1] += d.channels();
+      const ErrorSite site{"inputs", static_cast<int>(i)};
+      require_at(std::equal(d.shape.begin() + 2, d.shape.end(), first.shape.begin() + 2), op.name, site,
+                 "\"" + graph.values[static_cast<size_t>(op.inputs[i])].name + "\" is " + channels_and_spatial(d) +
+                     " but \"" + first_name + "\" is " + channels_and_spatial(first) +
+                     " (channels x spatial); concat needs equal spatial sizes");
+      s.output.shape[1] += d.channels();  // each <= 2^31: no overflow before the check
+      require_at(s.output.shape[1] <= kMaxDimSize, op.name, site, "the concatenation has more than 2^31 channels");
     }
     return s;
   };

@@ -1,6 +1,9 @@
 // conv and conv_transpose: weight (and bias) parameters; backward reads the input; MACs
 // N x Cout x Cin/groups x K x P, with P the output's spatial size, or the input's for a
 // transposed conv (each input point meets the whole kernel).
+#include <algorithm>
+#include <string>
+
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -18,12 +21,24 @@ void check_conv_windows(const std::string& name, const ConvAttrs& a, int dims) {
 // The weight (its first two dims, then the kernel) and the bias; both initialised from
 // fan_in = `fan_in_channels` x the kernel volume, as PyTorch does.
 void add_conv_params(OpShape& s, const ConvAttrs& a, std::vector<int64_t> weight_shape, int64_t fan_in_channels) {
-  int64_t k = 1;
-  for (int64_t kd : a.kernel) k *= kd;
+  const int64_t k = count_product(a.kernel);  // a spec's 3-D kernel may overflow: CountOverflow
   weight_shape.insert(weight_shape.end(), a.kernel.begin(), a.kernel.end());
-  const int64_t fan_in = fan_in_channels * k;
+  const int64_t fan_in = checked_mul(fan_in_channels, k);
   s.params.push_back({"weight", std::move(weight_shape), fan_in});
   if (a.bias) s.params.push_back({"bias", {a.out_channels}, fan_in});
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// Both convs: the groups divide the input's and the output's channels.
+void check_groups(const Op& op, int64_t in_channels) {
+  const ConvAttrs& a = op.conv;
+  require(a.groups >= 1, op.name, "groups must be >= 1");
+  require(a.out_channels >= 1, op.name, "out_channels must be >= 1");
+  require_at(in_channels % a.groups == 0, op.name, {"groups"},
+             "the input's " + str(in_channels) + " channels are not divisible by groups " + str(a.groups));
+  require_at(a.out_channels % a.groups == 0, op.name, {"out_channels"},
+             "out_channels " + str(a.out_channels) + " is not divisible by groups " + str(a.groups));
 }
 
 OpShape infer_conv(const Graph& graph, Op& op) {
@@ -32,22 +47,18 @@ OpShape infer_conv(const Graph& graph, Op& op) {
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   const int dims = in.spatial_rank();
   check_conv_windows(name, a, dims);
-  require(a.groups >= 1, name, "groups must be >= 1");
-  require(a.out_channels >= 1, name, "out_channels must be >= 1");
-  require(in.channels() % a.groups == 0, name,
-          "in_channels " + std::to_string(in.channels()) + " is not divisible by groups " + std::to_string(a.groups));
-  require(a.out_channels % a.groups == 0, name,
-          "out_channels " + std::to_string(a.out_channels) + " is not divisible by groups " + std::to_string(a.groups));
+  check_groups(op, in.channels());
   OpShape s;
   s.output = in;
   s.output.shape[1] = a.out_channels;
   for (int i = 0; i < dims; ++i) {
     const size_t d = static_cast<size_t>(i);
-    const int64_t span = a.dilation[d] * (a.kernel[d] - 1) + 1;
-    require(span <= in.shape[d + 2] + 2 * a.padding[d], name,
-            "kernel " + dims_string(a.kernel) + " (dilated extent " + std::to_string(span) +
-                ") is larger than the padded input " + in.shape_string());
-    s.output.shape[d + 2] = window_output_size(in.shape[d + 2], a.kernel[d], a.stride[d], a.padding[d], a.dilation[d]);
+    const int64_t k = a.kernel[d], p = a.padding[d], size = in.shape[d + 2];
+    s.output.shape[d + 2] = window_output_size(size, k, a.stride[d], p, a.dilation[d]);
+    require_at(s.output.shape[d + 2] > 0, name, {"kernel"},
+               "the kernel spans " + str(a.dilation[d] * (k - 1) + 1) + " in dim " + str(i) +
+                   " but the padded input is only " + str(size + 2 * p) + " (size " + str(size) + " + 2 x padding " +
+                   str(p) + ")");
   }
   // Weight (Cout, Cin/groups, k...), fan_in Cin/groups x K.
   add_conv_params(s, a, {a.out_channels, in.channels() / a.groups}, in.channels() / a.groups);
@@ -63,27 +74,60 @@ OpShape infer_conv_transpose(const Graph& graph, Op& op) {
   if (a.output_padding.empty()) a.output_padding.assign(static_cast<size_t>(dims), 0);
   const std::vector<int64_t>& opad = a.output_padding;
   check_window(name, opad, dims, "output_padding", 0);
-  require(a.groups >= 1 && in.channels() % a.groups == 0 && a.out_channels % a.groups == 0, name,
-          "in_channels " + std::to_string(in.channels()) + " and out_channels " + std::to_string(a.out_channels) +
-              " must be divisible by groups " + std::to_string(a.groups));
+  check_groups(op, in.channels());
+  for (size_t d = 0; d < static_cast<size_t>(dims); ++d)
+    require_at(opad[d] < std::max(a.stride[d], a.dilation[d]), name, {"output_padding"},
+               "output_padding must be smaller than stride or dilation, got " + str(opad[d]) + " in dim " +
+                   str(static_cast<int64_t>(d)));
   OpShape s;
   s.output = in;
   s.output.shape[1] = a.out_channels;
   for (size_t d = 0; d < static_cast<size_t>(dims); ++d) {
-    require(opad[d] < a.stride[d] || opad[d] < a.dilation[d], name,
-            "output_padding must be smaller than stride or dilation");
-    s.output.shape[d + 2] =
-        (in.shape[d + 2] - 1) * a.stride[d] - 2 * a.padding[d] + a.dilation[d] * (a.kernel[d] - 1) + opad[d] + 1;
+    // (in - 1) x stride - 2 x padding + dilation x (kernel - 1) + output_padding + 1, checked: a
+    // spec may state each term up to 2^31.
+    int64_t size = 0;
+    const bool overflow = __builtin_mul_overflow(in.shape[d + 2] - 1, a.stride[d], &size) ||
+                          __builtin_add_overflow(size, a.dilation[d] * (a.kernel[d] - 1), &size) ||
+                          __builtin_add_overflow(size, opad[d] + 1 - 2 * a.padding[d], &size);
+    const std::string dim = str(static_cast<int64_t>(d));
+    require_at(!overflow && size <= kMaxDimSize, name, {}, "the output size in dim " + dim + " is larger than 2^31");
+    require_at(size > 0, name, {"padding"},
+               "the output size in dim " + dim + " would be " + str(size) + "; padding " + str(a.padding[d]) +
+                   " is too large");
+    s.output.shape[d + 2] = size;
   }
   // PyTorch's ConvTranspose weight is (Cin, Cout/groups, k...) and its fan_in uses dim 1.
   add_conv_params(s, a, {in.channels(), a.out_channels / a.groups}, a.out_channels / a.groups);
   return s;
 }
 
-OpDefinition conv_like(OpKind kind, std::vector<std::string> fields) {
+// A custom conv: out_channels defaults to the input's channels, the kernel to the block's,
+// stride and dilation to 1, padding to "same" (dilation x (kernel - 1) / 2), bias to the block's,
+// groups to 1 ("depthwise": one group per input channel).
+void apply_conv_fields(const OpFieldValues& f, const FieldContext& c, Op& op) {
+  ConvAttrs& a = op.conv;
+  const std::vector<int64_t> ones(static_cast<size_t>(c.dims), 1);
+  a.groups = f.is_keyword("groups", "depthwise") ? c.input_channels : f.get<int64_t>("groups").value_or(1);
+  a.out_channels = f.get<int64_t>("out_channels").value_or(c.input_channels);
+  a.kernel = f.get<std::vector<int64_t>>("kernel").value_or(c.block_kernel);
+  a.stride = f.get<std::vector<int64_t>>("stride").value_or(ones);
+  a.dilation = f.get<std::vector<int64_t>>("dilation").value_or(ones);
+  if (auto padding = f.get<std::vector<int64_t>>("padding")) {
+    a.padding = *padding;
+  } else {  // "same", given or by default
+    a.padding.assign(a.kernel.size(), 0);
+    for (size_t d = 0; d < a.kernel.size() && d < a.dilation.size(); ++d)
+      a.padding[d] = a.dilation[d] * (a.kernel[d] - 1) / 2;
+  }
+  a.output_padding = f.get<std::vector<int64_t>>("output_padding").value_or(std::vector<int64_t>{});
+  a.bias = f.get<bool>("bias").value_or(c.block_bias);
+}
+
+OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
   OpDefinition d;
   d.kind = kind;
-  d.spec_fields = std::move(fields);
+  d.fields = std::move(fields);
+  d.apply_fields = apply_conv_fields;
   d.saved = {{0}, false};
   d.infer = kind == OpKind::conv ? infer_conv : infer_conv_transpose;
   d.work = [kind](const WorkQuery& q) {
@@ -115,16 +159,21 @@ OpDefinition conv_like(OpKind kind, std::vector<std::string> fields) {
   return d;
 }
 
-const std::vector<std::string> kConvFields = {"out_channels", "kernel", "stride", "padding",
-                                              "dilation",     "groups", "bias"};
+const std::vector<OpField> kConvFields = {{"out_channels", FieldKind::positive_int},
+                                          {"kernel", FieldKind::per_dim_positive},
+                                          {"stride", FieldKind::per_dim_positive},
+                                          {"padding", FieldKind::padding},
+                                          {"dilation", FieldKind::per_dim_positive},
+                                          {"groups", FieldKind::groups},
+                                          {"bias", FieldKind::boolean}};
 
 }  // namespace
 
 OpDefinition define_conv() { return conv_like(OpKind::conv, kConvFields); }
 
 OpDefinition define_conv_transpose() {
-  std::vector<std::string> fields = kConvFields;
-  fields.push_back("output_padding");
+  std::vector<OpField> fields = kConvFields;
+  fields.push_back({"output_padding", FieldKind::per_dim_nonneg});
   return conv_like(OpKind::conv_transpose, fields);
 }
 

@@ -8,7 +8,10 @@ namespace convbench {
 OpDefinition define_dropout() {
   OpDefinition d;
   d.kind = OpKind::dropout;
-  d.spec_fields = {"p"};
+  d.fields = {{"p", FieldKind::probability}};
+  d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
+    op.dropout_p = f.get<double>("p").value_or(0.5);  // PyTorch's default
+  };
   d.aux = [](const Graph& graph, const Op& op) {
     TensorDesc mask = graph.desc(op.inputs.at(0));
     mask.dtype = DType::uint8;
@@ -22,7 +25,7 @@ OpDefinition define_dropout() {
   };
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"p", op.dropout_p}}; };
   d.infer = [](const Graph& graph, Op& op) {
-    require(op.dropout_p >= 0.0 && op.dropout_p < 1.0, op.name, "dropout probability must be in [0, 1)");
+    require_at(op.dropout_p >= 0.0 && op.dropout_p < 1.0, op.name, {"p"}, "dropout probability must be in [0, 1)");
     return OpShape{graph.desc(op.inputs.at(0)), {}, {}};
   };
   return d;

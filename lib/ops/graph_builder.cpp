@@ -55,6 +55,20 @@ int GraphBuilder::add(Op op) {
   return id;
 }
 
+int GraphBuilder::add_from_fields(OpKind kind, const std::string& name, std::vector<int> inputs,
+                                  const OpFieldValues& fields, const std::vector<int64_t>& block_kernel,
+                                  bool block_bias) {
+  Op op = make_op(kind, name, std::move(inputs));
+  const OpDefinition& def = op_definition(kind);
+  require(!op.inputs.empty(), name, "an op needs at least one input");
+  if (def.apply_fields) {
+    check_value(op.inputs.front(), name);
+    const TensorDesc& first = desc(op.inputs.front());
+    def.apply_fields(fields, FieldContext{first.spatial_rank(), first.channels(), block_kernel, block_bias}, op);
+  }
+  return add(std::move(op));
+}
+
 int GraphBuilder::conv(const std::string& name, int x, const ConvAttrs& attrs) {
   Op op = make_op(OpKind::conv, name, {x});
   op.conv = attrs;

@@ -8,6 +8,7 @@
 
 #include "graph/graph.hpp"
 #include "graph/shape_rules.hpp"
+#include "ops/op_fields.hpp"
 
 namespace convbench {
 
@@ -21,6 +22,11 @@ class GraphBuilder {
   // Adds any op: `op` names its kind, name, input value ids and attributes. Its definition checks
   // the attributes and shapes, gives the output's shape and declares the op's parameters.
   int add(Op op);
+  // Adds an op of a custom variant from the fields its spec gave: the kind's definition turns
+  // them into attributes, with the defaults that depend on the block (`block_kernel`,
+  // `block_bias`) or on the first input (its channels).
+  int add_from_fields(OpKind kind, const std::string& name, std::vector<int> inputs, const OpFieldValues& fields,
+                      const std::vector<int64_t>& block_kernel, bool block_bias);
 
   // The same, one method per op kind, for the variant builders and tests.
   int conv(const std::string& name, int x, const ConvAttrs& attrs);

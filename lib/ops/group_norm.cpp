@@ -8,7 +8,11 @@ namespace convbench {
 OpDefinition define_group_norm() {
   OpDefinition d;
   d.kind = OpKind::group_norm;
-  d.spec_fields = {"norm_groups"};
+  d.fields = {{"norm_groups", FieldKind::positive_int}};
+  // A custom group_norm's groups default to 16 (not the block's norm_groups: README).
+  d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
+    op.norm.groups = f.get<int64_t>("norm_groups").value_or(16);
+  };
   d.saved = {{0}, false};
   d.aux = [](const Graph& graph, const Op& op) {
     const TensorDesc& in = graph.desc(op.inputs.at(0));
@@ -20,8 +24,10 @@ OpDefinition define_group_norm() {
   d.infer = [](const Graph& graph, Op& op) {
     const int64_t c = graph.desc(op.inputs.at(0)).channels();
     const int64_t groups = op.norm.groups;
-    require(groups >= 1 && c % groups == 0, op.name,
-            "channels " + std::to_string(c) + " are not divisible by norm_groups " + std::to_string(groups));
+    require(groups >= 1, op.name, "norm_groups must be >= 1");
+    require_at(
+        c % groups == 0, op.name, {"norm_groups"},
+        "the input's " + std::to_string(c) + " channels are not divisible by norm_groups " + std::to_string(groups));
     OpShape s{graph.desc(op.inputs.at(0)), {}, {}};
     s.params = {{"weight", {c}, 1, ParamInit::ones}, {"bias", {c}, 1, ParamInit::zeros}};
     return s;

@@ -7,7 +7,10 @@ namespace convbench {
 OpDefinition define_leaky_relu() {
   OpDefinition d;
   d.kind = OpKind::leaky_relu;
-  d.spec_fields = {"negative_slope"};
+  d.fields = {{"negative_slope", FieldKind::number}};
+  d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
+    op.negative_slope = f.get<double>("negative_slope").value_or(0.01);  // PyTorch's default
+  };
   d.saved = {{0}, false};
   d.work = [](const WorkQuery& q) {
     const int64_t n = checked_mul(q.output_elements(), 2);

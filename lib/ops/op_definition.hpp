@@ -1,15 +1,15 @@
-// One op kind's definition, in one file per op (lib/ops/<op>.cpp): its spelling in specs and
-// results, how many inputs it takes, the fields a custom op of its kind may set, its autograd
-// saving rule (what backward reads, the aux tensors forward makes for it, which input gradients
-// are passed on instead of computed, whether it is the identity in inference), its work (MACs
-// and elementwise FLOPs per direction) and its attributes as the resolved spec spells them.
+// One op kind's definition, in one file per op (lib/ops/<op>.cpp): how many inputs it takes, the
+// fields a custom op of its kind may set and how they become attributes, shape inference and
+// validation with the parameters and buffers it owns, its autograd saving rule (what backward
+// reads, the aux tensors forward makes for it, which input gradients are passed on instead of
+// computed, whether it is the identity in inference), its work (MACs and elementwise FLOPs per
+// direction) and its attributes as the resolved spec spells them.
 //
 // The registry (op_registry.hpp) maps op kind -> definition. The spec's custom-op parser, the
-// autograd rules the executor and the memory model read, the counts and the resolved spec all
-// consult it instead of switches and string lists of their own. Shape inference and validation
-// stay in graph/graph_builder.cpp, parameters with their initialisation are declared there too
-// (Param::init); each backend's kernels for the op are registered in that backend's file for
-// the op's family.
+// graph builder, the custom variant builder, the autograd rules the executor and the memory
+// model read, the counts and the resolved spec all consult it instead of switches and string
+// lists of their own. Each backend's kernels for the op are registered in that backend's file
+// for the op's family.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@
 
 #include "graph/graph.hpp"
 #include "graph/shape_rules.hpp"
+#include "ops/op_fields.hpp"
 
 namespace convbench {
 
@@ -79,12 +80,18 @@ struct OpDefinition {
   std::string_view name;  // to_string(kind), filled in by the registry: "batch_norm"
   int min_inputs = 1;
   int max_inputs = 1;  // -1: any number (concat)
-  // Keys a custom op of this kind may set besides op, name and inputs.
-  std::vector<std::string> spec_fields;
+  // Keys a custom op of this kind may set besides op, name and inputs, with the kind of value each
+  // takes, in the order messages list them.
+  std::vector<OpField> fields;
+  std::vector<std::string> spec_fields;  // their keys, filled in by the registry
+  // Sets the op's attributes from the fields a custom op gave, applying the defaults of those it
+  // left out (empty function: the op has no fields).
+  std::function<void(const OpFieldValues&, const FieldContext&, Op&)> apply_fields;
 
-  // Shape inference and validation (GraphError "<op>: message" on a bad attribute or shape), and
-  // the parameters the op owns. `op` holds its inputs (valid value ids) and attributes; it may
-  // normalise them (conv_transpose's empty output_padding becomes zeros).
+  // Shape inference and validation (GraphError "<op>: message" on a bad attribute or shape, with
+  // the site in a custom op's spec entry where one field is at fault), and the parameters the op
+  // owns. `op` holds its inputs (valid value ids) and attributes; it may normalise them
+  // (conv_transpose's empty output_padding becomes zeros).
   std::function<OpShape(const Graph& graph, Op& op)> infer;
 
   // --- the autograd saving rule (follows PyTorch, so measured memory compares with its users') ---

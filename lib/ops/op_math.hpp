@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "graph/checked_math.hpp"
@@ -25,11 +26,19 @@ namespace convbench {
 // Elementwise ops of one input: the output has the input's shape and nothing is owned.
 inline OpShape infer_same_shape(const Graph& graph, Op& op) { return OpShape{graph.desc(op.inputs.at(0)), {}, {}}; }
 
+// "16x8x8": a value's shape without the batch, as spec messages give it (channels x spatial).
+inline std::string channels_and_spatial(const TensorDesc& d) {
+  return dims_string(std::vector<int64_t>(d.shape.begin() + 1, d.shape.end()));
+}
+
 // Elementwise ops of two operands (add, sub): equal shapes, the output has theirs.
 inline OpShape infer_same_shape_operands(const Graph& graph, Op& op) {
   const TensorDesc& a = graph.desc(op.inputs.at(0));
   const TensorDesc& b = graph.desc(op.inputs.at(1));
-  require(a.shape == b.shape, op.name, "operands differ in shape: " + a.shape_string() + " vs " + b.shape_string());
+  require_at(a.shape == b.shape, op.name, {"inputs", 1},
+             "\"" + graph.values[static_cast<size_t>(op.inputs[1])].name + "\" is " + channels_and_spatial(b) +
+                 " but \"" + graph.values[static_cast<size_t>(op.inputs[0])].name + "\" is " + channels_and_spatial(a) +
+                 " (channels x spatial); " + std::string(to_string(op.kind)) + " needs equal shapes");
   return OpShape{a, {}, {}};
 }
 

@@ -13,12 +13,16 @@ namespace {
 // Built once, on first use, and never changed: the registry is constant data, not mutable state.
 const std::vector<OpDefinition>& all() {
   static const std::vector<OpDefinition> definitions = [] {
-    std::vector<OpDefinition> d = {define_conv(),    define_conv_transpose(), define_batch_norm(), define_group_norm(),
-                                   define_relu(),    define_leaky_relu(),     define_dropout(),    define_add(),
-                                   define_sub(),     define_concat(),         define_max_pool(),   define_avg_pool(),
-                                   define_upsample()};
+    std::vector<OpDefinition> d = {
+#define CONVBENCH_OP_KIND(kind) define_##kind(),
+#include "graph/op_kinds.def"
+#undef CONVBENCH_OP_KIND
+    };
     std::sort(d.begin(), d.end(), [](const OpDefinition& a, const OpDefinition& b) { return a.kind < b.kind; });
-    for (OpDefinition& def : d) def.name = to_string(def.kind);  // the one spelling: graph/graph.cpp
+    for (OpDefinition& def : d) {
+      def.name = to_string(def.kind);  // the one spelling: graph/op_kinds.def
+      for (const OpField& f : def.fields) def.spec_fields.push_back(f.key);
+    }
     return d;
   }();
   return definitions;

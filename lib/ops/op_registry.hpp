@@ -1,5 +1,5 @@
 // The registry of op definitions (op_definition.hpp): every op kind's definition, found by kind
-// or by name. Each lib/ops/<op>.cpp defines its op; op_registry.cpp lists them once.
+// or by name. Each lib/ops/<op>.cpp defines its op; graph/op_kinds.def lists the kinds once.
 #pragma once
 
 #include <string_view>
@@ -16,19 +16,10 @@ const OpDefinition* find_op_definition(std::string_view name);
 // In OpKind order: the order messages list them in.
 const std::vector<const OpDefinition*>& op_definitions();
 
-// One function per op file, called once by the registry.
-OpDefinition define_conv();
-OpDefinition define_conv_transpose();
-OpDefinition define_batch_norm();
-OpDefinition define_group_norm();
-OpDefinition define_relu();
-OpDefinition define_leaky_relu();
-OpDefinition define_dropout();
-OpDefinition define_add();
-OpDefinition define_sub();
-OpDefinition define_concat();
-OpDefinition define_max_pool();
-OpDefinition define_avg_pool();
-OpDefinition define_upsample();
+// One function per op kind (graph/op_kinds.def), defined in the op's file, called once by the
+// registry: OpDefinition define_conv(); ...
+#define CONVBENCH_OP_KIND(kind) OpDefinition define_##kind();
+#include "graph/op_kinds.def"
+#undef CONVBENCH_OP_KIND
 
 }  // namespace convbench

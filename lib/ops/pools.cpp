@@ -1,6 +1,8 @@
 // max_pool and avg_pool: backward reads the input; max_pool's forward also saves the argmax
 // indices (int64 per output element, as PyTorch). FLOPs: max_pool forward K-1 comparisons per
 // output; avg_pool K adds per output each way.
+#include <string>
+
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -16,15 +18,38 @@ OpShape infer_pool(const Graph& graph, Op& op) {
   check_window(name, a.kernel, dims, "kernel", 1);
   check_window(name, a.stride, dims, "stride", 1);
   check_window(name, a.padding, dims, "padding", 0);
+  for (size_t d = 0; d < static_cast<size_t>(dims); ++d)
+    require_at(a.padding[d] * 2 <= a.kernel[d], name, {"padding"},
+               "pool padding " + std::to_string(a.padding[d]) + " is more than half the kernel " +
+                   std::to_string(a.kernel[d]) + " in dim " + std::to_string(d));
   OpShape s{in, {}, {}};
   for (size_t d = 0; d < static_cast<size_t>(dims); ++d) {
-    require(a.padding[d] * 2 <= a.kernel[d], name, "padding must be at most half the kernel");
-    require(a.kernel[d] <= in.shape[d + 2] + 2 * a.padding[d], name,
-            "kernel " + dims_string(a.kernel) + " is larger than the padded input " + in.shape_string());
-    s.output.shape[d + 2] = window_output_size(in.shape[d + 2], a.kernel[d], a.stride[d], a.padding[d], 1);
+    const int64_t k = a.kernel[d], padded = in.shape[d + 2] + 2 * a.padding[d];
+    require_at(k <= padded, name, {"kernel"},
+               "the pool window " + std::to_string(k) + " in dim " + std::to_string(d) +
+                   " is larger than the padded input " + std::to_string(padded));
+    s.output.shape[d + 2] = window_output_size(in.shape[d + 2], k, a.stride[d], a.padding[d], 1);
   }
   return s;
 }
+
+// A custom pool downsamples by 2 unless told otherwise (README "Custom variants"): kernel 2,
+// stride the kernel, padding 0 ("same": (kernel - 1) / 2).
+void apply_pool_fields(const OpFieldValues& f, const FieldContext& c, Op& op) {
+  PoolAttrs& a = op.pool;
+  a.kernel = f.get<std::vector<int64_t>>("kernel").value_or(std::vector<int64_t>(static_cast<size_t>(c.dims), 2));
+  a.stride = f.get<std::vector<int64_t>>("stride").value_or(a.kernel);
+  if (auto padding = f.get<std::vector<int64_t>>("padding")) {
+    a.padding = *padding;
+  } else {
+    a.padding.assign(a.kernel.size(), 0);
+    if (f.is_keyword("padding", "same"))
+      for (size_t d = 0; d < a.kernel.size(); ++d) a.padding[d] = (a.kernel[d] - 1) / 2;
+  }
+}
+
+const std::vector<OpField> kPoolFields = {
+    {"kernel", FieldKind::per_dim_positive}, {"stride", FieldKind::per_dim_positive}, {"padding", FieldKind::padding}};
 
 nlohmann::ordered_json pool_attributes(const Op& op) {
   return {{"kernel", op.pool.kernel}, {"stride", op.pool.stride}, {"padding", op.pool.padding}};
@@ -35,7 +60,8 @@ nlohmann::ordered_json pool_attributes(const Op& op) {
 OpDefinition define_max_pool() {
   OpDefinition d;
   d.kind = OpKind::max_pool;
-  d.spec_fields = {"kernel", "stride", "padding"};
+  d.fields = kPoolFields;
+  d.apply_fields = apply_pool_fields;
   d.saved = {{0}, false};
   d.aux = [](const Graph& graph, const Op& op) {
     TensorDesc indices = graph.desc(op.output);
@@ -55,7 +81,8 @@ OpDefinition define_max_pool() {
 OpDefinition define_avg_pool() {
   OpDefinition d;
   d.kind = OpKind::avg_pool;
-  d.spec_fields = {"kernel", "stride", "padding"};
+  d.fields = kPoolFields;
+  d.apply_fields = apply_pool_fields;
   d.saved = {{0}, false};
   d.work = [](const WorkQuery& q) {
     const int64_t n = checked_mul(q.output_elements(), count_product(q.op.pool.kernel));

@@ -8,7 +8,10 @@ namespace convbench {
 OpDefinition define_upsample() {
   OpDefinition d;
   d.kind = OpKind::upsample;
-  d.spec_fields = {"scale"};
+  d.fields = {{"scale", FieldKind::positive_int}};
+  d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
+    op.upsample_scale = f.get<int64_t>("scale").value_or(2);
+  };
   d.work = [](const WorkQuery& q) {
     OpWork w;
     if (q.any_input_grad())
@@ -19,7 +22,13 @@ OpDefinition define_upsample() {
   d.infer = [](const Graph& graph, Op& op) {
     require(op.upsample_scale >= 1, op.name, "scale must be >= 1");
     OpShape s{graph.desc(op.inputs.at(0)), {}, {}};
-    for (int i = 2; i < s.output.rank(); ++i) s.output.shape[static_cast<size_t>(i)] *= op.upsample_scale;
+    for (int i = 2; i < s.output.rank(); ++i) {
+      int64_t& size = s.output.shape[static_cast<size_t>(i)];
+      const bool overflow = __builtin_mul_overflow(size, op.upsample_scale, &size);
+      require_at(!overflow && size <= kMaxDimSize, op.name, {"scale"},
+                 "the upsampled size " + (overflow ? std::string("beyond int64") : std::to_string(size)) +
+                     " is larger than 2^31");
+    }
     return s;
   };
   return d;

@@ -1,7 +1,9 @@
-// The custom-variant half of variant_parser.hpp: op lists, their references and their shapes.
+// The custom-variant half of variant_parser.hpp: op lists, their references, their fields (as
+// each kind's definition declares them) and their shapes (by the definitions' own rules).
 #include <algorithm>
 #include <map>
 
+#include "graph/checked_math.hpp"
 #include "ops/graph_builder.hpp"
 #include "ops/op_registry.hpp"
 #include "spec/suggest.hpp"
@@ -34,22 +36,51 @@ std::vector<std::string> all_op_keys() {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-// The shape of a value without the batch: channels and spatial sizes.
-struct ValueShape {
-  int64_t channels = 0;
-  std::vector<int64_t> spatial;
-};
-
-std::string shape_of(const ValueShape& v) {
-  std::vector<int64_t> dims = {v.channels};
-  dims.insert(dims.end(), v.spatial.begin(), v.spatial.end());
-  return shape_text(dims);
+// Reads one declared field by its kind; a wrong type or range fails at the value.
+FieldValue read_field(const Field& f, FieldKind kind, int dims) {
+  switch (kind) {
+    case FieldKind::positive_int: return f.as_int(1);
+    case FieldKind::groups:
+      if (f.is_string()) {
+        if (f.node().text != "depthwise") f.fail("expected a positive integer or \"depthwise\", got " + f.describe());
+        return FieldKeyword{"depthwise"};
+      }
+      return f.as_int(1);
+    case FieldKind::number: return f.as_number();
+    case FieldKind::probability: {
+      const double p = f.as_number();
+      if (p < 0.0 || p >= 1.0) f.fail("must be in [0, 1), got " + f.node().text);
+      return p;
+    }
+    case FieldKind::boolean: return f.as_bool();
+    case FieldKind::per_dim_positive: return f.as_per_dim(dims, 1);
+    case FieldKind::per_dim_nonneg: return f.as_per_dim(dims, 0);
+    case FieldKind::padding: {
+      auto padding = f.as_padding(dims);
+      if (!padding) return FieldKeyword{"same"};
+      return *padding;
+    }
+  }
+  f.fail("a field of an unknown kind");  // unreachable: every kind is handled above
 }
 
+TensorDesc block_input(const BlockSpec& block) {
+  TensorDesc input;
+  input.shape = {block.batch, block.in_channels};
+  input.shape.insert(input.shape.end(), block.size.begin(), block.size.end());
+  input.dtype = block.dtype;
+  input.layout = block.layout;
+  return input;
+}
+
+// Reads a custom variant's ops in order, building its graph as it goes: each op's fields are read
+// as its definition declares them, and its definition's shape rules (the graph builder's) check
+// it, their errors pointed at the field at fault.
 class CustomGraphReader {
  public:
-  CustomGraphReader(const Field& variant, const BlockSpec& block) : variant_(variant), block_(block) {
-    shapes_["input"] = {block.in_channels, block.size};
+  CustomGraphReader(const Field& variant, const BlockSpec& block)
+      : variant_(variant), block_(block), builder_(block.name, block_input(block)) {
+    values_["input"] = builder_.input();
   }
 
   void read(VariantSpec& out) {
@@ -74,62 +105,36 @@ class CustomGraphReader {
     }
     op.op = kind->as_choice(op_kind_names(), "op");
     o.check_keys(op_keys(op.op), " for a " + op.op + " op");
+    const OpDefinition& def = *find_op_definition(op.op);
 
     const auto name = o.get("name");
     if (!name) o.fail_missing("name", " (the name later ops and `output` use)");
     op.name = name->as_string();
     if (op.name == "input") name->fail("\"input\" is the block input; give this op another name");
-    if (shapes_.count(op.name)) name->fail("duplicate op name \"" + op.name + "\" in this variant");
+    if (values_.count(op.name)) name->fail("duplicate op name \"" + op.name + "\" in this variant");
 
     const std::vector<Field> input_fields = read_inputs(o, index, op);
-    std::vector<ValueShape> in;
-    for (const std::string& input : op.inputs) in.push_back(shapes_.at(input));
+    std::vector<int> inputs;
+    for (const std::string& input : op.inputs) inputs.push_back(values_.at(input));
+    for (const OpField& declared : def.fields)
+      if (auto f = o.get(declared.key)) op.fields.set(declared.key, read_field(*f, declared.kind, block_.dims));
 
-    ValueShape result = in.front();
-    if (op.op == "conv" || op.op == "conv_transpose") result = read_conv(o, in.front(), op);
-    if (op.op == "max_pool" || op.op == "avg_pool") result = read_pool(o, in.front(), op);
-    if (op.op == "group_norm") {
-      if (auto f = o.get("norm_groups")) op.norm_groups = f->as_int(1);
-      if (in.front().channels % op.norm_groups != 0)
-        o.locate("norm_groups")
-            .fail("the input's " + str(in.front().channels) + " channels are not divisible by norm_groups " +
-                  str(op.norm_groups));
+    int value = -1;
+    try {
+      value = builder_.add_from_fields(def.kind, op.name, inputs, op.fields, block_.kernel, block_.bias);
+    } catch (const GraphError& e) {
+      if (!e.site()) o.fail(e.detail());
+      const ErrorSite& site = *e.site();
+      if (site.input >= 0) input_fields.at(static_cast<std::size_t>(site.input)).fail(e.detail());
+      if (site.key.empty()) o.fail(e.detail());
+      o.locate(site.key).fail(e.detail());
+    } catch (const CountOverflow&) {
+      o.fail("the op's parameters have more elements than int64 can count");
     }
-    if (op.op == "leaky_relu")
-      if (auto f = o.get("negative_slope")) op.negative_slope = f->as_number();
-    if (op.op == "dropout") {
-      if (auto f = o.get("p")) {
-        op.p = f->as_number();
-        if (op.p < 0.0 || op.p >= 1.0) f->fail("must be in [0, 1), got " + f->node().text);
-      }
-    }
-    if (op.op == "upsample") {
-      if (auto f = o.get("scale")) op.scale = f->as_int(1);
-      for (int64_t& s : result.spatial) {
-        s *= op.scale;  // both <= 2^31: fits
-        if (s > kMaxSpecDim) o.locate("scale").fail("the upsampled size " + str(s) + " is larger than 2^31");
-      }
-    }
-    if (op.op == "add" || op.op == "sub") {
-      if (in[0].channels != in[1].channels || in[0].spatial != in[1].spatial)
-        input_fields[1].fail("\"" + op.inputs[1] + "\" is " + shape_of(in[1]) + " but \"" + op.inputs[0] + "\" is " +
-                             shape_of(in[0]) + " (channels x spatial); " + op.op + " needs equal shapes");
-    }
-    if (op.op == "concat") {
-      for (std::size_t i = 1; i < in.size(); ++i) {
-        if (in[i].spatial != in[0].spatial)
-          input_fields[i].fail("\"" + op.inputs[i] + "\" is " + shape_of(in[i]) + " but \"" + op.inputs[0] + "\" is " +
-                               shape_of(in[0]) + " (channels x spatial); concat needs equal spatial sizes");
-        result.channels += in[i].channels;  // each <= 2^31, checked below before overflow
-        if (result.channels > kMaxSpecDim) input_fields[i].fail("the concatenation has more than 2^31 channels");
-      }
-    }
-
-    std::vector<int64_t> tensor = {block_.batch, result.channels};
-    tensor.insert(tensor.end(), result.spatial.begin(), result.spatial.end());
+    const std::vector<int64_t>& tensor = builder_.desc(value).shape;
     if (!checked_product(tensor))
       o.fail("the output tensor " + shape_text(tensor) + " has more elements than int64 can count");
-    shapes_[op.name] = result;
+    values_[op.name] = value;
     order_.push_back(op.name);
     return op;
   }
@@ -163,7 +168,7 @@ class CustomGraphReader {
     if (hi >= 0 && n > hi) inputs->fail(op.op + " takes at most " + str(hi) + " inputs, got " + str(n));
     for (const Field& f : fields) {
       const std::string ref = f.as_string();
-      if (!shapes_.count(ref)) f.fail(unknown_value_message(ref, index));
+      if (!values_.count(ref)) f.fail(unknown_value_message(ref, index));
       op.inputs.push_back(ref);
     }
     return fields;
@@ -182,107 +187,6 @@ class CustomGraphReader {
     return "unknown value \"" + ref + "\" (known here: " + join_alternatives(known) + ")" + did_you_mean(ref, known);
   }
 
-  ValueShape read_conv(const Field& o, const ValueShape& in, CustomOpSpec& op) {
-    const int dims = block_.dims;
-    if (auto g = o.get("groups")) {
-      if (g->is_string()) {
-        if (g->node().text != "depthwise")
-          g->fail("expected a positive integer or \"depthwise\", got " + g->describe());
-        op.groups = in.channels;
-      } else {
-        op.groups = g->as_int(1);
-      }
-    }
-    op.out_channels = in.channels;
-    if (auto f = o.get("out_channels")) op.out_channels = f->as_int(1);
-    if (in.channels % op.groups != 0)
-      o.locate("groups").fail("the input's " + str(in.channels) + " channels are not divisible by groups " +
-                              str(op.groups));
-    if (*op.out_channels % op.groups != 0)
-      o.locate("out_channels")
-          .fail("out_channels " + str(*op.out_channels) + " is not divisible by groups " + str(op.groups));
-    const auto kernel = o.get("kernel"), stride = o.get("stride"), dilation = o.get("dilation");
-    op.kernel = kernel ? kernel->as_per_dim(dims, 1) : block_.kernel;
-    op.stride = stride ? stride->as_per_dim(dims, 1) : std::vector<int64_t>(dims, 1);
-    op.dilation = dilation ? dilation->as_per_dim(dims, 1) : std::vector<int64_t>(dims, 1);
-    std::optional<std::vector<int64_t>> padding;
-    if (auto f = o.get("padding")) padding = f->as_padding(dims);
-    if (!padding) {
-      padding.emplace();
-      for (int d = 0; d < dims; ++d) padding->push_back((*op.dilation)[d] * ((*op.kernel)[d] - 1) / 2);
-    }
-    op.padding = padding;
-    op.bias = block_.bias;
-    if (auto f = o.get("bias")) op.bias = f->as_bool();
-
-    ValueShape out{*op.out_channels, {}};
-    if (op.op == "conv") {
-      for (int d = 0; d < dims; ++d) {
-        const int64_t k = (*op.kernel)[d], p = (*op.padding)[d], dl = (*op.dilation)[d];
-        const int64_t size = window_output_size(in.spatial[d], k, (*op.stride)[d], p, dl);
-        if (size <= 0)
-          o.locate("kernel").fail("the kernel spans " + str(dl * (k - 1) + 1) + " in dim " + str(d) +
-                                  " but the padded input is only " + str(in.spatial[d] + 2 * p) + " (size " +
-                                  str(in.spatial[d]) + " + 2 x padding " + str(p) + ")");
-        out.spatial.push_back(size);
-      }
-      return out;
-    }
-    op.output_padding = std::vector<int64_t>(dims, 0);
-    if (auto f = o.get("output_padding")) {
-      op.output_padding = f->as_per_dim(dims, 0);
-      for (int d = 0; d < dims; ++d)
-        if ((*op.output_padding)[d] >= std::max((*op.stride)[d], (*op.dilation)[d]))
-          f->fail("output_padding must be smaller than stride or dilation, got " + str((*op.output_padding)[d]) +
-                  " in dim " + str(d));
-    }
-    for (int d = 0; d < dims; ++d) {
-      // (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
-      int64_t size = 0;
-      const int64_t rest = (*op.output_padding)[d] + 1 - 2 * (*op.padding)[d];  // |rest| < 2^33
-      const bool overflow = __builtin_mul_overflow(in.spatial[d] - 1, (*op.stride)[d], &size) ||
-                            __builtin_add_overflow(size, (*op.dilation)[d] * ((*op.kernel)[d] - 1), &size) ||
-                            __builtin_add_overflow(size, rest, &size);
-      if (overflow || size > kMaxSpecDim) o.fail("the output size in dim " + str(d) + " is larger than 2^31");
-      if (size <= 0)
-        o.locate("padding").fail("the output size in dim " + str(d) + " would be " + str(size) + "; padding " +
-                                 str((*op.padding)[d]) + " is too large");
-      out.spatial.push_back(size);
-    }
-    return out;
-  }
-
-  ValueShape read_pool(const Field& o, const ValueShape& in, CustomOpSpec& op) {
-    const int dims = block_.dims;
-    const auto kernel = o.get("kernel"), stride = o.get("stride");
-    // A pool downsamples by 2 unless told otherwise (README "Custom variants").
-    op.kernel = kernel ? kernel->as_per_dim(dims, 1) : std::vector<int64_t>(dims, 2);
-    op.stride = stride ? stride->as_per_dim(dims, 1) : *op.kernel;
-    std::optional<std::vector<int64_t>> padding;
-    if (auto f = o.get("padding")) {
-      padding = f->as_padding(dims);
-      if (!padding) {
-        padding.emplace();
-        for (int d = 0; d < dims; ++d) padding->push_back(((*op.kernel)[d] - 1) / 2);
-      }
-      for (int d = 0; d < dims; ++d)
-        if (2 * (*padding)[d] > (*op.kernel)[d])
-          f->fail("pool padding " + str((*padding)[d]) + " is more than half the kernel " + str((*op.kernel)[d]) +
-                  " in dim " + str(d));
-    }
-    op.padding = padding.value_or(std::vector<int64_t>(dims, 0));
-    ValueShape out{in.channels, {}};
-    for (int d = 0; d < dims; ++d) {
-      const int64_t k = (*op.kernel)[d], p = (*op.padding)[d];
-      const int64_t size = window_output_size(in.spatial[d], k, (*op.stride)[d], p, 1);
-      if (size <= 0)
-        o.locate("kernel").fail("the pool window " + str(k) + " in dim " + str(d) +
-                                " is larger than the padded input " + str(in.spatial[d] + 2 * p));
-      out.spatial.push_back(size);
-    }
-    return out;
-  }
-
   void read_output(VariantSpec& out) {
     out.output = out.ops.back().name;
     std::optional<Field> at;
@@ -295,10 +199,10 @@ class CustomGraphReader {
       at = f;
     }
     check_every_op_reaches(out);
-    const ValueShape& shape = shapes_.at(out.output);
-    if (shape.channels != block_.out_channels)
+    const int64_t channels = builder_.desc(values_.at(out.output)).channels();
+    if (channels != block_.out_channels)
       at.value_or(ops_.back())
-          .fail("the variant's output \"" + out.output + "\" has " + str(shape.channels) +
+          .fail("the variant's output \"" + out.output + "\" has " + str(channels) +
                 " channels but the block's out_channels is " + str(block_.out_channels));
   }
 
@@ -317,9 +221,10 @@ class CustomGraphReader {
 
   const Field& variant_;
   const BlockSpec& block_;
+  GraphBuilder builder_;  // the variant's graph so far
   std::vector<Field> ops_;
-  std::map<std::string, ValueShape> shapes_;  // "input" and every op so far
-  std::vector<std::string> order_;            // op names so far, in order
+  std::map<std::string, int> values_;  // "input" and every op so far -> value id in builder_
+  std::vector<std::string> order_;     // op names so far, in order
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/dtype.hpp"
+#include "ops/op_fields.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench {
@@ -17,26 +18,15 @@ enum class NormKind { batch, group, none };
 enum class ActKind { relu, leaky_relu, none };
 enum class RunMode { train, infer };
 
-// One op of a custom variant. Fields an op kind does not use keep their defaults; the parser
-// rejects fields that do not belong to the op kind.
+// One op of a custom variant. What its fields may be, their defaults and its shape rules come
+// from its kind's definition (lib/ops/<op>.cpp), which the graph builder applies
+// (GraphBuilder::add_from_fields); the parser rejects fields that do not belong to the kind.
 struct CustomOpSpec {
-  std::string op;                       // conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, dropout,
-                                        // add, sub, concat, max_pool, avg_pool, upsample
-  std::string name;                     // the value it produces; later ops and `output` refer to it
-  std::vector<std::string> inputs;      // value names; "input" is the block input
-  std::optional<int64_t> out_channels;  // conv, conv_transpose (default: its input's channels)
-  std::optional<std::vector<int64_t>> kernel;          // conv* (default: block kernel), pools (default 2)
-  std::optional<std::vector<int64_t>> stride;          // conv*, pools (default 1; pools: kernel)
-  std::optional<std::vector<int64_t>> padding;         // conv*, pools (default "same" for conv, 0 pools)
-  std::optional<std::vector<int64_t>> dilation;        // conv* (default 1)
-  std::optional<std::vector<int64_t>> output_padding;  // conv_transpose
-  int64_t groups = 1;                                  // conv*: "depthwise" in the file is resolved to in_channels
-  std::optional<bool> bias;                            // conv* (default: block bias)
-  int64_t norm_groups = 16;                            // group_norm
-  double negative_slope = 0.01;                        // leaky_relu
-  double p = 0.5;                                      // dropout
-  int64_t scale = 2;                                   // upsample
-  std::string key_path;                                // e.g. blocks[0].variants[3].ops[2]
+  std::string op;                   // its kind, as graph/op_kinds.def spells it
+  std::string name;                 // the value it produces; later ops and `output` refer to it
+  std::vector<std::string> inputs;  // value names; "input" is the block input
+  OpFieldValues fields;             // the fields the spec sets; the others take their defaults
+  std::string key_path;             // e.g. blocks[0].variants[3].ops[2]
   SourceLocation where;
 };
 

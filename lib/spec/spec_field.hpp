@@ -7,14 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "graph/shape_rules.hpp"
 #include "spec/input_error.hpp"
 #include "spec/source_tree.hpp"
 
 namespace convbench {
 
-// The largest size, channel count, kernel, stride, ... a spec may state. Products of two such
-// numbers always fit in int64; larger products are checked (checked_product).
-constexpr int64_t kMaxSpecDim = int64_t{1} << 31;
+// The largest size, channel count, kernel, stride, ... a spec may state: the graph's own limit
+// per dim. Products of two such numbers always fit in int64; larger products are checked
+// (checked_product).
+constexpr int64_t kMaxSpecDim = kMaxDimSize;
 
 // The product, or nullopt when it overflows int64.
 std::optional<int64_t> checked_product(const std::vector<int64_t>& factors);

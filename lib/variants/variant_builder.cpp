@@ -74,59 +74,7 @@ class BlockAssembler {
   const BlockSpec& block_;
 };
 
-// Resolves a custom op's optional per-dim field against a default.
-std::vector<int64_t> or_default(const std::optional<std::vector<int64_t>>& v, std::vector<int64_t> def) {
-  return v ? *v : std::move(def);
-}
-
-int build_custom_op(GraphBuilder& b, const BlockSpec& block, const CustomOpSpec& s, const std::vector<int>& in) {
-  const int dims = block.dims;
-  auto conv_attrs = [&]() {
-    ConvAttrs a;
-    const int64_t in_channels = b.desc(in[0]).channels();
-    a.out_channels = s.out_channels.value_or(in_channels);
-    a.kernel = or_default(s.kernel, block.kernel);
-    a.stride = or_default(s.stride, repeat(1, dims));
-    a.dilation = or_default(s.dilation, repeat(1, dims));
-    if (s.padding) {
-      a.padding = *s.padding;
-    } else {
-      a.padding.resize(a.kernel.size());
-      for (size_t d = 0; d < a.kernel.size() && d < a.dilation.size(); ++d)
-        a.padding[d] = a.dilation[d] * (a.kernel[d] - 1) / 2;
-    }
-    a.output_padding = or_default(s.output_padding, {});
-    a.groups = s.groups == -1 ? in_channels : s.groups;  // -1: "depthwise"
-    a.bias = s.bias.value_or(block.bias);
-    return a;
-  };
-  auto pool_attrs = [&]() {
-    PoolAttrs p;
-    p.kernel = or_default(s.kernel, repeat(2, dims));
-    p.stride = or_default(s.stride, p.kernel);
-    p.padding = or_default(s.padding, repeat(0, dims));
-    return p;
-  };
-  const OpDefinition* def = find_op_definition(s.op);
-  if (!def) throw GraphError(s.name + ": unknown op kind \"" + s.op + "\"");
-  switch (def->kind) {  // every kind: -Wswitch names the one a new op forgot
-    case OpKind::conv: return b.conv(s.name, in[0], conv_attrs());
-    case OpKind::conv_transpose: return b.conv_transpose(s.name, in[0], conv_attrs());
-    case OpKind::batch_norm: return b.batch_norm(s.name, in[0]);
-    case OpKind::group_norm: return b.group_norm(s.name, in[0], s.norm_groups);
-    case OpKind::relu: return b.relu(s.name, in[0]);
-    case OpKind::leaky_relu: return b.leaky_relu(s.name, in[0], s.negative_slope);
-    case OpKind::dropout: return b.dropout(s.name, in[0], s.p);
-    case OpKind::add: return b.add(s.name, in.at(0), in.at(1));
-    case OpKind::sub: return b.sub(s.name, in.at(0), in.at(1));
-    case OpKind::concat: return b.concat(s.name, in);
-    case OpKind::max_pool: return b.max_pool(s.name, in[0], pool_attrs());
-    case OpKind::avg_pool: return b.avg_pool(s.name, in[0], pool_attrs());
-    case OpKind::upsample: return b.upsample(s.name, in[0], s.scale);
-  }
-  throw GraphError(s.name + ": unknown op kind \"" + s.op + "\"");
-}
-
+// A custom variant's ops, each added from its fields (its definition applies their defaults).
 Graph build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v) {
   std::map<std::string, int> values{{"input", b.input()}};
   for (const CustomOpSpec& s : v.ops) {
@@ -137,8 +85,9 @@ Graph build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v
         if (it == values.end()) throw GraphError("input \"" + name + "\" is not defined before this op");
         in.push_back(it->second);
       }
-      if (in.empty()) throw GraphError("an op needs at least one input");
-      values[s.name] = build_custom_op(b, block, s, in);
+      const OpDefinition* def = find_op_definition(s.op);
+      if (!def) throw GraphError(s.name + ": unknown op kind \"" + s.op + "\"");
+      values[s.name] = b.add_from_fields(def->kind, s.name, std::move(in), s.fields, block.kernel, block.bias);
     } catch (const GraphError& e) {
       throw InputError(s.where, s.key_path, e.what());
     }
@@ -191,16 +140,18 @@ Graph build_variant_graph(const BlockSpec& block, const VariantSpec& v) {
 }
 
 const std::vector<VariantKindInfo>& variant_kinds() {
-  static const std::vector<VariantKindInfo> kinds = {
-      {"standard", "(none)", "CNA(k, stride): conv k -> norm -> act"},
-      {"bottleneck", "ratio (4), groups (1)",
-       "CNA(1x1, in->mid=out/ratio) -> CNA(k, mid->mid, stride, groups) -> CNA(1x1, mid->out)"},
-      {"separable", "multiplier (1)", "CNA(k, in->in*multiplier, groups=in, stride) -> CNA(1x1, ->out)"},
-      {"grouped", "groups (required)", "CNA(k, stride, groups)"},
-      {"custom", "ops (required), output (last op)",
-       "your ops: conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, dropout, add, "
-       "sub, concat, max_pool, avg_pool, upsample"},
-  };
+  static const std::vector<VariantKindInfo> kinds = [] {
+    std::string ops;  // every op kind a custom variant may use, from the registry
+    for (const OpDefinition* d : op_definitions()) ops += (ops.empty() ? "" : ", ") + std::string(d->name);
+    return std::vector<VariantKindInfo>{
+        {"standard", "(none)", "CNA(k, stride): conv k -> norm -> act"},
+        {"bottleneck", "ratio (4), groups (1)",
+         "CNA(1x1, in->mid=out/ratio) -> CNA(k, mid->mid, stride, groups) -> CNA(1x1, mid->out)"},
+        {"separable", "multiplier (1)", "CNA(k, in->in*multiplier, groups=in, stride) -> CNA(1x1, ->out)"},
+        {"grouped", "groups (required)", "CNA(k, stride, groups)"},
+        {"custom", "ops (required), output (last op)", "your ops: " + ops},
+    };
+  }();
   return kinds;
 }
 

@@ -14,7 +14,7 @@ Graph build_variant_graph(const BlockSpec& block, const VariantSpec& variant);
 struct VariantKindInfo {
   const char* kind;
   const char* parameters;
-  const char* ops;
+  std::string ops;  // for custom: every op kind in the registry
 };
 const std::vector<VariantKindInfo>& variant_kinds();
 

@@ -1,34 +1,28 @@
-// The CUDA backend's relu, leaky_relu, dropout, add and sub (kernels/elementwise.cu).
+// The CUDA backend's activations (every kind kernels/elementwise.cu lists), dropout, add and sub.
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
+#include "ops/op_registry.hpp"
 
 namespace convbench::cuda {
 
 void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
-  table.add(OpKind::relu, {[stream](const ForwardCall& call) {
-                             const Fwd f(call);
-                             kernels::relu_forward(f.dtype, f.input(0).raw(), f.y.raw(), element_count(f.y.desc),
+  // Every activation elementwise.cu has kernels for; backward reads what the op's definition
+  // saves (its output or its input).
+  for (const OpKind kind : kernels::activation_kinds()) {
+    const bool saves_output = op_definition(kind).saved.output;
+    table.add(kind, {[stream](const ForwardCall& call) {
+                       const Fwd f(call);
+                       kernels::activation_forward(f.op, f.dtype, f.input(0).raw(), f.y.raw(), element_count(f.y.desc),
                                                    stream);
-                           },
-                           [stream](const BackwardCall& call) {
-                             const Bwd b(call);
-                             if (!b.grad_x) return;
-                             kernels::relu_backward(b.dtype, need(call.output, b.op, "saved output").raw(), b.g.raw(),
-                                                    b.grad_x->raw(), element_count(b.g.desc), stream);
-                           }});
-
-  table.add(OpKind::leaky_relu,
-            {[stream](const ForwardCall& call) {
-               const Fwd f(call);
-               kernels::leaky_relu_forward(f.dtype, f.input(0).raw(), f.y.raw(),
-                                           static_cast<float>(f.op.negative_slope), element_count(f.y.desc), stream);
-             },
-             [stream](const BackwardCall& call) {
-               const Bwd b(call);
-               if (!b.grad_x) return;
-               kernels::leaky_relu_backward(b.dtype, b.saved_input().raw(), b.g.raw(), b.grad_x->raw(),
-                                            static_cast<float>(b.op.negative_slope), element_count(b.g.desc), stream);
-             }});
+                     },
+                     [stream, saves_output](const BackwardCall& call) {
+                       const Bwd b(call);
+                       if (!b.grad_x) return;
+                       const Tensor& saved = saves_output ? need(call.output, b.op, "saved output") : b.saved_input();
+                       kernels::activation_backward(b.op, b.dtype, saved.raw(), b.g.raw(), b.grad_x->raw(),
+                                                    element_count(b.g.desc), stream);
+                     }});
+  }
 
   table.add(OpKind::dropout,
             {[stream](const ForwardCall& call) {
