@@ -1,4 +1,4 @@
-// Elementwise kernels: the activations (relu, leaky_relu), add, sub, negate, accumulate, fill, dropout, and an
+// Elementwise kernels: the activations (relu, leaky_relu, sigmoid), add, sub, negate, accumulate, fill, dropout, and an
 // add for operands of different dtypes or layouts. Operands of one layout are processed in
 // memory order, 16 bytes per access where alignment allows; dropout alone needs logical indices
 // (its mask is a function of the logical element), which it computes from memory positions.
@@ -50,6 +50,12 @@ struct LeakyRelu {
 struct LeakyReluBackward {  // (x, g)
   float slope;
   __device__ float operator()(float x, float g) const { return x > 0.0f ? g : g * slope; }
+};
+struct Sigmoid {  // expf, not __expf: within the reference's float tolerance at every x
+  __device__ float operator()(float x) const { return 1.0f / (1.0f + expf(-x)); }
+};
+struct SigmoidBackward {  // (y, g)
+  __device__ float operator()(float y, float g) const { return g * y * (1.0f - y); }
 };
 struct Plus {
   __device__ float operator()(float a, float b) const { return a + b; }
@@ -166,7 +172,7 @@ __global__ void dropout_backward_kernel(const T* g, const uint8_t* mask, T* gx, 
 }  // namespace
 
 const std::vector<OpKind>& activation_kinds() {
-  static const std::vector<OpKind> kinds = {OpKind::relu, OpKind::leaky_relu};
+  static const std::vector<OpKind> kinds = {OpKind::relu, OpKind::leaky_relu, OpKind::sigmoid};
   return kinds;
 }
 
@@ -175,6 +181,7 @@ void activation_forward(const Op& op, DType dtype, const void* x, void* y, int c
     case OpKind::relu: return launch_unary(dtype, x, y, count, Relu{}, stream);
     case OpKind::leaky_relu:
       return launch_unary(dtype, x, y, count, LeakyRelu{static_cast<float>(op.negative_slope)}, stream);
+    case OpKind::sigmoid: return launch_unary(dtype, x, y, count, Sigmoid{}, stream);
     default: throw std::logic_error("activation_forward: no CUDA kernel for " + std::string(to_string(op.kind)));
   }
 }
@@ -186,6 +193,7 @@ void activation_backward(const Op& op, DType dtype, const void* saved, const voi
     case OpKind::leaky_relu:
       return launch_binary(dtype, saved, g, grad_x, count, LeakyReluBackward{static_cast<float>(op.negative_slope)},
                            stream);
+    case OpKind::sigmoid: return launch_binary(dtype, saved, g, grad_x, count, SigmoidBackward{}, stream);
     default: throw std::logic_error("activation_backward: no CUDA kernel for " + std::string(to_string(op.kind)));
   }
 }

@@ -11,8 +11,13 @@ namespace {
 
 TEST(OpRegistry, EveryKindHasOneDefinitionFoundByKindAndName) {
   std::set<OpKind> kinds;
-  for (int k = 0; k <= static_cast<int>(OpKind::upsample); ++k) {
-    const OpKind kind = static_cast<OpKind>(k);
+  // Every kind graph/op_kinds.def lists.
+  const std::vector<OpKind> listed = {
+#define CONVBENCH_OP_KIND(kind) OpKind::kind,
+#include "graph/op_kinds.def"
+#undef CONVBENCH_OP_KIND
+  };
+  for (const OpKind kind : listed) {
     const OpDefinition& d = op_definition(kind);
     EXPECT_EQ(d.kind, kind);
     EXPECT_EQ(d.name, to_string(kind));

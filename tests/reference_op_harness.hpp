@@ -119,6 +119,10 @@ class OpHarness {
     return download(backend_, output_);
   }
 
+  // Replaces the output forward left (what backward reads when the op saves its output), e.g.
+  // with a lower-precision run's rounded one, so two runs' backward read the same saved values.
+  void set_saved_output(const std::vector<double>& values) { upload(backend_, output_, values); }
+
   // Runs backward after a training forward, passing only what saved_tensors() says the op saves
   // (nullptr for the rest) and gradient tensors only where grad_flow() computes one.
   OpGradients backward(const std::vector<double>& grad_output) {
@@ -272,6 +276,18 @@ inline std::vector<OpCase> op_cases() {
   });
   add("upsample2d", {1, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 2); });
   add("upsample3d", {1, 2, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 3); });
+  // Ops without a convenience method are added by kind (GraphBuilder::add(Op)).
+  auto unary = [](OpKind kind, const char* name) {
+    return [kind, name](GraphBuilder& b, int x) {
+      Op op;
+      op.kind = kind;
+      op.name = name;
+      op.inputs = {x};
+      return b.add(std::move(op));
+    };
+  };
+  add("sigmoid2d", {2, 3, 4, 4}, unary(OpKind::sigmoid, "sigmoid"));
+  add("sigmoid3d", {1, 2, 3, 3, 2}, unary(OpKind::sigmoid, "sigmoid"));
   return cases;
 }
 

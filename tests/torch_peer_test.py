@@ -557,9 +557,59 @@ blocks:
           - {op: conv, name: dw, groups: depthwise}
           - {op: dropout, name: d}
           - {op: upsample, name: u}
+          - {op: sigmoid, name: s}
 """
         with tempfile.TemporaryDirectory() as tmp:
             self.compare_with_analyze(write(tmp, "defaults.yaml", spec))
+
+    def test_sigmoid_matches_pytorch_numerically(self):
+        # The op added through CONTRIBUTING.md's recipe: PyTorch's nn.Sigmoid dumps one training
+        # step (float64) and `convbench verify` replays it on the reference and cpu backends.
+        spec = """
+name: sigmoid
+sweep:
+  layout: [channels_first, channels_last]
+blocks:
+  - name: gate
+    batch: 2
+    in_channels: 4
+    out_channels: 8
+    size: 6
+    variants:
+      - kind: custom
+        name: sigmoid-branch
+        ops:
+          - {op: conv, name: c, out_channels: 8}
+          - {op: batch_norm, name: bn}
+          - {op: sigmoid, name: s}
+          - {op: conv, name: o, inputs: c, kernel: 1}
+          - {op: add, name: out, inputs: [s, o]}
+  - name: volume
+    dims: 3
+    batch: 1
+    in_channels: 2
+    out_channels: 2
+    size: 4
+    variants:
+      - kind: custom
+        ops:
+          - {op: sigmoid, name: s}
+          - {op: conv, name: out, kernel: 3}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "sigmoid.yaml", spec)
+            self.compare_with_analyze(path)
+            dumps = os.path.join(tmp, "dumps")
+            os.mkdir(dumps)
+            proc = run_peer([path, "--dump-tensors", dumps, "--counts-only", "--json", os.path.join(tmp, "p.json")])
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(len(os.listdir(dumps)), 4)  # one per train row: 2 blocks x 2 layouts
+            for device in ("reference", "cpu"):
+                run = subprocess.run([CONVBENCH, "verify", path, dumps, "--device", device],
+                                     capture_output=True, text=True, timeout=300)
+                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+                self.assertIn(" 0 failed", run.stdout)
+                self.assertNotIn("missing", run.stdout)
 
 
 if __name__ == "__main__":

@@ -174,6 +174,8 @@ def build_custom_ops(m, block, variant):
             module, cout = nn.ReLU(), cin
         elif kind == "leaky_relu":
             module, cout = nn.LeakyReLU(op["negative_slope"]), cin
+        elif kind == "sigmoid":
+            module, cout = nn.Sigmoid(), cin
         elif kind == "dropout":
             module, cout = nn.Dropout(op["p"]), cin
         elif kind in ("add", "sub"):

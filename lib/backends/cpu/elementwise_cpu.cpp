@@ -1,6 +1,7 @@
 // Elementwise ops in float32: one pass over memory, OpenMP threads over large tensors, selects
 // instead of branches so that the compiler vectorises each loop.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -18,6 +19,24 @@ int64_t same_numel(const Tensor& a, const Tensor& b) {
     throw std::invalid_argument("cpu backend: elementwise operands differ in size (" + a.desc.shape_string() + " vs " +
                                 b.desc.shape_string() + ")");
   return a.desc.numel();
+}
+
+void sigmoid_forward(const Tensor& x, Tensor& y) {
+  const int64_t n = same_numel(x, y);
+  const float* __restrict xp = x.data<float>();
+  float* __restrict yp = y.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) yp[i] = 1.f / (1.f + std::exp(-xp[i]));
+}
+
+// From the saved output: dx = g * y * (1 - y).
+void sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
+  const int64_t n = same_numel(y, dy);
+  const float* __restrict yp = y.data<float>();
+  const float* __restrict gp = dy.data<float>();
+  float* __restrict dp = dx.data<float>();
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) dp[i] = gp[i] * yp[i] * (1.f - yp[i]);
 }
 
 }  // namespace
@@ -165,6 +184,14 @@ void register_elementwise_kernels(KernelTable& table) {
                                                          need(call.grad_output, call.op, "grad_output"), *dx,
                                                          static_cast<float>(call.op.negative_slope));
                                  }});
+  table.add(OpKind::sigmoid, {[](const ForwardCall& call) {
+                                sigmoid_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
+                              },
+                              [](const BackwardCall& call) {
+                                if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                  sigmoid_backward(need(call.output, call.op, "saved output"),
+                                                   need(call.grad_output, call.op, "grad_output"), *dx);
+                              }});
   table.add(
       OpKind::dropout,
       {[](const ForwardCall& call) {

@@ -1,6 +1,7 @@
-// Element-wise ops: relu, leaky_relu, dropout, add, sub. Element i of every vector here is logical
+// Element-wise ops: relu, leaky_relu, sigmoid, dropout, add, sub. Element i of every vector here is logical
 // element i, which is what makes the dropout mask agree across layouts.
 #include <algorithm>
+#include <cmath>
 
 #include "backends/reference/reference_kernels.hpp"
 #include "runtime/philox.hpp"
@@ -25,6 +26,21 @@ std::vector<double> zip(const std::vector<double>& a, const std::vector<double>&
 
 // 1/(1-p): dropout scales what it keeps so that the expected value is unchanged.
 double keep_scale(const Op& op) { return 1.0 / (1.0 - op.dropout_p); }
+
+// 1 / (1 + exp(-x)): exp overflows to inf for x < -709 and the result is 0, as it should be.
+void sigmoid_forward(const ForwardCall& call) {
+  const std::vector<double> x = load(required(optional_at(call.inputs, 0), "sigmoid", "input"));
+  store(required(call.output, "sigmoid", "output"), map(x, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }));
+}
+
+// From the saved output, as PyTorch's sigmoid_backward: dx = g * y * (1 - y).
+void sigmoid_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const std::vector<double> y = load(required(call.output, "sigmoid", "saved output"));
+  const std::vector<double> g = load(required(call.grad_output, "sigmoid", "grad_output"));
+  store(*grad_x, zip(g, y, [](double gv, double yv) { return gv * yv * (1.0 - yv); }));
+}
 
 }  // namespace
 
@@ -124,6 +140,7 @@ void register_elementwise_kernels(KernelTable& table) {
   table.add(OpKind::dropout, {dropout_forward, dropout_backward});
   table.add(OpKind::add, {add_forward, add_backward});
   table.add(OpKind::sub, {sub_forward, sub_backward});
+  table.add(OpKind::sigmoid, {sigmoid_forward, sigmoid_backward});
 }
 
 }  // namespace convbench::reference

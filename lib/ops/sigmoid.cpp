@@ -1,0 +1,22 @@
+// sigmoid, y = 1 / (1 + exp(-x)): backward reads the output, as PyTorch saves the result
+// (dx = g * y * (1 - y)). FLOPs per element: forward 4 (negate, exp, add, divide), backward 3.
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+OpDefinition define_sigmoid() {
+  OpDefinition d;
+  d.kind = OpKind::sigmoid;
+  d.saved = {{}, true};
+  d.work = [](const WorkQuery& q) {
+    const int64_t n = q.output_elements();
+    OpWork w;
+    w.elementwise = {checked_mul(n, 4), q.any_input_grad() ? checked_mul(n, 3) : 0, 0};
+    return w;
+  };
+  d.infer = infer_same_shape;
+  return d;
+}
+
+}  // namespace convbench
