@@ -64,15 +64,6 @@ FieldValue read_field(const Field& f, FieldKind kind, int dims) {
   f.fail("a field of an unknown kind");  // unreachable: every kind is handled above
 }
 
-TensorDesc block_input(const BlockSpec& block) {
-  TensorDesc input;
-  input.shape = {block.batch, block.in_channels};
-  input.shape.insert(input.shape.end(), block.size.begin(), block.size.end());
-  input.dtype = block.dtype;
-  input.layout = block.layout;
-  return input;
-}
-
 // Reads a custom variant's ops in order, building its graph as it goes: each op's fields are read
 // as its definition declares them, and its definition's shape rules (the graph builder's) check
 // it, their errors pointed at the field at fault.

@@ -22,6 +22,15 @@ std::string_view to_string(ActKind kind) {
 
 std::string_view to_string(RunMode mode) { return mode == RunMode::train ? "train" : "infer"; }
 
+TensorDesc block_input(const BlockSpec& block) {
+  TensorDesc input;
+  input.shape = {block.batch, block.in_channels};
+  input.shape.insert(input.shape.end(), block.size.begin(), block.size.end());
+  input.dtype = block.dtype;
+  input.layout = block.layout;
+  return input;
+}
+
 std::string point_label(const BlockSpec& block) {
   std::string out;
   for (const auto& [key, value] : block.point) {

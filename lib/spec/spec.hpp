@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/dtype.hpp"
+#include "graph/tensor_desc.hpp"
 #include "ops/op_fields.hpp"
 #include "spec/input_error.hpp"
 
@@ -83,6 +84,9 @@ struct Spec {
 std::string_view to_string(NormKind kind);
 std::string_view to_string(ActKind kind);
 std::string_view to_string(RunMode mode);
+
+// The block input a block spec describes: (batch, in_channels, size...), its dtype and layout.
+TensorDesc block_input(const BlockSpec& block);
 // "batch=8,layout=channels_last" or "" (stable; used to pair rows across result files).
 std::string point_label(const BlockSpec& block);
 

@@ -105,13 +105,8 @@ Graph build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v
 }  // namespace
 
 Graph build_variant_graph(const BlockSpec& block, const VariantSpec& v) {
-  TensorDesc input;
-  input.shape = {block.batch, block.in_channels};
-  input.shape.insert(input.shape.end(), block.size.begin(), block.size.end());
-  input.dtype = block.dtype;
-  input.layout = block.layout;
   try {
-    GraphBuilder b(block.name + "/" + v.name, input);
+    GraphBuilder b(block.name + "/" + v.name, block_input(block));
     if (v.kind == "custom") return build_custom(b, block, v);
     BlockAssembler a(b, block);
     const int x = b.input();
