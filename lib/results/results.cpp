@@ -12,6 +12,12 @@ int64_t headline_flops(const ResultRow& r) { return r.flops.forward + (is_traini
 
 int64_t headline_bytes(const ResultRow& r) { return r.bytes_forward + (is_training(r) ? r.bytes_backward : 0); }
 
+std::optional<double> samples_per_second(const ResultRow& r) {
+  const std::optional<TimeStats>& t = headline_time(r);
+  if (!t || t->median <= 0 || r.input_shape.empty()) return std::nullopt;
+  return static_cast<double>(r.input_shape.front()) / (t->median / 1000.0);
+}
+
 bool has_measured_peak(const ResultRow& r) {
   return r.status == RunStatus::ok && r.measured && r.measured->peak_bytes >= 0;
 }

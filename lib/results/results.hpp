@@ -85,6 +85,9 @@ bool is_training(const ResultRow& r);
 const std::optional<TimeStats>& headline_time(const ResultRow& r);
 int64_t headline_flops(const ResultRow& r);
 int64_t headline_bytes(const ResultRow& r);
+// Throughput of the headline phase: the batch (the input's first dimension) over the median
+// headline time, in samples per second; nullopt when the row has no headline time.
+std::optional<double> samples_per_second(const ResultRow& r);
 // A measured peak that can be shown: the row ran (status ok) and the peak was measured.
 bool has_measured_peak(const ResultRow& r);
 // The row was run with --graph: it has graph times or says why not (tables then show the column).
