@@ -62,6 +62,10 @@ Command add_compare_command(CLI::App& app) {
                   "Fail (status oom) any variant needing more than this many bytes at once, e.g. 16GiB: emulates "
                   "a device with less memory")
       ->capture_default_str();
+  sub->add_option("--threads", opt->compare.backend.threads,
+                  "Threads of the cpu and reference backends (default: OpenMP's, one per allowed CPU); the run's "
+                  "threads and CPU affinity are recorded in the provenance")
+      ->check(CLI::Range(1, 4096));
   sub->add_flag("-q,--quiet", opt->compare.quiet, "No progress messages on stderr");
   add_spec_limit_option(*sub, opt->limits);
   return {sub, [opt] {

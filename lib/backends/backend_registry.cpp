@@ -1,5 +1,7 @@
 #include "backends/backend_registry.hpp"
 
+#include <omp.h>
+
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -39,6 +41,10 @@ DeviceChoice choose_device(const std::string& requested) {
 std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOptions& options) {
   if (options.cudnn_algo != "heuristic" && options.cudnn_algo != "find")
     throw std::invalid_argument("--cudnn-algo must be heuristic or find, got \"" + options.cudnn_algo + "\"");
+  if (options.threads < 0) throw std::invalid_argument("--threads must be at least 1");
+  // Set before the backend exists: oneDNN and the backends' own loops size their thread teams
+  // from it at each parallel region, on this (the calling) thread.
+  if (options.threads > 0) omp_set_num_threads(options.threads);
   std::unique_ptr<Backend> backend;
   if (device == "reference") backend = std::make_unique<ReferenceBackend>();
   if (device == "cpu") backend = std::make_unique<CpuBackend>();

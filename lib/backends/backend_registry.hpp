@@ -19,6 +19,9 @@ DeviceChoice choose_device(const std::string& requested);
 struct BackendOptions {
   std::string cudnn_algo = "heuristic";  // cuda: heuristic | find
   int64_t memory_limit_bytes = 0;        // 0: no limit beyond the device's own
+  // Threads of the host backends (OpenMP, which oneDNN also uses); 0 keeps OpenMP's default
+  // (OMP_NUM_THREADS, else one per CPU the process may use).
+  int threads = 0;
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOptions& options = {});

@@ -11,6 +11,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "build_info.hpp"
+#include "measure/host_activity.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/device_clock.hpp"
 #include "spec/spec_loader.hpp"
@@ -66,6 +67,11 @@ nlohmann::json collect_provenance(const Spec& spec, Backend* backend) {
       {"spec_sha256", spec.sha256},
       {"cpu", cpu_model()},
       {"hardware_threads", std::thread::hardware_concurrency()},
+      // What the run computed with: a 2-thread run on a loaded 2-CPU machine and a 1-thread run
+      // are different measurements (compare --threads).
+      {"threads", compute_threads()},
+      {"cpu_affinity", cpu_affinity_list()},
+      {"cpus_allowed", cpu_affinity_count()},
       {"host_name", host_name()},
       {"onednn_version",
        std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch)},

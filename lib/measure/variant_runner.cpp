@@ -6,6 +6,7 @@
 #include <random>
 
 #include "measure/cache_flusher.hpp"
+#include "measure/host_activity.hpp"
 #include "results/sample_stats.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
@@ -140,6 +141,8 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
   // memory pass alone a GPU's clock may still be ramping up from idle, and a "drop" measured
   // from there would be the ramp, not throttling.
   std::optional<ClockReading> clock_before;
+  // What else the machine does is read over the same window as the clock (measure/host_activity.hpp).
+  std::optional<HostActivitySnapshot> activity_before;
   PhaseRange range(backend.measurement(), where + "/forward");
   row.forward = measure_until_stable(
       [&] {
@@ -149,7 +152,11 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
         Executor::clear_grads(state);
         return ms;
       },
-      options.measure, steady_seconds, [&] { clock_before = backend.measurement().clock(); });
+      options.measure, steady_seconds,
+      [&] {
+        clock_before = backend.measurement().clock();
+        activity_before = read_host_activity();
+      });
   if (training) {
     range.next(where + "/backward");
     row.backward = measure_until_stable(
@@ -177,6 +184,11 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
     time_graph_replay(training, backend, ex, state, x, dy, timed, options.measure, row);
   }
   const std::optional<ClockReading> clock_after = backend.measurement().clock();
+  if (activity_before) {
+    row.activity =
+        host_activity_between(*activity_before, read_host_activity(), compute_threads(), cpu_affinity_count());
+    row.activity->gpu_other_processes = backend.measurement().other_processes();
+  }
   if (clock_before && clock_after)
     row.clock = ClockWindow{clock_before->domain, clock_before->mhz, clock_after->mhz, clock_after->limits};
   if (options.per_op_steps > 0) {
@@ -232,6 +244,7 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
     row.step.reset();
     row.graph.reset();
     row.clock.reset();
+    row.activity.reset();
   }
   backend.allocator().release_cached();
 }

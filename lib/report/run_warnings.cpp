@@ -8,10 +8,6 @@
 
 namespace convbench {
 
-bool clock_dropped(const ClockWindow& c) {
-  return c.before_mhz > 0 && c.after_mhz < c.before_mhz * (1.0 - kClockDropWarnFraction);
-}
-
 std::string clock_change_text(const ClockWindow& c) {
   std::string text =
       c.domain + " clock " + format_fixed(c.before_mhz, 0) + " -> " + format_fixed(c.after_mhz, 0) + " MHz";
@@ -34,6 +30,14 @@ std::vector<std::string> row_warnings(const ResultRow& r) {
                   " while timing: the device slowed down under the run, so its later samples are slower than "
                   "the device's sustained speed at the starting clock; let it cool or fix its clocks, then re-run");
   if (!r.graph_message.empty()) out.push_back(key_of(r).text() + ": no graph replay: " + r.graph_message);
+  if (const TrustAssessment trust = assess_trust(r); trust.level != Trust::ok) {
+    std::string line = key_of(r).text() + ": " + to_string(trust.level) + ": ";
+    for (size_t i = 0; i < trust.evidence.size(); ++i) line += (i ? "; " : "") + trust.evidence[i];
+    line += trust.level == Trust::disturbed
+                ? ". Do not use these times: re-run on an idle machine (see README, \"Quiet measurements\")"
+                : ". Compare these times with care";
+    out.push_back(std::move(line));
+  }
   return out;
 }
 

@@ -10,14 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "results/results.hpp"
+#include "results/trust.hpp"  // clock_dropped
 
 namespace convbench {
-
-// A clock that ends a row's timing more than this fraction below where it started is a drop.
-// GPUs boost in steps of about 15 MHz and CPUs report jittery clocks; 5% is well above both.
-inline constexpr double kClockDropWarnFraction = 0.05;
-
-bool clock_dropped(const ClockWindow& c);
 
 // "sm clock 1980 -> 1755 MHz (-11.4%)", with the limits the device named, if any.
 std::string clock_change_text(const ClockWindow& c);

@@ -3,11 +3,24 @@
 #include "report/markup_escape.hpp"
 
 #include "report/run_warnings.hpp"
+#include "results/trust.hpp"
 
 namespace convbench {
 namespace {
 
 // A ratio to a baseline that has none of the quantity (a peer file without predictions) is "-".
+// " (disturbed)" / " (noisy)" after a status, empty when the row's times can be trusted.
+std::string trust_suffix(const ResultRow& r) {
+  const Trust t = assess_trust(r).level;
+  return t == Trust::ok ? "" : " (" + to_string(t) + ")";
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
+  return out;
+}
+
 std::string ratio_cell(double value, double base) { return base > 0 ? format_ratio(value / base) : "-"; }
 
 std::string time_cell(const std::optional<TimeStats>& t) {
@@ -114,7 +127,11 @@ BlockTable block_table(const std::vector<const ResultRow*>& group) {
     const int64_t peak = has_measured_peak(*r) ? r->measured->peak_bytes : r->predicted.peak_bytes;
     const int64_t base_peak = has_measured_peak(base) ? base.measured->peak_bytes : base.predicted.peak_bytes;
     row.push_back(ratio_cell(static_cast<double>(peak), static_cast<double>(base_peak)));
-    if (measured) row.push_back(to_string(r->status) + (r->message.empty() || ok ? "" : ": " + r->message));
+    // A row that ran but whose times cannot be trusted says so where the reader looks; the
+    // evidence is in the warnings under the table.
+    if (measured)
+      row.push_back(ok ? to_string(r->status) + trust_suffix(*r)
+                       : to_string(r->status) + (r->message.empty() ? "" : ": " + r->message));
     t.rows.push_back(std::move(row));
     t.tones.push_back(std::move(tones));
   }
@@ -179,7 +196,8 @@ std::string format_csv(const ResultSet& results) {
       "flops_backward_weight,bytes_forward,bytes_backward,predicted_peak_bytes,predicted_saved_bytes,"
       "device,status,message,measured_peak_bytes,forward_median_ms,forward_q1_ms,forward_q3_ms,"
       "backward_median_ms,backward_q1_ms,backward_q3_ms,step_median_ms,step_q1_ms,step_q3_ms,step_noise,"
-      "graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz\n";
+      "graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz,trust,trust_evidence,"
+      "cpu_pressure_share,steal_share,threads\n";
   auto shape = [](const std::vector<int64_t>& s) {
     std::string r;
     for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
@@ -190,6 +208,7 @@ std::string format_csv(const ResultSet& results) {
     return format_fixed(t->median, 6) + "," + format_fixed(t->q1, 6) + "," + format_fixed(t->q3, 6);
   };
   for (const ResultRow& r : results.rows) {
+    const TrustAssessment trust = assess_trust(r);
     std::vector<std::string> cells = {
         csv_escape(r.block),
         csv_escape(r.variant),
@@ -225,7 +244,12 @@ std::string format_csv(const ResultSet& results) {
         stats(r.graph),
         r.clock ? csv_escape(r.clock->domain) : "",
         r.clock ? format_fixed(r.clock->before_mhz, 1) : "",
-        r.clock ? format_fixed(r.clock->after_mhz, 1) : ""};
+        r.clock ? format_fixed(r.clock->after_mhz, 1) : "",
+        r.device.empty() ? "" : to_string(trust.level),
+        csv_escape(join(trust.evidence, "; ")),
+        r.activity && r.activity->cpu_pressure_share ? format_fixed(*r.activity->cpu_pressure_share, 4) : "",
+        r.activity && r.activity->steal_share ? format_fixed(*r.activity->steal_share, 4) : "",
+        r.activity ? std::to_string(r.activity->threads) : ""};
     for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
     out += '\n';
   }

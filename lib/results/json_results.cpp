@@ -6,6 +6,7 @@
 #include "results/device_limits.hpp"
 #include "results/json_reader.hpp"
 #include "results/sample_stats.hpp"
+#include "results/trust.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench {
@@ -127,6 +128,41 @@ std::optional<TimeStats> time_stats_from(const std::optional<JsonField>& t, cons
   return s;
 }
 
+json host_activity_json(const HostActivity& a) {
+  json j = {{"wall_s", a.wall_s},
+            {"cpu_per_wall", a.cpu_per_wall},
+            {"involuntary_switches_per_s", a.involuntary_switches_per_s},
+            {"threads", a.threads},
+            {"cpus", a.cpus}};
+  // Readings the machine did not give are left out, not written as zero.
+  if (a.cpu_pressure_share) j["cpu_pressure_share"] = *a.cpu_pressure_share;
+  if (a.steal_share) j["steal_share"] = *a.steal_share;
+  if (a.load_before) j["load_before"] = *a.load_before;
+  if (a.load_after) j["load_after"] = *a.load_after;
+  if (a.gpu_other_processes) j["gpu_other_processes"] = *a.gpu_other_processes;
+  return j;
+}
+
+HostActivity host_activity_from(const JsonField& j) {
+  HostActivity a;
+  a.wall_s = j.number("wall_s", 0.0, 0.0, 1e9);
+  a.cpu_per_wall = j.number("cpu_per_wall", 0.0, 0.0, 1e6);
+  a.involuntary_switches_per_s = j.number("involuntary_switches_per_s", 0.0, 0.0, 1e12);
+  a.threads = static_cast<int>(j.integer("threads", 0, 0, 1 << 20));
+  a.cpus = static_cast<int>(j.integer("cpus", 0, 0, 1 << 20));
+  const auto optional_number = [&](const char* key, double max) -> std::optional<double> {
+    if (!j.find(key)) return std::nullopt;
+    return j.number(key, 0.0, 0.0, max);
+  };
+  a.cpu_pressure_share = optional_number("cpu_pressure_share", 1.0);
+  a.steal_share = optional_number("steal_share", 1.0);
+  a.load_before = optional_number("load_before", 1e9);
+  a.load_after = optional_number("load_after", 1e9);
+  if (j.find("gpu_other_processes"))
+    a.gpu_other_processes = static_cast<int>(j.integer("gpu_other_processes", 0, 0, 1 << 20));
+  return a;
+}
+
 json row_to_json(const ResultRow& r) {
   json point = json::object();
   for (const auto& [k, v] : r.point) point[k] = json::parse(v);
@@ -169,6 +205,12 @@ json row_to_json(const ResultRow& r) {
                     {"before_mhz", r.clock->before_mhz},
                     {"after_mhz", r.clock->after_mhz},
                     {"limits_after", r.clock->limits_after}};
+    if (r.activity) j["host_activity"] = host_activity_json(*r.activity);
+    // Derived from the evidence above (results/trust.hpp); written for readers such as pandas
+    // and recomputed, never read back, so a file cannot claim a trust its evidence lacks.
+    const TrustAssessment trust = assess_trust(r);
+    j["trust"] = to_string(trust.level);
+    j["trust_evidence"] = trust.evidence;
     if (!r.op_details.empty()) j["op_details"] = r.op_details;
     if (!r.op_times.empty()) j["op_times"] = r.op_times;
   }
@@ -232,6 +274,7 @@ ResultRow row_from_json(const JsonField& j) {
   if (const auto c = j.object("clock"))
     r.clock = ClockWindow{c->string("domain", ""), c->number("before_mhz", 0.0, 0.0, 1e7),
                           c->number("after_mhz", 0.0, 0.0, 1e7), c->strings("limits_after")};
+  if (const auto a = j.object("host_activity")) r.activity = host_activity_from(*a);
   return r;
 }
 

@@ -33,6 +33,21 @@ struct ClockWindow {
   std::vector<std::string> limits_after;  // what held the clock down at the end (NVML), if known
 };
 
+// What else the machine was doing while a row was timed, read from the kernel (and NVML) just
+// before its first timed sample and after its last (measure/host_activity.hpp). Each reading is
+// optional: not every kernel, container or device says. results/trust.hpp judges it.
+struct HostActivity {
+  double wall_s = 0;                              // the window the readings cover
+  std::optional<double> cpu_pressure_share;       // share of it in which a runnable task waited for a CPU (PSI "some")
+  std::optional<double> steal_share;              // share of the CPUs' time a hypervisor gave to other guests
+  std::optional<double> load_before, load_after;  // 1-minute load average
+  double cpu_per_wall = 0;                        // this process's CPU seconds per wall second (all threads)
+  double involuntary_switches_per_s = 0;          // the scheduler took a CPU away from this process
+  int threads = 0;                                // threads the run computed with
+  int cpus = 0;                                   // CPUs the process was allowed to run on
+  std::optional<int> gpu_other_processes;         // other processes holding the GPU (NVML), when known
+};
+
 struct MemoryFigures {
   int64_t peak_bytes = 0;  // measured: -1 when the producer did not measure a peak (PyTorch peer on CPU)
   CategoryBytes at_peak{};
@@ -66,6 +81,7 @@ struct ResultRow {
   std::optional<TimeStats> graph;
   std::string graph_message;  // why a row run with --graph has no graph times (capture failed)
   std::optional<ClockWindow> clock;
+  std::optional<HostActivity> activity;  // absent when not timed (analyze, --memory-only, a peer's file)
   // Per-op choices of the backend (e.g. cuDNN algorithm, math type, workspace), keyed by op.
   nlohmann::json op_details = nlohmann::json::object();
   // With --per-op: each op's median forward_ms / backward_ms (synchronised around every op).

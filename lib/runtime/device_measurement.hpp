@@ -42,6 +42,10 @@ class DeviceMeasurement {
   // The clock the backend computes at right now (read before and after timing); the host CPU's
   // by default. nullopt when it cannot be read.
   virtual std::optional<ClockReading> clock() const { return read_host_cpu_clock(); }
+  // How many other processes are computing on the device right now (they compete for it while a
+  // row is timed); nullopt when the device cannot say (host backends: the host's CPU pressure
+  // covers them).
+  virtual std::optional<int> other_processes() const { return std::nullopt; }
 
   // --- graph replay (`compare --graph`) ---
   // Why this device cannot record work for replay, or nullopt when capture() works.

@@ -40,6 +40,8 @@ class CudaMeasurement final : public DeviceMeasurement {
   nlohmann::json device_info() const override;
   // The SM clock from NVML (nullopt without NVML).
   std::optional<ClockReading> clock() const override { return nvml_->read(); }
+  // Other compute and graphics processes on this GPU, from NVML (nullopt without NVML).
+  std::optional<int> other_processes() const override { return nvml_->other_processes(); }
   std::optional<std::string> replay_unsupported() const override { return std::nullopt; }
   std::unique_ptr<ReplayableWork> capture(const std::function<void()>& work) override;
 

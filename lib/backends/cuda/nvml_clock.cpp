@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 namespace convbench::cuda {
 namespace {
@@ -12,6 +14,15 @@ namespace {
 using NvmlReturn = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
 constexpr NvmlReturn kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1;  // nvmlClockType_t NVML_CLOCK_SM
+constexpr NvmlReturn kNvmlInsufficientSize = 7;
+
+// nvmlProcessInfo_t (the v2/v3 layout of nvmlDeviceGet*RunningProcesses_v3).
+struct NvmlProcessInfo {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+  unsigned gpu_instance_id;
+  unsigned compute_instance_id;
+};
 
 struct Reason {
   uint64_t bit;
@@ -39,6 +50,9 @@ struct NvmlClock::Api {
   NvmlReturn (*handle_by_pci_bus_id)(const char*, void**) = nullptr;
   NvmlReturn (*clock_info)(void*, int, unsigned*) = nullptr;
   NvmlReturn (*clock_reasons)(void*, unsigned long long*) = nullptr;  // optional
+  using ProcessQuery = NvmlReturn (*)(void*, unsigned*, NvmlProcessInfo*);
+  ProcessQuery compute_processes = nullptr;   // optional
+  ProcessQuery graphics_processes = nullptr;  // optional
 };
 
 std::vector<std::string> clock_limit_names(uint64_t reasons) {
@@ -73,6 +87,8 @@ NvmlClock::NvmlClock(const std::string& pci_bus_id) : api_(new Api) {
   void* reasons = symbol("nvmlDeviceGetCurrentClocksEventReasons");
   if (!reasons) reasons = symbol("nvmlDeviceGetCurrentClocksThrottleReasons");
   api_->clock_reasons = reinterpret_cast<NvmlReturn (*)(void*, unsigned long long*)>(reasons);
+  api_->compute_processes = reinterpret_cast<Api::ProcessQuery>(symbol("nvmlDeviceGetComputeRunningProcesses_v3"));
+  api_->graphics_processes = reinterpret_cast<Api::ProcessQuery>(symbol("nvmlDeviceGetGraphicsRunningProcesses_v3"));
   if (!api_->init || !api_->shutdown || !api_->handle_by_pci_bus_id || !api_->clock_info) {
     unavailable_ = "NVML lacks nvmlInit_v2, nvmlDeviceGetHandleByPciBusId_v2 or nvmlDeviceGetClockInfo";
     return;
@@ -105,6 +121,27 @@ std::optional<ClockReading> NvmlClock::read() const {
   if (api_->clock_reasons && api_->clock_reasons(device_, &reasons) == kNvmlSuccess)
     reading.limits = clock_limit_names(reasons);
   return reading;
+}
+
+std::optional<int> NvmlClock::other_processes() const {
+  if (unavailable_ || !api_->compute_processes) return std::nullopt;
+  std::vector<unsigned> pids;
+  for (const Api::ProcessQuery query : {api_->compute_processes, api_->graphics_processes}) {
+    if (!query) continue;
+    std::vector<NvmlProcessInfo> infos(64);
+    unsigned count = static_cast<unsigned>(infos.size());
+    NvmlReturn s = query(device_, &count, infos.data());
+    if (s == kNvmlInsufficientSize) {  // count now holds the number needed
+      infos.resize(count + 8);
+      count = static_cast<unsigned>(infos.size());
+      s = query(device_, &count, infos.data());
+    }
+    if (s != kNvmlSuccess) return std::nullopt;
+    for (unsigned i = 0; i < count && i < infos.size(); ++i) pids.push_back(infos[i].pid);
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());  // one process may be in both lists
+  return std::max(0, static_cast<int>(pids.size()) - 1);
 }
 
 }  // namespace convbench::cuda

@@ -29,6 +29,11 @@ class NvmlClock {
   const std::optional<std::string>& unavailable() const { return unavailable_; }
   // The SM clock now, with the reasons it is below its maximum; nullopt when NVML cannot say.
   std::optional<ClockReading> read() const;
+  // Processes other than this one with a context on the device (compute and graphics); nullopt
+  // when NVML cannot say. Inside a container NVML reports the host's process ids, which do not
+  // match getpid(); this process always holds a context on the device it runs on, so it is
+  // counted out by number, not by id.
+  std::optional<int> other_processes() const;
 
  private:
   struct Api;
