@@ -1,10 +1,13 @@
 // convbench diff BASE.json NEW.json: direction-aware regression verdicts for CI. Exit code 0: no
-// regression; 1: something is slower, uses more memory, or stopped running; 3: only ambiguous
-// changes (within the noise; re-run with more samples); 2: bad input.
+// regression; 1: something is slower, uses more memory, stopped running or went missing; 3: a
+// change in the slower direction within the noise (re-run with more samples); 2: bad input,
+// including two files with no row in common. --calibrate: an A/A comparison that suggests
+// thresholds (report/diff_calibration.hpp).
 #include <iostream>
 
 #include "commands.hpp"
 #include "option_checks.hpp"
+#include "report/diff_calibration.hpp"
 #include "report/output_writer.hpp"
 #include "report/regression_diff.hpp"
 #include "results/json_results.hpp"
@@ -15,6 +18,7 @@ Command add_diff_command(CLI::App& app) {
   struct Options {
     std::string base, next, markdown;
     DiffOptions diff;
+    bool calibrate = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -31,11 +35,24 @@ Command add_diff_command(CLI::App& app) {
       ->check(finite_in(0, 1e6))
       ->capture_default_str();
   sub->add_option("--markdown", opt->markdown, "Also write the report as Markdown (for a pull-request comment)");
+  sub->add_flag("--allow-missing", opt->diff.allow_missing,
+                "Rows of BASE missing from NEW are listed instead of FAILED (a block or variant renamed on purpose)");
+  sub->add_flag("--judge-disturbed", opt->diff.judge_disturbed,
+                "Give time verdicts to rows flagged disturbed (by default they are reported, not judged)");
+  sub->add_flag("--calibrate", opt->calibrate,
+                "A/A mode: BASE and NEW are two runs of the same build; report the spread between them and "
+                "suggest --time-threshold / --memory-threshold (exit 0)");
   return {sub, [opt] {
             const std::vector<std::string> inputs = {opt->base, opt->next};
             check_output_paths({{opt->markdown, "--markdown"}}, inputs);
             const ResultSet base = load_results_file(opt->base);
             const ResultSet next = load_results_file(opt->next);
+            if (opt->calibrate) {
+              const Calibration c = calibrate(base, next, opt->diff, opt->base, opt->next);
+              write_output_files({{{opt->markdown, "--markdown"}, format_calibration(c)}}, inputs);
+              if (opt->markdown != "-") std::cout << format_calibration(c);
+              return 0;
+            }
             const DiffReport report = diff_results(base, next, opt->diff, opt->base, opt->next);
             write_output_files({{{opt->markdown, "--markdown"}, format_diff(report, TableStyle::markdown)}}, inputs);
             if (opt->markdown != "-") std::cout << format_diff(report, TableStyle::terminal);

@@ -8,8 +8,10 @@
 #include <fstream>
 
 #include "cli_harness.hpp"
+#include "report/diff_calibration.hpp"
 #include "report/regression_diff.hpp"
 #include "results/json_results.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 namespace {
@@ -123,18 +125,90 @@ TEST(Diff, VerdictsAndExitCodesOnConstructedPairs) {
   EXPECT_EQ(both.exit_code(), 1);
 }
 
-TEST(Diff, MissingRowsAreListedNotJudged) {
-  const DiffReport d = diff_results(set_of({row("a", 10.0, 100), row("gone", 10.0, 100)}),
-                                    set_of({row("a", 10.0, 100), row("added", 50.0, 900)}), DiffOptions{});
-  ASSERT_EQ(d.rows.size(), 1u);
-  ASSERT_EQ(d.only_in_base.size(), 1u);
-  EXPECT_EQ(d.only_in_base[0].variant, "gone");
+TEST(Diff, RowsMissingFromNewFailUnlessAllowed) {
+  const ResultSet base = set_of({row("a", 10.0, 100), row("gone", 10.0, 100)});
+  const ResultSet next = set_of({row("a", 10.0, 100), row("added", 50.0, 900)});
+  // A renamed or dropped row must not pass a CI gate unmeasured.
+  const DiffReport d = diff_results(base, next, DiffOptions{});
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(d.rows[1].key.variant, "gone");
+  EXPECT_EQ(d.rows[1].metrics.at(0).verdict, Verdict::failed);
+  EXPECT_EQ(d.exit_code(), 1);
   ASSERT_EQ(d.only_in_new.size(), 1u);
-  EXPECT_EQ(d.only_in_new[0].variant, "added");
-  EXPECT_EQ(d.exit_code(), 0);
+  EXPECT_EQ(d.only_in_new[0].variant, "added");  // a new row is listed, never judged
   const std::string text = format_diff(d, TableStyle::terminal);
-  EXPECT_NE(text.find("only in base: blk / gone"), std::string::npos) << text;
+  EXPECT_NE(text.find("missing from new (--allow-missing accepts this)"), std::string::npos) << text;
   EXPECT_NE(text.find("only in new: blk / added"), std::string::npos) << text;
+
+  DiffOptions allow;
+  allow.allow_missing = true;
+  const DiffReport allowed = diff_results(base, next, allow);
+  ASSERT_EQ(allowed.rows.size(), 1u);
+  EXPECT_EQ(allowed.exit_code(), 0);
+  EXPECT_NE(format_diff(allowed, TableStyle::terminal).find("only in base: blk / gone"), std::string::npos);
+}
+
+TEST(Diff, FilesWithNoRowInCommonAreAnInputError) {
+  ResultRow other = row("a", 10.0, 100);
+  other.block = "renamed";
+  try {
+    diff_results(set_of({row("a", 10.0, 100)}), set_of({other}), DiffOptions{}, "main.json", "pr.json");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("pr.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("main.json has blocks [blk], pr.json has blocks [renamed]"), std::string::npos) << what;
+  }
+}
+
+TEST(Diff, OnlyAnAmbiguousSlowdownMakesTheResultAmbiguous) {
+  const ResultSet base = set_of({row("a", 10.0, 100)});
+  // A 20% speed-up whose quartiles overlap: not proven, but an improvement never fails CI.
+  const DiffReport faster = diff_results(base, set_of({row("a", 8.0, 100, 0.6)}), DiffOptions{});
+  EXPECT_EQ(step_verdict(faster), Verdict::ambiguous);
+  EXPECT_EQ(faster.exit_code(), 0);
+  EXPECT_NE(format_diff(faster, TableStyle::terminal).find("ambiguous speed-up(s) do not count"), std::string::npos);
+  const DiffReport slower = diff_results(base, set_of({row("a", 12.0, 100, 0.6)}), DiffOptions{});
+  EXPECT_EQ(step_verdict(slower), Verdict::ambiguous);
+  EXPECT_EQ(slower.exit_code(), 3);
+}
+
+TEST(Diff, DisturbedRowsAreReportedNotJudged) {
+  ResultRow loaded = row("a", 20.0, 100);
+  loaded.activity = HostActivity{};
+  loaded.activity->cpu_pressure_share = 0.6;
+  const DiffReport d = diff_results(set_of({row("a", 10.0, 100)}), set_of({loaded}), DiffOptions{});
+  EXPECT_EQ(step_verdict(d), Verdict::not_compared);
+  EXPECT_EQ(d.exit_code(), 0);
+  bool noted = false;
+  for (const MetricDiff& m : d.rows[0].metrics)
+    noted = noted || m.note.find("disturbed in new (a runnable task waited for a CPU 60% of the time)") == 0;
+  EXPECT_TRUE(noted);
+  EXPECT_EQ(d.rows[0].metrics.back().verdict, Verdict::same);  // memory is still judged
+  DiffOptions judge;
+  judge.judge_disturbed = true;
+  const DiffReport judged = diff_results(set_of({row("a", 10.0, 100)}), set_of({loaded}), judge);
+  EXPECT_EQ(step_verdict(judged), Verdict::slower);
+  EXPECT_EQ(judged.exit_code(), 1);
+}
+
+TEST(Diff, CalibrationSuggestsAThresholdAboveTheAASpread) {
+  // Two runs of one build: b is 3% slower in step, 7% in forward (noise), c disturbed.
+  ResultRow a2 = row("a", 10.0, 100), b2 = row("b", 10.3, 100), c2 = row("c", 30.0, 100);
+  a2.forward = stats(10.0 / 3 * 1.07);
+  c2.activity = HostActivity{};
+  c2.activity->cpu_pressure_share = 0.5;
+  const ResultSet first = set_of({row("a", 10.0, 100), row("b", 10.0, 100), row("c", 10.0, 100)});
+  const Calibration c = calibrate(first, set_of({a2, b2, c2}), DiffOptions{}, "aa1.json", "aa2.json");
+  EXPECT_EQ(c.disturbed_rows, 1);
+  EXPECT_EQ(c.time_comparisons, 6);  // forward, backward, step of a and b
+  EXPECT_NEAR(c.time_changes.back(), 0.07, 1e-9);
+  EXPECT_EQ(c.false_alarms, 1);                        // a's forward is SLOWER at 5%
+  EXPECT_DOUBLE_EQ(c.suggested_time_threshold, 0.11);  // 7% x 1.5, rounded up
+  EXPECT_DOUBLE_EQ(c.suggested_memory_threshold, 0.01);
+  const std::string text = format_calibration(c);
+  EXPECT_NE(text.find("Suggested: --time-threshold 0.11"), std::string::npos) << text;
+  EXPECT_NE(text.find("blk / a, forward time: +7.0%"), std::string::npos) << text;
 }
 
 TEST(Diff, RowsPairByPointAndTheWorkloadMustMatch) {
@@ -245,7 +319,8 @@ TEST_F(DiffCli, ExitCodes) {
       {"faster", set_of({row("a", 9.0, 1 << 20), row("b", 9.0, 1 << 20)}), 0, "FASTER"},
       {"ambiguous", set_of({row("a", 11.0, 1 << 20, 0.6), row("b", 10.0, 1 << 20)}), 3, "--min-samples 30"},
       {"memory", set_of({row("a", 10.0, 2 << 20), row("b", 10.0, 1 << 20)}), 1, "MORE"},
-      {"missing", set_of({row("a", 10.0, 1 << 20)}), 0, "only in base: blk / b"},
+      {"missing", set_of({row("a", 10.0, 1 << 20)}), 1, "missing from new"},
+      {"faster-but-ambiguous", set_of({row("a", 8.0, 1 << 20, 0.6), row("b", 10.0, 1 << 20)}), 0, "ambiguous speed-up"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -264,12 +339,25 @@ TEST_F(DiffCli, MarkdownFileForAPullRequest) {
   const auto r = run_cli("diff " + base + " " + next + " --markdown " + md + " --time-threshold 0.1");
   EXPECT_EQ(r.exit_code, 1);
   const std::string text = read_file(md);
-  EXPECT_EQ(text.rfind("## convbench diff", 0), 0u);
+  // The verdict first, the unchanged rows folded away.
+  EXPECT_EQ(text.rfind("## convbench diff: Result: 3 regressions (exit code 1).", 0), 0u) << text;
+  EXPECT_NE(text.find("<details><summary>1 unchanged</summary>"), std::string::npos) << text;
+  EXPECT_LT(text.find("**SLOWER**"), text.find("<details>"));
   EXPECT_NE(text.find("| blk / a | step time |"), std::string::npos) << text;
   EXPECT_NE(text.find("**SLOWER**"), std::string::npos);
   EXPECT_NE(text.find("time 10.0%"), std::string::npos);
   // Under a 25% threshold the 20% change is the same.
   EXPECT_EQ(run_cli("diff " + base + " " + next + " --time-threshold 0.25").exit_code, 0);
+}
+
+TEST_F(DiffCli, CalibrateReportsTheAASpread) {
+  const std::string a = write("aa1.json", set_of({row("a", 10.0, 1 << 20), row("b", 10.0, 1 << 20)}));
+  const std::string b = write("aa2.json", set_of({row("a", 10.4, 1 << 20), row("b", 9.8, 1 << 20)}));
+  const auto r = run_cli("diff --calibrate " + a + " " + b);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("6 timed comparisons"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("largest 4.0% (blk / a, forward time: +4.0%)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Suggested: --time-threshold 0.06 --memory-threshold 0.01"), std::string::npos) << r.out;
 }
 
 TEST_F(DiffCli, BadInputExitsTwo) {
@@ -296,6 +384,13 @@ TEST_F(DiffCli, BadInputExitsTwo) {
   EXPECT_NE(row_error.err.find(wrong_row + ": results[0].variant: expected a string, got the integer 3"),
             std::string::npos)
       << row_error.err;
+  ResultSet renamed = set_of({row("a", 10.0, 100)});
+  renamed.rows[0].block = "blk2";
+  const auto unpaired = run_cli("diff " + good + " " + write("renamed.json", renamed));
+  EXPECT_EQ(unpaired.exit_code, 2);
+  EXPECT_NE(unpaired.err.find("no row pairs with a row of"), std::string::npos) << unpaired.err;
+  EXPECT_NE(unpaired.err.find("has blocks [blk2]"), std::string::npos) << unpaired.err;
+  EXPECT_TRUE(unpaired.out.empty());
   EXPECT_EQ(run_cli("diff " + good).exit_code, 2);                                        // NEW missing
   EXPECT_EQ(run_cli("diff " + good + " " + good + " --time-threshold -1").exit_code, 2);  // negative threshold
 }

@@ -1,13 +1,27 @@
 #include "report/regression_diff.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "report/markup_escape.hpp"
 #include "report/run_warnings.hpp"
 #include "report/text_table.hpp"
+#include "results/trust.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench {
 namespace {
+
+// "[a, b]": the blocks of a results file in row order, each once.
+std::string block_list(const ResultSet& results) {
+  std::vector<std::string> blocks;
+  for (const ResultRow& r : results.rows)
+    if (std::find(blocks.begin(), blocks.end(), r.block) == blocks.end()) blocks.push_back(r.block);
+  std::string out = "[";
+  for (size_t i = 0; i < blocks.size(); ++i) out += (i ? ", " : "") + printable(blocks[i]);
+  return out + "]";
+}
 
 std::string percent(double change) { return (change >= 0 ? "+" : "") + format_fixed(change * 100.0, 1) + "%"; }
 
@@ -99,6 +113,23 @@ RowDiff diff_row(const ResultRow& base, const ResultRow& next, const DiffOptions
     return d;  // a row that did not run has no times or measured memory to compare
   }
   diff_times(base, next, options.time_threshold, d);
+  // A disturbed row's times measure the machine, not the change: report them, judge nothing.
+  std::string disturbed;
+  for (const auto& [side, row] : {std::pair{"base", &base}, std::pair{"new", &next}})
+    if (const TrustAssessment t = assess_trust(*row); t.level == Trust::disturbed) {
+      disturbed += std::string(disturbed.empty() ? "" : "; ") + "disturbed in " + side + " (";
+      for (size_t i = 0; i < t.evidence.size(); ++i) disturbed += (i ? ", " : "") + t.evidence[i];
+      disturbed += ")";
+    }
+  if (!disturbed.empty())
+    for (MetricDiff& m : d.metrics) {
+      if (options.judge_disturbed) {
+        m.note += (m.note.empty() ? "" : "; ") + disturbed;
+      } else if (m.verdict != Verdict::not_compared) {
+        m.verdict = Verdict::not_compared;
+        m.note = disturbed + ": not judged (--judge-disturbed judges it)";
+      }
+    }
   diff_memory(base, next, options.memory_threshold, d);
   return d;
 }
@@ -152,9 +183,16 @@ bool DiffReport::has_regression() const {
   return false;
 }
 
+int DiffReport::ambiguous_slower() const {
+  int n = 0;
+  for (const RowDiff& r : rows)
+    for (const MetricDiff& m : r.metrics) n += m.verdict == Verdict::ambiguous && m.change > 0;
+  return n;
+}
+
 int DiffReport::exit_code() const {
   if (has_regression()) return 1;
-  return count(Verdict::ambiguous) > 0 ? 3 : 0;
+  return ambiguous_slower() > 0 ? 3 : 0;
 }
 
 DiffReport diff_results(const ResultSet& base, const ResultSet& next, const DiffOptions& options,
@@ -168,11 +206,80 @@ DiffReport diff_results(const ResultSet& base, const ResultSet& next, const Diff
   report.new_device = next.device;
   report.options = options;
   RowPairing pairing = pair_rows_by_key(base, next);
+  if (pairing.pairs.empty() && !(base.rows.empty() && next.rows.empty()))
+    throw InputError({new_name, 0, 0}, "results",
+                     "no row pairs with a row of " + base_name + " (rows pair by block, sweep point and variant): " +
+                         base_name + " has blocks " + block_list(base) + ", " + new_name + " has blocks " +
+                         block_list(next) + "; nothing would be compared");
   for (const RowPair& p : pairing.pairs) report.rows.push_back(diff_row(*p.left, *p.right, options));
+  // A row that disappeared is a failure unless the caller says rows may go (a renamed block,
+  // a dropped sweep point): otherwise a rename would pass a CI gate without being measured.
+  if (!options.allow_missing)
+    for (const RowKey& k : pairing.only_in_left)
+      report.rows.push_back(
+          {k,
+           {{"status", "present", "missing", 0, Verdict::failed, "missing from new (--allow-missing accepts this)"}}});
   report.only_in_base = std::move(pairing.only_in_left);
   report.only_in_new = std::move(pairing.only_in_right);
   return report;
 }
+
+namespace {
+
+// The verdict line and, for ambiguous results, what to do about them.
+std::string verdict_text(const DiffReport& report) {
+  const int regressions = report.count(Verdict::slower) + report.count(Verdict::more) + report.count(Verdict::failed);
+  const int ambiguous = report.count(Verdict::ambiguous);
+  switch (report.exit_code()) {
+    case 1:
+      return "Result: " + std::to_string(regressions) + (regressions == 1 ? " regression" : " regressions") +
+             " (exit code 1).";
+    case 3:
+      return "Result: ambiguous (exit code 3): " + std::to_string(report.ambiguous_slower()) +
+             " change(s) in the slower direction are larger than the threshold but within the noise of the "
+             "samples. Re-run both sides with more samples, e.g. `convbench compare SPEC --min-samples 30 "
+             "--min-time 2`, on an otherwise idle machine.";
+    default:
+      return std::string("Result: no regression (exit code 0).") +
+             (ambiguous > 0 ? " " + std::to_string(ambiguous) +
+                                  " ambiguous speed-up(s) do not count: an improvement never fails the check."
+                            : "");
+  }
+}
+
+std::string counts_text(const DiffReport& report) {
+  int not_judged = 0;
+  for (const RowDiff& r : report.rows)
+    for (const MetricDiff& m : r.metrics) not_judged += m.verdict == Verdict::not_compared && !m.note.empty();
+  return std::to_string(report.count(Verdict::slower)) + " slower, " + std::to_string(report.count(Verdict::faster)) +
+         " faster, " + std::to_string(report.count(Verdict::ambiguous)) + " ambiguous, " +
+         std::to_string(report.count(Verdict::same)) + " same, " + std::to_string(not_judged) +
+         " not judged; memory: " + std::to_string(report.count(Verdict::more)) + " more, " +
+         std::to_string(report.count(Verdict::less)) + " less; " + std::to_string(report.count(Verdict::failed)) +
+         " failed.";
+}
+
+// The table of the metrics `keep` selects.
+TextTable diff_table(const DiffReport& report, bool md, const std::function<bool(const MetricDiff&)>& keep) {
+  TextTable t;
+  t.header = {"block / variant", "metric", "base", "new", "change", "verdict", "note"};
+  t.right_aligned = {false, false, true, true, true, false, false};
+  for (const RowDiff& r : report.rows)
+    for (const MetricDiff& m : r.metrics) {
+      if (!keep(m)) continue;
+      const bool has_change = m.verdict != Verdict::not_compared && m.metric != "status";
+      t.rows.push_back({r.key.text(), m.metric, m.base_text, m.new_text, has_change ? percent(m.change) : "",
+                        md && is_regression(m.verdict) ? "**" + to_string(m.verdict) + "**" : to_string(m.verdict),
+                        m.note});
+    }
+  return t;
+}
+
+bool unchanged(const MetricDiff& m) {
+  return m.verdict == Verdict::same || (m.verdict == Verdict::not_compared && m.note.empty());
+}
+
+}  // namespace
 
 std::string format_diff(const DiffReport& report, TableStyle style) {
   const bool md = style == TableStyle::markdown;
@@ -183,51 +290,41 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
                              "); thresholds: time " + format_fixed(report.options.time_threshold * 100.0, 1) +
                              "% with separated quartiles, memory " +
                              format_fixed(report.options.memory_threshold * 100.0, 1) + "%";
-  // File names, engines and devices come from the command line and the files: shown escaped.
-  out +=
-      md ? "## convbench diff\n\n" + markdown_escape(header) + "\n\n" : "convbench diff: " + printable(header) + "\n";
-  if (report.base_device != report.new_device)
-    out += std::string(md ? "\n**" : "") + "warning: the files were measured on different devices (" +
-           printable(report.base_device.empty() ? "none" : report.base_device) + " vs " +
-           printable(report.new_device.empty() ? "none" : report.new_device) + ")" + (md ? "**\n\n" : "\n");
+  const std::string device_warning = report.base_device == report.new_device
+                                         ? ""
+                                         : "warning: the files were measured on different devices (" +
+                                               printable(report.base_device.empty() ? "none" : report.base_device) +
+                                               " vs " +
+                                               printable(report.new_device.empty() ? "none" : report.new_device) + ")";
+  std::string only;
+  const bool list_base = report.options.allow_missing;  // otherwise they are FAILED rows above
+  for (const auto& [label, keys] : {std::pair{"only in base", list_base ? &report.only_in_base : nullptr},
+                                    std::pair{"only in new", &report.only_in_new}})
+    if (keys)
+      for (const RowKey& k : *keys)
+        only +=
+            std::string(md ? "- " : "") + label + ": " + (md ? markdown_escape(k.text()) : printable(k.text())) + "\n";
 
-  TextTable t;
-  t.header = {"block / variant", "metric", "base", "new", "change", "verdict", "note"};
-  t.right_aligned = {false, false, true, true, true, false, false};
-  for (const RowDiff& r : report.rows)
-    for (const MetricDiff& m : r.metrics) {
-      const bool has_change = m.verdict != Verdict::not_compared && m.metric != "status";
-      t.rows.push_back({r.key.text(), m.metric, m.base_text, m.new_text, has_change ? percent(m.change) : "",
-                        md && is_regression(m.verdict) ? "**" + to_string(m.verdict) + "**" : to_string(m.verdict),
-                        m.note});
-    }
-  if (!t.rows.empty()) out += (md ? "" : "\n") + (md ? t.render_markdown() : t.render_terminal()) + "\n";
-  for (const auto& [label, keys] :
-       {std::pair{"only in base", &report.only_in_base}, std::pair{"only in new", &report.only_in_new}})
-    for (const RowKey& k : *keys)
-      out += std::string(md ? "- " : "") + label + ": " + (md ? markdown_escape(k.text()) : printable(k.text())) + "\n";
-  if (!report.only_in_base.empty() || !report.only_in_new.empty()) out += "\n";
-
-  const int regressions = report.count(Verdict::slower) + report.count(Verdict::more) + report.count(Verdict::failed);
-  out += std::to_string(report.count(Verdict::slower)) + " slower, " + std::to_string(report.count(Verdict::faster)) +
-         " faster, " + std::to_string(report.count(Verdict::ambiguous)) + " ambiguous, " +
-         std::to_string(report.count(Verdict::same)) + " same; memory: " + std::to_string(report.count(Verdict::more)) +
-         " more, " + std::to_string(report.count(Verdict::less)) + " less; " +
-         std::to_string(report.count(Verdict::failed)) + " failed. ";
-  switch (report.exit_code()) {
-    case 1:
-      out += "Result: " + std::to_string(regressions) + (regressions == 1 ? " regression" : " regressions") +
-             " (exit code 1).\n";
-      break;
-    case 3:
-      out +=
-          "Result: ambiguous (exit code 3).\nSome changes are larger than the threshold but within the noise of the "
-          "samples. Re-run both sides with more samples, e.g. `convbench compare SPEC --min-samples 30 --min-time 2`, "
-          "on an otherwise idle machine.\n";
-      break;
-    default: out += "Result: no regression (exit code 0).\n";
+  if (md) {
+    // A pull-request comment: the verdict first, what changed next, the rest folded away.
+    out += "## convbench diff: " + verdict_text(report) + "\n\n" + counts_text(report) + "\n\n" +
+           markdown_escape(header) + "\n\n";
+    if (!device_warning.empty()) out += "**" + device_warning + "**\n\n";
+    const TextTable changed = diff_table(report, true, [](const MetricDiff& m) { return !unchanged(m); });
+    if (!changed.rows.empty()) out += changed.render_markdown() + "\n";
+    if (!only.empty()) out += only + "\n";
+    const TextTable same = diff_table(report, true, unchanged);
+    if (!same.rows.empty())
+      out += "<details><summary>" + std::to_string(same.rows.size()) + " unchanged</summary>\n\n" +
+             same.render_markdown() + "\n</details>\n";
+    return out;
   }
-  return out;
+  out += "convbench diff: " + printable(header) + "\n";
+  if (!device_warning.empty()) out += device_warning + "\n";
+  const TextTable all = diff_table(report, false, [](const MetricDiff&) { return true; });
+  if (!all.rows.empty()) out += "\n" + all.render_terminal() + "\n";
+  if (!only.empty()) out += only + "\n";
+  return out + counts_text(report) + " " + verdict_text(report) + "\n";
 }
 
 }  // namespace convbench

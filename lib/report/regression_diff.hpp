@@ -9,10 +9,17 @@
 //     AMBIGUOUS  beyond t, but the intervals overlap: the noise cannot tell
 //   peak memory (measured peak when both rows have one, else predicted; deterministic):
 //     MORE / LESS beyond the memory threshold m, else SAME
-//   status: FAILED when the row ran in base and not in new.
-// Exit code: 1 when anything is SLOWER, MORE or FAILED; else 3 when anything is AMBIGUOUS; else 0.
-// FASTER and LESS never fail; rows present in only one file are listed, not judged. A time
-// verdict on a row whose clock fell while it was timed (see run_warnings.hpp) says so in its note.
+//   status: FAILED when the row ran in base and not in new, or is missing from new (a renamed
+//     block or variant must not pass silently; --allow-missing lists such rows instead).
+//   trust (results/trust.hpp): a row that is `disturbed` in either file gets no time verdict
+//     (its times say more about the machine than the change), only a note with the evidence;
+//     DiffOptions::judge_disturbed judges it anyway. Memory is judged regardless: it is counted
+//     and measured by the allocator, not timed.
+// Exit code: 1 when anything is SLOWER, MORE or FAILED; else 3 when a change in the slower
+// direction is AMBIGUOUS; else 0. FASTER, LESS and an ambiguous speed-up never fail (a CI step
+// `convbench diff a b || exit 1` must not fail on an improvement). Rows only in new are listed.
+// Two files with no row in common are an input error (exit 2): nothing would be compared.
+// A time verdict on a row whose clock fell while it was timed says so in its note.
 #pragma once
 
 #include <string>
@@ -31,6 +38,8 @@ bool is_regression(Verdict v);     // slower, more, failed
 struct DiffOptions {
   double time_threshold = 0.05;
   double memory_threshold = 0.01;
+  bool allow_missing = false;    // rows of base missing from new are listed, not FAILED
+  bool judge_disturbed = false;  // give time verdicts to rows flagged disturbed
 };
 
 Verdict time_verdict(const TimeStats& base, const TimeStats& next, double threshold);
@@ -57,15 +66,19 @@ struct DiffReport {
   std::vector<RowKey> only_in_base, only_in_new;
 
   int count(Verdict v) const;
+  int ambiguous_slower() const;  // AMBIGUOUS verdicts whose median moved in the slower direction
   bool has_regression() const;
   int exit_code() const;  // 0, 1 or 3 (see above)
 };
 
+// Throws InputError (exit 2) when no row of `next` pairs with a row of `base`, naming the blocks
+// of each file.
 DiffReport diff_results(const ResultSet& base, const ResultSet& next, const DiffOptions& options,
                         const std::string& base_name = "base", const std::string& new_name = "new");
 
 // A table (one line per row x metric), the rows found in one file only, a summary line with the
-// exit code's meaning, and advice when results are ambiguous. Markdown: for posting on a pull request.
+// exit code's meaning, and advice when results are ambiguous. Markdown, for a pull-request
+// comment, puts the verdict first and folds the unchanged rows into a <details> block.
 std::string format_diff(const DiffReport& report, TableStyle style);
 
 }  // namespace convbench
