@@ -21,7 +21,8 @@ Command add_analyze_command(CLI::App& app) {
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
   add_output_options(*sub, opt->output);
   add_spec_limit_option(*sub, opt->limits);
-  return {sub, [opt] {
+  return {sub, [opt, sub] {
+            opt->output.colour = colour_for(*sub, stdout);
             check_result_paths(opt->output, {opt->spec});
             const Spec spec = load_spec_file(opt->spec, opt->limits);
             write_results(opt->output, analyze(spec), {opt->spec});

@@ -68,7 +68,8 @@ Command add_compare_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   sub->add_flag("-q,--quiet", opt->compare.quiet, "No progress messages on stderr");
   add_spec_limit_option(*sub, opt->limits);
-  return {sub, [opt] {
+  return {sub, [opt, sub] {
+            opt->output.colour = colour_for(*sub, stdout);
             check_result_paths(opt->output, {opt->spec});
             opt->compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
             const Spec spec = load_spec_file(opt->spec, opt->limits);

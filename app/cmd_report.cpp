@@ -29,13 +29,13 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--against", opt->against,
                   "Another engine's results (scripts/torch_peer.py --json) to compare with, side by side "
                   "(formats table, md, html; exit 1 when counts differ)");
-  return {sub, [opt] {
+  return {sub, [opt, sub] {
             const std::vector<std::string> inputs = {opt->results, opt->against};
             check_output_paths({{opt->output, "-o"}}, inputs);
             const ResultSet results = load_results_file(opt->results);
             std::string text;
             int exit_code = 0;
-            const bool colour = opt->output.empty() && stdout_is_terminal();
+            const bool colour = opt->output.empty() && colour_for(*sub, stdout);
             if (!opt->against.empty()) {
               if (opt->format != "table" && opt->format != "md" && opt->format != "html")
                 throw InputError({"command line", 0, 0}, "--format",

@@ -2,9 +2,14 @@
 #include <cstdio>
 #include <iostream>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "commands.hpp"
+#include "output_options.hpp"
 #include "report/markup_escape.hpp"
 #include "spec/input_error.hpp"
 
@@ -15,6 +20,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", convbench::cli::version_text());
   int verbosity = 0;
   app.add_flag("-v", verbosity, "More logging (-v info, -vv debug)");
+  std::string color = "auto";
+  app.add_option(convbench::cli::kColorOption, color,
+                 "Colour in terminal output: auto (on a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
 
   const std::vector<convbench::cli::Command> commands = {
       convbench::cli::add_analyze_command(app),  convbench::cli::add_compare_command(app),
@@ -35,8 +45,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: command line: %s (see --help)\n", convbench::printable(e.what()).c_str());
     return 2;
   }
+  // Logs and warnings on stderr: stdout carries only what was asked for (tables, `-` outputs),
+  // so `compare ... > table.txt` gets no log lines.
+  auto logger = spdlog::stderr_color_mt("convbench");
+  const bool colour = convbench::cli::colour_wanted(color, ::isatty(STDERR_FILENO) == 1, std::getenv("NO_COLOR"));
+  if (auto* sink = dynamic_cast<spdlog::sinks::stderr_color_sink_mt*>(logger->sinks().front().get()))
+    sink->set_color_mode(colour ? spdlog::color_mode::always : spdlog::color_mode::never);
+  spdlog::set_default_logger(logger);
   spdlog::set_level(verbosity >= 2 ? spdlog::level::debug : verbosity == 1 ? spdlog::level::info : spdlog::level::warn);
-  spdlog::set_pattern("[%l] %v");
+  spdlog::set_pattern("[%^%l%$] %v");
   try {
     for (const auto& command : commands)
       if (command.sub->parsed()) return command.run();

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "report/output_writer.hpp"
@@ -52,9 +53,22 @@ void write_results(const OutputOptions& o, const ResultSet& results, const std::
     to_stdout = to_stdout || *r.path == "-";
   }
   write_output_files(files, inputs);
-  if (!to_stdout) std::cout << render_results(results, "table", stdout_is_terminal());
+  if (!to_stdout) std::cout << render_results(results, "table", o.colour);
 }
 
 bool stdout_is_terminal() { return ::isatty(::fileno(stdout)) == 1; }
+
+bool colour_wanted(const std::string& mode, bool is_terminal, const char* no_color_env) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  return is_terminal && (no_color_env == nullptr || no_color_env[0] == '\0');
+}
+
+bool colour_for(const CLI::App& sub, FILE* stream) {
+  const CLI::App* root = &sub;
+  while (root->get_parent()) root = root->get_parent();
+  const std::string mode = root->get_option(kColorOption)->as<std::string>();
+  return colour_wanted(mode, ::isatty(::fileno(stream)) == 1, std::getenv("NO_COLOR"));
+}
 
 }  // namespace convbench::cli

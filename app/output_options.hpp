@@ -15,6 +15,7 @@ namespace convbench::cli {
 
 struct OutputOptions {
   std::string json, csv, markdown, latex, gbench_json, html;
+  bool colour = false;  // ANSI colour in the terminal table (set from --color, see colour_for)
 };
 
 void add_output_options(CLI::App& sub, OutputOptions& options);
@@ -26,5 +27,12 @@ void check_result_paths(const OutputOptions& options, const std::vector<std::str
 void write_results(const OutputOptions& options, const ResultSet& results, const std::vector<std::string>& inputs);
 // Whether standard output is a terminal (colour is used only then).
 bool stdout_is_terminal();
+
+// The global --color option: never, always, or auto (colour on a terminal unless the NO_COLOR
+// environment variable is set to anything non-empty, as https://no-color.org asks).
+inline constexpr const char* kColorOption = "--color";
+bool colour_wanted(const std::string& mode, bool is_terminal, const char* no_color_env);
+// colour_wanted for a stream (stdout or stderr), from the --color given to `sub`'s parent.
+bool colour_for(const CLI::App& sub, FILE* stream);
 
 }  // namespace convbench::cli

@@ -33,8 +33,10 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
       progress.start(static_cast<int>(i++),
                      printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") + " / " +
                                row.variant + " on " + backend->name()));
-      spdlog::info("{} / {} [{}] on {}", printable(row.block), printable(row.variant), printable(row.point_label),
-                   backend->name());
+      progress.above([&] {
+        spdlog::info("{} / {} [{}] on {}", printable(row.block), printable(row.variant), printable(row.point_label),
+                     backend->name());
+      });
       const Graph g = build_variant_graph(block, v);
       const bool training = block.mode == RunMode::train;
       // The prediction includes this backend's workspace, so it is comparable byte for byte.
@@ -49,10 +51,14 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
         }
       }
       run_variant(g, training, *backend, options.run, row);
-      if (row.status != RunStatus::ok)
-        spdlog::warn("{} / {}: {}: {}", printable(row.block), printable(row.variant), to_string(row.status),
-                     printable(row.message));
-      for (const std::string& w : row_warnings(row)) spdlog::warn("{}", printable(w));
+      // Warnings go to the log (stderr) above the progress line, never into it.
+      progress.above([&] {
+        if (row.status != RunStatus::ok)
+          spdlog::warn("{} / {}: {}: {}", printable(row.block), printable(row.variant), to_string(row.status),
+                       printable(row.message));
+        for (const std::string& w : row_warnings(row)) spdlog::warn("{}", printable(w));
+        spdlog::default_logger()->flush();
+      });
     }
   }
   results.engine = engine_name();
