@@ -198,7 +198,8 @@ TEST(ClockWatch, ReadJustBeforeTheFirstSampleAndAfterTheLast) {
   ResultSet set;
   set.rows = {row};
   const std::vector<std::string> w = run_warnings(set);
-  ASSERT_EQ(w.size(), 1u);
+  ASSERT_EQ(w.size(), 2u);  // the drop itself, and the row's trust verdict that follows from it
+  EXPECT_EQ(w[1].rfind("small / standard: disturbed: sm clock fell from 1980 to 1755 MHz while timing", 0), 0u) << w[1];
   EXPECT_EQ(w[0].rfind("small / standard: sm clock 1980 -> 1755 MHz (-11.4%), limited by sw_power_cap, "
                        "sw_thermal_slowdown while timing",
                        0),
@@ -315,9 +316,11 @@ TEST(GraphReplayOutputs, EveryFormatCarriesTheGraphTimeAndJsonRoundTripsIt) {
       << table;
   EXPECT_NE(table.find("warning: blk / b: no graph replay: capture failed: x"), std::string::npos) << table;
   const std::string csv = format_csv(back);
-  EXPECT_NE(csv.find(",graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz\n"),
+  EXPECT_NE(csv.find(",graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz,trust,"),
             std::string::npos);
-  EXPECT_NE(csv.find(",0.800000,0.800000,0.800000,sm,1980.0,1700.0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0.800000,0.800000,0.800000,sm,1980.0,1700.0,disturbed,sm clock fell from 1980 to 1700 MHz"),
+            std::string::npos)
+      << csv;
   const std::string latex = format_latex(back);
   EXPECT_NE(latex.find("& Graph &"), std::string::npos) << latex;
   EXPECT_NE(latex.find("% warning: blk / a: sm clock 1980 -> 1700 MHz"), std::string::npos) << latex;
@@ -330,7 +333,18 @@ TEST(GraphReplayOutputs, DiffJudgesTheGraphTimeAndFlagsClockDrops) {
   ResultSet base, next;
   base.rows = {timed_row("a", 1.0, ClockWindow{"sm", 1980, 1980, {}})};
   next.rows = {timed_row("a", 1.2, ClockWindow{"sm", 1980, 1600, {"sw_thermal_slowdown"}})};
-  const DiffReport d = diff_results(base, next, DiffOptions{});
+  // A row whose clock fell is disturbed: its times are reported, not judged ...
+  const DiffReport unjudged = diff_results(base, next, DiffOptions{});
+  for (const MetricDiff& m : unjudged.rows.at(0).metrics)
+    if (m.metric.find("time") != std::string::npos) {
+      EXPECT_EQ(m.verdict, Verdict::not_compared) << m.metric;
+      EXPECT_NE(m.note.find("disturbed in new (sm clock fell from 1980 to 1600 MHz"), std::string::npos) << m.note;
+    }
+  EXPECT_EQ(unjudged.exit_code(), 0);
+  // ... unless asked, and then the verdict carries the clock's note.
+  DiffOptions judge;
+  judge.judge_disturbed = true;
+  const DiffReport d = diff_results(base, next, judge);
   ASSERT_EQ(d.rows.size(), 1u);
   bool graph_seen = false;
   for (const MetricDiff& m : d.rows[0].metrics) {

@@ -51,6 +51,7 @@ SampleShape sample_shape(const TimeStats& t) {
   const double fastest = *std::min_element(t.raw_ms.begin(), t.raw_ms.end());
   if (fastest <= 0) return s;
   const auto slow = std::count_if(t.raw_ms.begin(), t.raw_ms.end(), [&](double x) { return x > 2.0 * fastest; });
+  s.slow_samples = static_cast<int>(slow);
   s.slow_share = static_cast<double>(slow) / static_cast<double>(t.raw_ms.size());
   s.median_over_min = t.median / fastest;
   return s;
@@ -93,7 +94,7 @@ TrustAssessment assess_trust(const ResultRow& r) {
       judge.add(Trust::disturbed, std::string(name) + " median " + number(s.median_over_min, 1) +
                                       "x its fastest sample (most samples were slowed)");
       noisy_samples = true;
-    } else if (s.slow_share >= kSlowSampleShare || s.median_over_min >= 2.0) {
+    } else if ((s.slow_share >= kSlowSampleShare && s.slow_samples >= 2) || s.median_over_min >= 2.0) {
       judge.add(Trust::noisy, std::string(name) + ": " + percent(s.slow_share) +
                                   " of samples slower than twice the fastest (heavy tail or two modes)");
       noisy_samples = true;

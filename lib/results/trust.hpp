@@ -13,8 +13,9 @@
 //   - another process on the GPU (NVML): disturbed, it competes for the SMs and memory bandwidth.
 //   - the device clock fell by more than kClockDropWarnFraction while timing: disturbed.
 //   - per timed phase, the share of samples slower than twice the phase's fastest sample at
-//     least kSlowSampleShare, or the median at least twice the fastest: noisy (a quiet run's
-//     samples sit within tens of percent of each other); the median at least
+//     least kSlowSampleShare (and two samples at least: one outlier in seven moves no median),
+//     or the median at least twice the fastest: noisy (a quiet run's samples sit within tens of
+//     percent of each other); the median at least
 //     kDisturbedMedianOverMin times the fastest: disturbed (most samples were slowed, so the
 //     median itself is wrong, as with 0.12 ms and 236 ms samples).
 //   - a training step whose median is more than twice forward + backward, or less than half
@@ -45,7 +46,8 @@ bool clock_dropped(const ClockWindow& c);
 
 // The shape of one phase's samples.
 struct SampleShape {
-  double slow_share = 0;       // share of samples slower than twice the fastest
+  int slow_samples = 0;        // samples slower than twice the fastest
+  double slow_share = 0;       // their share of all samples
   double median_over_min = 1;  // median / fastest sample
 };
 SampleShape sample_shape(const TimeStats& t);
