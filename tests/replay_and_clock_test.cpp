@@ -150,8 +150,10 @@ TEST(GraphReplay, AFailedCaptureKeepsTheEagerTimesAndSaysWhy) {
   EXPECT_FALSE(row.op_times.empty());
   ResultSet set;
   set.rows = {row};
+  // The row's own timing may also be flagged when the machine is busy (a trust line): look for
+  // the replay's warning, first as it is the first problem found.
   const std::vector<std::string> w = run_warnings(set);
-  ASSERT_EQ(w.size(), 1u);
+  ASSERT_GE(w.size(), 1u);
   EXPECT_EQ(
       w[0],
       "small / standard: no graph replay: capture failed: conv: operation not permitted when stream is capturing");
@@ -199,7 +201,8 @@ TEST(ClockWatch, ReadJustBeforeTheFirstSampleAndAfterTheLast) {
   set.rows = {row};
   const std::vector<std::string> w = run_warnings(set);
   ASSERT_EQ(w.size(), 2u);  // the drop itself, and the row's trust verdict that follows from it
-  EXPECT_EQ(w[1].rfind("small / standard: disturbed: sm clock fell from 1980 to 1755 MHz while timing", 0), 0u) << w[1];
+  EXPECT_EQ(w[1].rfind("small / standard: disturbed: ", 0), 0u) << w[1];
+  EXPECT_NE(w[1].find("sm clock fell from 1980 to 1755 MHz while timing"), std::string::npos) << w[1];
   EXPECT_EQ(w[0].rfind("small / standard: sm clock 1980 -> 1755 MHz (-11.4%), limited by sw_power_cap, "
                        "sw_thermal_slowdown while timing",
                        0),
