@@ -181,9 +181,15 @@ TEST(Diff, DisturbedRowsAreReportedNotJudged) {
   EXPECT_EQ(step_verdict(d), Verdict::not_compared);
   EXPECT_EQ(d.exit_code(), 0);
   bool noted = false;
-  for (const MetricDiff& m : d.rows[0].metrics)
-    noted = noted || m.note.find("disturbed in new (a runnable task waited for a CPU 60% of the time)") == 0;
+  for (const MetricDiff& m : d.rows[0].metrics) noted = noted || m.note == "disturbed in new: not judged";
   EXPECT_TRUE(noted);
+  EXPECT_EQ(d.rows[0].disturbed, "new: a runnable task waited for a CPU 60% of the time");
+  EXPECT_EQ(d.not_judged(), 3);
+  const std::string text = format_diff(d, TableStyle::terminal);
+  EXPECT_NE(text.find("blk / a was disturbed: new: a runnable task waited for a CPU 60% of the time\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("3 time comparison(s) were not judged because a run was disturbed"), std::string::npos);
   EXPECT_EQ(d.rows[0].metrics.back().verdict, Verdict::same);  // memory is still judged
   DiffOptions judge;
   judge.judge_disturbed = true;

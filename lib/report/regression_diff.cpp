@@ -114,20 +114,20 @@ RowDiff diff_row(const ResultRow& base, const ResultRow& next, const DiffOptions
   }
   diff_times(base, next, options.time_threshold, d);
   // A disturbed row's times measure the machine, not the change: report them, judge nothing.
-  std::string disturbed;
+  std::string sides;
   for (const auto& [side, row] : {std::pair{"base", &base}, std::pair{"new", &next}})
     if (const TrustAssessment t = assess_trust(*row); t.level == Trust::disturbed) {
-      disturbed += std::string(disturbed.empty() ? "" : "; ") + "disturbed in " + side + " (";
-      for (size_t i = 0; i < t.evidence.size(); ++i) disturbed += (i ? ", " : "") + t.evidence[i];
-      disturbed += ")";
+      sides += std::string(sides.empty() ? "" : " and ") + side;
+      d.disturbed += std::string(d.disturbed.empty() ? "" : "; ") + side + ": ";
+      for (size_t i = 0; i < t.evidence.size(); ++i) d.disturbed += (i ? ", " : "") + t.evidence[i];
     }
-  if (!disturbed.empty())
+  if (!sides.empty())
     for (MetricDiff& m : d.metrics) {
       if (options.judge_disturbed) {
-        m.note += (m.note.empty() ? "" : "; ") + disturbed;
+        m.note += (m.note.empty() ? "" : "; ") + std::string("disturbed in ") + sides;
       } else if (m.verdict != Verdict::not_compared) {
         m.verdict = Verdict::not_compared;
-        m.note = disturbed + ": not judged (--judge-disturbed judges it)";
+        m.note = "disturbed in " + sides + ": not judged";
       }
     }
   diff_memory(base, next, options.memory_threshold, d);
@@ -183,6 +183,14 @@ bool DiffReport::has_regression() const {
   return false;
 }
 
+int DiffReport::not_judged() const {
+  int n = 0;
+  for (const RowDiff& r : rows)
+    for (const MetricDiff& m : r.metrics)
+      n += m.verdict == Verdict::not_compared && m.note.rfind("disturbed in", 0) == 0;
+  return n;
+}
+
 int DiffReport::ambiguous_slower() const {
   int n = 0;
   for (const RowDiff& r : rows)
@@ -218,7 +226,8 @@ DiffReport diff_results(const ResultSet& base, const ResultSet& next, const Diff
     for (const RowKey& k : pairing.only_in_left)
       report.rows.push_back(
           {k,
-           {{"status", "present", "missing", 0, Verdict::failed, "missing from new (--allow-missing accepts this)"}}});
+           {{"status", "present", "missing", 0, Verdict::failed, "missing from new (--allow-missing accepts this)"}},
+           ""});
   report.only_in_base = std::move(pairing.only_in_left);
   report.only_in_new = std::move(pairing.only_in_right);
   return report;
@@ -239,21 +248,24 @@ std::string verdict_text(const DiffReport& report) {
              " change(s) in the slower direction are larger than the threshold but within the noise of the "
              "samples. Re-run both sides with more samples, e.g. `convbench compare SPEC --min-samples 30 "
              "--min-time 2`, on an otherwise idle machine.";
-    default:
-      return std::string("Result: no regression (exit code 0).") +
-             (ambiguous > 0 ? " " + std::to_string(ambiguous) +
-                                  " ambiguous speed-up(s) do not count: an improvement never fails the check."
-                            : "");
+    default: {
+      std::string text = "Result: no regression (exit code 0).";
+      if (ambiguous > 0)
+        text += " " + std::to_string(ambiguous) +
+                " ambiguous speed-up(s) do not count: an improvement never fails the check.";
+      if (report.not_judged() > 0)
+        text += " " + std::to_string(report.not_judged()) +
+                " time comparison(s) were not judged because a run was disturbed (see above): re-run that side "
+                "on a quiet machine, or pass --judge-disturbed.";
+      return text;
+    }
   }
 }
 
 std::string counts_text(const DiffReport& report) {
-  int not_judged = 0;
-  for (const RowDiff& r : report.rows)
-    for (const MetricDiff& m : r.metrics) not_judged += m.verdict == Verdict::not_compared && !m.note.empty();
   return std::to_string(report.count(Verdict::slower)) + " slower, " + std::to_string(report.count(Verdict::faster)) +
          " faster, " + std::to_string(report.count(Verdict::ambiguous)) + " ambiguous, " +
-         std::to_string(report.count(Verdict::same)) + " same, " + std::to_string(not_judged) +
+         std::to_string(report.count(Verdict::same)) + " same, " + std::to_string(report.not_judged()) +
          " not judged; memory: " + std::to_string(report.count(Verdict::more)) + " more, " +
          std::to_string(report.count(Verdict::less)) + " less; " + std::to_string(report.count(Verdict::failed)) +
          " failed.";
@@ -267,7 +279,9 @@ TextTable diff_table(const DiffReport& report, bool md, const std::function<bool
   for (const RowDiff& r : report.rows)
     for (const MetricDiff& m : r.metrics) {
       if (!keep(m)) continue;
-      const bool has_change = m.verdict != Verdict::not_compared && m.metric != "status";
+      // A time left unjudged still shows how far it moved.
+      const bool has_change = m.metric != "status" && m.metric != "workload" &&
+                              (m.verdict != Verdict::not_compared || m.note.rfind("disturbed in", 0) == 0);
       t.rows.push_back({r.key.text(), m.metric, m.base_text, m.new_text, has_change ? percent(m.change) : "",
                         md && is_regression(m.verdict) ? "**" + to_string(m.verdict) + "**" : to_string(m.verdict),
                         m.note});
@@ -304,6 +318,12 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
       for (const RowKey& k : *keys)
         only +=
             std::string(md ? "- " : "") + label + ": " + (md ? markdown_escape(k.text()) : printable(k.text())) + "\n";
+  // The evidence once per disturbed row, not in every metric's note.
+  for (const RowDiff& r : report.rows)
+    if (!r.disturbed.empty()) {
+      const std::string line = r.key.text() + " was disturbed: " + r.disturbed;
+      only += std::string(md ? "- " : "") + (md ? markdown_escape(line) : printable(line)) + "\n";
+    }
 
   if (md) {
     // A pull-request comment: the verdict first, what changed next, the rest folded away.

@@ -56,6 +56,9 @@ struct MetricDiff {
 struct RowDiff {
   RowKey key;
   std::vector<MetricDiff> metrics;
+  // Why the row's times were not judged (or, with judge_disturbed, why to doubt them): "new: a
+  // runnable task waited for a CPU 98% of the time, ..." per disturbed side; empty otherwise.
+  std::string disturbed;
 };
 
 struct DiffReport {
@@ -66,6 +69,7 @@ struct DiffReport {
   std::vector<RowKey> only_in_base, only_in_new;
 
   int count(Verdict v) const;
+  int not_judged() const;        // time metrics left unjudged because a side was disturbed
   int ambiguous_slower() const;  // AMBIGUOUS verdicts whose median moved in the slower direction
   bool has_regression() const;
   int exit_code() const;  // 0, 1 or 3 (see above)
