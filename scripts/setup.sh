@@ -30,6 +30,9 @@ packages=(
   # for the LaTeX output
   python3-yaml python3-numpy python3-torch
   texlive-latex-base texlive-latex-recommended
+  # Google Benchmark's tools/compare.py, which reads --gbench-json, and the SciPy it imports for
+  # its U test (not a dependency of the package)
+  libbenchmark-tools python3-scipy
 )
 
 if [ "${1:-}" = --list ]; then

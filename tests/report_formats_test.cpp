@@ -149,8 +149,8 @@ TEST(ReportFormats, GbenchJsonFollowsGoogleBenchmarksSchema) {
   EXPECT_EQ(c["num_cpus"], set.provenance["hardware_threads"]);
   EXPECT_EQ(c["date"], set.provenance["date"]);
 
-  std::set<std::string> names;
-  size_t iterations = 0;
+  std::set<std::string> aggregate_names;
+  size_t iterations = 0, aggregates = 0;
   for (const json& b : doc["benchmarks"]) {
     for (const char* key : {"name", "run_name", "run_type", "time_unit"}) {
       ASSERT_TRUE(b.contains(key) && b[key].is_string()) << key << " in " << b.dump();
@@ -160,41 +160,81 @@ TEST(ReportFormats, GbenchJsonFollowsGoogleBenchmarksSchema) {
     }
     for (const char* key : {"real_time", "cpu_time"}) ASSERT_TRUE(b.contains(key) && b[key].is_number()) << key;
     EXPECT_EQ(b["real_time"], b["cpu_time"]);
-    EXPECT_EQ(b["time_unit"], "ms");
-    EXPECT_TRUE(names.insert(b["name"].get<std::string>()).second) << "duplicate name " << b["name"];
+    EXPECT_EQ(b["time_unit"], "ns");  // compare.py prints whole units: ns keeps the digits
     if (b["run_type"] == "iteration") {
       ++iterations;
-      EXPECT_EQ(b["name"], b["run_name"]);
+      EXPECT_EQ(b["name"], b["run_name"]);  // repetitions share the name
       ASSERT_TRUE(b.contains("repetition_index") && b["repetition_index"].is_number_integer());
     } else {
+      ++aggregates;
       ASSERT_EQ(b["run_type"], "aggregate");
       ASSERT_TRUE(b.contains("aggregate_name") && b["aggregate_name"].is_string());
       EXPECT_EQ(b["name"], b["run_name"].get<std::string>() + "_" + b["aggregate_name"].get<std::string>());
       EXPECT_EQ(b["aggregate_unit"], b["aggregate_name"] == "cv" ? "percentage" : "time");
+      EXPECT_TRUE(aggregate_names.insert(b["name"].get<std::string>()).second) << "duplicate " << b["name"];
     }
   }
-  // 4 train rows x 3 phases + 6 infer rows... here: 6 train rows (2 points x 3) and 4 infer rows.
-  EXPECT_EQ(iterations, 6u * 3 + 4u * 1);
-  EXPECT_EQ(doc["benchmarks"].size(), iterations * 5);
+  // 6 train rows (2 points x 3) x 3 phases and 4 infer rows x 1 phase, 7 samples each: one
+  // repetition per sample, and 4 aggregates per phase.
+  const size_t phases = 6u * 3 + 4u * 1;
+  EXPECT_EQ(iterations, phases * 7);
+  EXPECT_EQ(aggregates, phases * 4);
 
-  // Values come from the raw samples: iterations = samples, real_time = their mean, median aggregate = their median.
+  // Values come from the raw samples, in nanoseconds: repetition i is sample i, in the order
+  // taken; the median aggregate (listed first) is their median.
   const ResultRow& row = set.rows[1];
-  std::vector<double> raw = row.step->raw_ms;
-  double mean = 0;
-  for (double v : raw) mean += v / static_cast<double>(raw.size());
+  const std::vector<double> taken = row.step->raw_ms;
+  std::vector<double> raw = taken;
   std::sort(raw.begin(), raw.end());
   const double median = raw[raw.size() / 2];  // 7 samples: the middle one
   const std::string name = "conv_2d/bottleneck/batch=1/step";
-  for (const json& b : doc["benchmarks"]) {
+  bool median_first = false;
+  for (size_t i = 0; i < doc["benchmarks"].size(); ++i) {
+    const json& b = doc["benchmarks"][i];
     if (b["name"] == name) {
-      EXPECT_EQ(b["iterations"], 7);
-      EXPECT_NEAR(b["real_time"].get<double>(), mean, 1e-9 * mean);
+      EXPECT_EQ(b["iterations"], 1);
+      EXPECT_EQ(b["repetitions"], 7);
+      const size_t k = b["repetition_index"].get<size_t>();
+      EXPECT_NEAR(b["real_time"].get<double>(), taken.at(k) * 1e6, 1e-6);
+      if (k == 6) median_first = doc["benchmarks"][i + 1]["name"] == name + "_median";
     }
     if (b["name"] == name + "_median") {
-      EXPECT_DOUBLE_EQ(b["real_time"].get<double>(), median);
+      EXPECT_NEAR(b["real_time"].get<double>(), median * 1e6, 1e-6);
     }
   }
-  EXPECT_TRUE(names.count(name + "_stddev") && names.count(name + "_cv") && names.count(name + "_mean"));
+  EXPECT_TRUE(median_first);
+  EXPECT_TRUE(aggregate_names.count(name + "_stddev") && aggregate_names.count(name + "_cv") &&
+              aggregate_names.count(name + "_mean"));
+}
+
+TEST(ReportFormats, GbenchJsonCutsManySamplesIntoConsecutiveRepetitions) {
+  ResultSet set;
+  ResultRow r;
+  r.block = "b";
+  r.variant = "v";
+  r.mode = "infer";
+  r.device = "cpu";
+  std::vector<double> raw;
+  for (int i = 0; i < 100; ++i) raw.push_back(1.0 + i);  // 1..100 ms
+  TimeStats t;
+  t.raw_ms = raw;
+  t.median = t.mean = 50.5;
+  r.forward = t;
+  set.rows.push_back(r);
+  const auto doc = results_to_gbench_json(set);
+  std::vector<double> reps;
+  int64_t iterations = 0;
+  for (const auto& b : doc["benchmarks"])
+    if (b["run_type"] == "iteration") {
+      reps.push_back(b["real_time"].get<double>());
+      iterations += b["iterations"].get<int64_t>();
+      EXPECT_EQ(b["repetitions"], kGbenchMaxRepetitions);
+    }
+  ASSERT_EQ(reps.size(), static_cast<size_t>(kGbenchMaxRepetitions));
+  EXPECT_EQ(iterations, 100);  // every sample in exactly one repetition
+  // Repetition 0 holds samples 0..2 (100 * 1 / 32 = 3): the mean of 1, 2, 3 ms.
+  EXPECT_DOUBLE_EQ(reps[0], 2.0 * 1e6);
+  EXPECT_TRUE(std::is_sorted(reps.begin(), reps.end()));  // consecutive runs keep the order
 }
 
 TEST(ReportFormats, GbenchJsonLeavesOutRowsWithoutTiming) {
@@ -206,7 +246,7 @@ TEST(ReportFormats, GbenchJsonLeavesOutRowsWithoutTiming) {
   set.rows[2].backward.reset();
   set.rows[2].step.reset();
   const auto doc = results_to_gbench_json(set);
-  ASSERT_EQ(doc["benchmarks"].size(), 3u * 5);
+  ASSERT_EQ(doc["benchmarks"].size(), 3u * (3 + 4));  // 3 phases: 3 samples as repetitions, 4 aggregates
   for (const auto& b : doc["benchmarks"])
     EXPECT_EQ(b["run_name"].get<std::string>().rfind("b/ran/", 0), 0u) << b["name"];
   EXPECT_EQ(results_to_gbench_json(load_results_file(source_path(kAnalyzed)))["benchmarks"].size(), 0u);

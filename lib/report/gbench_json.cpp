@@ -1,5 +1,6 @@
 #include "report/gbench_json.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace convbench {
@@ -56,6 +57,7 @@ std::string gbench_run_name(const ResultRow& row, const std::string& phase) {
 }
 
 nlohmann::ordered_json results_to_gbench_json(const ResultSet& results) {
+  constexpr double kNsPerMs = 1e6;
   json benchmarks = json::array();
   int family = 0;
   for (const ResultRow& r : results.rows) {
@@ -69,38 +71,43 @@ nlohmann::ordered_json results_to_gbench_json(const ResultSet& results) {
       if (!*stats) continue;
       const TimeStats& t = **stats;
       const std::string run_name = gbench_run_name(r, phase);
-      const int samples = t.samples() > 0 ? t.samples() : 1;
-      // Google Benchmark's iteration entry reports the mean time per iteration.
-      json entry = {{"name", run_name},
+      const auto entry = [&](const std::string& name, const char* run_type, int repetitions, int64_t iterations,
+                             double ms) {
+        return json{{"name", name},
                     {"family_index", family},
                     {"per_family_instance_index", 0},
                     {"run_name", run_name},
-                    {"run_type", "iteration"},
-                    {"repetitions", 1},
-                    {"repetition_index", 0},
+                    {"run_type", run_type},
+                    {"repetitions", repetitions},
                     {"threads", 1},
-                    {"iterations", samples},
-                    {"real_time", t.mean},
-                    {"cpu_time", t.mean},
-                    {"time_unit", "ms"}};
-      benchmarks.push_back(entry);
+                    {"iterations", iterations},
+                    {"real_time", ms * kNsPerMs},
+                    {"cpu_time", ms * kNsPerMs},  // wall time: convbench does not measure CPU time
+                    {"time_unit", "ns"}};
+      };
+      // Samples taken in order, cut into consecutive runs of (nearly) equal size.
+      const std::vector<double>& raw = t.raw_ms;
+      const int n = static_cast<int>(raw.size());
+      const int reps = std::max(1, std::min(n, kGbenchMaxRepetitions));
+      for (int i = 0; i < reps; ++i) {
+        const size_t lo = static_cast<size_t>(static_cast<int64_t>(i) * n / reps);
+        const size_t hi = static_cast<size_t>(static_cast<int64_t>(i + 1) * n / reps);
+        double sum = 0;
+        for (size_t k = lo; k < hi; ++k) sum += raw[k];
+        const int64_t count = static_cast<int64_t>(hi - lo);
+        json e = entry(run_name, "iteration", reps, std::max<int64_t>(count, 1), count > 0 ? sum / count : t.median);
+        e["repetition_index"] = i;
+        benchmarks.push_back(std::move(e));
+      }
       const std::pair<const char*, double> aggregates[] = {
-          {"mean", t.mean}, {"median", t.median}, {"stddev", stdev_of(t)}, {"cv", t.noise}};
+          {"median", t.median}, {"mean", t.mean}, {"stddev", stdev_of(t)}, {"cv", t.noise}};
       for (const auto& [name, value] : aggregates) {
         const bool percentage = std::string(name) == "cv";
-        benchmarks.push_back({{"name", run_name + "_" + name},
-                              {"family_index", family},
-                              {"per_family_instance_index", 0},
-                              {"run_name", run_name},
-                              {"run_type", "aggregate"},
-                              {"repetitions", 1},
-                              {"threads", 1},
-                              {"aggregate_name", name},
-                              {"aggregate_unit", percentage ? "percentage" : "time"},
-                              {"iterations", samples},
-                              {"real_time", value},
-                              {"cpu_time", value},
-                              {"time_unit", "ms"}});
+        json a = entry(run_name + "_" + name, "aggregate", reps, std::max(n, 1), percentage ? 0.0 : value);
+        a["aggregate_name"] = name;
+        a["aggregate_unit"] = percentage ? "percentage" : "time";
+        if (percentage) a["real_time"] = a["cpu_time"] = value;  // a fraction, not a time
+        benchmarks.push_back(std::move(a));
       }
       ++family;
     }
