@@ -5,6 +5,7 @@
 #include "option_checks.hpp"
 #include "output_options.hpp"
 #include "pipeline/analyze.hpp"
+#include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
 
 namespace convbench::cli {
@@ -14,6 +15,7 @@ Command add_analyze_command(CLI::App& app) {
     std::string spec;
     OutputOptions output;
     SpecLimits limits;
+    std::string filter;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub =
@@ -21,10 +23,14 @@ Command add_analyze_command(CLI::App& app) {
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
   add_output_options(*sub, opt->output);
   add_spec_limit_option(*sub, opt->limits);
+  sub->add_option("--filter", opt->filter,
+                  "Run only the variants whose \"block/variant\" matches this regular expression (each block's "
+                  "baseline stays, for the ratios)");
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
             check_result_paths(opt->output, {opt->spec});
-            const Spec spec = load_spec_file(opt->spec, opt->limits);
+            Spec spec = load_spec_file(opt->spec, opt->limits);
+            if (!opt->filter.empty()) filter_spec(spec, opt->filter);
             write_results(opt->output, analyze(spec), {opt->spec});
             return 0;
           }};

@@ -6,6 +6,7 @@
 #include "option_checks.hpp"
 #include "output_options.hpp"
 #include "pipeline/compare.hpp"
+#include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
 
 namespace convbench::cli {
@@ -16,6 +17,7 @@ Command add_compare_command(CLI::App& app) {
     CompareOptions compare;
     std::string memory_limit = "0";
     SpecLimits limits;
+    std::string filter;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("compare", "Run every variant forward and backward and compare time and memory");
@@ -68,11 +70,15 @@ Command add_compare_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   sub->add_flag("-q,--quiet", opt->compare.quiet, "No progress messages on stderr");
   add_spec_limit_option(*sub, opt->limits);
+  sub->add_option("--filter", opt->filter,
+                  "Run only the variants whose \"block/variant\" matches this regular expression (each block's "
+                  "baseline stays, for the ratios)");
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
             check_result_paths(opt->output, {opt->spec});
             opt->compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
-            const Spec spec = load_spec_file(opt->spec, opt->limits);
+            Spec spec = load_spec_file(opt->spec, opt->limits);
+            if (!opt->filter.empty()) filter_spec(spec, opt->filter);
             const ResultSet results = compare(spec, opt->compare, std::cerr);
             write_results(opt->output, results, {opt->spec});
             return 0;

@@ -17,6 +17,7 @@ namespace convbench::cli {
 Command add_report_command(CLI::App& app) {
   struct Options {
     std::string results, format = "table", output, against;
+    OutputOptions tables;  // --wide, --columns
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -25,6 +26,7 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--format", opt->format, "table | md | csv | latex | html | gbench-json | json")
       ->check(CLI::IsMember(report_format_names()))
       ->capture_default_str();
+  add_table_options(*sub, opt->tables);
   sub->add_option("-o,--output", opt->output, "Write to this file instead of standard output (- is standard output)");
   sub->add_option("--against", opt->against,
                   "Another engine's results (scripts/torch_peer.py --json) to compare with, side by side "
@@ -32,6 +34,7 @@ Command add_report_command(CLI::App& app) {
   return {sub, [opt, sub] {
             const std::vector<std::string> inputs = {opt->results, opt->against};
             check_output_paths({{opt->output, "-o"}}, inputs);
+            const TableOptions tables = table_options(opt->tables);
             const ResultSet results = load_results_file(opt->results);
             std::string text;
             int exit_code = 0;
@@ -49,7 +52,7 @@ Command add_report_command(CLI::App& app) {
                                               opt->format == "md" ? TableStyle::markdown : TableStyle::terminal);
               exit_code = comparison.exit_code();
             } else {
-              text = render_results(results, opt->format, colour);
+              text = render_results(results, opt->format, colour, tables);
             }
             write_output_files({{{opt->output.empty() ? "-" : opt->output, "-o"}, text}}, inputs);
             return exit_code;

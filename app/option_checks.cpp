@@ -31,6 +31,17 @@ void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
                  "than 1000 ops per allowed run")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
+  sub.add_option_function<std::vector<std::string>>(
+      "--sweep",
+      [&limits](const std::vector<std::string>& sweeps) {
+        // Checked when the spec is read (a throw here would escape the command line's parser).
+        for (const std::string& s : sweeps) {
+          const size_t eq = s.find('=');
+          limits.sweep_overrides.emplace_back(s.substr(0, eq), eq == std::string::npos ? "" : s.substr(eq + 1));
+        }
+      },
+      "Sweep a block field over these values, e.g. --sweep batch=1,2,4 (repeatable; replaces the spec's sweep "
+      "of that field)");
 }
 
 int64_t parse_byte_size(const std::string& text, const std::string& option) {

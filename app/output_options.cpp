@@ -7,6 +7,7 @@
 
 #include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench::cli {
 
@@ -17,6 +18,40 @@ void add_output_options(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--latex", o.latex, "Write booktabs LaTeX tables (one per block; needs \\usepackage{booktabs})");
   sub.add_option("--gbench-json", o.gbench_json, "Write Google Benchmark JSON (for tools/compare.py and dashboards)");
   sub.add_option("--html", o.html, "Write a self-contained HTML report with plots");
+  sub.add_option("--format", o.format,
+                 "What standard output shows: table | md | csv | latex | html | gbench-json | json")
+      ->check(CLI::IsMember(report_format_names()))
+      ->capture_default_str();
+  add_table_options(sub, o);
+}
+
+void add_table_options(CLI::App& sub, OutputOptions& o) {
+  sub.add_flag("--wide", o.wide, "Tables with every column (the default terminal table is compact, under 100 columns)");
+  std::string names;
+  for (const std::string& n : table_column_names()) names += (names.empty() ? "" : ", ") + n;
+  sub.add_option("--columns", o.columns, "Tables with these columns, comma-separated, in order: " + names);
+}
+
+TableOptions table_options(const OutputOptions& o) {
+  TableOptions t;
+  t.wide = o.wide;
+  std::string rest = o.columns;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string name = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    if (name.empty())
+      throw InputError({"command line", 0, 0}, "--columns", "an empty column name in \"" + o.columns + "\"");
+    t.columns.push_back(name);
+  }
+  try {
+    check_table_columns(t.columns);
+  } catch (const std::invalid_argument& e) {
+    std::string names;
+    for (const std::string& n : table_column_names()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError({"command line", 0, 0}, "--columns", std::string(e.what()) + " (columns: " + names + ")");
+  }
+  return t;
 }
 
 namespace {
@@ -42,6 +77,7 @@ void check_result_paths(const OutputOptions& o, const std::vector<std::string>& 
   std::vector<OutputPath> paths;
   for (const Requested& r : requested(o)) paths.push_back({*r.path, r.flag});
   check_output_paths(paths, inputs);
+  table_options(o);  // a bad --columns fails before the work, not after it
 }
 
 void write_results(const OutputOptions& o, const ResultSet& results, const std::vector<std::string>& inputs) {
@@ -53,7 +89,7 @@ void write_results(const OutputOptions& o, const ResultSet& results, const std::
     to_stdout = to_stdout || *r.path == "-";
   }
   write_output_files(files, inputs);
-  if (!to_stdout) std::cout << render_results(results, "table", o.colour);
+  if (!to_stdout) std::cout << render_results(results, o.format, o.colour && o.format == "table", table_options(o));
 }
 
 bool stdout_is_terminal() { return ::isatty(::fileno(stdout)) == 1; }

@@ -9,16 +9,24 @@
 
 #include <CLI/CLI.hpp>
 
+#include "report/summary_tables.hpp"
 #include "results/results.hpp"
 
 namespace convbench::cli {
 
 struct OutputOptions {
   std::string json, csv, markdown, latex, gbench_json, html;
-  bool colour = false;  // ANSI colour in the terminal table (set from --color, see colour_for)
+  bool colour = false;           // ANSI colour in the terminal table (set from --color, see colour_for)
+  std::string format = "table";  // what standard output shows (unless an output is `-`)
+  bool wide = false;
+  std::string columns;  // comma-separated column names
 };
 
 void add_output_options(CLI::App& sub, OutputOptions& options);
+// --wide and --columns (also used by `report`), and --format for what standard output shows.
+void add_table_options(CLI::App& sub, OutputOptions& options);
+// The table columns asked for; InputError naming --columns for an unknown name.
+TableOptions table_options(const OutputOptions& options);
 // Refuses bad output paths (InputError) before any work: a device, FIFO, directory or symlink, an
 // input of the command, the same file twice.
 void check_result_paths(const OutputOptions& options, const std::vector<std::string>& inputs);

@@ -477,8 +477,8 @@ TEST(SpecFile, TheRunCountIsBoundedBeforeAnythingIsBuilt) {
   const std::string spec =
       "blocks:\n  - {name: b, in_channels: 4, out_channels: 8, size: 8, variants: [standard, separable]}\n"
       "sweep: {batch: [1, 2, 3]}\n";
-  EXPECT_EQ(parse_spec_text(spec, "s.yaml", SpecLimits{6}).blocks.size(), 3u);
-  EXPECT_THROW(parse_spec_text(spec, "s.yaml", SpecLimits{5}), InputError);
+  EXPECT_EQ(parse_spec_text(spec, "s.yaml", SpecLimits{6, {}}).blocks.size(), 3u);
+  EXPECT_THROW(parse_spec_text(spec, "s.yaml", SpecLimits{5, {}}), InputError);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
   r.mode = std::string(to_string(block.mode));
   r.input_shape = graph.desc(graph.input).shape;
   r.output_shape = graph.desc(graph.output).shape;
+  r.kernel = block.kernel;
   r.params = a.params;
   r.buffers = a.buffers;
   r.macs = a.macs;

@@ -15,9 +15,10 @@ const std::vector<std::string>& report_format_names() {
   return names;
 }
 
-std::string render_results(const ResultSet& results, const std::string& format, bool colour) {
-  if (format == "table") return format_tables(results, TableStyle::terminal, colour);
-  if (format == "md") return format_tables(results, TableStyle::markdown);
+std::string render_results(const ResultSet& results, const std::string& format, bool colour,
+                           const TableOptions& tables) {
+  if (format == "table") return format_tables(results, TableStyle::terminal, colour, tables);
+  if (format == "md") return format_tables(results, TableStyle::markdown, false, tables);
   if (format == "csv") return format_csv(results);
   if (format == "latex") return format_latex(results);
   if (format == "html") return format_html(results);

@@ -5,14 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "report/summary_tables.hpp"
 #include "results/results.hpp"
 
 namespace convbench {
 
 // table | md | csv | latex | html | gbench-json | json
 const std::vector<std::string>& report_format_names();
-// `colour` applies to "table" only (ANSI colour for a terminal). Throws std::invalid_argument
-// for an unknown format.
-std::string render_results(const ResultSet& results, const std::string& format, bool colour = false);
+// `colour` applies to "table" only (ANSI colour for a terminal), `tables` to "table" and "md"
+// (which columns). Throws std::invalid_argument for an unknown format.
+std::string render_results(const ResultSet& results, const std::string& format, bool colour = false,
+                           const TableOptions& tables = {});
 
 }  // namespace convbench

@@ -1,5 +1,10 @@
 #include "report/summary_tables.hpp"
 
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
 #include "report/markup_escape.hpp"
 
 #include "report/run_warnings.hpp"
@@ -40,11 +45,33 @@ bool any_graph(const std::vector<const ResultRow*>& group) {
   return false;
 }
 
-std::string group_title(const ResultRow& r) {
-  std::string shape;
-  for (size_t i = 0; i < r.input_shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(r.input_shape[i]);
-  std::string t = r.block + (r.point_label.empty() ? "" : " [" + r.point_label + "]") + ": input " + shape + ", " +
-                  r.dtype + ", " + r.layout + ", " + r.mode;
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+// The swept fields of a group, in the order the rows carry them.
+std::vector<std::string> swept_fields(const std::vector<const ResultRow*>& group) {
+  std::vector<std::string> fields;
+  for (const ResultRow* r : group)
+    for (const auto& [field, value] : r->point)
+      if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(field);
+  return fields;
+}
+
+std::string group_title(const std::vector<const ResultRow*>& group) {
+  const ResultRow& r = *group.front();
+  const std::vector<std::string> swept = swept_fields(group);
+  bool one_point = true;
+  for (const ResultRow* other : group) one_point = one_point && other->point_label == r.point_label;
+  std::string t = r.block + (one_point && !r.point_label.empty() ? " [" + r.point_label + "]" : "") + ": input " +
+                  shape_text(r.input_shape);
+  if (!one_point) {
+    t += " at " + r.point_label + ", sweeping";
+    for (size_t i = 0; i < swept.size(); ++i) t += (i ? ", " : " ") + swept[i];
+  }
+  t += ", " + r.dtype + ", " + r.layout + ", " + r.mode;
   if (!r.device.empty()) t += ", device " + r.device;
   return t;
 }
@@ -63,86 +90,200 @@ Tone ratio_tone(double value) {
   return value < 1.0 ? Tone::better : Tone::worse;
 }
 
-BlockTable block_table(const std::vector<const ResultRow*>& group) {
-  const ResultRow& base = baseline_of(group);
+// What a cell sees: its row, the baseline at the row's sweep point, and the table's mode.
+struct CellContext {
+  const ResultRow& row;
+  const ResultRow& base;
+  bool train;
+};
+
+struct Cell {
+  std::string text;
+  Tone tone = Tone::plain;
+};
+
+// One column the tables can show. `when` says whether it applies to a table (measured, train,
+// graph); the cell renders one row.
+struct Column {
+  const char* name;  // for --columns
+  const char* header_train;
+  const char* header_infer;
+  bool measured_only, train_only, graph_only;
+  std::function<Cell(const CellContext&)> cell;
+};
+
+int64_t shown_peak(const ResultRow& r) {
+  return has_measured_peak(r) ? r.measured->peak_bytes : r.predicted.peak_bytes;
+}
+
+bool ran(const ResultRow& r) { return r.status == RunStatus::ok; }
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> all = {
+      {"params", "params", "params", false, false, false,
+       [](const CellContext& c) { return Cell{format_count(c.row.params)}; }},
+      {"gflop_fwd", "GFLOP fwd", "GFLOP fwd", false, false, false,
+       [](const CellContext& c) { return Cell{format_giga(c.row.flops.forward)}; }},
+      {"gflop_bwd", "GFLOP bwd", "GFLOP bwd", false, true, false,
+       [](const CellContext& c) { return Cell{format_giga(c.row.flops.backward())}; }},
+      {"fwd_ms", "fwd ms", "fwd ms", true, false, false,
+       [](const CellContext& c) { return Cell{ran(c.row) ? time_cell(c.row.forward) : "-"}; }},
+      {"bwd_ms", "bwd ms", "bwd ms", true, true, false,
+       [](const CellContext& c) { return Cell{ran(c.row) ? time_cell(c.row.backward) : "-"}; }},
+      {"step_ms", "step ms", "step ms", true, true, false,
+       [](const CellContext& c) { return Cell{ran(c.row) ? time_cell(c.row.step) : "-"}; }},
+      {"time_ms", "step ms", "fwd ms", true, false, false,
+       [](const CellContext& c) { return Cell{ran(c.row) ? time_cell(headline_time(c.row)) : "-"}; }},
+      {"graph_ms", "graph ms", "graph ms", true, false, true,
+       [](const CellContext& c) { return Cell{ran(c.row) ? time_cell(c.row.graph) : "-"}; }},
+      {"samples_per_s", "samples/s", "samples/s", true, false, false,
+       [](const CellContext& c) {
+         const std::optional<double> v = samples_per_second(c.row);
+         return Cell{ran(c.row) && v ? format_significant(*v, 3) : "-"};
+       }},
+      {"tflops", "TFLOP/s", "TFLOP/s", true, false, false,
+       [](const CellContext& c) { return Cell{rate_cell(c.row, headline_flops(c.row), 1e12)}; }},
+      {"gbs", "GB/s", "GB/s", true, false, false,
+       [](const CellContext& c) { return Cell{rate_cell(c.row, headline_bytes(c.row), 1e9)}; }},
+      {"peak_measured", "peak meas.", "peak meas.", true, false, false,
+       [](const CellContext& c) {
+         return Cell{has_measured_peak(c.row) ? format_mib(c.row.measured->peak_bytes) : "-"};
+       }},
+      {"peak_predicted", "peak pred.", "peak pred.", false, false, false,
+       [](const CellContext& c) { return Cell{format_mib(c.row.predicted.peak_bytes)}; }},
+      {"peak", "peak", "peak", false, false, false,
+       [](const CellContext& c) { return Cell{format_mib(shown_peak(c.row))}; }},
+      {"saved", "saved", "saved", false, false, false,
+       [](const CellContext& c) { return Cell{format_mib(c.row.predicted.saved_bytes)}; }},
+      {"params_x", "params x", "params x", false, false, false,
+       [](const CellContext& c) {
+         return Cell{ratio_cell(static_cast<double>(c.row.params), static_cast<double>(c.base.params))};
+       }},
+      {"flop_x", "FLOP x", "FLOP x", false, false, false,
+       [](const CellContext& c) {
+         return Cell{
+             ratio_cell(static_cast<double>(headline_flops(c.row)), static_cast<double>(headline_flops(c.base)))};
+       }},
+      {"time_x", "step x", "fwd x", true, false, false,
+       [](const CellContext& c) {
+         const auto& mine = headline_time(c.row);
+         const auto& theirs = headline_time(c.base);
+         if (!ran(c.row) || !ran(c.base) || !mine || !theirs || theirs->median <= 0) return Cell{"-"};
+         const double x = mine->median / theirs->median;
+         return Cell{format_ratio(x), ratio_tone(x)};
+       }},
+      {"peak_x", "peak x", "peak x", false, false, false,
+       [](const CellContext& c) {
+         return Cell{ratio_cell(static_cast<double>(shown_peak(c.row)), static_cast<double>(shown_peak(c.base)))};
+       }},
+      // A row that ran but whose times cannot be trusted says so where the reader looks; the
+      // evidence is in the warnings under the table.
+      {"status", "status", "status", true, false, false,
+       [](const CellContext& c) {
+         return Cell{ran(c.row) ? to_string(c.row.status) + trust_suffix(c.row)
+                                : to_string(c.row.status) + (c.row.message.empty() ? "" : ": " + c.row.message)};
+       }},
+  };
+  return all;
+}
+
+// The compact default fits 100 columns for a block of three variants with a swept field: the
+// headline time and its ratio, throughput, the peak and its ratio, FLOPs ratio, status.
+const std::vector<std::string> kCompact = {"time_ms", "graph_ms", "time_x", "samples_per_s",
+                                           "peak",    "peak_x",   "flop_x", "status"};
+const std::vector<std::string> kCompactAnalysis = {"params", "gflop_fwd", "gflop_bwd", "peak_predicted",
+                                                   "saved",  "params_x",  "flop_x",    "peak_x"};
+const std::vector<std::string> kWide = {"params",        "gflop_fwd",      "gflop_bwd",     "fwd_ms",   "bwd_ms",
+                                        "step_ms",       "graph_ms",       "samples_per_s", "tflops",   "gbs",
+                                        "peak_measured", "peak_predicted", "saved",         "params_x", "flop_x",
+                                        "time_x",        "peak_x",         "status"};
+
+const Column& column_named(const std::string& name) {
+  for (const Column& c : columns())
+    if (name == c.name) return c;
+  throw std::invalid_argument("unknown column \"" + name + "\"");
+}
+
+BlockTable block_table(const std::vector<const ResultRow*>& group, const std::vector<std::string>& chosen) {
   const bool measured = any_measured(group);
-  const bool train = is_training(base);
+  const bool train = is_training(*group.front());
   const bool graph = measured && any_graph(group);
+  const std::vector<std::string> swept = swept_fields(group);
+  // The baseline of each sweep point: ratios compare variants at the same point.
+  std::map<std::string, const ResultRow*> base_at;
+  for (const ResultRow* r : group)
+    if (r->is_baseline || !base_at.count(r->point_label)) base_at[r->point_label] = r;
+
+  std::vector<const Column*> shown;
+  for (const std::string& name : chosen) {
+    const Column& c = column_named(name);
+    if ((c.measured_only && !measured) || (c.train_only && !train) || (c.graph_only && !graph)) continue;
+    shown.push_back(&c);
+  }
   TextTable t;
-  t.header = {"variant", "params", "GFLOP fwd"};
-  if (train) t.header.push_back("GFLOP bwd");
-  if (measured) {
-    t.header.push_back("fwd ms");
-    if (train) t.header.insert(t.header.end(), {"bwd ms", "step ms"});
-    if (graph) t.header.push_back("graph ms");
-    t.header.insert(t.header.end(), {"TFLOP/s", "GB/s", "peak meas."});
-  }
-  t.header.insert(t.header.end(), {"peak pred.", "saved"});
-  t.header.insert(t.header.end(), {"params x", "FLOP x"});
-  size_t time_ratio_column = 0;
-  if (measured) {
-    time_ratio_column = t.header.size();
-    t.header.push_back(train ? "step x" : "fwd x");
-  }
-  t.header.push_back("peak x");
-  if (measured) t.header.push_back("status");
+  t.header = {"variant"};
+  for (const std::string& f : swept) t.header.push_back(f);
+  for (const Column* c : shown) t.header.push_back(train ? c->header_train : c->header_infer);
   t.right_aligned.assign(t.header.size(), true);
   t.right_aligned[0] = false;
-  if (measured) t.right_aligned.back() = false;
-
-  const double base_flops = static_cast<double>(headline_flops(base));
+  if (!shown.empty() && std::string(shown.back()->name) == "status") t.right_aligned.back() = false;
   for (const ResultRow* r : group) {
-    std::vector<std::string> row = {r->variant + (r->is_baseline ? " (base)" : ""), format_count(r->params),
-                                    format_giga(r->flops.forward)};
-    std::vector<Tone> tones;
-    if (train) row.push_back(format_giga(r->flops.backward()));
-    const bool ok = r->status == RunStatus::ok;
-    if (measured) {
-      row.push_back(ok ? time_cell(r->forward) : "-");
-      if (train) {
-        row.push_back(ok ? time_cell(r->backward) : "-");
-        row.push_back(ok ? time_cell(r->step) : "-");
-      }
-      if (graph) row.push_back(ok ? time_cell(r->graph) : "-");
-      row.push_back(rate_cell(*r, headline_flops(*r), 1e12));
-      row.push_back(rate_cell(*r, headline_bytes(*r), 1e9));
-      row.push_back(has_measured_peak(*r) ? format_mib(r->measured->peak_bytes) : "-");
+    std::vector<std::string> row = {r->variant + (r->is_baseline ? " (base)" : "")};
+    for (const std::string& f : swept) {
+      std::string value;
+      for (const auto& [field, v] : r->point)
+        if (field == f) value = v.size() >= 2 && v.front() == '"' ? v.substr(1, v.size() - 2) : v;
+      row.push_back(value);
     }
-    row.push_back(format_mib(r->predicted.peak_bytes));
-    row.push_back(format_mib(r->predicted.saved_bytes));
-    row.push_back(ratio_cell(static_cast<double>(r->params), static_cast<double>(base.params)));
-    row.push_back(ratio_cell(static_cast<double>(headline_flops(*r)), base_flops));
-    if (measured) {
-      const auto& mine = headline_time(*r);
-      const auto& theirs = headline_time(base);
-      if (ok && base.status == RunStatus::ok && mine && theirs && theirs->median > 0) {
-        const double x = mine->median / theirs->median;
-        row.push_back(format_ratio(x));
-        tones.assign(t.header.size(), Tone::plain);
-        tones[time_ratio_column] = ratio_tone(x);
-      } else {
-        row.push_back("-");
-      }
+    std::vector<Tone> tones(t.header.size(), Tone::plain);
+    const CellContext context{*r, *base_at.at(r->point_label), train};
+    for (const Column* c : shown) {
+      Cell cell = c->cell(context);
+      tones[row.size()] = cell.tone;
+      row.push_back(std::move(cell.text));
     }
-    const int64_t peak = has_measured_peak(*r) ? r->measured->peak_bytes : r->predicted.peak_bytes;
-    const int64_t base_peak = has_measured_peak(base) ? base.measured->peak_bytes : base.predicted.peak_bytes;
-    row.push_back(ratio_cell(static_cast<double>(peak), static_cast<double>(base_peak)));
-    // A row that ran but whose times cannot be trusted says so where the reader looks; the
-    // evidence is in the warnings under the table.
-    if (measured)
-      row.push_back(ok ? to_string(r->status) + trust_suffix(*r)
-                       : to_string(r->status) + (r->message.empty() ? "" : ": " + r->message));
     t.rows.push_back(std::move(row));
     t.tones.push_back(std::move(tones));
   }
-  return {group_title(base), std::move(t)};
+  return {group_title(group), std::move(t)};
+}
+
+// Rows of the same block, all sweep points together, in row order.
+std::vector<std::vector<const ResultRow*>> rows_by_block(const ResultSet& results) {
+  std::vector<std::vector<const ResultRow*>> groups;
+  std::map<std::string, size_t> index;
+  for (const ResultRow& r : results.rows) {
+    auto [it, added] = index.emplace(r.block, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(&r);
+  }
+  return groups;
+}
+
+std::vector<std::string> columns_for(const TableOptions& options, TableStyle style, bool measured) {
+  if (!options.columns.empty()) return options.columns;
+  if (options.wide || style == TableStyle::markdown) return kWide;
+  return measured ? kCompact : kCompactAnalysis;
 }
 
 }  // namespace
 
+const std::vector<std::string>& table_column_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const Column& c : columns()) n.emplace_back(c.name);
+    return n;
+  }();
+  return names;
+}
+
+void check_table_columns(const std::vector<std::string>& names) {
+  for (const std::string& n : names) column_named(n);
+}
+
 std::vector<BlockTable> block_tables(const ResultSet& results) {
   std::vector<BlockTable> tables;
-  for (const auto& group : group_by_block(results)) tables.push_back(block_table(group));
+  for (const auto& group : group_by_block(results)) tables.push_back(block_table(group, kWide));
   return tables;
 }
 
@@ -161,12 +302,16 @@ std::string tables_footnote(const ResultSet& results) {
                             : train        ? "step (forward + backward)"
                                            : "forward pass";
   std::string note =
-      "GFLOP: 2 x MACs plus elementwise work. x columns: ratio to the baseline (base). peak: peak bytes of one " +
+      "GFLOP: 2 x MACs plus elementwise work. x columns: ratio to the baseline (base) at the same sweep point. "
+      "peak: peak bytes of one " +
       pass +
-      " (pred. = convbench's memory model, meas. = the runtime's allocator). saved: activations kept for backward.";
+      " (pred. = convbench's memory model, meas. = the runtime's allocator; plain peak: measured when the row has "
+      "it, else predicted). saved: activations kept for backward.";
   if (measured)
-    note += " ms: median ± relative noise (stdev/mean). TFLOP/s, GB/s: achieved rates of the " + phase +
-            ": its FLOPs, and the minimum bytes its ops move, over its median time.";
+    note += " ms: median ± relative noise (stdev/mean). samples/s: the batch over the median time of the " + phase +
+            ". TFLOP/s, GB/s: achieved rates of the " + phase +
+            ": its FLOPs, and the minimum bytes its ops move, over its median time. --wide shows every column, "
+            "--columns chooses.";
   if (graph)
     note += " graph ms: the " + phase +
             " recorded once as a CUDA graph and replayed (no host work between kernels); eager time minus graph "
@@ -179,8 +324,13 @@ std::string tables_footnote(const ResultSet& results) {
 std::string format_tables(const ResultSet& results, TableStyle style) { return format_tables(results, style, false); }
 
 std::string format_tables(const ResultSet& results, TableStyle style, bool colour) {
+  return format_tables(results, style, colour, TableOptions{});
+}
+
+std::string format_tables(const ResultSet& results, TableStyle style, bool colour, const TableOptions& options) {
   std::string out;
-  for (const BlockTable& b : block_tables(results)) {
+  for (const auto& group : rows_by_block(results)) {
+    const BlockTable b = block_table(group, columns_for(options, style, any_measured(group)));
     if (style == TableStyle::markdown)
       out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
     else
@@ -197,7 +347,15 @@ std::string format_csv(const ResultSet& results) {
       "device,status,message,measured_peak_bytes,forward_median_ms,forward_q1_ms,forward_q3_ms,"
       "backward_median_ms,backward_q1_ms,backward_q3_ms,step_median_ms,step_q1_ms,step_q3_ms,step_noise,"
       "graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz,trust,trust_evidence,"
-      "cpu_pressure_share,steal_share,threads\n";
+      "cpu_pressure_share,steal_share,threads,batch,in_channels,out_channels,in_depth,in_height,in_width,"
+      "kernel_depth,kernel_height,kernel_width,samples_per_s";
+  // One column per swept field, its value as a number where it is one (pandas reads it as such).
+  std::vector<std::string> swept;
+  for (const ResultRow& r : results.rows)
+    for (const auto& [field, value] : r.point)
+      if (std::find(swept.begin(), swept.end(), field) == swept.end()) swept.push_back(field);
+  for (const std::string& f : swept) out += ",sweep_" + csv_escape(f);
+  out += "\n";
   auto shape = [](const std::vector<int64_t>& s) {
     std::string r;
     for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
@@ -250,6 +408,25 @@ std::string format_csv(const ResultSet& results) {
         r.activity && r.activity->cpu_pressure_share ? format_fixed(*r.activity->cpu_pressure_share, 4) : "",
         r.activity && r.activity->steal_share ? format_fixed(*r.activity->steal_share, 4) : "",
         r.activity ? std::to_string(r.activity->threads) : ""};
+    // The block's fields as numbers: 2-D blocks leave the depth columns empty.
+    const std::vector<int64_t> in_spatial = spatial_of(r, r.input_shape);
+    const auto dim = [](const std::vector<int64_t>& v, int from_end) {
+      return static_cast<int>(v.size()) >= from_end ? std::to_string(v[v.size() - static_cast<size_t>(from_end)])
+                                                    : std::string();
+    };
+    cells.push_back(r.input_shape.empty() ? "" : std::to_string(r.input_shape.front()));
+    cells.push_back(r.input_shape.empty() ? "" : std::to_string(channels_of(r, r.input_shape)));
+    cells.push_back(r.output_shape.empty() ? "" : std::to_string(channels_of(r, r.output_shape)));
+    for (int k : {3, 2, 1}) cells.push_back(dim(in_spatial, k));
+    for (int k : {3, 2, 1}) cells.push_back(dim(r.kernel, k));
+    const std::optional<double> sps = samples_per_second(r);
+    cells.push_back(sps && r.status == RunStatus::ok ? format_significant(*sps, 6) : "");
+    for (const std::string& f : swept) {
+      std::string value;
+      for (const auto& [field, v] : r.point)
+        if (field == f) value = v.size() >= 2 && v.front() == '"' ? v.substr(1, v.size() - 2) : v;
+      cells.push_back(csv_escape(value));
+    }
     for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
     out += '\n';
   }

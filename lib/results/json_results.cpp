@@ -183,6 +183,7 @@ json row_to_json(const ResultRow& r) {
             {"macs", directions(r.macs)},
             {"flops", directions(r.flops)},
             {"bytes", {{"forward", r.bytes_forward}, {"backward", r.bytes_backward}}}};
+  if (!r.kernel.empty()) j["kernel"] = r.kernel;
   json memory = {{"predicted_peak_bytes", r.predicted.peak_bytes}, {"predicted", memory_figures(r.predicted)}};
   if (r.measured) {
     if (r.measured->peak_bytes >= 0) memory["peak_bytes"] = r.measured->peak_bytes;
@@ -208,6 +209,9 @@ json row_to_json(const ResultRow& r) {
     if (r.activity) j["host_activity"] = host_activity_json(*r.activity);
     // Derived from the evidence above (results/trust.hpp); written for readers such as pandas
     // and recomputed, never read back, so a file cannot claim a trust its evidence lacks.
+    // Derived like trust: the headline throughput, for readers that do not divide.
+    if (const std::optional<double> sps = samples_per_second(r); sps && r.status == RunStatus::ok)
+      j["samples_per_s"] = *sps;
     const TrustAssessment trust = assess_trust(r);
     j["trust"] = to_string(trust.level);
     j["trust_evidence"] = trust.evidence;
@@ -241,6 +245,10 @@ ResultRow row_from_json(const JsonField& j) {
   r.mode = j.choice("mode", "train", {"train", "infer"});
   r.input_shape = j.integers("input_shape", 1);
   r.output_shape = j.integers("output_shape", 1);
+  r.kernel = j.integers("kernel", 1);
+  if (!r.kernel.empty() && r.kernel.size() != static_cast<size_t>(r.dims))
+    j.at("kernel").fail("expected " + std::to_string(r.dims) + " sizes for a " + std::to_string(r.dims) +
+                        "-D block, got " + std::to_string(r.kernel.size()));
   for (const auto* shape : {&r.input_shape, &r.output_shape})
     if (!shape->empty() && shape->size() != static_cast<size_t>(r.dims) + 2)
       j.at(shape == &r.input_shape ? "input_shape" : "output_shape")

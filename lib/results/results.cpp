@@ -18,6 +18,17 @@ std::optional<double> samples_per_second(const ResultRow& r) {
   return static_cast<double>(r.input_shape.front()) / (t->median / 1000.0);
 }
 
+int64_t channels_of(const ResultRow& r, const std::vector<int64_t>& shape) {
+  if (shape.size() < 2) return 0;
+  return r.layout == "channels_last" ? shape.back() : shape[1];
+}
+
+std::vector<int64_t> spatial_of(const ResultRow& r, const std::vector<int64_t>& shape) {
+  if (shape.size() < 3) return {};
+  return r.layout == "channels_last" ? std::vector<int64_t>(shape.begin() + 1, shape.end() - 1)
+                                     : std::vector<int64_t>(shape.begin() + 2, shape.end());
+}
+
 bool has_measured_peak(const ResultRow& r) {
   return r.status == RunStatus::ok && r.measured && r.measured->peak_bytes >= 0;
 }

@@ -64,6 +64,7 @@ struct ResultRow {
   int dims = 2;
   std::string dtype, layout, mode;
   std::vector<int64_t> input_shape, output_shape;
+  std::vector<int64_t> kernel;  // the block's kernel per spatial dim; empty when the file had none
 
   int64_t params = 0, buffers = 0;
   DirectionCounts macs, flops;
@@ -104,6 +105,10 @@ int64_t headline_bytes(const ResultRow& r);
 // Throughput of the headline phase: the batch (the input's first dimension) over the median
 // headline time, in samples per second; nullopt when the row has no headline time.
 std::optional<double> samples_per_second(const ResultRow& r);
+// Channels of a shape in the row's layout (the second dim channels-first, the last channels-last)
+// and its spatial dims; 0 / empty for an empty shape.
+int64_t channels_of(const ResultRow& r, const std::vector<int64_t>& shape);
+std::vector<int64_t> spatial_of(const ResultRow& r, const std::vector<int64_t>& shape);
 // A measured peak that can be shown: the row ran (status ok) and the peak was measured.
 bool has_measured_peak(const ResultRow& r);
 // The row was run with --graph: it has graph times or says why not (tables then show the column).

@@ -201,6 +201,33 @@ std::optional<Field> read_defaults(const Field& root) {
   return defaults;
 }
 
+// Sweeps from the command line, parsed like the file's; `trees` keeps their source nodes alive
+// for the parse. A field the file sweeps too takes the command line's values in its place.
+constexpr const char* kSweepFlag = "--sweep";
+
+void apply_sweep_overrides(const SpecLimits& limits, std::vector<std::shared_ptr<const SourceNode>>& trees,
+                           const std::string& flag_file, std::vector<SweepAxis>& axes) {
+  for (const auto& [key, values_text] : limits.sweep_overrides) {
+    if (key.empty() || values_text.empty())
+      throw InputError({"command line", 0, 0}, kSweepFlag,
+                       "expected FIELD=V1,V2,... (e.g. batch=1,2,4), got \"" + key + (values_text.empty() ? "" : "=") +
+                           values_text + "\"");
+    const bool sweepable = key != "name" && key != "variants" &&
+                           std::find(kBlockFields.begin(), kBlockFields.end(), key) != kBlockFields.end();
+    if (!sweepable)
+      throw InputError({"command line", 0, 0}, kSweepFlag,
+                       "\"" + key + "\" is not a block field that can be swept (" + key + "=" + values_text + ")");
+    trees.push_back(parse_source_tree("[" + values_text + "]", flag_file));
+    const Field values(*trees.back(), "sweep." + key, flag_file);
+    SweepAxis axis{key, values.non_empty_list("values to sweep")};
+    auto same = std::find_if(axes.begin(), axes.end(), [&](const SweepAxis& a) { return a.key == key; });
+    if (same != axes.end())
+      *same = std::move(axis);
+    else
+      axes.push_back(std::move(axis));
+  }
+}
+
 std::vector<SweepAxis> read_sweep(const Field& root) {
   std::vector<SweepAxis> axes;
   auto sweep = root.get("sweep");
@@ -279,7 +306,10 @@ Spec parse_root(const Field& root, const SpecLimits& limits) {
   if (auto name = root.get("name")) spec.name = name->as_string();
 
   const std::optional<Field> defaults = read_defaults(root);
-  const std::vector<SweepAxis> axes = read_sweep(root);
+  std::vector<SweepAxis> axes = read_sweep(root);
+  std::vector<std::shared_ptr<const SourceNode>> override_trees;
+  const std::string flag_file = kSweepFlag;
+  apply_sweep_overrides(limits, override_trees, flag_file, axes);
   const auto blocks_field = root.get("blocks");
   if (!blocks_field) root.fail_missing("blocks", " (the list of blocks to compare)");
   const std::vector<Field> blocks = blocks_field->non_empty_list("blocks");
@@ -287,8 +317,11 @@ Spec parse_root(const Field& root, const SpecLimits& limits) {
   int64_t points = 1;
   for (const SweepAxis& axis : axes) {
     points *= static_cast<int64_t>(axis.values.size());  // stays below the limit: no overflow
-    if (points * static_cast<int64_t>(blocks.size()) > kMaxExpandedBlocks)
-      root.get("sweep")->fail("the sweep expands the blocks to more than " + str(kMaxExpandedBlocks) + " block runs");
+    if (points * static_cast<int64_t>(blocks.size()) > kMaxExpandedBlocks) {
+      const std::string why = "the sweep expands the blocks to more than " + str(kMaxExpandedBlocks) + " block runs";
+      if (root.get("sweep")) root.get("sweep")->fail(why);
+      throw InputError({"command line", 0, 0}, kSweepFlag, why);
+    }
   }
 
   std::map<std::string, std::string> names;  // block name -> key path of its first use

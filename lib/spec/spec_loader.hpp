@@ -11,6 +11,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "spec/spec.hpp"
 
@@ -24,6 +26,10 @@ constexpr int64_t kDefaultMaxRuns = 10'000;
 constexpr int64_t kMaxOpsPerRun = 1'000;
 struct SpecLimits {
   int64_t max_runs = kDefaultMaxRuns;
+  // Sweeps given on the command line (`--sweep batch=1,2,4`): field -> its values as the text
+  // of a YAML flow list without brackets. Each replaces the file's sweep of that field, or adds
+  // one; the values are checked like the file's (errors name "--sweep" and the field).
+  std::vector<std::pair<std::string, std::string>> sweep_overrides;
 };
 
 // Reads the file once (a regular file, or `-` for standard input; at most kMaxSpecBytes) and

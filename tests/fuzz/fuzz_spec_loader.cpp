@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     // Few runs, so that one input cannot make the analysis itself slow.
-    const convbench::Spec spec = convbench::parse_spec_text(text, name, convbench::SpecLimits{64});
+    const convbench::Spec spec = convbench::parse_spec_text(text, name, convbench::SpecLimits{64, {}});
     convbench::analyze_spec(spec);
   } catch (const convbench::InputError&) {
   }

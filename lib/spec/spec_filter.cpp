@@ -1,0 +1,45 @@
+#include "spec/spec_filter.hpp"
+
+#include <algorithm>
+#include <regex>
+
+#include "spec/input_error.hpp"
+
+namespace convbench {
+
+void filter_spec(Spec& spec, const std::string& pattern) {
+  std::regex re;
+  try {
+    re = std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw InputError({"command line", 0, 0}, "--filter",
+                     "not a regular expression: \"" + pattern + "\" (" + e.what() + ")");
+  }
+  std::vector<BlockSpec> kept;
+  for (BlockSpec& block : spec.blocks) {
+    std::vector<VariantSpec> variants;
+    bool any = false;
+    for (const VariantSpec& v : block.variants) {
+      const bool match = std::regex_search(block.name + "/" + v.name, re);
+      any = any || match;
+      if (match || v.name == block.baseline) variants.push_back(v);
+    }
+    if (!any) continue;
+    block.variants = std::move(variants);
+    kept.push_back(std::move(block));
+  }
+  if (kept.empty()) {
+    std::string names;
+    for (const BlockSpec& b : spec.blocks) {
+      for (const VariantSpec& v : b.variants) {
+        const std::string name = b.name + "/" + v.name;
+        if (names.find(name) == std::string::npos) names += (names.empty() ? "" : ", ") + name;
+      }
+    }
+    throw InputError({"command line", 0, 0}, "--filter",
+                     "\"" + pattern + "\" matches no block/variant of the spec (" + names + ")");
+  }
+  spec.blocks = std::move(kept);
+}
+
+}  // namespace convbench
