@@ -33,6 +33,8 @@ packages=(
   # Google Benchmark's tools/compare.py, which reads --gbench-json, and the SciPy it imports for
   # its U test (not a dependency of the package)
   libbenchmark-tools python3-scipy
+  # pandas reads the CSV in a test, as its users do
+  python3-pandas
 )
 
 if [ "${1:-}" = --list ]; then

@@ -1,0 +1,123 @@
+// The tables a reader sees (compact by default, --wide, --columns, --format) and sweeps as data
+// (--sweep, --filter, swept fields as columns, throughput), end to end through the CLI.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "cli_harness.hpp"
+
+namespace convbench {
+namespace {
+
+using testing::run_cli;
+using testing::source_path;
+
+// The lines of the tables, up to the footnote (which is prose and may be long).
+std::vector<std::string> table_lines(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("GFLOP:", 0) == 0) break;
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST(Tables, TheDefaultCompareTableOfTheSeedFitsOneHundredColumns) {
+  // A short timing budget: the widths, not the times, are under test.
+  const auto r = run_cli("compare " + source_path("configs/seed-blocks.yaml") +
+                         " --device cpu --min-time 0 --min-samples 2 --timeout 0.2 -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = table_lines(r.out);
+  ASSERT_GE(lines.size(), 5u) << r.out;
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
+  EXPECT_NE(lines[1].find("step x"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("samples/s"), std::string::npos) << lines[1];
+  // --wide shows every column that applies, --columns exactly the ones named.
+  const auto wide = run_cli("report " + source_path("tests/data/results/measured.json") + " --wide");
+  EXPECT_NE(wide.out.find("TFLOP/s"), std::string::npos) << wide.out;
+  EXPECT_NE(wide.out.find("peak pred."), std::string::npos);
+  const auto chosen =
+      run_cli("report " + source_path("tests/data/results/measured.json") + " --columns samples_per_s,time_x");
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_EQ(table_lines(chosen.out).at(1), "variant          batch  samples/s  step x");
+}
+
+TEST(Tables, UnknownColumnsAreABadInput) {
+  const auto r = run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --columns params,speed");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--columns: unknown column \"speed\" (columns: params, "), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Tables, FormatChoosesWhatStandardOutputShows) {
+  const auto md = run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --format md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(md.out.rfind("### vnet-block", 0), 0u) << md.out;
+  const auto csv = run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --format csv");
+  EXPECT_EQ(csv.out.rfind("block,variant,kind,point,", 0), 0u) << csv.out;
+  EXPECT_EQ(run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --format pdf").exit_code, 2);
+}
+
+TEST(Sweeps, OneTablePerBlockWithTheSweptFieldAsAColumn) {
+  const auto r = run_cli("analyze " + source_path("tests/data/results/readme-spec.yaml") + " --sweep batch=1,2,4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = table_lines(r.out);
+  // One title, one header, one rule, 3 variants x 3 points.
+  ASSERT_EQ(lines.size(), 2u + 1 + 9 + 1) << r.out;
+  EXPECT_EQ(lines[0], "vnet-block: input 1x16x16x16x16 at batch=1, sweeping batch, float32, channels_first, train");
+  EXPECT_EQ(lines[1].rfind("variant          batch  params", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[9].rfind("standard (base)      4", 0), 0u) << lines[9];
+  // Ratios are against the baseline at the same point: every standard row is 1.00x.
+  for (size_t i : {3u, 6u, 9u}) EXPECT_NE(lines[i].find("1.00x   1.00x   1.00x"), std::string::npos) << lines[i];
+  // The CSV carries the swept value as a number, and the block's fields.
+  const auto csv =
+      run_cli("analyze " + source_path("tests/data/results/readme-spec.yaml") + " --sweep batch=1,2,4 --format csv");
+  std::istringstream rows(csv.out);
+  std::string header, first;
+  std::getline(rows, header);
+  std::getline(rows, first);
+  EXPECT_NE(header.find(",batch,in_channels,out_channels,in_depth,in_height,in_width,kernel_depth,kernel_height,"
+                        "kernel_width,samples_per_s,sweep_batch"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(first.find(",1,16,32,16,16,16,3,3,3,,1"), std::string::npos) << first;
+}
+
+TEST(Sweeps, CommandLineSweepsAreCheckedLikeTheSpecs) {
+  const std::string spec = source_path("tests/data/results/readme-spec.yaml");
+  const auto bad_value = run_cli("analyze " + spec + " --sweep batch=1,x");
+  EXPECT_EQ(bad_value.exit_code, 2);
+  EXPECT_NE(bad_value.err.find("sweep.batch[1]: expected an integer, got the string \"x\""), std::string::npos)
+      << bad_value.err;
+  const auto bad_field = run_cli("analyze " + spec + " --sweep colour=1");
+  EXPECT_EQ(bad_field.exit_code, 2);
+  EXPECT_NE(bad_field.err.find("--sweep: \"colour\" is not a block field that can be swept"), std::string::npos);
+  EXPECT_EQ(run_cli("analyze " + spec + " --sweep batch").exit_code, 2);
+  const auto zero = run_cli("analyze " + spec + " --sweep batch=0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  // Two fields: the cartesian product, the first given varying slowest.
+  const auto two = run_cli("analyze " + spec + " --sweep batch=1,2 --sweep size=8,16 --format csv");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("\"batch=2,size=8\""), std::string::npos) << two.out;
+  EXPECT_LT(two.out.find("\"batch=1,size=16\""), two.out.find("\"batch=2,size=8\""));
+}
+
+TEST(Sweeps, FilterRunsTheMatchingVariantsAndKeepsTheBaseline) {
+  const std::string spec = source_path("tests/data/results/readme-spec.yaml");
+  const auto r = run_cli("analyze " + spec + " --filter 'sep' --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nvnet-block,separable,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nvnet-block,standard,"), std::string::npos) << "the baseline stays";
+  EXPECT_EQ(r.out.find("bottleneck"), std::string::npos) << r.out;
+  const auto none = run_cli("analyze " + spec + " --filter 'resnet'");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--filter: \"resnet\" matches no block/variant of the spec (vnet-block/standard, "),
+            std::string::npos)
+      << none.err;
+  EXPECT_EQ(run_cli("analyze " + spec + " --filter '('").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace convbench
