@@ -3,8 +3,10 @@
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 
+#include "report/latex_table.hpp"
 #include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
 #include "spec/input_error.hpp"
@@ -30,27 +32,45 @@ void add_table_options(CLI::App& sub, OutputOptions& o) {
   std::string names;
   for (const std::string& n : table_column_names()) names += (names.empty() ? "" : ", ") + n;
   sub.add_option("--columns", o.columns, "Tables with these columns, comma-separated, in order: " + names);
+  std::string latex;
+  for (const std::string& n : latex_column_names()) latex += (latex.empty() ? "" : ", ") + n;
+  sub.add_option("--latex-columns", o.latex_columns,
+                 "LaTeX tables with these columns, comma-separated, in order (default: one that fits a single "
+                 "column): " +
+                     latex);
 }
 
-TableOptions table_options(const OutputOptions& o) {
-  TableOptions t;
-  t.wide = o.wide;
-  std::string rest = o.columns;
+namespace {
+
+// "a,b,c" checked against the names `check` knows; InputError naming `flag` otherwise.
+std::vector<std::string> column_list(const std::string& text, const char* flag, const std::vector<std::string>& known,
+                                     const std::function<void(const std::vector<std::string>&)>& check) {
+  std::vector<std::string> names;
+  std::string rest = text;
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
     std::string name = rest.substr(0, comma);
     rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    if (name.empty())
-      throw InputError({"command line", 0, 0}, "--columns", "an empty column name in \"" + o.columns + "\"");
-    t.columns.push_back(name);
+    if (name.empty()) throw InputError({"command line", 0, 0}, flag, "an empty column name in \"" + text + "\"");
+    names.push_back(name);
   }
   try {
-    check_table_columns(t.columns);
+    check(names);
   } catch (const std::invalid_argument& e) {
-    std::string names;
-    for (const std::string& n : table_column_names()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError({"command line", 0, 0}, "--columns", std::string(e.what()) + " (columns: " + names + ")");
+    std::string all;
+    for (const std::string& n : known) all += (all.empty() ? "" : ", ") + n;
+    throw InputError({"command line", 0, 0}, flag, std::string(e.what()) + " (columns: " + all + ")");
   }
+  return names;
+}
+
+}  // namespace
+
+TableOptions table_options(const OutputOptions& o) {
+  TableOptions t;
+  t.wide = o.wide;
+  t.columns = column_list(o.columns, "--columns", table_column_names(), check_table_columns);
+  t.latex_columns = column_list(o.latex_columns, "--latex-columns", latex_column_names(), check_latex_columns);
   return t;
 }
 
@@ -85,7 +105,7 @@ void write_results(const OutputOptions& o, const ResultSet& results, const std::
   bool to_stdout = false;
   for (const Requested& r : requested(o)) {
     if (r.path->empty()) continue;
-    files.push_back({{*r.path, r.flag}, render_results(results, r.format)});
+    files.push_back({{*r.path, r.flag}, render_results(results, r.format, false, table_options(o))});
     to_stdout = to_stdout || *r.path == "-";
   }
   write_output_files(files, inputs);

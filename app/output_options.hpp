@@ -19,7 +19,8 @@ struct OutputOptions {
   bool colour = false;           // ANSI colour in the terminal table (set from --color, see colour_for)
   std::string format = "table";  // what standard output shows (unless an output is `-`)
   bool wide = false;
-  std::string columns;  // comma-separated column names
+  std::string columns;        // comma-separated column names
+  std::string latex_columns;  // comma-separated LaTeX column names
 };
 
 void add_output_options(CLI::App& sub, OutputOptions& options);

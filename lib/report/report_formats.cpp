@@ -20,7 +20,7 @@ std::string render_results(const ResultSet& results, const std::string& format, 
   if (format == "table") return format_tables(results, TableStyle::terminal, colour, tables);
   if (format == "md") return format_tables(results, TableStyle::markdown, false, tables);
   if (format == "csv") return format_csv(results);
-  if (format == "latex") return format_latex(results);
+  if (format == "latex") return format_latex(results, tables.latex_columns);
   if (format == "html") return format_html(results);
   if (format == "gbench-json") return results_to_gbench_json(results).dump(2) + "\n";
   if (format == "json") return results_to_json(results).dump(2) + "\n";

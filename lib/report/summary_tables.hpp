@@ -29,8 +29,9 @@ std::string tables_footnote(const ResultSet& results);
 // Which columns the terminal and Markdown tables show (the names of table_column_names()). The
 // variant and any swept fields always come first.
 struct TableOptions {
-  std::vector<std::string> columns;  // chosen columns, in order; empty: the default
-  bool wide = false;                 // every column that applies (the default of Markdown)
+  std::vector<std::string> columns;        // chosen columns, in order; empty: the default
+  bool wide = false;                       // every column that applies (the default of Markdown)
+  std::vector<std::string> latex_columns;  // the LaTeX tables' columns (latex_table.hpp); empty: default
 };
 // Every column name, for --columns: params, gflop_fwd, gflop_bwd, fwd_ms, bwd_ms, step_ms,
 // time_ms (step in train, forward in infer), graph_ms, samples_per_s, tflops, gbs,
