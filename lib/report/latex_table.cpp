@@ -122,7 +122,7 @@ const LatexColumn& latex_column_named(const std::string& name) {
 }
 
 // The default fits one column of a one-column article (345 pt) in \footnotesize.
-const std::vector<std::string> kMeasuredDefault = {"time", "time_x", "peak", "peak_x", "flop_x", "params_x"};
+const std::vector<std::string> kMeasuredDefault = {"time", "time_x", "graph", "peak", "peak_x", "flop_x", "params_x"};
 const std::vector<std::string> kAnalysisDefault = {"params", "gflop", "peak", "peak_x", "flop_x", "params_x"};
 
 std::string table_of(const std::vector<const ResultRow*>& group, const std::vector<std::string>& chosen) {
