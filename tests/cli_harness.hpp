@@ -28,6 +28,14 @@ inline std::string temp_path(const std::string& name) {
 }
 
 // `args` is appended to the binary's path as shell words (quote them yourself).
+// `text` without the SVG namespace declaration, which is a name, not a reference to fetch: what
+// remains must hold no URL at all for a report to be self-contained.
+inline std::string without_svg_namespace(std::string text) {
+  const std::string ns = "xmlns=\"http://www.w3.org/2000/svg\"";
+  for (size_t at = text.find(ns); at != std::string::npos; at = text.find(ns, at)) text.erase(at, ns.size());
+  return text;
+}
+
 inline CliResult run_cli(const std::string& args) {
   const std::string err_path = temp_path("stderr.txt");
   const std::string cmd = std::string(CONVBENCH_BINARY) + " " + args + " 2>" + err_path;

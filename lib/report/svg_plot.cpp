@@ -22,12 +22,37 @@ const char* colour(size_t i) {
 
 std::string num(double v) { return format_fixed(v, 1); }
 
+// The plot's own styles, scoped to its id: a figure file has no page CSS to lean on.
+std::string plot_style(const std::string& id) {
+  const std::string s = "#" + id + " ";
+  return "<style>\n" + s + ".gridline{stroke:#e6e6e6;stroke-width:1}" + s + ".axis{stroke:#333;stroke-width:1.2}" + s +
+         ".tick-label," + s + ".legend-label," + s + ".bar-total{fill:#333;font-size:11px}" + s +
+         ".axis-label{fill:#111;font-size:13px}" + s + ".plot-title{fill:#111;font-size:14px;font-weight:600}" + s +
+         ".point{stroke:#fff;stroke-width:1.5}" + s + ".point-label{fill:#111;font-size:12px}" + s +
+         ".error-bar{stroke-width:1.5}" + s + ".series-line{fill:none;stroke-width:1.5}" + s +
+         ".roof-line{fill:none;stroke:#b00020;stroke-width:2}" + s + ".roof-label{fill:#b00020;font-size:12px}\n" +
+         "</style>\n";
+}
+
 std::string svg_open(const std::string& id, const std::string& css_class, const std::string& title) {
-  return "<svg id=\"" + html_escape(id) + "\" class=\"" + html_escape(css_class) + "\" viewBox=\"0 0 " + num(kWidth) +
-         " " + num(kHeight) + "\" width=\"" + num(kWidth) + "\" height=\"" + num(kHeight) +
-         "\" role=\"img\" aria-labelledby=\"" + html_escape(id) + "-title\">\n<title id=\"" + html_escape(id) +
-         "-title\">" + html_escape(title) + "</title>\n<text class=\"plot-title\" x=\"" + num(kLeft) + "\" y=\"22\">" +
-         html_escape(title) + "</text>\n";
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + html_escape(id) + "\" class=\"" + html_escape(css_class) +
+         "\" viewBox=\"0 0 " + num(kWidth) + " " + num(kHeight) + "\" width=\"" + num(kWidth) + "\" height=\"" +
+         num(kHeight) + "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" role=\"img\" " +
+         "aria-labelledby=\"" + html_escape(id) + "-title\">\n<title id=\"" + html_escape(id) + "-title\">" +
+         html_escape(title) + "</title>\n" + plot_style(html_escape(id)) + "<rect width=\"" + num(kWidth) +
+         "\" height=\"" + num(kHeight) + "\" fill=\"#fff\"/>\n<text class=\"plot-title\" x=\"" + num(kLeft) +
+         "\" y=\"22\">" + html_escape(title) + "</text>\n";
+}
+
+// A label's box in pixels, for placing labels where they do not overlap.
+struct Box {
+  double x0, y0, x1, y1;
+  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+Box text_box(double x, double y, const std::string& content, double size = 12) {
+  const double w = 0.6 * size * static_cast<double>(content.size());  // DejaVu Sans averages ~0.6 em
+  return {x, y - size, x + w, y + 3};
 }
 
 std::string text(double x, double y, const std::string& css_class, const std::string& content,
@@ -148,14 +173,82 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
     svg += "</g>\n";
   }
 
-  svg += "<g class=\"points\">\n";
+  // Colours: one per series when the points form series, else one per point.
+  std::vector<std::string> keys;
   for (const auto& [i, p] : points) {
-    svg += "<circle class=\"point\" cx=\"" + num(px(p.x)) + "\" cy=\"" + num(py(p.y)) + "\" r=\"5\" fill=\"" +
-           colour(i) + "\"><title>" +
-           html_escape(p.label + ": x " + format_significant(p.x, 4) + ", y " + format_significant(p.y, 4)) +
-           "</title></circle>\n";
-    svg += text(px(p.x) + 8, py(p.y) - 6, "point-label", p.label);
+    const std::string key = p.series.empty() ? p.label : p.series;
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   }
+  const auto colour_of = [&](const PlotPoint& p) {
+    const std::string key = p.series.empty() ? p.label : p.series;
+    return colour(static_cast<size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin()));
+  };
+  // Series: joined in x order.
+  svg += "<g class=\"series\">\n";
+  for (const std::string& key : keys) {
+    std::vector<const PlotPoint*> members;
+    for (const auto& [i, p] : points)
+      if (!p.series.empty() && p.series == key) members.push_back(&p);
+    if (members.size() < 2) continue;
+    std::sort(members.begin(), members.end(), [](const PlotPoint* a, const PlotPoint* b) { return a->x < b->x; });
+    svg += "<polyline class=\"series-line\" stroke=\"" + std::string(colour_of(*members.front())) + "\" points=\"";
+    for (const PlotPoint* m : members) svg += num(px(m->x)) + "," + num(py(m->y)) + " ";
+    svg += "\"/>\n";
+  }
+  svg += "</g>\n<g class=\"points\">\n";
+  std::vector<Box> taken;
+  std::vector<std::pair<double, double>> dots;
+  for (const auto& [i, p] : points) dots.emplace_back(px(p.x), py(p.y));
+  for (const auto& [x, y] : dots) taken.push_back({x - 6, y - 6, x + 6, y + 6});
+  for (size_t n = 0; n < points.size(); ++n) {
+    const PlotPoint& p = points[n].second;
+    const char* c = colour_of(p);
+    const double x = dots[n].first, y = dots[n].second;
+    if (p.y_lo > 0 && p.y_lo <= p.y && p.y <= p.y_hi && p.y_hi > p.y_lo) {  // the samples' quartiles
+      const double lo = py(p.y_lo), hi = py(p.y_hi);
+      svg += "<g class=\"error-bar\" stroke=\"" + std::string(c) + "\">" + line(x, lo, x, hi, "error-bar") +
+             line(x - 4, lo, x + 4, lo, "error-bar") + line(x - 4, hi, x + 4, hi, "error-bar") + "</g>\n";
+    }
+    svg += "<circle class=\"point\" cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"5\" fill=\"" + c + "\"><title>" +
+           html_escape(p.label + ": x " + format_significant(p.x, 4) + ", y " + format_significant(p.y, 4) +
+                       (p.y_hi > p.y_lo ? " (quartiles " + format_significant(p.y_lo, 4) + " to " +
+                                              format_significant(p.y_hi, 4) + ")"
+                                        : "")) +
+           "</title></circle>\n";
+  }
+  // Labels next to their points where they fit without covering another label or point (right,
+  // left, above, below); the legend names every colour either way.
+  for (size_t n = 0; n < points.size(); ++n) {
+    const PlotPoint& p = points[n].second;
+    if (!p.series.empty()) continue;  // series are named by the legend
+    const double x = dots[n].first, y = dots[n].second;
+    const double w = text_box(0, 0, p.label).x1;
+    const std::pair<double, double> spots[] = {
+        {x + 8, y - 6}, {x - 8 - w, y - 6}, {x - w / 2, y - 10}, {x - w / 2, y + 18}};
+    for (const auto& [lx, ly] : spots) {
+      const Box b = text_box(lx, ly, p.label);
+      if (b.x0 < kLeft || b.x1 > kLeft + kPlotW || b.y0 < kTop || b.y1 > kTop + kPlotH) continue;
+      if (std::any_of(taken.begin(), taken.end(),
+                      [&](const Box& t) { return t.overlaps(b) && !(t.x0 == x - 6 && t.y0 == y - 6); }))
+        continue;
+      taken.push_back(b);
+      svg += text(lx, ly, "point-label", p.label);
+      break;
+    }
+  }
+  svg += "</g>\n<g class=\"legend\">\n";
+  const size_t shown = std::min<size_t>(keys.size(), static_cast<size_t>(kPlotH / 18));
+  for (size_t k = 0; k < shown; ++k) {
+    const double y = kTop + 10 + 18 * static_cast<double>(k);
+    svg += "<circle cx=\"" + num(kLeft + kPlotW + 22) + "\" cy=\"" + num(y - 4) + "\" r=\"5\" fill=\"" + colour(k) +
+           "\"/>\n";
+    std::string name = keys[k];
+    if (name.size() > 22) name = name.substr(0, 21) + "…";
+    svg += text(kLeft + kPlotW + 32, y, "legend-label", name);
+  }
+  if (shown < keys.size())
+    svg += text(kLeft + kPlotW + 16, kTop + 10 + 18 * static_cast<double>(shown), "legend-label",
+                "+" + std::to_string(keys.size() - shown) + " more");
   return svg + "</g>\n</svg>\n";
 }
 
@@ -203,7 +296,14 @@ std::string render_stacked_bars_svg(const StackedBarPlot& plot) {
       base += v;
     }
     svg += text(x + width / 2, py(base) - 5, "bar-total", format_significant(base, 3), "middle");
-    svg += text(x + width / 2, kTop + kPlotH + 18, "tick-label", bar.label, "middle");
+    // Labels wider than their band are turned, so neighbours do not print over each other.
+    if (text_box(0, 0, bar.label, 11).x1 > band - 4) {
+      const double lx = x + width / 2, ly = kTop + kPlotH + 12;
+      std::string label = bar.label.size() > 24 ? bar.label.substr(0, 23) + "…" : bar.label;
+      svg += text(lx, ly, "tick-label", label, "end", " transform=\"rotate(-35 " + num(lx) + " " + num(ly) + ")\"");
+    } else {
+      svg += text(x + width / 2, kTop + kPlotH + 18, "tick-label", bar.label, "middle");
+    }
   }
   svg += "</g>\n<g class=\"legend\">\n";
   for (size_t c = 0; c < plot.categories.size(); ++c) {

@@ -1,6 +1,8 @@
-// Small self-contained SVG charts for the HTML report: a log-log scatter (optionally under a
-// roofline) and a stacked bar chart. Pure functions of their data; no scripts, no external
-// references, no xmlns (the SVG is inlined into HTML5).
+// Small self-contained SVG charts: a log-log scatter (optionally under a roofline, with IQR error
+// bars, points joined into series) and a stacked bar chart. Pure functions of their data; no
+// scripts, no external references. Each SVG carries its namespace (xmlns) and its own <style>,
+// so the same text works inlined in the HTML report and as a standalone figure file (Chromium,
+// rsvg-convert, a paper's \includegraphics after conversion): nothing depends on the page.
 #pragma once
 
 #include <optional>
@@ -10,8 +12,10 @@
 namespace convbench {
 
 struct PlotPoint {
-  std::string label;  // drawn next to the point
+  std::string label;  // drawn next to the point when there is room, and in the legend
   double x = 0, y = 0;
+  double y_lo = 0, y_hi = 0;  // an error bar (the samples' quartiles) when 0 < y_lo <= y <= y_hi
+  std::string series;         // points of one series share a colour and are joined, in x order
 };
 
 // The roofline's roof: y = min(peak, bandwidth * x).
