@@ -258,12 +258,17 @@ TEST(ReportFormats, HtmlIsSelfContainedWithThreeLabelledPlotsPerBlock) {
   EXPECT_EQ(testing::without_svg_namespace(html).find("http"), std::string::npos);  // no external reference of any kind
   for (const char* forbidden : {"<script", "<link", "src=", "href=", "@import", "url("})
     EXPECT_EQ(html.find(forbidden), std::string::npos) << forbidden;
-  EXPECT_EQ(count_of(html, "<svg "), 12u);  // 4 blocks x 3 plots
-  EXPECT_EQ(count_of(html, "</svg>"), 12u);
+  // 4 blocks x 3 plots, and 2 blocks swept over batch x (time, throughput)
+  EXPECT_EQ(count_of(html, "<svg "), 16u);
+  EXPECT_EQ(count_of(html, "</svg>"), 16u);
+  EXPECT_EQ(count_of(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" "), 16u);  // each stands alone too
+  EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"time-vs-batch-0\" class=\"plot time-vs-sweep\""),
+            std::string::npos);
   for (int block = 0; block < 4; ++block) {
     for (const char* plot : {"time-vs-flops", "memory-breakdown", "roofline"}) {
       const std::string open =
-          "<svg id=\"" + std::string(plot) + "-" + std::to_string(block) + "\" class=\"plot " + plot + "\"";
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + std::string(plot) + "-" + std::to_string(block) +
+          "\" class=\"plot " + plot + "\"";
       const size_t at = html.find(open);
       ASSERT_NE(at, std::string::npos) << open;
       const std::string svg = html.substr(at, html.find("</svg>", at) - at);
@@ -271,14 +276,14 @@ TEST(ReportFormats, HtmlIsSelfContainedWithThreeLabelledPlotsPerBlock) {
       EXPECT_NE(svg.find("class=\"axis-label y-label\""), std::string::npos) << plot;
     }
   }
-  const size_t t = html.find("<svg id=\"time-vs-flops-0\"");
+  const size_t t = html.find("id=\"time-vs-flops-0\" class=");
   const std::string time_plot = html.substr(t, html.find("</svg>", t) - t);
   EXPECT_NE(time_plot.find("FLOPs per training step"), std::string::npos);
   EXPECT_NE(time_plot.find("median step time, ms"), std::string::npos);
   for (const char* variant : {">standard<", ">bottleneck<", ">separable<"})
     EXPECT_NE(time_plot.find(variant), std::string::npos);
   EXPECT_EQ(count_of(time_plot, "<circle class=\"point\""), 3u);
-  const size_t m = html.find("<svg id=\"memory-breakdown-0\"");
+  const size_t m = html.find("id=\"memory-breakdown-0\" class=");
   const std::string memory_plot = html.substr(m, html.find("</svg>", m) - m);
   for (const char* category : {"parameters", "buffers", "gradients", "inputs", "saved", "temporaries", "workspace"})
     EXPECT_NE(memory_plot.find(std::string(">") + category + "<"), std::string::npos) << category;
