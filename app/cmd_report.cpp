@@ -35,7 +35,8 @@ Command add_report_command(CLI::App& app) {
             const std::vector<std::string> inputs = {opt->results, opt->against};
             check_output_paths({{opt->output, "-o"}}, inputs);
             const TableOptions tables = table_options(opt->tables);
-            const ResultSet results = load_results_file(opt->results);
+            check_figure_options(opt->tables);
+            const ResultSet results = with_device_limits(opt->tables, load_results_file(opt->results));
             std::string text;
             int exit_code = 0;
             const bool colour = opt->output.empty() && colour_for(*sub, stdout);
@@ -54,7 +55,9 @@ Command add_report_command(CLI::App& app) {
             } else {
               text = render_results(results, opt->format, colour, tables);
             }
-            write_output_files({{{opt->output.empty() ? "-" : opt->output, "-o"}, text}}, inputs);
+            std::vector<OutputFile> files = {{{opt->output.empty() ? "-" : opt->output, "-o"}, text}};
+            add_figure_files(opt->tables, results, files);
+            write_output_files(files, inputs);
             return exit_code;
           }};
 }

@@ -6,9 +6,12 @@
 #include <functional>
 #include <iostream>
 
+#include "option_checks.hpp"
+#include "report/figure_files.hpp"
 #include "report/latex_table.hpp"
 #include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
+#include "results/device_limits.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench::cli {
@@ -34,6 +37,14 @@ void add_table_options(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--columns", o.columns, "Tables with these columns, comma-separated, in order: " + names);
   std::string latex;
   for (const std::string& n : latex_column_names()) latex += (latex.empty() ? "" : ", ") + n;
+  sub.add_option("--plots", o.plots,
+                 "Also write every plot as a standalone figure into this existing directory: SVG, and PDF when "
+                 "rsvg-convert is installed");
+  sub.add_option("--peak-flops", o.peak_flops,
+                 "The device's peak FLOP/s (e.g. 1.5e12 for a CPU), for the roofline; with --bandwidth")
+      ->check(finite_in(kMinPeakFlops, kMaxPeakFlops));
+  sub.add_option("--bandwidth", o.bandwidth, "The device's memory bandwidth in bytes/s (e.g. 4e10), for the roofline")
+      ->check(finite_in(kMinBandwidth, kMaxBandwidth));
   sub.add_option("--latex-columns", o.latex_columns,
                  "LaTeX tables with these columns, comma-separated, in order (default: one that fits a single "
                  "column): " +
@@ -98,9 +109,34 @@ void check_result_paths(const OutputOptions& o, const std::vector<std::string>& 
   for (const Requested& r : requested(o)) paths.push_back({*r.path, r.flag});
   check_output_paths(paths, inputs);
   table_options(o);  // a bad --columns fails before the work, not after it
+  check_figure_options(o);
 }
 
-void write_results(const OutputOptions& o, const ResultSet& results, const std::vector<std::string>& inputs) {
+void check_figure_options(const OutputOptions& o) {
+  check_plot_dir(o.plots);
+  if ((o.peak_flops > 0) != (o.bandwidth > 0))
+    throw InputError({"command line", 0, 0}, o.peak_flops > 0 ? "--bandwidth" : "--peak-flops",
+                     "the roofline needs both --peak-flops and --bandwidth");
+}
+
+ResultSet with_device_limits(const OutputOptions& o, const ResultSet& results) {
+  ResultSet out = results;
+  if (o.peak_flops > 0 && o.bandwidth > 0)
+    out.provenance["device_limits"] = {{"peak_flops", o.peak_flops},
+                                       {"bandwidth_bytes_per_s", o.bandwidth},
+                                       {"source", "given on the command line (--peak-flops, --bandwidth)"}};
+  return out;
+}
+
+void add_figure_files(const OutputOptions& o, const ResultSet& results, std::vector<OutputFile>& files) {
+  if (o.plots.empty()) return;
+  FigureSet figures = figure_files(results, o.plots);
+  if (!figures.notice.empty()) std::cerr << "convbench: " << figures.notice << "\n";
+  for (OutputFile& f : figures.files) files.push_back(std::move(f));
+}
+
+void write_results(const OutputOptions& o, const ResultSet& measured, const std::vector<std::string>& inputs) {
+  const ResultSet results = with_device_limits(o, measured);
   std::vector<OutputFile> files;
   bool to_stdout = false;
   for (const Requested& r : requested(o)) {
@@ -108,6 +144,7 @@ void write_results(const OutputOptions& o, const ResultSet& results, const std::
     files.push_back({{*r.path, r.flag}, render_results(results, r.format, false, table_options(o))});
     to_stdout = to_stdout || *r.path == "-";
   }
+  add_figure_files(o, results, files);
   write_output_files(files, inputs);
   if (!to_stdout) std::cout << render_results(results, o.format, o.colour && o.format == "table", table_options(o));
 }

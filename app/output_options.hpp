@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "report/output_writer.hpp"
 #include "report/summary_tables.hpp"
 #include "results/results.hpp"
 
@@ -19,8 +20,10 @@ struct OutputOptions {
   bool colour = false;           // ANSI colour in the terminal table (set from --color, see colour_for)
   std::string format = "table";  // what standard output shows (unless an output is `-`)
   bool wide = false;
-  std::string columns;        // comma-separated column names
-  std::string latex_columns;  // comma-separated LaTeX column names
+  std::string columns;                   // comma-separated column names
+  std::string latex_columns;             // comma-separated LaTeX column names
+  std::string plots;                     // --plots DIR: standalone SVG (and PDF) figures
+  double peak_flops = 0, bandwidth = 0;  // --peak-flops / --bandwidth: the roof of a device convbench cannot name
 };
 
 void add_output_options(CLI::App& sub, OutputOptions& options);
@@ -28,6 +31,13 @@ void add_output_options(CLI::App& sub, OutputOptions& options);
 void add_table_options(CLI::App& sub, OutputOptions& options);
 // The table columns asked for; InputError naming --columns for an unknown name.
 TableOptions table_options(const OutputOptions& options);
+// The checks of --plots, --peak-flops and --bandwidth that can be made before any work.
+void check_figure_options(const OutputOptions& options);
+// `results` with the device limits --peak-flops/--bandwidth give (provenance.device_limits), so
+// the HTML roofline, the figures and the JSON carry them; `results` unchanged without them.
+ResultSet with_device_limits(const OutputOptions& options, const ResultSet& results);
+// Appends the --plots figures to `files` (and says on stderr why there are no PDFs, if so).
+void add_figure_files(const OutputOptions& options, const ResultSet& results, std::vector<OutputFile>& files);
 // Refuses bad output paths (InputError) before any work: a device, FIFO, directory or symlink, an
 // input of the command, the same file twice.
 void check_result_paths(const OutputOptions& options, const std::vector<std::string>& inputs);

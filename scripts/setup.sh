@@ -35,6 +35,10 @@ packages=(
   libbenchmark-tools python3-scipy
   # pandas reads the CSV in a test, as its users do
   python3-pandas
+  # --plots DIR: rsvg-convert turns each SVG figure into a PDF (found at run time; without it the
+  # figures are SVG only); the tests render the figures as readers do, SVG in Chromium and the
+  # PDF with pdftoppm
+  librsvg2-bin chromium poppler-utils
 )
 
 if [ "${1:-}" = --list ]; then

@@ -266,9 +266,8 @@ TEST(ReportFormats, HtmlIsSelfContainedWithThreeLabelledPlotsPerBlock) {
             std::string::npos);
   for (int block = 0; block < 4; ++block) {
     for (const char* plot : {"time-vs-flops", "memory-breakdown", "roofline"}) {
-      const std::string open =
-          "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + std::string(plot) + "-" + std::to_string(block) +
-          "\" class=\"plot " + plot + "\"";
+      const std::string open = "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + std::string(plot) + "-" +
+                               std::to_string(block) + "\" class=\"plot " + plot + "\"";
       const size_t at = html.find(open);
       ASSERT_NE(at, std::string::npos) << open;
       const std::string svg = html.substr(at, html.find("</svg>", at) - at);

@@ -34,15 +34,19 @@ std::string plot_style(const std::string& id) {
          "</style>\n";
 }
 
-std::string svg_open(const std::string& id, const std::string& css_class, const std::string& title) {
+std::string svg_open(const std::string& id, const std::string& css_class, const std::string& title,
+                     double height = kHeight) {
   return "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + html_escape(id) + "\" class=\"" + html_escape(css_class) +
-         "\" viewBox=\"0 0 " + num(kWidth) + " " + num(kHeight) + "\" width=\"" + num(kWidth) + "\" height=\"" +
-         num(kHeight) + "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" role=\"img\" " +
+         "\" viewBox=\"0 0 " + num(kWidth) + " " + num(height) + "\" width=\"" + num(kWidth) + "\" height=\"" +
+         num(height) + "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" role=\"img\" " +
          "aria-labelledby=\"" + html_escape(id) + "-title\">\n<title id=\"" + html_escape(id) + "-title\">" +
          html_escape(title) + "</title>\n" + plot_style(html_escape(id)) + "<rect width=\"" + num(kWidth) +
-         "\" height=\"" + num(kHeight) + "\" fill=\"#fff\"/>\n<text class=\"plot-title\" x=\"" + num(kLeft) +
+         "\" height=\"" + num(height) + "\" fill=\"#fff\"/>\n<text class=\"plot-title\" x=\"" + num(kLeft) +
          "\" y=\"22\">" + html_escape(title) + "</text>\n";
 }
+
+// A label cut to 24 characters, for places with little room.
+std::string shortened(const std::string& label) { return label.size() > 24 ? label.substr(0, 23) + "…" : label; }
 
 // A label's box in pixels, for placing labels where they do not overlap.
 struct Box {
@@ -66,9 +70,9 @@ std::string line(double x1, double y1, double x2, double y2, const std::string& 
          "\" y2=\"" + num(y2) + "\"/>\n";
 }
 
-std::string axis_labels(const std::string& x_label, const std::string& y_label) {
+std::string axis_labels(const std::string& x_label, const std::string& y_label, double height = kHeight) {
   const double cx = kLeft + kPlotW / 2, cy = kTop + kPlotH / 2;
-  return text(cx, kHeight - 16, "axis-label x-label", x_label, "middle") +
+  return text(cx, height - 16, "axis-label x-label", x_label, "middle") +
          text(18, cy, "axis-label y-label", y_label, "middle", " transform=\"rotate(-90 18 " + num(cy) + ")\"");
 }
 
@@ -145,6 +149,7 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
   auto py = [&](double y) { return kTop + kPlotH - sy.to_unit(y) * kPlotH; };
 
   std::string svg = svg_open(plot.id, plot.css_class, plot.title);
+  std::vector<Box> roof_boxes;  // point labels keep off the roof's labels
   svg += "<g class=\"grid\">\n";
   for (double v : log_ticks(sx)) {
     const double x = px(v);
@@ -168,8 +173,12 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
            num(py(r.bandwidth * x_start)) + " " + num(px(ridge)) + "," + num(py(r.peak)) + " " + num(px(x_hi)) + "," +
            num(py(r.peak)) + "\"/>\n";
     svg += text(px(x_hi) - 4, py(r.peak) - 6, "roof-label", r.peak_label, "end");
+    const double peak_w = text_box(0, 0, r.peak_label).x1;
+    roof_boxes.push_back(text_box(px(x_hi) - 4 - peak_w, py(r.peak) - 6, r.peak_label));
     const double bx = std::sqrt(x_start * ridge);
     svg += text(px(bx) - 6, py(r.bandwidth * bx) - 8, "roof-label", r.bandwidth_label, "end");
+    const double bw_w = text_box(0, 0, r.bandwidth_label).x1;
+    roof_boxes.push_back(text_box(px(bx) - 6 - bw_w, py(r.bandwidth * bx) - 8, r.bandwidth_label));
     svg += "</g>\n";
   }
 
@@ -196,7 +205,7 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
     svg += "\"/>\n";
   }
   svg += "</g>\n<g class=\"points\">\n";
-  std::vector<Box> taken;
+  std::vector<Box> taken = roof_boxes;
   std::vector<std::pair<double, double>> dots;
   for (const auto& [i, p] : points) dots.emplace_back(px(p.x), py(p.y));
   for (const auto& [x, y] : dots) taken.push_back({x - 6, y - 6, x + 6, y + 6});
@@ -268,7 +277,13 @@ std::string render_stacked_bars_svg(const StackedBarPlot& plot) {
   const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
   auto py = [&](double v) { return kTop + kPlotH - v / top * kPlotH; };
 
-  std::string svg = svg_open(plot.id, plot.css_class, plot.title);
+  // Labels wider than their band are turned; the canvas grows by what they need below the axis.
+  const double band = plot.bars.empty() ? kPlotW : kPlotW / static_cast<double>(plot.bars.size());
+  double widest = 0;
+  for (const StackedBar& b : plot.bars) widest = std::max(widest, text_box(0, 0, shortened(b.label), 11).x1);
+  const bool turn = widest > band - 4;
+  const double height = kHeight + (turn ? 0.57 * widest : 0.0);  // sin 35 degrees of the widest label
+  std::string svg = svg_open(plot.id, plot.css_class, plot.title, height);
   svg += "<g class=\"grid\">\n";
   for (int k = 0; k * step <= top * (1 + 1e-9); ++k) {
     const double y = py(k * step);
@@ -277,9 +292,8 @@ std::string render_stacked_bars_svg(const StackedBarPlot& plot) {
   }
   svg += "</g>\n<g class=\"axes\">\n" + line(kLeft, kTop + kPlotH, kLeft + kPlotW, kTop + kPlotH, "axis") +
          line(kLeft, kTop, kLeft, kTop + kPlotH, "axis") + "</g>\n";
-  svg += axis_labels("variant", plot.y_label);
+  svg += axis_labels("variant", plot.y_label, height);
 
-  const double band = plot.bars.empty() ? kPlotW : kPlotW / static_cast<double>(plot.bars.size());
   const double width = std::min(band * 0.6, 90.0);
   svg += "<g class=\"bars\">\n";
   for (size_t b = 0; b < plot.bars.size(); ++b) {
@@ -296,11 +310,11 @@ std::string render_stacked_bars_svg(const StackedBarPlot& plot) {
       base += v;
     }
     svg += text(x + width / 2, py(base) - 5, "bar-total", format_significant(base, 3), "middle");
-    // Labels wider than their band are turned, so neighbours do not print over each other.
-    if (text_box(0, 0, bar.label, 11).x1 > band - 4) {
+    // Turned labels, so neighbours do not print over each other.
+    if (turn) {
       const double lx = x + width / 2, ly = kTop + kPlotH + 12;
-      std::string label = bar.label.size() > 24 ? bar.label.substr(0, 23) + "…" : bar.label;
-      svg += text(lx, ly, "tick-label", label, "end", " transform=\"rotate(-35 " + num(lx) + " " + num(ly) + ")\"");
+      svg += text(lx, ly, "tick-label", shortened(bar.label), "end",
+                  " transform=\"rotate(-35 " + num(lx) + " " + num(ly) + ")\"");
     } else {
       svg += text(x + width / 2, kTop + kPlotH + 18, "tick-label", bar.label, "middle");
     }

@@ -1,0 +1,35 @@
+// `--plots DIR`: every plot of a report as a standalone figure file, for a paper or a slide:
+// DIR/<block>[-<point>]-<plot>.svg and, when `rsvg-convert` (Debian's librsvg2-bin) is on the
+// PATH, the same figure as DIR/....pdf for \includegraphics. The SVGs are the HTML report's own
+// (report/block_plots.hpp), which carry their namespace and styles. The files are written with
+// the command's other outputs, all or nothing (report/output_writer.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/output_writer.hpp"
+#include "results/results.hpp"
+
+namespace convbench {
+
+// Refuses (InputError naming --plots) a DIR that does not exist or is not a directory, before
+// any work.
+void check_plot_dir(const std::string& dir);
+
+struct FigureSet {
+  std::vector<OutputFile> files;
+  std::string notice;  // e.g. why there are no PDFs; empty when there is nothing to say
+};
+
+// The figures of `results` for DIR. Plots that cannot be drawn (no timing) are left out.
+FigureSet figure_files(const ResultSet& results, const std::string& dir);
+
+// A file name from a block, point and plot name: letters, digits, '.', '-' and '_' only.
+std::string figure_name(const std::string& block, const std::string& point, const std::string& plot);
+
+// The PDF of an SVG from `rsvg-convert`, or an empty string with `why` set when the tool is
+// missing or fails.
+std::string svg_to_pdf(const std::string& svg, std::string& why);
+
+}  // namespace convbench
