@@ -207,7 +207,10 @@ constexpr const char* kSweepFlag = "--sweep";
 
 void apply_sweep_overrides(const SpecLimits& limits, std::vector<std::shared_ptr<const SourceNode>>& trees,
                            const std::string& flag_file, std::vector<SweepAxis>& axes) {
-  for (const auto& [key, values_text] : limits.sweep_overrides) {
+  for (const auto& sweep_override : limits.sweep_overrides) {
+    // Named, not bound: a lambda below captures the key (clang 14 cannot capture a binding).
+    const std::string& key = sweep_override.first;
+    const std::string& values_text = sweep_override.second;
     if (key.empty() || values_text.empty())
       throw InputError({"command line", 0, 0}, kSweepFlag,
                        "expected FIELD=V1,V2,... (e.g. batch=1,2,4), got \"" + key + (values_text.empty() ? "" : "=") +
