@@ -2,6 +2,8 @@
 // (--sweep, --filter, swept fields as columns, throughput), end to end through the CLI.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "cli_harness.hpp"
@@ -42,6 +44,16 @@ TEST(Tables, TheDefaultCompareTableOfTheSeedFitsOneHundredColumns) {
       run_cli("report " + source_path("tests/data/results/measured.json") + " --columns samples_per_s,time_x");
   ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
   EXPECT_EQ(table_lines(chosen.out).at(1), "variant          batch  samples/s  step x");
+}
+
+TEST(Tables, TheDefaultAnalysisTableOfTheSeedFitsOneHundredColumns) {
+  const auto r = run_cli("analyze " + source_path("configs/seed-blocks.yaml"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = table_lines(r.out);
+  ASSERT_GE(lines.size(), 5u) << r.out;
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
+  // The wide analysis table is the one that may be wider; the compact one keeps the ratios.
+  EXPECT_NE(lines[1].find("peak x"), std::string::npos) << lines[1];
 }
 
 TEST(Tables, UnknownColumnsAreABadInput) {
@@ -102,6 +114,63 @@ TEST(Sweeps, CommandLineSweepsAreCheckedLikeTheSpecs) {
   ASSERT_EQ(two.exit_code, 0) << two.err;
   EXPECT_NE(two.out.find("\"batch=2,size=8\""), std::string::npos) << two.out;
   EXPECT_LT(two.out.find("\"batch=1,size=16\""), two.out.find("\"batch=2,size=8\""));
+}
+
+TEST(Sweeps, AFieldSweptTwiceOnTheCommandLineIsABadInput) {
+  // The last --sweep of a field silently winning would run a sweep nobody asked for.
+  const std::string json = testing::temp_path("swept_twice.json");
+  const auto r = run_cli("analyze " + source_path("tests/data/results/readme-spec.yaml") +
+                         " --sweep batch=1,2 --sweep batch=4 --json " + json);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--sweep: \"batch\" is swept twice"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(json)) << "no output is written on bad input";
+  // Two different fields are a product, not a conflict.
+  EXPECT_EQ(
+      run_cli("analyze " + source_path("tests/data/results/readme-spec.yaml") + " --sweep batch=1,2 --sweep size=8")
+          .exit_code,
+      0);
+}
+
+TEST(Sweeps, CompareTakesSweepAndFilterFromTheCommandLine) {
+  // Memory only: the wiring of the flags into compare is under test, not the times.
+  const std::string json = testing::temp_path("compare_sweep.json");
+  const auto r =
+      run_cli("compare " + source_path("tests/data/results/readme-spec.yaml") +
+              " --device cpu --memory-only -q --sweep batch=1,2 --filter separable --format csv --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::filesystem::remove(json);
+  std::istringstream rows(r.out);
+  std::string header, line;
+  std::getline(rows, header);
+  EXPECT_NE(header.find(",sweep_batch"), std::string::npos) << header;
+  std::vector<std::string> kept;
+  while (std::getline(rows, line)) kept.push_back(line.substr(0, line.find(",", line.find(",") + 1)));
+  EXPECT_EQ(kept, (std::vector<std::string>{"vnet-block,standard", "vnet-block,separable", "vnet-block,standard",
+                                            "vnet-block,separable"}))
+      << r.out;
+  // Bad values are refused before anything runs, naming the flag, and nothing is written.
+  const auto bad = run_cli("compare " + source_path("tests/data/results/readme-spec.yaml") +
+                           " --device cpu --memory-only -q --sweep batch=1,-2 --json " + json);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_EQ(bad.err.rfind("error: --sweep:", 0), 0u) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+  const auto none = run_cli("compare " + source_path("tests/data/results/readme-spec.yaml") +
+                            " --device cpu --memory-only -q --filter nothing-here --json " + json);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--filter: \"nothing-here\" matches no block/variant"), std::string::npos) << none.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+}
+
+TEST(Sweeps, AFilterThatMatchesNothingListsEveryNameWhole) {
+  // "b/sep" must be listed although "b/separable" contains it.
+  const std::string spec = testing::temp_path("filter_names.yaml");
+  std::ofstream(spec) << "blocks:\n  - {name: b, dims: 2, batch: 1, in_channels: 4, out_channels: 4, size: 8,\n"
+                         "     variants: [standard, separable, {kind: separable, name: sep}]}\n";
+  const auto r = run_cli("analyze " + spec + " --filter zzz");
+  std::filesystem::remove(spec);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("(b/standard, b/separable, b/sep)"), std::string::npos) << r.err;
 }
 
 TEST(Sweeps, FilterRunsTheMatchingVariantsAndKeepsTheBaseline) {

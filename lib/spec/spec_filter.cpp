@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <vector>
 
 #include "spec/input_error.hpp"
 
@@ -30,10 +31,14 @@ void filter_spec(Spec& spec, const std::string& pattern) {
   }
   if (kept.empty()) {
     std::string names;
+    std::vector<std::string> listed;
     for (const BlockSpec& b : spec.blocks) {
       for (const VariantSpec& v : b.variants) {
         const std::string name = b.name + "/" + v.name;
-        if (names.find(name) == std::string::npos) names += (names.empty() ? "" : ", ") + name;
+        // Listed once each, compared whole: "b/sep" is not already there because "b/separable" is.
+        if (std::find(listed.begin(), listed.end(), name) != listed.end()) continue;
+        listed.push_back(name);
+        names += (names.empty() ? "" : ", ") + name;
       }
     }
     throw InputError({"command line", 0, 0}, "--filter",

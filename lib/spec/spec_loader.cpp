@@ -207,6 +207,7 @@ constexpr const char* kSweepFlag = "--sweep";
 
 void apply_sweep_overrides(const SpecLimits& limits, std::vector<std::shared_ptr<const SourceNode>>& trees,
                            const std::string& flag_file, std::vector<SweepAxis>& axes) {
+  std::vector<std::string> given;  // fields already swept by an earlier --sweep
   for (const auto& sweep_override : limits.sweep_overrides) {
     // Named, not bound: a lambda below captures the key (clang 14 cannot capture a binding).
     const std::string& key = sweep_override.first;
@@ -220,6 +221,12 @@ void apply_sweep_overrides(const SpecLimits& limits, std::vector<std::shared_ptr
     if (!sweepable)
       throw InputError({"command line", 0, 0}, kSweepFlag,
                        "\"" + key + "\" is not a block field that can be swept (" + key + "=" + values_text + ")");
+    // A field given twice is refused, as a spec's sweep map refuses a duplicate key: silently
+    // keeping the last would run a sweep the user did not ask for (batch=1,2 then batch=4).
+    if (std::find(given.begin(), given.end(), key) != given.end())
+      throw InputError({"command line", 0, 0}, kSweepFlag,
+                       "\"" + key + "\" is swept twice; give all its values in one --sweep (" + key + "=V1,V2,...)");
+    given.push_back(key);
     trees.push_back(parse_source_tree("[" + values_text + "]", flag_file));
     const Field values(*trees.back(), "sweep." + key, flag_file);
     SweepAxis axis{key, values.non_empty_list("values to sweep")};
