@@ -106,7 +106,16 @@ TEST(Sweeps, CommandLineSweepsAreCheckedLikeTheSpecs) {
   const auto bad_field = run_cli("analyze " + spec + " --sweep colour=1");
   EXPECT_EQ(bad_field.exit_code, 2);
   EXPECT_NE(bad_field.err.find("--sweep: \"colour\" is not a block field that can be swept"), std::string::npos);
-  EXPECT_EQ(run_cli("analyze " + spec + " --sweep batch").exit_code, 2);
+  for (const char* no_values : {" --sweep batch", " --sweep batch="}) {
+    const auto r = run_cli("analyze " + spec + no_values);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--sweep: expected FIELD=V1,V2,... (e.g. batch=1,2,4), got no values for \"batch\""),
+              std::string::npos)
+        << r.err;
+  }
+  const auto no_field = run_cli("analyze " + spec + " --sweep =1,2");
+  EXPECT_EQ(no_field.exit_code, 2);
+  EXPECT_NE(no_field.err.find("got no field before \"=1,2\""), std::string::npos) << no_field.err;
   const auto zero = run_cli("analyze " + spec + " --sweep batch=0");
   EXPECT_EQ(zero.exit_code, 2) << zero.out;
   // Two fields: the cartesian product, the first given varying slowest.

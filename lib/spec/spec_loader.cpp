@@ -212,10 +212,13 @@ void apply_sweep_overrides(const SpecLimits& limits, std::vector<std::shared_ptr
     // Named, not bound: a lambda below captures the key (clang 14 cannot capture a binding).
     const std::string& key = sweep_override.first;
     const std::string& values_text = sweep_override.second;
-    if (key.empty() || values_text.empty())
+    // Said, not echoed: "batch" and "batch=" reach here alike (the command line splits at '=').
+    if (key.empty())
       throw InputError({"command line", 0, 0}, kSweepFlag,
-                       "expected FIELD=V1,V2,... (e.g. batch=1,2,4), got \"" + key + (values_text.empty() ? "" : "=") +
-                           values_text + "\"");
+                       "expected FIELD=V1,V2,... (e.g. batch=1,2,4), got no field before \"=" + values_text + "\"");
+    if (values_text.empty())
+      throw InputError({"command line", 0, 0}, kSweepFlag,
+                       "expected FIELD=V1,V2,... (e.g. batch=1,2,4), got no values for \"" + key + "\"");
     const bool sweepable = key != "name" && key != "variants" &&
                            std::find(kBlockFields.begin(), kBlockFields.end(), key) != kBlockFields.end();
     if (!sweepable)
