@@ -78,7 +78,7 @@ TEST(Sweeps, OneTablePerBlockWithTheSweptFieldAsAColumn) {
   const std::vector<std::string> lines = table_lines(r.out);
   // One title, one header, one rule, 3 variants x 3 points.
   ASSERT_EQ(lines.size(), 2u + 1 + 9 + 1) << r.out;
-  EXPECT_EQ(lines[0], "vnet-block: input 1x16x16x16x16 at batch=1, sweeping batch, float32, channels_first, train");
+  EXPECT_EQ(lines[0], "vnet-block: input {1,2,4}x16x16x16x16, sweeping batch, float32, channels_first, train");
   EXPECT_EQ(lines[1].rfind("variant          batch  params", 0), 0u) << lines[1];
   EXPECT_EQ(lines[9].rfind("standard (base)      4", 0), 0u) << lines[9];
   // Ratios are against the baseline at the same point: every standard row is 1.00x.
@@ -95,6 +95,37 @@ TEST(Sweeps, OneTablePerBlockWithTheSweptFieldAsAColumn) {
             std::string::npos)
       << header;
   EXPECT_NE(first.find(",1,16,32,16,16,16,3,3,3,,1"), std::string::npos) << first;
+}
+
+TEST(Sweeps, ASweptTableOfTheSeedFitsOneHundredColumnsTitleIncluded) {
+  // Memory only: a measured table's columns and title (with its device), quickly.
+  const auto r = run_cli("compare " + source_path("configs/seed-blocks.yaml") +
+                         " --device cpu --memory-only -q --sweep batch=2,16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = table_lines(r.out);
+  ASSERT_EQ(lines.size(), 2u + 1 + 6 + 1) << r.out;
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
+  EXPECT_EQ(lines[0],
+            "vnet-block: input {2,16}x16x32x32x32, sweeping batch, float32, channels_first, train, device cpu");
+}
+
+TEST(Sweeps, ATitleNamesEveryValueOfASweptDtypeAndATablePerMode) {
+  const auto r = run_cli("analyze " + source_path("configs/seed-blocks.yaml") +
+                         " --sweep dtype=float32,float16 --sweep mode=train,infer");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Train and infer rows have different columns (step vs forward, backward FLOPs): a table each.
+  const size_t train = r.out.find(
+      "vnet-block: input 6x16x32x32x32, sweeping dtype, mode, {float32,float16}, "
+      "channels_first, train\n");
+  const size_t infer = r.out.find(
+      "vnet-block: input 6x16x32x32x32, sweeping dtype, mode, {float32,float16}, "
+      "channels_first, infer\n");
+  ASSERT_NE(train, std::string::npos) << r.out;
+  ASSERT_NE(infer, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GFLOP bwd", infer), std::string::npos) << "an inference table has no backward column";
+  ASSERT_LT(train, infer);
+  EXPECT_EQ(r.out.substr(train, infer - train).find("  infer  "), std::string::npos)
+      << "no infer row in the train table";
 }
 
 TEST(Sweeps, CommandLineSweepsAreCheckedLikeTheSpecs) {

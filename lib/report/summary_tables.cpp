@@ -51,6 +51,25 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s;
 }
 
+// The input shapes of a swept group in one: a dim that varies lists its values, in sweep order
+// ("{2,16}x16x32x32x32"). Shorter than naming the first point's shape and its label, so a
+// swept table's title stays within the compact table's 100 columns.
+std::string swept_shape_text(const std::vector<const ResultRow*>& group) {
+  const std::vector<int64_t>& first = group.front()->input_shape;
+  std::string s;
+  for (size_t d = 0; d < first.size(); ++d) {
+    std::vector<int64_t> values;
+    for (const ResultRow* r : group)
+      if (r->input_shape.size() == first.size() &&
+          std::find(values.begin(), values.end(), r->input_shape[d]) == values.end())
+        values.push_back(r->input_shape[d]);
+    std::string dim;
+    for (size_t i = 0; i < values.size(); ++i) dim += (i ? "," : "") + std::to_string(values[i]);
+    s += (d ? "x" : "") + (values.size() > 1 ? "{" + dim + "}" : dim);
+  }
+  return s;
+}
+
 // The swept fields of a group, in the order the rows carry them.
 std::vector<std::string> swept_fields(const std::vector<const ResultRow*>& group) {
   std::vector<std::string> fields;
@@ -66,12 +85,20 @@ std::string group_title(const std::vector<const ResultRow*>& group) {
   bool one_point = true;
   for (const ResultRow* other : group) one_point = one_point && other->point_label == r.point_label;
   std::string t = r.block + (one_point && !r.point_label.empty() ? " [" + r.point_label + "]" : "") + ": input " +
-                  shape_text(r.input_shape);
+                  (one_point ? shape_text(r.input_shape) : swept_shape_text(group));
   if (!one_point) {
-    t += " at " + r.point_label + ", sweeping";
+    t += ", sweeping";
     for (size_t i = 0; i < swept.size(); ++i) t += (i ? ", " : " ") + swept[i];
   }
-  t += ", " + r.dtype + ", " + r.layout + ", " + r.mode;
+  // A swept dtype, layout or mode lists its values, as a varying dim does: the first row's alone
+  // would claim the whole table is float32.
+  const auto text_of = [&](std::string ResultRow::*field) {
+    std::vector<std::string> values;
+    for (const ResultRow* row : group)
+      if (std::find(values.begin(), values.end(), row->*field) == values.end()) values.push_back(row->*field);
+    return values.size() > 1 ? "{" + join(values, ",") + "}" : values.front();
+  };
+  t += ", " + text_of(&ResultRow::dtype) + ", " + text_of(&ResultRow::layout) + ", " + text_of(&ResultRow::mode);
   if (!r.device.empty()) t += ", device " + r.device;
   return t;
 }
@@ -248,12 +275,14 @@ BlockTable block_table(const std::vector<const ResultRow*>& group, const std::ve
   return {group_title(group), std::move(t)};
 }
 
-// Rows of the same block, all sweep points together, in row order.
+// Rows of the same block, all sweep points together, in row order. A block swept over `mode`
+// gets a table per mode: train and infer rows have different columns (step vs forward time,
+// backward FLOPs), and one header cannot name both.
 std::vector<std::vector<const ResultRow*>> rows_by_block(const ResultSet& results) {
   std::vector<std::vector<const ResultRow*>> groups;
-  std::map<std::string, size_t> index;
+  std::map<std::pair<std::string, std::string>, size_t> index;
   for (const ResultRow& r : results.rows) {
-    auto [it, added] = index.emplace(r.block, groups.size());
+    auto [it, added] = index.emplace(std::make_pair(r.block, r.mode), groups.size());
     if (added) groups.emplace_back();
     groups[it->second].push_back(&r);
   }
