@@ -108,6 +108,15 @@ void check_result_paths(const OutputOptions& o, const std::vector<std::string>& 
   std::vector<OutputPath> paths;
   for (const Requested& r : requested(o)) paths.push_back({*r.path, r.flag});
   check_output_paths(paths, inputs);
+  // Standard output carries one format: an output named `-` would silently drop what --format
+  // asked for.
+  if (o.format != "table")
+    for (const Requested& r : requested(o))
+      if (*r.path == "-")
+        throw InputError({"command line", 0, 0}, "--format",
+                         "--format " + o.format + " and " + r.flag +
+                             " - both ask for standard output; name a file "
+                             "for one of them");
   table_options(o);  // a bad --columns fails before the work, not after it
   check_figure_options(o);
 }

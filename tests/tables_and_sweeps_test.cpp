@@ -70,6 +70,13 @@ TEST(Tables, FormatChoosesWhatStandardOutputShows) {
   const auto csv = run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --format csv");
   EXPECT_EQ(csv.out.rfind("block,variant,kind,point,", 0), 0u) << csv.out;
   EXPECT_EQ(run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --format pdf").exit_code, 2);
+  // Standard output carries one format: --format md with --csv - would drop one of them.
+  const auto both = run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --format md --csv -");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_TRUE(both.out.empty()) << both.out;
+  EXPECT_NE(both.err.find("--format: --format md and --csv - both ask for standard output"), std::string::npos)
+      << both.err;
+  EXPECT_EQ(run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --csv -").exit_code, 0);
 }
 
 TEST(Sweeps, OneTablePerBlockWithTheSweptFieldAsAColumn) {
