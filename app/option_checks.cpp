@@ -40,8 +40,8 @@ void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
           limits.sweep_overrides.emplace_back(s.substr(0, eq), eq == std::string::npos ? "" : s.substr(eq + 1));
         }
       },
-      "Sweep a block field over these values, e.g. --sweep batch=1,2,4 (repeatable; replaces the spec's sweep "
-      "of that field)");
+      "Sweep a block field over these values, e.g. --sweep batch=1,2,4 (repeatable, once per field; replaces the "
+      "spec's sweep of that field or adds one)");
 }
 
 int64_t parse_byte_size(const std::string& text, const std::string& option) {

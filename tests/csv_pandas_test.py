@@ -41,6 +41,15 @@ def main():
         if (per_sample["max"] / per_sample["min"] > 2.0).any():
             failures.append("peak bytes per sample should not vary wildly across the batch sweep")
 
+    # Text fields stay text: dtype, layout, mode, and a swept dtype's column.
+    text = csv_of([binary, "analyze", spec, "--sweep", "dtype=float32,float16", "--format", "csv"])
+    for column in ("dtype", "layout", "mode", "sweep_dtype"):
+        if column not in text.columns or not pd.api.types.is_object_dtype(text[column]):
+            failures.append(f"{column} missing or not text")
+    if not failures and (list(text["sweep_dtype"].unique()) != ["float32", "float16"]
+                         or not (text["dtype"] == text["sweep_dtype"]).all()):
+        failures.append(f"sweep_dtype and dtype disagree: {list(text['sweep_dtype'])}")
+
     measured = csv_of([binary, "report", os.path.join(source, "tests/data/results/measured.json"), "--format", "csv"])
     if not pd.api.types.is_float_dtype(measured["samples_per_s"]):
         failures.append(f"samples_per_s is {measured['samples_per_s'].dtype}")
