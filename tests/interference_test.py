@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 SPEC = """\
 name: interference
@@ -27,6 +28,25 @@ blocks:
     kernel: 3
     variants: [standard, separable]
 """
+
+
+QUIET_AVG10 = 5.0  # % of the last 10 s in which a task waited for a CPU
+
+
+def wait_for_quiet(limit_s=60):
+    """True once /proc/pressure/cpu's 10-second average is below QUIET_AVG10 (at most limit_s)."""
+    deadline = time.time() + limit_s
+    while True:
+        try:
+            with open("/proc/pressure/cpu") as f:
+                avg10 = float(f.readline().split("avg10=")[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            return True  # no PSI: nothing to wait for
+        if avg10 < QUIET_AVG10:
+            return True
+        if time.time() > deadline:
+            return False
+        time.sleep(2)
 
 
 def busy(stop):
@@ -75,8 +95,13 @@ def main():
         if "threads" not in doc["provenance"] or "cpu_affinity" not in doc["provenance"]:
             failures.append("provenance lacks threads / cpu_affinity")
 
-        # Idle: the same run with nothing else going on.
+        # Idle: the same run with nothing else going on. Something outside ctest (another build on
+        # a shared machine) can load it; then wait for it to settle, and if it never does, say so
+        # and skip: a flag raised on a busy machine is right, not a false alarm.
+        quiet_seen = False
         for attempt in range(1, 4):
+            quiet = wait_for_quiet()
+            quiet_seen = quiet_seen or quiet
             doc = compare(binary, spec, out)
             flagged = [(r["variant"], r.get("trust"), r.get("trust_evidence")) for r in doc["results"]
                        if r.get("trust") != "ok"]
@@ -84,6 +109,10 @@ def main():
             if not flagged:
                 break
         else:
+            if not quiet_seen and not failures:
+                print(f"SKIP: the machine never became idle (CPU pressure avg10 >= {QUIET_AVG10}%), so the idle "
+                      "half cannot run; the loaded half passed")
+                sys.exit(0)
             failures.append(f"idle run flagged three times in a row: {flagged}")
 
     for f in failures:
