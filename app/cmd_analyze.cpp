@@ -16,11 +16,16 @@ Command add_analyze_command(CLI::App& app) {
     OutputOptions output;
     SpecLimits limits;
     std::string filter;
+    std::string device;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub =
       app.add_subcommand("analyze", "Parameters, FLOPs, bytes and predicted memory of every variant (nothing is run)");
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  sub->add_option("--device", opt->device,
+                  "Include this backend's workspace in the predicted peaks (cpu | reference | cuda; cuda needs a GPU), "
+                  "so they equal what compare on it predicts; without it, no backend's workspace is counted")
+      ->check(CLI::IsMember({"cpu", "reference", "cuda"}));
   add_output_options(*sub, opt->output);
   add_spec_limit_option(*sub, opt->limits);
   sub->add_option("--filter", opt->filter,
@@ -31,7 +36,7 @@ Command add_analyze_command(CLI::App& app) {
             check_result_paths(opt->output, {opt->spec});
             Spec spec = load_spec_file(opt->spec, opt->limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
-            write_results(opt->output, analyze(spec), {opt->spec});
+            write_results(opt->output, analyze(spec, opt->device), {opt->spec});
             return 0;
           }};
 }

@@ -10,8 +10,8 @@
 # The order, bottom to top (README "Source layout" says what each holds):
 #   graph < ops (op definitions) < spec < variants;  ops < runtime < analysis;
 #   runtime < backends (with kernels/)
-#   analysis + spec < results < measure (+ variants);  results < report
-#   report + measure + backends < pipeline < app (the convbench command)
+#   analysis + spec < results < measure (+ variants);  results < report < explain
+#   explain + report + measure + backends < pipeline < app (the convbench command)
 
 function(convbench_layer_view name source_dir)
   set(view ${CMAKE_BINARY_DIR}/layer-views/${name})

@@ -27,8 +27,9 @@ BELOW = {
     "backends": ["runtime", "ops", "graph"],
     "results": ["analysis", "runtime", "spec", "ops", "graph"],
     "report": ["results", "analysis", "runtime", "spec", "ops", "graph"],
+    "explain": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
     "measure": ["results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
-    "pipeline": ["report", "measure", "backends", "results", "analysis", "runtime", "spec", "variants", "ops",
+    "pipeline": ["explain", "report", "measure", "backends", "results", "analysis", "runtime", "spec", "variants", "ops",
                  "graph"],
 }
 

@@ -1,6 +1,9 @@
 #include "analysis/memory_model.hpp"
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/checked_math.hpp"
@@ -14,7 +17,7 @@ class BufferSim {
  public:
   int alloc(int64_t bytes, MemoryCategory c) {
     bufs_.push_back({bytes, c, 1});
-    stats_.on_allocate(bytes, c);
+    on_allocate(bytes, c);
     return static_cast<int>(bufs_.size()) - 1;
   }
   void ref(int id) { ++bufs_[static_cast<size_t>(id)].refs; }
@@ -25,10 +28,19 @@ class BufferSim {
   int refs(int id) const { return bufs_[static_cast<size_t>(id)].refs; }
   void transient(int64_t bytes, MemoryCategory c) {  // allocated and freed around one call
     if (bytes <= 0) return;
-    stats_.on_allocate(bytes, c);
+    on_allocate(bytes, c);
     stats_.on_free(bytes, c);
   }
   MemoryStats& stats() { return stats_; }
+  int64_t bytes(int id) const { return bufs_[static_cast<size_t>(id)].bytes; }
+  MemoryCategory category(int id) const { return bufs_[static_cast<size_t>(id)].category; }
+  // The op now running, remembered with the peak it reaches.
+  void set_moment(std::string op, std::string phase) {
+    op_ = std::move(op);
+    phase_ = std::move(phase);
+  }
+  const std::string& peak_op() const { return peak_op_; }
+  const std::string& peak_phase() const { return peak_phase_; }
 
  private:
   struct Buf {
@@ -36,8 +48,17 @@ class BufferSim {
     MemoryCategory category;
     int refs;
   };
+  void on_allocate(int64_t bytes, MemoryCategory c) {
+    const int64_t before = stats_.peak;
+    stats_.on_allocate(bytes, c);
+    if (stats_.peak > before) {
+      peak_op_ = op_;
+      peak_phase_ = phase_;
+    }
+  }
   std::vector<Buf> bufs_;
   MemoryStats stats_;
+  std::string op_, phase_, peak_op_, peak_phase_;
 };
 
 int64_t bytes_of(const TensorDesc& d) {
@@ -76,12 +97,16 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
   const int dy = training ? sim.alloc(bytes_of(graph.desc(graph.output)), MemoryCategory::inputs) : -1;
   p.resident_bytes = sim.stats().current;
   sim.stats().reset_peak();
+  // Who made each buffer and who keeps it, for the attribution of saved bytes.
+  std::map<int, SavedTensorFacts> kept;
+  kept[value_buf[static_cast<size_t>(graph.input)]].what = "block input";
 
   // ---- forward
   sim.ref(value_buf[static_cast<size_t>(graph.input)]);  // the value table's reference
   std::vector<std::vector<int>> tape(nops);
   for (size_t i = 0; i < nops; ++i) {
     const Op& op = graph.ops[i];
+    sim.set_moment(op.name, "forward");
     const auto out = static_cast<size_t>(op.output);
     if (output_aliases_input(op, training)) {
       value_buf[out] = value_buf[static_cast<size_t>(op.inputs[0])];
@@ -89,11 +114,16 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
     } else {
       value_buf[out] = sim.alloc(bytes_of(graph.desc(op.output)),
                                  saved_value[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
+      kept[value_buf[out]].what = "output of " + op.name;
+      kept[value_buf[out]].producer = op.name;
     }
     std::vector<int> aux;
     if (training)
-      for (const TensorDesc& a : aux_tensors(graph, op))
+      for (const TensorDesc& a : aux_tensors(graph, op)) {
         aux.push_back(sim.alloc(bytes_of(a), recorded[i] ? MemoryCategory::saved : MemoryCategory::temporaries));
+        kept[aux.back()].what = (op.kind == OpKind::dropout ? "mask of " : "statistics of ") + op.name;
+        kept[aux.back()].producer = op.name;
+      }
     sim.transient(ws(op, Phase::forward), MemoryCategory::workspace);
     if (recorded[i]) {
       const SavedTensors s = saved_tensors(op);
@@ -107,6 +137,10 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
         tape[i].push_back(value_buf[out]);
       }
       tape[i].insert(tape[i].end(), aux.begin(), aux.end());  // the tape takes the aux refs
+      for (int b : tape[i]) {
+        std::vector<std::string>& by = kept[b].saved_by;
+        if (by.empty() || by.back() != op.name) by.push_back(op.name);
+      }
     } else {
       for (int b : aux) sim.unref(b);
     }
@@ -117,6 +151,12 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
       if (last_use[static_cast<size_t>(v)] == static_cast<int>(i)) sim.unref(value_buf[static_cast<size_t>(v)]);
   }
   p.saved_bytes = sim.stats().current_by_category[static_cast<size_t>(MemoryCategory::saved)];
+  for (auto& [buf, facts] : kept) {  // buffer ids grow in allocation order: forward's order
+    if (facts.saved_by.empty()) continue;
+    facts.bytes = sim.bytes(buf);
+    facts.counted = sim.category(buf) == MemoryCategory::saved;
+    p.saved.push_back(std::move(facts));
+  }
 
   // ---- backward
   if (training) {
@@ -126,6 +166,7 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
     for (size_t i = nops; i-- > 0;) {
       if (!recorded[i]) continue;
       const Op& op = graph.ops[i];
+      sim.set_moment(op.name, "backward");
       const int g = grad[static_cast<size_t>(op.output)];
       grad[static_cast<size_t>(op.output)] = -1;
       std::vector<int> gi(op.inputs.size(), -1);
@@ -167,6 +208,8 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
     }
   }
   p.peak_bytes = sim.stats().peak;
+  p.peak_op = sim.peak_op();
+  p.peak_phase = sim.peak_phase();
   p.at_peak = sim.stats().at_peak;
   p.peak_by_category = sim.stats().peak_by_category;
   return p;

@@ -17,12 +17,25 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "graph/graph.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/memory_stats.hpp"
 
 namespace convbench {
+
+// One tensor held for backward at the end of forward: what it is, who made it and who keeps it.
+// A tensor kept by several ops (a BN input that is also a conv output another op saved) is one
+// entry: it is stored once.
+struct SavedTensorFacts {
+  std::string what;                   // "output of reduce.conv", "block input", "mask of drop"
+  std::string producer;               // the op that computed it; empty for the block input
+  std::vector<std::string> saved_by;  // the recorded ops that keep it, in forward order
+  int64_t bytes = 0;
+  bool counted = true;  // in the saved category; false for the block input (counted as an input)
+};
 
 struct MemoryPrediction {
   int64_t peak_bytes = 0;
@@ -32,6 +45,12 @@ struct MemoryPrediction {
   int64_t saved_bytes = 0;           // saved for backward at the end of forward (training)
   int64_t parameter_bytes = 0;
   int64_t gradient_bytes = 0;  // parameter gradients after the step
+  // Every tensor saved for backward (training), in the order forward made them; the counted
+  // ones sum to saved_bytes exactly.
+  std::vector<SavedTensorFacts> saved;
+  // When the peak was reached: the op that was running ("" before any op) and its phase
+  // ("forward" | "backward"; "" before any op).
+  std::string peak_op, peak_phase;
 };
 
 // Workspace bytes an op needs in a phase; nullptr means none (the analysis without a backend).

@@ -1,5 +1,9 @@
 #include "pipeline/analyze.hpp"
 
+#include <memory>
+#include <stdexcept>
+
+#include "backends/backend_registry.hpp"
 #include "graph/checked_math.hpp"
 #include "measure/provenance.hpp"
 #include "variants/variant_builder.hpp"
@@ -56,10 +60,38 @@ ResultSet analyze_spec(const Spec& spec) {
   return set;
 }
 
-ResultSet analyze(const Spec& spec) {
+ResultSet analyze(const Spec& spec, const std::string& workspace_device) {
   ResultSet results = analyze_spec(spec);
+  std::string workspace_of = "none";
+  if (!workspace_device.empty()) {
+    std::unique_ptr<Backend> backend;
+    try {
+      if (workspace_device == "cuda" && choose_device("auto").device != "cuda")
+        throw std::runtime_error(
+            "no usable GPU: cuDNN's workspace sizes come from its heuristic query, which needs one. Without --device "
+            "the predicted peaks leave the workspace out; on cuda the measured peak adds the largest workspace one "
+            "conv asks for while it runs (compare --device cuda reports it, op by op)");
+      backend = make_backend(workspace_device);
+    } catch (const std::exception& e) {
+      throw InputError({"command line", 0, 0}, "--device", e.what());
+    }
+    size_t i = 0;
+    for (const BlockSpec& block : spec.blocks)
+      for (const VariantSpec& v : block.variants) {
+        const Graph g = build_variant_graph(block, v);
+        const bool training = block.mode == RunMode::train;
+        bool supported = true;
+        for (const Op& op : g.ops) supported = supported && !backend->unsupported(g, op);
+        if (supported)  // as compare does: an unsupported variant keeps the backend-free prediction
+          results.rows[i].predicted = figures_from(predict_memory(
+              g, training, [&](const Op& op, Phase ph) { return backend->workspace_bytes(g, op, ph, training); }));
+        ++i;
+      }
+    workspace_of = backend->name();
+  }
   results.engine = engine_name();
   results.provenance = collect_provenance(spec, nullptr);
+  results.provenance["predicted_workspace"] = workspace_of;
   return results;
 }
 

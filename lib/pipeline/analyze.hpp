@@ -2,6 +2,8 @@
 // variant of a spec, built without running anything. `compare` and `validate` start from it.
 #pragma once
 
+#include <string>
+
 #include "analysis/variant_analysis.hpp"
 #include "graph/graph.hpp"
 #include "results/results.hpp"
@@ -19,6 +21,10 @@ ResultSet analyze_spec(const Spec& spec);
 MemoryFigures figures_from(const MemoryPrediction& p);
 
 // What `convbench analyze` writes: analyze_spec's rows with the engine and the provenance.
-ResultSet analyze(const Spec& spec);
+// `workspace_device` empty: predicted peaks leave every backend's workspace out (provenance
+// predicted_workspace "none"); cpu or reference: they include that backend's workspace, queried
+// without running anything, so they equal what `compare --device` on it predicts and measures
+// (predicted_workspace names the backend). cuda needs a GPU to ask cuDNN: without one, InputError.
+ResultSet analyze(const Spec& spec, const std::string& workspace_device = "");
 
 }  // namespace convbench

@@ -51,6 +51,7 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
         }
       }
       run_variant(g, training, *backend, options.run, row);
+      if (options.after_row) options.after_row(g, *backend, training, row);
       // Warnings go to the log (stderr) above the progress line, never into it.
       progress.above([&] {
         if (row.status != RunStatus::ok)

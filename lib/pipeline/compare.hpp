@@ -2,6 +2,7 @@
 // memory), next to its analysis, with the provenance of the run.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -17,6 +18,9 @@ struct CompareOptions {
   RunOptions run;
   BackendOptions backend;
   bool quiet = false;  // no progress line on stderr
+  // Called after each variant ran, with its graph and the backend (explain gathers its facts here,
+  // while the graph and the backend's workspace sizes are at hand).
+  std::function<void(const Graph& graph, Backend& backend, bool training, const ResultRow& row)> after_row;
 };
 
 // Validates the whole spec first (analyze_spec), then runs every variant in spec order. A bad

@@ -153,6 +153,11 @@ const std::vector<Column>& columns() {
        [](const CellContext& c) { return Cell{format_giga(c.row.flops.forward)}; }},
       {"gflop_bwd", "GFLOP bwd", "GFLOP bwd", false, true, false,
        [](const CellContext& c) { return Cell{format_giga(c.row.flops.backward())}; }},
+      // MACs next to GFLOP: papers and posts often quote MACs and call them FLOPs (a 2x gap).
+      {"gmac_fwd", "GMAC fwd", "GMAC fwd", false, false, false,
+       [](const CellContext& c) { return Cell{format_giga(c.row.macs.forward)}; }},
+      {"gmac_bwd", "GMAC bwd", "GMAC bwd", false, true, false,
+       [](const CellContext& c) { return Cell{format_giga(c.row.macs.backward())}; }},
       {"fwd_ms", "fwd ms", "fwd ms", true, false, false,
        [](const CellContext& c) { return Cell{ran(c.row) ? time_cell(c.row.forward) : "-"}; }},
       {"bwd_ms", "bwd ms", "bwd ms", true, true, false,
@@ -218,12 +223,13 @@ const std::vector<Column>& columns() {
 // headline time and its ratio, throughput, the peak and its ratio, FLOPs ratio, status.
 const std::vector<std::string> kCompact = {"time_ms", "graph_ms", "time_x", "samples_per_s",
                                            "peak",    "peak_x",   "flop_x", "status"};
-const std::vector<std::string> kCompactAnalysis = {"params", "gflop_fwd", "gflop_bwd", "peak_predicted",
-                                                   "saved",  "params_x",  "flop_x",    "peak_x"};
-const std::vector<std::string> kWide = {"params",        "gflop_fwd",      "gflop_bwd",     "fwd_ms",   "bwd_ms",
-                                        "step_ms",       "graph_ms",       "samples_per_s", "tflops",   "gbs",
-                                        "peak_measured", "peak_predicted", "saved",         "params_x", "flop_x",
-                                        "time_x",        "peak_x",         "status"};
+// params x gives way to GMAC fwd (params are shown whole); --wide has both.
+const std::vector<std::string> kCompactAnalysis = {"params",         "gflop_fwd", "gflop_bwd", "gmac_fwd",
+                                                   "peak_predicted", "saved",     "flop_x",    "peak_x"};
+const std::vector<std::string> kWide = {"params",   "gflop_fwd", "gflop_bwd",     "gmac_fwd",       "gmac_bwd",
+                                        "fwd_ms",   "bwd_ms",    "step_ms",       "graph_ms",       "samples_per_s",
+                                        "tflops",   "gbs",       "peak_measured", "peak_predicted", "saved",
+                                        "params_x", "flop_x",    "time_x",        "peak_x",         "status"};
 
 const Column& column_named(const std::string& name) {
   for (const Column& c : columns())
@@ -331,11 +337,19 @@ std::string tables_footnote(const ResultSet& results) {
                             : train        ? "step (forward + backward)"
                                            : "forward pass";
   std::string note =
-      "GFLOP: 2 x MACs plus elementwise work. x columns: ratio to the baseline (base) at the same sweep point. "
+      "GFLOP: 2 x MACs plus elementwise work; GMAC: the multiply-accumulates of convolutions alone (what many papers "
+      "and posts call \"FLOPs\"; 1 MAC = 2 FLOP). x columns: ratio to the baseline (base) at the same sweep point. "
       "peak: peak bytes of one " +
       pass +
       " (pred. = convbench's memory model, meas. = the runtime's allocator; plain peak: measured when the row has "
       "it, else predicted). saved: activations kept for backward.";
+  // Which prediction an analysis shows: analyze leaves the backends' workspace out unless --device.
+  if (!measured && results.provenance.is_object() && results.provenance.contains("predicted_workspace") &&
+      results.provenance["predicted_workspace"].is_string()) {
+    const std::string ws = results.provenance["predicted_workspace"].get<std::string>();
+    note += ws == "none" ? " pred. leaves out any backend's workspace (analyze --device cpu|cuda includes it)."
+                         : " pred. includes the " + ws + " backend's workspace.";
+  }
   if (measured)
     note += " ms: median ± relative noise (stdev/mean). samples/s: the batch over the median time of the " + phase +
             ". TFLOP/s, GB/s: achieved rates of the " + phase +

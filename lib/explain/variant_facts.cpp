@@ -1,0 +1,88 @@
+#include "explain/variant_facts.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "results/trust.hpp"
+
+namespace convbench {
+namespace {
+
+// The op's median time over the headline phase, from the row's --per-op times.
+std::optional<double> op_time(const ResultRow& row, const std::string& name, bool training) {
+  if (!row.op_times.is_object() || !row.op_times.contains(name)) return std::nullopt;
+  const nlohmann::json& t = row.op_times[name];
+  if (!t.is_object() || !t.contains("forward_ms") || !t["forward_ms"].is_number()) return std::nullopt;
+  double ms = t["forward_ms"].get<double>();
+  if (training) {
+    // An op whose output needs no gradient has no backward (its time is absent): forward only.
+    if (t.contains("backward_ms") && t["backward_ms"].is_number()) ms += t["backward_ms"].get<double>();
+  }
+  return ms;
+}
+
+}  // namespace
+
+VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& analysis, const ResultRow& row) {
+  VariantFacts f;
+  f.block = row.block;
+  f.variant = row.variant;
+  f.kind = row.kind;
+  f.point_label = row.point_label;
+  f.is_baseline = row.is_baseline;
+  f.training = is_training(row);
+  f.dtype = row.dtype;
+  f.layout = row.layout;
+  f.device = row.device;
+  if (const auto& t = headline_time(row); t && row.status == RunStatus::ok) f.time_ms = t->median;
+  f.params = analysis.params;
+  f.macs = f.training ? analysis.macs.forward + analysis.macs.backward() : analysis.macs.forward;
+  f.flops = f.training ? analysis.flops.forward + analysis.flops.backward() : analysis.flops.forward;
+  f.bytes = f.training ? analysis.bytes_forward + analysis.bytes_backward : analysis.bytes_forward;
+
+  const MemoryPrediction& m = analysis.memory;
+  f.memory.peak_bytes = m.peak_bytes;
+  if (has_measured_peak(row)) f.memory.measured_peak_bytes = row.measured->peak_bytes;
+  f.memory.at_peak = m.at_peak;
+  f.memory.peak_op = m.peak_op;
+  f.memory.peak_phase = m.peak_phase;
+  f.memory.saved_bytes = m.saved_bytes;
+  f.memory.saved = m.saved;
+  std::map<std::string, int64_t> saved_by_op;  // each counted tensor to the first op that keeps it
+  for (const SavedTensorFacts& s : m.saved)
+    if (s.counted && !s.saved_by.empty()) saved_by_op[s.saved_by.front()] += s.bytes;
+
+  const std::vector<bool> rg = graph.requires_grad();
+  double op_sum = 0;
+  bool all_timed = !graph.ops.empty();
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
+    const OpCounts& c = analysis.per_op[i];
+    OpFacts o;
+    o.name = op.name;
+    o.kind = std::string(to_string(op.kind));
+    o.macs = f.training ? c.macs.forward + c.macs.backward() : c.macs.forward;
+    o.flops = f.training ? c.flops.forward + c.flops.backward() : c.flops.forward;
+    o.bytes = f.training ? c.bytes_forward + c.bytes_backward : c.bytes_forward;
+    o.time_ms = op_time(row, op.name, f.training);
+    if (const auto it = saved_by_op.find(op.name); it != saved_by_op.end()) o.saved_bytes = it->second;
+    if (o.time_ms) {
+      op_sum += *o.time_ms;
+      if (f.time_ms && *f.time_ms > 0) o.time_share = *o.time_ms / *f.time_ms;
+    } else {
+      all_timed = false;
+    }
+    ++f.launches.op_runs;
+    if (f.training && rg[static_cast<size_t>(op.output)]) ++f.launches.op_runs;  // its backward
+    f.ops.push_back(std::move(o));
+  }
+  if (all_timed) {
+    f.launches.op_time_sum_ms = op_sum;
+    if (f.time_ms && *f.time_ms > 0) f.launches.outside_ops_share = std::max(0.0, 1.0 - op_sum / *f.time_ms);
+  }
+  // The run's status when it failed, else how far its times can be trusted (results/trust.hpp).
+  f.trust = row.status == RunStatus::ok ? to_string(assess_trust(row).level) : to_string(row.status);
+  return f;
+}
+
+}  // namespace convbench

@@ -1,0 +1,36 @@
+// Which device limits an explanation (and a roofline) is drawn against, and where they came from:
+//   1. --peak-flops and --bandwidth, when given;
+//   2. on cpu (float32): measured on this machine (measure/cpu_limits.hpp) once per CPU model,
+//      thread count and oneDNN version, and cached in a small JSON file; --calibrate measures again;
+//   3. on cuda: the datasheet numbers of a GPU convbench knows by name (results/device_limits.hpp);
+//   4. otherwise none: outputs then say the limits are unknown and classify nothing.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "results/device_limits.hpp"
+
+namespace convbench {
+
+struct LimitsRequest {
+  double peak_flops = 0, bandwidth = 0;  // both > 0: given by the user
+  bool calibrate = false;                // measure again even when cached
+  std::string cache_path;                // empty: default_limits_cache_path()
+};
+
+// $CONVBENCH_CACHE_DIR/device-limits.json, else $XDG_CACHE_HOME/convbench/..., else
+// $HOME/.cache/convbench/...; empty when none of them is set.
+std::string default_limits_cache_path();
+
+// `provenance` is the run's (its cpu, threads and onednn_version key the cache; a GPU's name picks
+// its datasheet). Says on `notices` when it measures, and why a cache file it could not use was
+// ignored (a cache is never trusted over a measurement: it is checked like any input).
+std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, const std::string& device,
+                                                 const std::string& dtype, const nlohmann::json& provenance,
+                                                 std::ostream& notices);
+
+}  // namespace convbench

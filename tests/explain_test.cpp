@@ -1,0 +1,242 @@
+// `convbench explain`: the rules on constructed facts (a compute-bound op, a memory-bound op, a
+// launch-bound step, fewer FLOPs yet slower), the memory model's attribution of saved bytes for
+// every config variant, and the command end to end on the seed block (golden text for a run
+// without timing, JSON facts equal to the memory model and to `analyze`).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "analysis/variant_analysis.hpp"
+#include "cli_harness.hpp"
+#include "explain/explain_rules.hpp"
+#include "explain/explanation_output.hpp"
+#include "spec/spec_loader.hpp"
+#include "variants/variant_builder.hpp"
+
+namespace convbench {
+namespace {
+
+using testing::read_file;
+using testing::run_cli;
+using testing::temp_path;
+
+std::string source_path(const std::string& rel) { return std::string(CONVBENCH_SOURCE_DIR) + "/" + rel; }
+
+bool contains(const std::vector<std::string>& sentences, const std::string& part) {
+  return std::any_of(sentences.begin(), sentences.end(),
+                     [&](const std::string& s) { return s.find(part) != std::string::npos; });
+}
+
+OpFacts op(const std::string& name, const std::string& kind, int64_t flops, int64_t bytes, std::optional<double> ms) {
+  OpFacts o;
+  o.name = name;
+  o.kind = kind;
+  o.flops = flops;
+  o.macs = flops / 2;
+  o.bytes = bytes;
+  o.time_ms = ms;
+  return o;
+}
+
+const DeviceLimits kLimits{1e11, 1e10, "test"};  // ridge point 10 FLOP/B
+
+TEST(ExplainRules, ComputeBoundOpAgainstItsFloor) {
+  OpFacts o = op("c", "conv", 1'000'000'000, 1'000'000, 20.0);  // intensity 1000: floor 10 ms of compute
+  classify_op(o, kLimits);
+  EXPECT_EQ(o.bound, "compute");
+  ASSERT_TRUE(o.floor_ms && o.of_floor);
+  EXPECT_DOUBLE_EQ(*o.floor_ms, 10.0);
+  EXPECT_DOUBLE_EQ(*o.of_floor, 0.5);
+}
+
+TEST(ExplainRules, MemoryBoundOpAgainstItsFloor) {
+  OpFacts o = op("r", "relu", 1'000'000, 100'000'000, 40.0);  // intensity 0.01: floor 10 ms of traffic
+  classify_op(o, kLimits);
+  EXPECT_EQ(o.bound, "memory");
+  EXPECT_DOUBLE_EQ(*o.floor_ms, 10.0);
+  EXPECT_DOUBLE_EQ(*o.of_floor, 0.25);
+  OpFacts ridge = op("e", "conv", 10'000, 1'000, std::nullopt);  // exactly at the ridge point
+  classify_op(ridge, kLimits);
+  EXPECT_EQ(ridge.bound, "compute");
+  EXPECT_FALSE(ridge.of_floor);  // no time, no fraction
+}
+
+VariantFacts variant(const std::string& name, bool baseline, double step_ms, std::vector<OpFacts> ops) {
+  VariantFacts f;
+  f.block = "b";
+  f.variant = name;
+  f.is_baseline = baseline;
+  f.trust = "ok";
+  f.dtype = "float32";
+  f.time_ms = step_ms;
+  double sum = 0;
+  for (const OpFacts& o : ops) {
+    f.flops += o.flops;
+    f.bytes += o.bytes;
+    sum += o.time_ms.value_or(0);
+    f.launches.op_runs += 2;
+  }
+  f.launches.op_time_sum_ms = sum;
+  f.launches.outside_ops_share = std::max(0.0, 1.0 - sum / step_ms);
+  f.ops = std::move(ops);
+  return f;
+}
+
+TEST(ExplainRules, LaunchBoundStepIsSaidSo) {
+  // Ops add up to 6 of a 10 ms step: 40% of it is in no op.
+  const VariantFacts launch =
+      variant("small", true, 10.0, {op("c", "conv", 1000, 1000, 4.0), op("r", "relu", 10, 1000, 2.0)});
+  const Explanation e = build_explanation({launch}, "cpu", kLimits);
+  ASSERT_EQ(e.blocks.size(), 1u);
+  const auto& s = e.blocks[0].variants[0].sentences;
+  EXPECT_TRUE(contains(s, "40% of its step time is in no op: launch-bound")) << ::testing::PrintToString(s);
+
+  const VariantFacts busy = variant("big", true, 10.0, {op("c", "conv", 1000, 1000, 9.0)});
+  const Explanation e2 = build_explanation({busy}, "cpu", kLimits);
+  const auto& s2 = e2.blocks[0].variants[0].sentences;
+  EXPECT_TRUE(contains(s2, "10% of its step time is in no op."));
+  EXPECT_FALSE(contains(s2, "launch-bound"));
+}
+
+TEST(ExplainRules, FewerFlopsYetSlowerNamesTheKindsThatCost) {
+  const VariantFacts base = variant("standard", true, 10.0, {op("conv", "conv", 10'000'000'000, 1'000'000, 9.0)});
+  const VariantFacts bott =
+      variant("bottleneck", false, 15.0,
+              {op("a.conv", "conv", 1'000'000, 10'000'000, 3.0), op("a.norm", "batch_norm", 100, 10'000'000, 3.0),
+               op("b.conv", "conv", 7'000'000'000, 1'000'000, 7.0), op("b.norm", "batch_norm", 100, 10'000'000, 1.5)});
+  const Explanation e = build_explanation({bott, base}, "cpu", kLimits);  // the baseline comes first anyway
+  const BlockExplanation& b = e.blocks.at(0);
+  EXPECT_EQ(b.baseline, "standard");
+  ASSERT_EQ(b.variants.size(), 2u);
+  EXPECT_EQ(b.variants[0].facts.variant, "standard");
+  const VariantExplanation& v = b.variants[1];
+  EXPECT_TRUE(contains(v.sentences, "fewer FLOPs, yet slower")) << ::testing::PrintToString(v.sentences);
+  // batch_norm: +4.5 ms (2 against 0), conv: +1 ms (2 against 1): batch_norm first.
+  ASSERT_GE(v.by_kind.size(), 2u);
+  EXPECT_EQ(v.by_kind[0].kind, "batch_norm");
+  EXPECT_DOUBLE_EQ(v.by_kind[0].delta_ms(), 4.5);
+  EXPECT_EQ(v.by_kind[1].kind, "conv");
+  EXPECT_EQ(v.by_kind[1].base_ops, 1);
+  EXPECT_TRUE(contains(v.sentences, "Its step is 5.00 ms slower; by op kind: batch_norm +4.50 ms (2 ops against 0)"))
+      << ::testing::PrintToString(v.sentences);
+  // The main ops (80% of 14.5 ms): b.conv 7, then a.conv 3, a.norm 3 reach 13 >= 11.6.
+  EXPECT_EQ(v.main_ops, (std::vector<std::string>{"b.conv", "a.conv", "a.norm"}));
+  EXPECT_TRUE(contains(v.sentences, "a.conv and a.norm are memory-bound"));
+  EXPECT_TRUE(contains(v.sentences, "b.conv is compute-bound"));
+}
+
+TEST(ExplainRules, UnknownLimitsClassifyNothing) {
+  const VariantFacts f = variant("v", true, 10.0, {op("c", "conv", 1000, 1000, 9.0)});
+  const Explanation e = build_explanation({f}, "reference", std::nullopt);
+  EXPECT_EQ(e.blocks[0].variants[0].facts.ops[0].bound, "");
+  EXPECT_TRUE(contains(e.blocks[0].variants[0].sentences, "the device's limits are unknown"));
+  EXPECT_NE(limits_line(e).find("unknown"), std::string::npos);
+  // Limits for another dtype do not apply.
+  const Explanation other = build_explanation({f}, "cpu", kLimits, "float16");
+  EXPECT_EQ(other.blocks[0].variants[0].facts.ops[0].bound, "");
+}
+
+// Every config variant in training: the saved tensors the model lists add up to its saved bytes,
+// each is kept by a recorded op, and the peak has a moment.
+TEST(ExplainMemory, SavedTensorsAddUpToSavedBytesForEveryConfig) {
+  for (const auto& entry : std::filesystem::directory_iterator(source_path("configs"))) {
+    const Spec spec = load_spec_file(entry.path().string());
+    for (const BlockSpec& block : spec.blocks)
+      for (const VariantSpec& v : block.variants) {
+        SCOPED_TRACE(entry.path().filename().string() + ": " + block.name + " / " + v.name);
+        const MemoryPrediction p = predict_memory(build_variant_graph(block, v), true);
+        int64_t sum = 0;
+        for (const SavedTensorFacts& s : p.saved) {
+          EXPECT_FALSE(s.saved_by.empty());
+          if (s.counted) sum += s.bytes;
+        }
+        EXPECT_EQ(sum, p.saved_bytes);
+        EXPECT_FALSE(p.peak_op.empty());
+        EXPECT_TRUE(p.peak_phase == "forward" || p.peak_phase == "backward");
+      }
+  }
+}
+
+// Seed 000 in so many words: the bottleneck keeps 3 conv outputs (BN inputs) and 3 ReLU outputs
+// where the standard block keeps 1 and 1: +48 MiB of activations, plus its two more BNs' statistics.
+TEST(ExplainMemory, SeedBottleneckSavesThreeBnInputsAndThreeReluOutputs) {
+  const Spec spec = load_spec_file(source_path("configs/seed-blocks.yaml"));
+  const BlockSpec& block = spec.blocks.at(0);
+  int64_t standard = 0, bottleneck = 0;
+  auto activations = [](const MemoryPrediction& p) {
+    int64_t sum = 0;
+    for (const SavedTensorFacts& s : p.saved)
+      if (s.counted && s.what.rfind("output of", 0) == 0) sum += s.bytes;
+    return sum;
+  };
+  for (const VariantSpec& v : block.variants) {
+    const MemoryPrediction p = predict_memory(build_variant_graph(block, v), true);
+    if (v.name == "standard") standard = activations(p);
+    if (v.name != "bottleneck") continue;
+    bottleneck = activations(p);
+    // Two more batch norms' statistics: mean and inverse stdev of 16 channels, float32, each.
+    EXPECT_EQ(p.saved_bytes - bottleneck, (2 * 16 + 2 * 16 + 2 * 32) * 4);
+    int conv_outputs = 0, relu_outputs = 0;
+    for (const SavedTensorFacts& s : p.saved) {
+      if (s.what.rfind("output of", 0) == 0 && s.producer.find(".conv") != std::string::npos) ++conv_outputs;
+      if (s.what.rfind("output of", 0) == 0 && s.producer.find(".act") != std::string::npos) ++relu_outputs;
+    }
+    EXPECT_EQ(conv_outputs, 3);
+    EXPECT_EQ(relu_outputs, 3);
+  }
+  EXPECT_EQ(bottleneck - standard, int64_t{48} << 20);
+}
+
+// Without timing the explanation is deterministic: golden text. Its JSON facts equal analyze's.
+TEST(ExplainCli, SeedMemoryOnlyGoldenAndJsonAgreeWithAnalyze) {
+  const std::string json = temp_path("explain.json"), analyzed = temp_path("analyze.json");
+  const auto r = run_cli("explain " + source_path("configs/seed-blocks.yaml") +
+                         " --device cpu --memory-only --peak-flops 4e11 --bandwidth 2.8e10 -q --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(source_path("tests/golden/explain_seed_memory.txt")));
+  ASSERT_EQ(run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --json " + analyzed).exit_code, 0);
+  const auto e = nlohmann::json::parse(read_file(json));
+  const auto a = nlohmann::json::parse(read_file(analyzed));
+  EXPECT_EQ(e["schema"], kExplanationSchema);
+  EXPECT_DOUBLE_EQ(e["device_limits"]["ridge_flop_per_byte"].get<double>(), 4e11 / 2.8e10);
+  const auto& variants = e["blocks"][0]["variants"];
+  ASSERT_EQ(variants.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& row = a["results"][i];
+    const auto& v = variants[i];
+    SCOPED_TRACE(v["variant"].get<std::string>());
+    EXPECT_EQ(v["variant"], row["variant"]);
+    EXPECT_EQ(v["params"], row["params"]);
+    EXPECT_EQ(v["memory"]["saved_bytes"], row["memory"]["predicted"]["saved_bytes"]);
+    int64_t flops = 0, saved = 0;
+    for (const auto& o : v["ops"]) {
+      flops += o["flops"].get<int64_t>();
+      saved += o["saved_bytes"].get<int64_t>();
+    }
+    EXPECT_EQ(flops, v["flops"].get<int64_t>());
+    EXPECT_EQ(saved, v["memory"]["saved_bytes"].get<int64_t>());
+    // Measured on cpu: the allocator's peak equals the explanation's predicted peak.
+    EXPECT_EQ(v["memory"]["peak_bytes_measured"], v["memory"]["peak_bytes_predicted"]);
+  }
+  std::filesystem::remove(json);
+  std::filesystem::remove(analyzed);
+}
+
+TEST(ExplainCli, BadInputExitsTwoAndWritesNothing) {
+  const std::string json = temp_path("explain_bad.json");
+  auto r =
+      run_cli("explain " + source_path("configs/seed-blocks.yaml") + " --memory-only --peak-flops 4e11 --json " + json);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--bandwidth"), std::string::npos) << r.err;
+  r = run_cli("explain " + source_path("configs/seed-blocks.yaml") + " --memory-only --format json --json - ");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--format"), std::string::npos) << r.err;
+  r = run_cli("explain " + source_path("tests/data/malformed/specs/alias-run-bomb.yaml") + " --memory-only --json " +
+              json);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(json));
+}
+
+}  // namespace
+}  // namespace convbench
