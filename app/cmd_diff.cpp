@@ -11,6 +11,7 @@
 #include "report/output_writer.hpp"
 #include "report/regression_diff.hpp"
 #include "results/json_results.hpp"
+#include "spec/input_error.hpp"
 
 namespace convbench::cli {
 
@@ -18,6 +19,7 @@ Command add_diff_command(CLI::App& app) {
   struct Options {
     std::string base, next, markdown;
     DiffOptions diff;
+    std::string pair_by;
     bool calibrate = false;
   };
   auto opt = std::make_shared<Options>();
@@ -42,7 +44,24 @@ Command add_diff_command(CLI::App& app) {
   sub->add_flag("--calibrate", opt->calibrate,
                 "A/A mode: BASE and NEW are two runs of the same build; report the spread between them and "
                 "suggest --time-threshold / --memory-threshold (exit 0)");
+  sub->add_option("--pair-by", opt->pair_by,
+                  "Pair rows by these fields, comma-separated, block and variant always among them (default "
+                  "block,point,variant): a field left out may differ, e.g. --pair-by block,variant,point diffs a "
+                  "channels-first run against a channels-last one");
   return {sub, [opt] {
+            if (!opt->pair_by.empty()) {
+              std::vector<std::string> fields;
+              std::string rest = opt->pair_by;
+              for (size_t at; (at = rest.find(',')) != std::string::npos; rest.erase(0, at + 1))
+                fields.push_back(rest.substr(0, at));
+              fields.push_back(rest);
+              try {
+                check_pairing_fields(fields);
+              } catch (const std::invalid_argument& e) {
+                throw InputError({"command line", 0, 0}, "--pair-by", e.what());
+              }
+              opt->diff.pair_by = fields;
+            }
             const std::vector<std::string> inputs = {opt->base, opt->next};
             check_output_paths({{opt->markdown, "--markdown"}}, inputs);
             const ResultSet base = load_results_file(opt->base);

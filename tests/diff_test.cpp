@@ -237,6 +237,43 @@ TEST(Diff, RowsPairByPointAndTheWorkloadMustMatch) {
   EXPECT_NE(changed.rows[0].metrics[0].note.find("dtype"), std::string::npos);
 }
 
+// --pair-by leaves a field out: a channels-first run diffs against a channels-last one, and the
+// row says what it was paired across; a key that matches two rows is refused.
+TEST(Diff, PairByLeavesLayoutOutAndSaysSo) {
+  ResultRow cf = row("a", 10.0, 100), cl = row("a", 12.0, 100);
+  cl.layout = "channels_last";
+  const DiffReport plain = diff_results(set_of({cf}), set_of({cl}), DiffOptions{});
+  ASSERT_EQ(plain.rows.at(0).metrics.size(), 1u);
+  EXPECT_NE(plain.rows[0].metrics[0].note.find("differs (layout)"), std::string::npos);
+
+  DiffOptions across;
+  across.pair_by = {"block", "variant", "point"};
+  const DiffReport d = diff_results(set_of({cf}), set_of({cl}), across);
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(d.rows[0].metrics.at(0).metric, "paired across");
+  EXPECT_EQ(d.rows[0].metrics[0].note, "layout channels_first -> channels_last");
+  EXPECT_EQ(step_verdict(d), Verdict::slower);
+  EXPECT_EQ(d.exit_code(), 1);
+
+  // A field in the key must match: float32 rows do not pair with float16 ones.
+  across.pair_by = {"block", "variant", "point", "dtype"};
+  ResultRow half = cl;
+  half.dtype = "float16";
+  EXPECT_THROW(diff_results(set_of({cf}), set_of({half}), across), InputError);
+
+  // Two rows of one file under one key: which pair would be compared is a guess, so refuse.
+  ResultRow p1 = row("a", 10.0, 100), p2 = row("a", 10.0, 100);
+  p1.point_label = "batch=1";
+  p2.point_label = "batch=2";
+  across.pair_by = {"block", "variant"};
+  EXPECT_THROW(diff_results(set_of({p1, p2}), set_of({p1}), across), InputError);
+
+  EXPECT_THROW(check_pairing_fields({"block", "layout"}), std::invalid_argument);
+  EXPECT_THROW(check_pairing_fields({"block", "variant", "colour"}), std::invalid_argument);
+  EXPECT_THROW(check_pairing_fields({"block", "variant", "block"}), std::invalid_argument);
+  EXPECT_NO_THROW(check_pairing_fields({"variant", "block", "mode"}));
+}
+
 TEST(Diff, ARowThatStoppedRunningIsARegression) {
   ResultRow oom = row("a", 10.0, 100);
   oom.status = RunStatus::oom;
@@ -364,6 +401,19 @@ TEST_F(DiffCli, CalibrateReportsTheAASpread) {
   EXPECT_NE(r.out.find("6 timed comparisons"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("largest 4.0% (blk / a, forward time: +4.0%)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Suggested: --time-threshold 0.06 --memory-threshold 0.01"), std::string::npos) << r.out;
+}
+
+TEST_F(DiffCli, PairByOnTheCommandLine) {
+  ResultRow cl = row("a", 10.0, 1 << 20);
+  cl.layout = "channels_last";
+  const std::string base = write("pair_cf.json", set_of({row("a", 10.0, 1 << 20)}));
+  const std::string next = write("pair_cl.json", set_of({cl}));
+  auto r = run_cli("diff " + base + " " + next + " --pair-by block,variant,point");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("layout channels_first -> channels_last"), std::string::npos) << r.out;
+  r = run_cli("diff " + base + " " + next + " --pair-by block,layout");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--pair-by"), std::string::npos) << r.err;
 }
 
 TEST_F(DiffCli, BadInputExitsTwo) {

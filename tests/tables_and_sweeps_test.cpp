@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli_harness.hpp"
+#include "results/results.hpp"
 
 namespace convbench {
 namespace {
@@ -237,6 +238,35 @@ TEST(Sweeps, FilterRunsTheMatchingVariantsAndKeepsTheBaseline) {
             std::string::npos)
       << none.err;
   EXPECT_EQ(run_cli("analyze " + spec + " --filter '('").exit_code, 2);
+}
+
+// Shapes in rows are logical in every layout: a channels-last row's channels are its second dim
+// (the CSV once wrote a channels-last block's width as its in_channels).
+TEST(Tables, ChannelsAndSpatialDimsOfAChannelsLastRow) {
+  ResultRow r;
+  r.layout = "channels_last";
+  r.input_shape = {8, 32, 24, 28};
+  EXPECT_EQ(channels_of(r, r.input_shape), 32);
+  EXPECT_EQ(spatial_of(r, r.input_shape), (std::vector<int64_t>{24, 28}));
+  const auto csv = run_cli("analyze " + source_path("tests/data/results/readme-spec.yaml") +
+                           " --sweep layout=channels_last --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::istringstream rows(csv.out);
+  std::string header, first;
+  std::getline(rows, header);
+  std::getline(rows, first);
+  auto column = [&](const std::string& name) {
+    std::vector<std::string> h, v;
+    std::string cell;
+    for (std::istringstream hs(header); std::getline(hs, cell, ',');) h.push_back(cell);
+    for (std::istringstream vs(first); std::getline(vs, cell, ',');) v.push_back(cell);
+    for (size_t i = 0; i < h.size() && i < v.size(); ++i)
+      if (h[i] == name) return v[i];
+    return std::string("?");
+  };
+  EXPECT_EQ(column("layout"), "channels_last");
+  EXPECT_EQ(column("in_channels"), "16");
+  EXPECT_EQ(column("out_channels"), "32");  // the old reading gave the output width, 16
 }
 
 }  // namespace

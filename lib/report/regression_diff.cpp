@@ -29,14 +29,35 @@ std::string time_text(const TimeStats& t) {
   return format_fixed(t.median, 3) + " ms [" + format_fixed(t.q1, 3) + ", " + format_fixed(t.q3, 3) + "]";
 }
 
-// The workload must be the same for a comparison to mean anything.
-std::string workload_difference(const ResultRow& a, const ResultRow& b) {
+// A field the user left out of --pair-by may differ between paired rows; by default none may.
+bool may_differ(const DiffOptions& o, const char* field) {
+  return o.pair_by != default_pairing_fields() &&
+         std::find(o.pair_by.begin(), o.pair_by.end(), field) == o.pair_by.end();
+}
+
+// The workload must be the same for a comparison to mean anything, except in the fields the
+// user chose not to pair by (--pair-by): those are the comparison. Shapes are logical (N, C,
+// spatial...) in every layout, so a layout change alone is not a new shape.
+std::string workload_difference(const ResultRow& a, const ResultRow& b, const DiffOptions& o) {
   std::string d;
   auto add = [&](const std::string& what) { d += (d.empty() ? "" : ", ") + what; };
-  if (a.input_shape != b.input_shape) add("input shape");
-  if (a.dtype != b.dtype) add("dtype");
-  if (a.layout != b.layout) add("layout");
-  if (a.mode != b.mode) add("mode");
+  if (!may_differ(o, "point") && a.input_shape != b.input_shape) add("input shape");
+  if (!may_differ(o, "dtype") && a.dtype != b.dtype) add("dtype");
+  if (!may_differ(o, "layout") && a.layout != b.layout) add("layout");
+  if (!may_differ(o, "mode") && a.mode != b.mode) add("mode");
+  return d;
+}
+
+// What differs by the user's choice (fields left out of --pair-by), said on the row.
+std::string paired_across(const ResultRow& a, const ResultRow& b) {
+  std::string d;
+  auto add = [&](const char* f, const std::string& x, const std::string& y) {
+    if (x != y) d += (d.empty() ? "" : ", ") + std::string(f) + " " + x + " -> " + y;
+  };
+  add("point", a.point_label, b.point_label);
+  add("dtype", a.dtype, b.dtype);
+  add("layout", a.layout, b.layout);
+  add("mode", a.mode, b.mode);
   return d;
 }
 
@@ -89,10 +110,14 @@ void diff_memory(const ResultRow& base, const ResultRow& next, double threshold,
 
 RowDiff diff_row(const ResultRow& base, const ResultRow& next, const DiffOptions& options) {
   RowDiff d;
-  d.key = key_of(base);
-  const std::string changed = workload_difference(base, next);
+  d.key = key_of(base, options.pair_by);
+  if (options.pair_by != default_pairing_fields())
+    if (const std::string across = paired_across(base, next); !across.empty())
+      d.metrics.push_back({"paired across", "", "", 0, Verdict::not_compared, across});
+  const std::string changed = workload_difference(base, next, options);
   if (!changed.empty()) {
-    d.metrics.push_back({"workload", "", "", 0, Verdict::not_compared, "differs (" + changed + "): not compared"});
+    d.metrics.push_back({"workload", "", "", 0, Verdict::not_compared,
+                         "differs (" + changed + "): not compared (--pair-by can leave a field out)"});
     return d;
   }
   const bool base_ran = base.device.empty() || base.status == RunStatus::ok;
@@ -213,12 +238,19 @@ DiffReport diff_results(const ResultSet& base, const ResultSet& next, const Diff
   report.base_device = base.device;
   report.new_device = next.device;
   report.options = options;
-  RowPairing pairing = pair_rows_by_key(base, next);
+  RowPairing pairing;
+  try {
+    pairing = pair_rows_by_fields(base, next, options.pair_by);
+  } catch (const std::invalid_argument& e) {
+    throw InputError({"command line", 0, 0}, "--pair-by", e.what());
+  }
+  std::string by;
+  for (const std::string& f : options.pair_by) by += (by.empty() ? "" : ", ") + f;
   if (pairing.pairs.empty() && !(base.rows.empty() && next.rows.empty()))
     throw InputError({new_name, 0, 0}, "results",
-                     "no row pairs with a row of " + base_name + " (rows pair by block, sweep point and variant): " +
-                         base_name + " has blocks " + block_list(base) + ", " + new_name + " has blocks " +
-                         block_list(next) + "; nothing would be compared");
+                     "no row pairs with a row of " + base_name + " (rows pair by " + by +
+                         "; --pair-by chooses): " + base_name + " has blocks " + block_list(base) + ", " + new_name +
+                         " has blocks " + block_list(next) + "; nothing would be compared");
   for (const RowPair& p : pairing.pairs) report.rows.push_back(diff_row(*p.left, *p.right, options));
   // A row that disappeared is a failure unless the caller says rows may go (a renamed block,
   // a dropped sweep point): otherwise a rename would pass a CI gate without being measured.

@@ -40,6 +40,9 @@ struct DiffOptions {
   double memory_threshold = 0.01;
   bool allow_missing = false;    // rows of base missing from new are listed, not FAILED
   bool judge_disturbed = false;  // give time verdicts to rows flagged disturbed
+  // The fields rows pair by (results/row_pairing.hpp); a field left out may differ between the
+  // paired rows (e.g. layout: channels-first against channels-last) and the row says so.
+  std::vector<std::string> pair_by = default_pairing_fields();
 };
 
 Verdict time_verdict(const TimeStats& base, const TimeStats& next, double threshold);

@@ -18,15 +18,13 @@ std::optional<double> samples_per_second(const ResultRow& r) {
   return static_cast<double>(r.input_shape.front()) / (t->median / 1000.0);
 }
 
-int64_t channels_of(const ResultRow& r, const std::vector<int64_t>& shape) {
-  if (shape.size() < 2) return 0;
-  return r.layout == "channels_last" ? shape.back() : shape[1];
-}
+// Shapes in rows are logical (N, C, spatial...) whatever the layout, as TensorDesc's are: the
+// layout is how the tensor is stored, not how its shape is written.
+int64_t channels_of(const ResultRow&, const std::vector<int64_t>& shape) { return shape.size() < 2 ? 0 : shape[1]; }
 
-std::vector<int64_t> spatial_of(const ResultRow& r, const std::vector<int64_t>& shape) {
+std::vector<int64_t> spatial_of(const ResultRow&, const std::vector<int64_t>& shape) {
   if (shape.size() < 3) return {};
-  return r.layout == "channels_last" ? std::vector<int64_t>(shape.begin() + 1, shape.end() - 1)
-                                     : std::vector<int64_t>(shape.begin() + 2, shape.end());
+  return std::vector<int64_t>(shape.begin() + 2, shape.end());
 }
 
 bool has_measured_peak(const ResultRow& r) {

@@ -105,8 +105,8 @@ int64_t headline_bytes(const ResultRow& r);
 // Throughput of the headline phase: the batch (the input's first dimension) over the median
 // headline time, in samples per second; nullopt when the row has no headline time.
 std::optional<double> samples_per_second(const ResultRow& r);
-// Channels of a shape in the row's layout (the second dim channels-first, the last channels-last)
-// and its spatial dims; 0 / empty for an empty shape.
+// Channels of a shape (its second dim: shapes are logical, N, C, spatial..., in every layout) and
+// its spatial dims; 0 / empty for an empty shape.
 int64_t channels_of(const ResultRow& r, const std::vector<int64_t>& shape);
 std::vector<int64_t> spatial_of(const ResultRow& r, const std::vector<int64_t>& shape);
 // A measured peak that can be shown: the row ran (status ok) and the peak was measured.
