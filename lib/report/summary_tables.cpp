@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "report/layout_table.hpp"
 #include "report/markup_escape.hpp"
 
 #include "report/run_warnings.hpp"
@@ -24,6 +25,12 @@ std::string join(const std::vector<std::string>& parts, const std::string& separ
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
   return out;
+}
+
+// Markdown's escaping would show a line break as "\n": a note there is one paragraph line.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
 }
 
 std::string ratio_cell(double value, double base) { return base > 0 ? format_ratio(value / base) : "-"; }
@@ -378,6 +385,14 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
       out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
     else
       out += printable(b.title) + "\n" + b.table.render_terminal(colour) + "\n";
+    // A block run in both layouts: its variants' two layouts side by side, after its own table.
+    if (const std::optional<BlockTable> l = layouts_table(group)) {
+      if (style == TableStyle::markdown)
+        out += "### " + markdown_escape(l->title) + "\n\n" + l->table.render_markdown() + "\n" +
+               markdown_escape(one_line(layouts_note())) + "\n\n";
+      else
+        out += printable(l->title) + "\n" + l->table.render_terminal(colour) + layouts_note() + "\n\n";
+    }
   }
   return out + tables_footnote(results);
 }
