@@ -50,11 +50,7 @@ Command add_diff_command(CLI::App& app) {
                   "channels-first run against a channels-last one");
   return {sub, [opt] {
             if (!opt->pair_by.empty()) {
-              std::vector<std::string> fields;
-              std::string rest = opt->pair_by;
-              for (size_t at; (at = rest.find(',')) != std::string::npos; rest.erase(0, at + 1))
-                fields.push_back(rest.substr(0, at));
-              fields.push_back(rest);
+              const std::vector<std::string> fields = comma_list(opt->pair_by, "--pair-by", "field");
               try {
                 check_pairing_fields(fields);
               } catch (const std::invalid_argument& e) {

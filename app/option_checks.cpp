@@ -61,4 +61,17 @@ int64_t parse_byte_size(const std::string& text, const std::string& option) {
   return value << shift;
 }
 
+std::vector<std::string> comma_list(const std::string& text, const char* option, const std::string& what) {
+  std::vector<std::string> items;
+  std::string rest = text;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    if (item.empty()) throw InputError({"command line", 0, 0}, option, "an empty " + what + " in \"" + text + "\"");
+    items.push_back(item);
+  }
+  return items;
+}
+
 }  // namespace convbench::cli

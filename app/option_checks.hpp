@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -19,5 +20,8 @@ void add_spec_limit_option(CLI::App& sub, SpecLimits& limits);
 // "4GiB", "512MiB", "64KiB", "1000000" (bytes); 0 means no limit. Throws InputError naming
 // `option` for anything else, or a size beyond int64.
 int64_t parse_byte_size(const std::string& text, const std::string& option);
+// "a,b,c" as its items (--columns, --latex-columns, --pair-by); an empty item is an InputError
+// naming `option` and calling the item `what` ("column name", "field").
+std::vector<std::string> comma_list(const std::string& text, const char* option, const std::string& what);
 
 }  // namespace convbench::cli

@@ -56,15 +56,7 @@ namespace {
 // "a,b,c" checked against the names `check` knows; InputError naming `flag` otherwise.
 std::vector<std::string> column_list(const std::string& text, const char* flag, const std::vector<std::string>& known,
                                      const std::function<void(const std::vector<std::string>&)>& check) {
-  std::vector<std::string> names;
-  std::string rest = text;
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    std::string name = rest.substr(0, comma);
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    if (name.empty()) throw InputError({"command line", 0, 0}, flag, "an empty column name in \"" + text + "\"");
-    names.push_back(name);
-  }
+  const std::vector<std::string> names = comma_list(text, flag, "column name");
   try {
     check(names);
   } catch (const std::invalid_argument& e) {
@@ -131,9 +123,8 @@ void check_figure_options(const OutputOptions& o) {
 ResultSet with_device_limits(const OutputOptions& o, const ResultSet& results) {
   ResultSet out = results;
   if (o.peak_flops > 0 && o.bandwidth > 0)
-    out.provenance["device_limits"] = {{"peak_flops", o.peak_flops},
-                                       {"bandwidth_bytes_per_s", o.bandwidth},
-                                       {"source", "given on the command line (--peak-flops, --bandwidth)"}};
+    out.provenance["device_limits"] =
+        device_limits_json({o.peak_flops, o.bandwidth, "given on the command line (--peak-flops, --bandwidth)"});
   return out;
 }
 

@@ -119,13 +119,14 @@ std::string launches_sentence(const VariantFacts& f, const VariantFacts* b) {
   return s + ".";
 }
 
-// The counted saved tensors grouped by the op that keeps them, largest first.
+// The ops that keep counted saved tensors (OpFacts::saved_bytes), largest first, ties by name.
 std::vector<std::pair<std::string, int64_t>> saved_by_op(const VariantFacts& f) {
-  std::map<std::string, int64_t> by;
-  for (const SavedTensorFacts& s : f.memory.saved)
-    if (s.counted && !s.saved_by.empty()) by[s.saved_by.front()] += s.bytes;
-  std::vector<std::pair<std::string, int64_t>> v(by.begin(), by.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::pair<std::string, int64_t>> v;
+  for (const OpFacts& o : f.ops)
+    if (o.saved_bytes > 0) v.emplace_back(o.name, o.saved_bytes);
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
   return v;
 }
 
@@ -171,20 +172,18 @@ void classify_op(OpFacts& op, const DeviceLimits& limits) {
 
 std::vector<KindDelta> time_by_kind(const VariantFacts& v, const VariantFacts& base) {
   std::map<std::string, KindDelta> by;
-  for (const OpFacts& o : v.ops) {
-    if (!o.time_ms) continue;
-    KindDelta& k = by[o.kind];
-    k.kind = o.kind;
-    ++k.ops;
-    k.ms += *o.time_ms;
-  }
-  for (const OpFacts& o : base.ops) {
-    if (!o.time_ms) continue;
-    KindDelta& k = by[o.kind];
-    k.kind = o.kind;
-    ++k.base_ops;
-    k.base_ms += *o.time_ms;
-  }
+  // Adds each timed op of `f` to its kind's count and time (the variant's or the baseline's).
+  auto tally = [&](const VariantFacts& f, int KindDelta::*ops, double KindDelta::*ms) {
+    for (const OpFacts& o : f.ops) {
+      if (!o.time_ms) continue;
+      KindDelta& k = by[o.kind];
+      k.kind = o.kind;
+      ++(k.*ops);
+      k.*ms += *o.time_ms;
+    }
+  };
+  tally(v, &KindDelta::ops, &KindDelta::ms);
+  tally(base, &KindDelta::base_ops, &KindDelta::base_ms);
   std::vector<KindDelta> out;
   for (auto& [kind, k] : by) out.push_back(k);
   std::stable_sort(out.begin(), out.end(), [](const KindDelta& a, const KindDelta& b) {

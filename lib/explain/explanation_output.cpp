@@ -213,13 +213,11 @@ std::string explanation_html(const Explanation& e) {
 
 nlohmann::json explanation_json(const Explanation& e) {
   nlohmann::json j = {{"schema", kExplanationSchema}, {"device", e.device}};
-  if (e.limits)
-    j["device_limits"] = {{"peak_flops", e.limits->peak_flops},
-                          {"bandwidth_bytes_per_s", e.limits->bandwidth_bytes_per_s},
-                          {"ridge_flop_per_byte", e.limits->peak_flops / e.limits->bandwidth_bytes_per_s},
-                          {"source", e.limits->source},
-                          {"dtype", e.limits_dtype}};
-  else
+  if (e.limits) {
+    j["device_limits"] = device_limits_json(*e.limits);
+    j["device_limits"]["ridge_flop_per_byte"] = e.limits->peak_flops / e.limits->bandwidth_bytes_per_s;
+    j["device_limits"]["dtype"] = e.limits_dtype;
+  } else
     j["device_limits"] = nullptr;
   j["blocks"] = nlohmann::json::array();
   for (const BlockExplanation& b : e.blocks) {

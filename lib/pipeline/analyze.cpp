@@ -19,6 +19,13 @@ MemoryFigures figures_from(const MemoryPrediction& p) {
   return m;
 }
 
+WorkspaceQuery backend_workspace(Backend& backend, const Graph& graph, bool training) {
+  for (const Op& op : graph.ops)
+    if (backend.unsupported(graph, op)) return nullptr;
+  return
+      [&backend, &graph, training](const Op& op, Phase ph) { return backend.workspace_bytes(graph, op, ph, training); };
+}
+
 ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const Graph& graph,
                        const VariantAnalysis& a) {
   ResultRow r;
@@ -80,11 +87,9 @@ ResultSet analyze(const Spec& spec, const std::string& workspace_device) {
       for (const VariantSpec& v : block.variants) {
         const Graph g = build_variant_graph(block, v);
         const bool training = block.mode == RunMode::train;
-        bool supported = true;
-        for (const Op& op : g.ops) supported = supported && !backend->unsupported(g, op);
-        if (supported)  // as compare does: an unsupported variant keeps the backend-free prediction
-          results.rows[i].predicted = figures_from(predict_memory(
-              g, training, [&](const Op& op, Phase ph) { return backend->workspace_bytes(g, op, ph, training); }));
+        // As compare does: an unsupported variant keeps the backend-free prediction.
+        if (const WorkspaceQuery ws = backend_workspace(*backend, g, training))
+          results.rows[i].predicted = figures_from(predict_memory(g, training, ws));
         ++i;
       }
     workspace_of = backend->name();

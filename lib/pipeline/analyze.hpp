@@ -7,6 +7,7 @@
 #include "analysis/variant_analysis.hpp"
 #include "graph/graph.hpp"
 #include "results/results.hpp"
+#include "runtime/backend.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench {
@@ -19,6 +20,11 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
 ResultSet analyze_spec(const Spec& spec);
 
 MemoryFigures figures_from(const MemoryPrediction& p);
+
+// The workspace `backend` allocates for each op of `graph` (it must outlive the query), for a
+// prediction comparable byte for byte with what that backend measures; empty when the backend
+// cannot run every op, so the prediction stays backend-independent (the run says why).
+WorkspaceQuery backend_workspace(Backend& backend, const Graph& graph, bool training);
 
 // What `convbench analyze` writes: analyze_spec's rows with the engine and the provenance.
 // `workspace_device` empty: predicted peaks leave every backend's workspace out (provenance

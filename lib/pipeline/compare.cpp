@@ -40,12 +40,9 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
       const Graph g = build_variant_graph(block, v);
       const bool training = block.mode == RunMode::train;
       // The prediction includes this backend's workspace, so it is comparable byte for byte.
-      bool supported = true;
-      for (const Op& op : g.ops) supported = supported && !backend->unsupported(g, op);
-      if (supported) {
+      if (const WorkspaceQuery ws = backend_workspace(*backend, g, training)) {
         try {
-          row.predicted = figures_from(predict_memory(
-              g, training, [&](const Op& op, Phase ph) { return backend->workspace_bytes(g, op, ph, training); }));
+          row.predicted = figures_from(predict_memory(g, training, ws));
         } catch (const std::exception&) {
           // keep the backend-independent prediction; the run reports the failure
         }

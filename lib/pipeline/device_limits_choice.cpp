@@ -45,13 +45,7 @@ nlohmann::json read_cache(const std::string& path, std::ostream& notices) {
 
 std::optional<DeviceLimits> cached_entry(const nlohmann::json& entries, const std::string& key) {
   if (!entries.contains(key)) return std::nullopt;
-  const nlohmann::json& e = entries[key];
-  if (!e.is_object() || !e.contains("peak_flops") || !e["peak_flops"].is_number() ||
-      !e.contains("bandwidth_bytes_per_s") || !e["bandwidth_bytes_per_s"].is_number())
-    return std::nullopt;
-  DeviceLimits l{e["peak_flops"].get<double>(), e["bandwidth_bytes_per_s"].get<double>(), text_of(e, "source")};
-  if (!plausible_device_limits(l.peak_flops, l.bandwidth_bytes_per_s)) return std::nullopt;
-  return l;
+  return device_limits_from_json(entries[key], "?");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "analysis/variant_analysis.hpp"
 #include "explain/explain_rules.hpp"
 #include "explain/variant_facts.hpp"
+#include "pipeline/analyze.hpp"
 
 namespace convbench {
 
@@ -12,14 +13,9 @@ ExplainRun explain(const Spec& spec, ExplainOptions options, std::ostream& notic
   std::vector<VariantFacts> facts;
   options.compare.after_row = [&](const Graph& g, Backend& backend, bool training, const ResultRow& row) {
     // The analysis with the workspace of the backend that ran the row: the peak the row predicts.
-    bool supported = true;
-    for (const Op& op : g.ops) supported = supported && !backend.unsupported(g, op);
     VariantAnalysis a;
     try {
-      a = supported
-              ? analyze_variant(g, training,
-                                [&](const Op& op, Phase ph) { return backend.workspace_bytes(g, op, ph, training); })
-              : analyze_variant(g, training);
+      a = analyze_variant(g, training, backend_workspace(backend, g, training));
     } catch (const std::exception&) {
       a = analyze_variant(g, training);
     }
@@ -31,10 +27,7 @@ ExplainRun explain(const Spec& spec, ExplainOptions options, std::ostream& notic
   // and the limits line says which).
   const std::string dtype = run.results.rows.empty() ? "float32" : run.results.rows.front().dtype;
   const auto limits = choose_device_limits(options.limits, run.results.device, dtype, run.results.provenance, notices);
-  if (limits)
-    run.results.provenance["device_limits"] = {{"peak_flops", limits->peak_flops},
-                                               {"bandwidth_bytes_per_s", limits->bandwidth_bytes_per_s},
-                                               {"source", limits->source}};
+  if (limits) run.results.provenance["device_limits"] = device_limits_json(*limits);
   const bool given = options.limits.peak_flops > 0 && options.limits.bandwidth > 0;
   run.explanation = build_explanation(facts, run.results.device, limits, given ? "" : dtype);
   return run;

@@ -36,17 +36,23 @@ std::string recorded_gpu_name(const nlohmann::json& provenance) {
   return "";
 }
 
+nlohmann::json device_limits_json(const DeviceLimits& l) {
+  return {{"peak_flops", l.peak_flops}, {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"source", l.source}};
+}
+
+std::optional<DeviceLimits> device_limits_from_json(const nlohmann::json& d, const std::string& source) {
+  if (!d.is_object() || !d.contains("peak_flops") || !d["peak_flops"].is_number() ||
+      !d.contains("bandwidth_bytes_per_s") || !d["bandwidth_bytes_per_s"].is_number())
+    return std::nullopt;
+  DeviceLimits l{d["peak_flops"].get<double>(), d["bandwidth_bytes_per_s"].get<double>(),
+                 d.contains("source") && d["source"].is_string() ? d["source"].get<std::string>() : source};
+  if (!plausible_device_limits(l.peak_flops, l.bandwidth_bytes_per_s)) return std::nullopt;
+  return l;
+}
+
 std::optional<DeviceLimits> device_limits(const nlohmann::json& provenance, const std::string& dtype) {
-  if (provenance.is_object() && provenance.contains("device_limits")) {
-    const auto& d = provenance["device_limits"];
-    if (d.is_object() && d.contains("peak_flops") && d["peak_flops"].is_number() &&
-        d.contains("bandwidth_bytes_per_s") && d["bandwidth_bytes_per_s"].is_number()) {
-      DeviceLimits l{
-          d["peak_flops"].get<double>(), d["bandwidth_bytes_per_s"].get<double>(),
-          d.contains("source") && d["source"].is_string() ? d["source"].get<std::string>() : "recorded in the results"};
-      if (plausible_device_limits(l.peak_flops, l.bandwidth_bytes_per_s)) return l;
-    }
-  }
+  if (provenance.is_object() && provenance.contains("device_limits"))
+    if (auto l = device_limits_from_json(provenance["device_limits"], "recorded in the results")) return l;
   const std::string gpu = recorded_gpu_name(provenance);
   if (contains(gpu, "PCIe") || contains(gpu, "NVL")) return std::nullopt;
   const auto peak = hopper_peak_flops(dtype);

@@ -15,6 +15,12 @@ struct DeviceLimits {
   std::string source;  // where the numbers come from, said next to the plot
 };
 
+// {"peak_flops", "bandwidth_bytes_per_s", "source"}: how limits are written (provenance, caches).
+nlohmann::json device_limits_json(const DeviceLimits& limits);
+// Reads that object back: nullopt unless both numbers are there and plausible; `source` when the
+// object names none.
+std::optional<DeviceLimits> device_limits_from_json(const nlohmann::json& d, const std::string& source);
+
 // provenance["device_limits"] = {"peak_flops", "bandwidth_bytes_per_s", "source"} wins. Else a
 // GPU named in provenance ("gpu_name", "device_name", "gpu" as a string or {"name"}) that is an
 // H100 SXM or an H200 gets its datasheet numbers for `dtype` (float32 | tf32 | float16 |

@@ -1,6 +1,7 @@
 #include "results/row_pairing.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -12,6 +13,31 @@ std::string RowKey::text() const {
 }
 
 RowKey key_of(const ResultRow& r) { return {r.block, r.variant, r.point_label}; }
+
+namespace {
+
+// Pairs each row of `left` with the first row of `right` that has its key.
+RowPairing pair_rows_with(const ResultSet& left, const ResultSet& right,
+                          const std::function<RowKey(const ResultRow&)>& key_for) {
+  RowPairing p;
+  std::map<RowKey, const ResultRow*> right_rows;
+  for (const ResultRow& r : right.rows) right_rows.emplace(key_for(r), &r);
+  std::set<RowKey> left_keys;
+  for (const ResultRow& r : left.rows) {
+    const RowKey key = key_for(r);
+    left_keys.insert(key);
+    const auto it = right_rows.find(key);
+    if (it == right_rows.end())
+      p.only_in_left.push_back(key);
+    else
+      p.pairs.push_back({&r, it->second});
+  }
+  for (const ResultRow& r : right.rows)
+    if (const RowKey key = key_for(r); !left_keys.count(key)) p.only_in_right.push_back(key);
+  return p;
+}
+
+}  // namespace
 
 const std::vector<std::string>& pairing_field_names() {
   static const std::vector<std::string> names = {"block", "variant", "point", "dtype", "layout", "mode"};
@@ -58,41 +84,11 @@ RowPairing pair_rows_by_fields(const ResultSet& left, const ResultSet& right, co
         throw std::invalid_argument("two rows of one file pair as \"" + key_of(r, fields).text() +
                                     "\": add the field that tells them apart to --pair-by (e.g. point)");
   }
-  RowPairing p;
-  std::map<RowKey, const ResultRow*> right_rows;
-  for (const ResultRow& r : right.rows) right_rows.emplace(key_of(r, fields), &r);
-  std::set<RowKey> left_keys;
-  for (const ResultRow& r : left.rows) {
-    const RowKey key = key_of(r, fields);
-    left_keys.insert(key);
-    const auto it = right_rows.find(key);
-    if (it == right_rows.end())
-      p.only_in_left.push_back(key);
-    else
-      p.pairs.push_back({&r, it->second});
-  }
-  for (const ResultRow& r : right.rows)
-    if (!left_keys.count(key_of(r, fields))) p.only_in_right.push_back(key_of(r, fields));
-  return p;
+  return pair_rows_with(left, right, [&](const ResultRow& r) { return key_of(r, fields); });
 }
 
 RowPairing pair_rows_by_key(const ResultSet& left, const ResultSet& right) {
-  RowPairing p;
-  std::map<RowKey, const ResultRow*> right_rows;
-  for (const ResultRow& r : right.rows) right_rows.emplace(key_of(r), &r);
-  std::set<RowKey> left_keys;
-  for (const ResultRow& r : left.rows) {
-    const RowKey key = key_of(r);
-    left_keys.insert(key);
-    const auto it = right_rows.find(key);
-    if (it == right_rows.end())
-      p.only_in_left.push_back(key);
-    else
-      p.pairs.push_back({&r, it->second});
-  }
-  for (const ResultRow& r : right.rows)
-    if (!left_keys.count(key_of(r))) p.only_in_right.push_back(key_of(r));
-  return p;
+  return pair_rows_with(left, right, [](const ResultRow& r) { return key_of(r); });
 }
 
 }  // namespace convbench
