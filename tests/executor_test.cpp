@@ -78,6 +78,22 @@ std::vector<std::pair<BlockSpec, VariantSpec>> gradient_cases() {
   BlockSpec c = small_block(2, 4, 8, 6);
   c.dtype = DType::float64;
   cases.emplace_back(c, custom_subtracted(4));
+  // layout_conversion: boundary: channels-last ops between two conversions, with a residual
+  // shortcut that reads the converted input, and a custom graph whose `input` is the converted one.
+  for (int dims : {2, 3}) {
+    BlockSpec boundary = small_block(dims, 4, 8, dims == 2 ? 6 : 4);
+    boundary.dtype = DType::float64;
+    boundary.layout = Layout::channels_last;
+    boundary.layout_conversion = LayoutConversion::boundary;
+    boundary.residual = true;
+    VariantSpec bottleneck = variant("bottleneck");
+    bottleneck.ratio = 2;
+    cases.emplace_back(boundary, bottleneck);
+  }
+  BlockSpec custom_boundary = c;
+  custom_boundary.layout = Layout::channels_last;
+  custom_boundary.layout_conversion = LayoutConversion::boundary;
+  cases.emplace_back(custom_boundary, custom_subtracted(4));
   return cases;
 }
 
@@ -93,7 +109,8 @@ double loss(Executor& ex, ModelState& s, const Tensor& x, const std::vector<doub
 TEST(Executor, VariantGradientsMatchFiniteDifferences) {
   for (const auto& [block, v] : gradient_cases()) {
     SCOPED_TRACE(v.name + " dims=" + std::to_string(block.dims) + " " + std::string(to_string(block.layout)) +
-                 (block.residual ? " residual" : "") + (block.dropout > 0 ? " dropout" : ""));
+                 (block.residual ? " residual" : "") + (block.dropout > 0 ? " dropout" : "") +
+                 (converts_at_boundary(block) ? " boundary" : ""));
     ReferenceBackend backend;
     const Graph g = build_variant_graph(block, v);
     Executor ex(g, backend, true);

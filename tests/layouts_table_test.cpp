@@ -120,11 +120,44 @@ TEST(LayoutsTable, OnlyABlockRunInBothLayoutsGetsOne) {
   ASSERT_NE(block, std::string::npos) << terminal;
   ASSERT_NE(layouts, std::string::npos) << terminal;
   EXPECT_LT(block, layouts);
-  EXPECT_NE(terminal.find(layouts_note()), std::string::npos);
+  EXPECT_NE(terminal.find(layouts_note(pointers(both))), std::string::npos);
   const std::string md = format_tables(both, TableStyle::markdown);
   EXPECT_NE(md.find("### blk: layouts, channels_last / channels_first, train, device cpu\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| standard | 2.000 ±1.0% | 1.000 ±1.0% | 0.50x | 1.00x |"), std::string::npos) << md;
   EXPECT_NE(md.find("channels-last is faster (time)"), std::string::npos) << "the note is one Markdown line";
+}
+
+// A channels-last row that converts at the block's boundary: its conversions' time and share of
+// its step in a column of their own (from --per-op times), "none" for a row that does not convert,
+// and a note saying what the cl times include; without per-op times, the note says how to get them.
+TEST(LayoutsTable, BoundaryConversionsAreShownApart) {
+  ResultRow converted = row("standard", "channels_last", 4.0, 120);
+  converted.layout_conversion = "boundary";
+  converted.op_times = {{"to_channels_last", {{"forward_ms", 0.25}}},
+                        {"to_channels_first", {{"forward_ms", 0.25}, {"backward_ms", 0.5}}},
+                        {"conv", {{"forward_ms", 1.0}, {"backward_ms", 2.0}}}};
+  const ResultSet s = set_of({row("standard", "channels_first", 2.0, 100), converted});
+  const std::optional<BlockTable> t = layouts_table(pointers(s));
+  ASSERT_TRUE(t.has_value());
+  const std::string md = t->table.render_markdown();
+  EXPECT_NE(md.find("| variant | cf step ms | cl step ms | step cl/cf | cl convert ms | peak cl/cf |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| standard | 2.000 ±1.0% | 4.000 ±1.0% | 2.00x | 1.000 (25%) | 1.20x |"), std::string::npos) << md;
+  const std::string note = layouts_note(pointers(s));
+  EXPECT_NE(note.find("time includes to_channels_last and to_channels_first"), std::string::npos) << note;
+  EXPECT_NE(note.find("cl convert ms: the two conversions' time"), std::string::npos) << note;
+
+  converted.op_times = nlohmann::json::object();
+  const ResultSet untimed = set_of({row("standard", "channels_first", 2.0, 100), converted});
+  EXPECT_NE(layouts_table(pointers(untimed))->table.render_markdown().find("| 2.00x | - | 1.20x |"), std::string::npos);
+  EXPECT_NE(layouts_note(pointers(untimed)).find("Run with --per-op N to time the two conversions apart"),
+            std::string::npos);
+  // No row converts: no column, and the note says nothing about conversions.
+  const ResultSet plain =
+      set_of({row("standard", "channels_first", 2.0, 100), row("standard", "channels_last", 1.0, 100)});
+  EXPECT_EQ(layouts_table(pointers(plain))->table.render_markdown().find("convert"), std::string::npos);
+  EXPECT_EQ(layouts_note(pointers(plain)).find("convert"), std::string::npos);
 }
 
 // End to end: the seed's block swept over layout from the command line; every line of the

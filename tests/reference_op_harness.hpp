@@ -276,6 +276,10 @@ inline std::vector<OpCase> op_cases() {
   });
   add("upsample2d", {1, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 2); });
   add("upsample3d", {1, 2, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 3); });
+  // To the other layout of the case's (both ways, as every case runs in both layouts); channel and
+  // spatial counts that are not multiples of a tile catch a blocked transpose's edges.
+  add("convert_layout2d", {2, 34, 5, 7}, [](GraphBuilder& b, int x) { return b.convert_layout("convert", x); });
+  add("convert_layout3d", {1, 3, 2, 5, 3}, [](GraphBuilder& b, int x) { return b.convert_layout("convert", x); });
   // Ops without a convenience method are added by kind (GraphBuilder::add(Op)).
   auto unary = [](OpKind kind, const char* name) {
     return [kind, name](GraphBuilder& b, int x) {

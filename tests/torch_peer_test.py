@@ -611,6 +611,56 @@ blocks:
                 self.assertIn(" 0 failed", run.stdout)
                 self.assertNotIn("missing", run.stdout)
 
+    def test_boundary_layout_conversion_matches_pytorch(self):
+        # layout_conversion: boundary: PyTorch's block takes a channels-first input, converts it
+        # with x.contiguous(memory_format=torch.channels_last), runs channels-last and converts its
+        # output back; `convbench verify` replays that step (float64) with convbench's two
+        # convert_layout ops, and the counts agree with analyze.
+        spec = """
+name: boundary
+sweep:
+  layout_conversion: [none, boundary]
+blocks:
+  - name: unit
+    batch: 2
+    in_channels: 8
+    out_channels: 8
+    size: 6
+    layout: channels_last
+    residual: true
+    variants:
+      - {kind: bottleneck, ratio: 2}
+      - kind: custom
+        name: branches
+        ops:
+          - {op: conv, name: a, kernel: 1}
+          - {op: conv, name: b, inputs: input, groups: depthwise}
+          - {op: concat, name: out, inputs: [a, b]}
+          - {op: conv, name: o, inputs: out, kernel: 1, out_channels: 8}
+  - name: volume
+    dims: 3
+    batch: 1
+    in_channels: 2
+    out_channels: 4
+    size: 4
+    layout: channels_last
+    variants: [standard]
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "boundary.yaml", spec)
+            self.compare_with_analyze(path)
+            dumps = os.path.join(tmp, "dumps")
+            os.mkdir(dumps)
+            proc = run_peer([path, "--dump-tensors", dumps, "--counts-only", "--json", os.path.join(tmp, "p.json")])
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(len(os.listdir(dumps)), 6)  # unit: 2 variants x 2 points; volume: 2 points
+            for device in ("reference", "cpu"):
+                run = subprocess.run([CONVBENCH, "verify", path, dumps, "--device", device],
+                                     capture_output=True, text=True, timeout=300)
+                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+                self.assertIn(" 0 failed", run.stdout)
+                self.assertNotIn("missing", run.stdout)
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):

@@ -6,22 +6,7 @@
 #include "results/trust.hpp"
 
 namespace convbench {
-namespace {
-
-// The op's median time over the headline phase, from the row's --per-op times.
-std::optional<double> op_time(const ResultRow& row, const std::string& name, bool training) {
-  if (!row.op_times.is_object() || !row.op_times.contains(name)) return std::nullopt;
-  const nlohmann::json& t = row.op_times[name];
-  if (!t.is_object() || !t.contains("forward_ms") || !t["forward_ms"].is_number()) return std::nullopt;
-  double ms = t["forward_ms"].get<double>();
-  if (training) {
-    // An op whose output needs no gradient has no backward (its time is absent): forward only.
-    if (t.contains("backward_ms") && t["backward_ms"].is_number()) ms += t["backward_ms"].get<double>();
-  }
-  return ms;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& analysis, const ResultRow& row) {
   VariantFacts f;
@@ -64,7 +49,7 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
     o.macs = f.training ? c.macs.forward + c.macs.backward() : c.macs.forward;
     o.flops = f.training ? c.flops.forward + c.flops.backward() : c.flops.forward;
     o.bytes = f.training ? c.bytes_forward + c.bytes_backward : c.bytes_forward;
-    o.time_ms = op_time(row, op.name, f.training);
+    o.time_ms = op_headline_ms(row, op.name);
     if (const auto it = saved_by_op.find(op.name); it != saved_by_op.end()) o.saved_bytes = it->second;
     if (o.time_ms) {
       op_sum += *o.time_ms;

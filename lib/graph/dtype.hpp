@@ -22,6 +22,10 @@ std::optional<DType> parse_dtype(std::string_view name);
 // The dtype statistics (BN mean/invstd) are kept in: float64 for float64 runs, float32 otherwise.
 DType stats_dtype(DType dtype);
 std::optional<Layout> parse_layout(std::string_view name);
+// channels_first <-> channels_last.
+constexpr Layout other_layout(Layout layout) {
+  return layout == Layout::channels_first ? Layout::channels_last : Layout::channels_first;
+}
 
 // Bytes one element occupies in memory (tf32 is stored as float32).
 int64_t element_bytes(DType dtype);

@@ -27,6 +27,11 @@ OpDefinition define_concat() {
                  "\"" + graph.values[static_cast<size_t>(op.inputs[i])].name + "\" is " + channels_and_spatial(d) +
                      " but \"" + first_name + "\" is " + channels_and_spatial(first) +
                      " (channels x spatial); concat needs equal spatial sizes");
+      require_at(d.layout == first.layout, op.name, site,
+                 "\"" + graph.values[static_cast<size_t>(op.inputs[i])].name + "\" is " +
+                     std::string(to_string(d.layout)) + " but \"" + first_name + "\" is " +
+                     std::string(to_string(first.layout)) +
+                     "; concat needs one memory layout (convert one input with convert_layout)");
       s.output.shape[1] += d.channels();  // each <= 2^31: no overflow before the check
       require_at(s.output.shape[1] <= kMaxDimSize, op.name, site, "the concatenation has more than 2^31 channels");
     }

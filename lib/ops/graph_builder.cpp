@@ -135,6 +135,10 @@ int GraphBuilder::upsample(const std::string& name, int x, int64_t scale) {
   return add(std::move(op));
 }
 
+int GraphBuilder::convert_layout(const std::string& name, int x) {
+  return add(make_op(OpKind::convert_layout, name, {x}));
+}
+
 Graph GraphBuilder::finish(int output) {
   check_value(output, "output");
   require(output != graph_.input, "output", "the block output cannot be its input");

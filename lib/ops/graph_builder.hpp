@@ -42,6 +42,7 @@ class GraphBuilder {
   int max_pool(const std::string& name, int x, const PoolAttrs& attrs);
   int avg_pool(const std::string& name, int x, const PoolAttrs& attrs);
   int upsample(const std::string& name, int x, int64_t scale);
+  int convert_layout(const std::string& name, int x);  // to the other memory layout
 
   // Marks the output and returns the finished graph.
   Graph finish(int output);

@@ -39,6 +39,11 @@ inline OpShape infer_same_shape_operands(const Graph& graph, Op& op) {
              "\"" + graph.values[static_cast<size_t>(op.inputs[1])].name + "\" is " + channels_and_spatial(b) +
                  " but \"" + graph.values[static_cast<size_t>(op.inputs[0])].name + "\" is " + channels_and_spatial(a) +
                  " (channels x spatial); " + std::string(to_string(op.kind)) + " needs equal shapes");
+  require_at(a.layout == b.layout, op.name, {"inputs", 1},
+             "\"" + graph.values[static_cast<size_t>(op.inputs[1])].name + "\" is " + std::string(to_string(b.layout)) +
+                 " but \"" + graph.values[static_cast<size_t>(op.inputs[0])].name + "\" is " +
+                 std::string(to_string(a.layout)) + "; " + std::string(to_string(op.kind)) +
+                 " needs one memory layout (convert one operand with convert_layout)");
   return OpShape{a, {}, {}};
 }
 

@@ -38,6 +38,8 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
   r.dims = block.dims;
   r.dtype = std::string(to_string(block.dtype));
   r.layout = std::string(to_string(block.layout));
+  r.layout_conversion =
+      std::string(to_string(converts_at_boundary(block) ? LayoutConversion::boundary : LayoutConversion::none));
   r.mode = std::string(to_string(block.mode));
   r.input_shape = graph.desc(graph.input).shape;
   r.output_shape = graph.desc(graph.output).shape;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "report/text_table.hpp"
+#include "spec/spec.hpp"
 
 namespace convbench {
 namespace {
@@ -39,6 +40,18 @@ std::string time_text(const ResultRow& r) {
 Tone tone_of(double ratio) {
   if (format_fixed(ratio, 2) == "1.00") return Tone::plain;
   return ratio < 1.0 ? Tone::better : Tone::worse;
+}
+
+// The two boundary conversions' share of a boundary-converted row's headline time, from its
+// --per-op times: "0.412 (9%)"; "-" when the row has no per-op times for both.
+std::string conversion_text(const ResultRow& r) {
+  const std::optional<double> in = op_headline_ms(r, kToBlockLayoutOp), out = op_headline_ms(r, kFromBlockLayoutOp);
+  const std::optional<TimeStats>& t = headline_time(r);
+  if (!ran(r) || !in || !out) return "-";
+  const double ms = *in + *out;
+  std::string text = format_fixed(ms, 3);
+  if (t && t->median > 0) text += " (" + format_fixed(100.0 * ms / t->median, 0) + "%)";
+  return text;
 }
 
 struct LayoutPair {
@@ -77,6 +90,10 @@ std::optional<BlockTable> layouts_table(const std::vector<const ResultRow*>& blo
       if (std::find(swept.begin(), swept.end(), field) == swept.end()) swept.push_back(field);
 
   const std::string phase = is_training(front) ? "step" : "fwd";
+  // Where the channels-last rows convert at the block's boundary, what the two conversions cost
+  // is a column of its own: the cl time includes them.
+  bool converts = false;
+  for (const LayoutPair& p : pairs) converts = converts || p.last->layout_conversion == "boundary";
   TextTable t;
   t.header = {"variant"};
   for (const std::string& f : swept) t.header.push_back(f);
@@ -84,6 +101,7 @@ std::optional<BlockTable> layouts_table(const std::vector<const ResultRow*>& blo
     t.header.push_back("cf " + phase + " ms");
     t.header.push_back("cl " + phase + " ms");
     t.header.push_back(phase + " cl/cf");
+    if (converts) t.header.push_back("cl convert ms");
   }
   t.header.push_back("peak cl/cf");
   t.right_aligned.assign(t.header.size(), true);
@@ -110,6 +128,7 @@ std::optional<BlockTable> layouts_table(const std::vector<const ResultRow*>& blo
       } else {
         row.push_back("-");
       }
+      if (converts) row.push_back(p.last->layout_conversion == "boundary" ? conversion_text(*p.last) : "none");
     }
     // Like diff: measured when both rows have it, else predicted for both (a ratio of a measured
     // peak to a predicted one would mix what the runtime did with what the model says).
@@ -126,10 +145,26 @@ std::optional<BlockTable> layouts_table(const std::vector<const ResultRow*>& blo
   return BlockTable{std::move(title), std::move(t)};
 }
 
-std::string layouts_note() {
-  // Two lines, so that the note keeps to the compact table's 100 columns.
-  return "cl/cf = channels_last / channels_first, same variant and point: below 1.00x, channels-last is\n"
-         "faster (time) or needs less memory (peak: measured when both rows have it, else predicted).";
+std::string layouts_note(const std::vector<const ResultRow*>& block_rows) {
+  // Lines of under 100 columns, so that the note keeps to the compact table's width.
+  std::string note =
+      "cl/cf = channels_last / channels_first, same variant and point: below 1.00x, channels-last is\n"
+      "faster (time) or needs less memory (peak: measured when both rows have it, else predicted).";
+  bool converts = false, per_op = false;
+  for (const ResultRow* r : block_rows) {
+    if (r->layout != kLast || r->layout_conversion != "boundary") continue;
+    converts = true;
+    per_op = per_op || op_headline_ms(*r, kToBlockLayoutOp).has_value();
+  }
+  if (converts) {
+    note +=
+        "\nThe channels_last rows convert at the block's boundary (layout_conversion: boundary): their\n"
+        "time includes " +
+        std::string(kToBlockLayoutOp) + " and " + kFromBlockLayoutOp + ", and so do their peaks.";
+    note += per_op ? "\ncl convert ms: the two conversions' time (forward + backward) and share of the cl time."
+                   : "\nRun with --per-op N to time the two conversions apart (cl convert ms).";
+  }
+  return note;
 }
 
 }  // namespace convbench

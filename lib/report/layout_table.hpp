@@ -17,7 +17,8 @@ namespace convbench {
 // both channels_first and channels_last runs of a variant at the same point otherwise; a row
 // whose other layout is missing is left out.
 std::optional<BlockTable> layouts_table(const std::vector<const ResultRow*>& block_rows);
-// The note under a layouts table: which way the ratios go.
-std::string layouts_note();
+// The note under a layouts table of these rows: which way the ratios go, and what a channels-last
+// row's boundary conversions add to it.
+std::string layouts_note(const std::vector<const ResultRow*>& block_rows);
 
 }  // namespace convbench

@@ -43,7 +43,7 @@ std::string workload_difference(const ResultRow& a, const ResultRow& b, const Di
   auto add = [&](const std::string& what) { d += (d.empty() ? "" : ", ") + what; };
   if (!may_differ(o, "point") && a.input_shape != b.input_shape) add("input shape");
   if (!may_differ(o, "dtype") && a.dtype != b.dtype) add("dtype");
-  if (!may_differ(o, "layout") && a.layout != b.layout) add("layout");
+  if (!may_differ(o, "layout") && layout_text(a) != layout_text(b)) add("layout");
   if (!may_differ(o, "mode") && a.mode != b.mode) add("mode");
   return d;
 }
@@ -56,7 +56,7 @@ std::string paired_across(const ResultRow& a, const ResultRow& b) {
   };
   add("point", a.point_label, b.point_label);
   add("dtype", a.dtype, b.dtype);
-  add("layout", a.layout, b.layout);
+  add("layout", layout_text(a), layout_text(b));
   add("mode", a.mode, b.mode);
   return d;
 }

@@ -99,13 +99,17 @@ std::string group_title(const std::vector<const ResultRow*>& group) {
   }
   // A swept dtype, layout or mode lists its values, as a varying dim does: the first row's alone
   // would claim the whole table is float32.
-  const auto text_of = [&](std::string ResultRow::*field) {
+  const auto text_of = [&](const auto& field) {
     std::vector<std::string> values;
     for (const ResultRow* row : group)
-      if (std::find(values.begin(), values.end(), row->*field) == values.end()) values.push_back(row->*field);
+      if (std::find(values.begin(), values.end(), field(*row)) == values.end()) values.push_back(field(*row));
     return values.size() > 1 ? "{" + join(values, ",") + "}" : values.front();
   };
-  t += ", " + text_of(&ResultRow::dtype) + ", " + text_of(&ResultRow::layout) + ", " + text_of(&ResultRow::mode);
+  // A swept layout_conversion has its own column; otherwise the layout says whether it converts.
+  const bool conversion_swept = std::find(swept.begin(), swept.end(), "layout_conversion") != swept.end();
+  t += ", " + text_of([](const ResultRow& row) { return row.dtype; }) + ", " +
+       text_of([&](const ResultRow& row) { return conversion_swept ? row.layout : layout_text(row); }) + ", " +
+       text_of([](const ResultRow& row) { return row.mode; });
   if (!r.device.empty()) t += ", device " + r.device;
   return t;
 }
@@ -389,9 +393,9 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
     if (const std::optional<BlockTable> l = layouts_table(group)) {
       if (style == TableStyle::markdown)
         out += "### " + markdown_escape(l->title) + "\n\n" + l->table.render_markdown() + "\n" +
-               markdown_escape(one_line(layouts_note())) + "\n\n";
+               markdown_escape(one_line(layouts_note(group))) + "\n\n";
       else
-        out += printable(l->title) + "\n" + l->table.render_terminal(colour) + layouts_note() + "\n\n";
+        out += printable(l->title) + "\n" + l->table.render_terminal(colour) + layouts_note(group) + "\n\n";
     }
   }
   return out + tables_footnote(results);
@@ -406,7 +410,7 @@ std::string format_csv(const ResultSet& results) {
       "backward_median_ms,backward_q1_ms,backward_q3_ms,step_median_ms,step_q1_ms,step_q3_ms,step_noise,"
       "graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz,trust,trust_evidence,"
       "cpu_pressure_share,steal_share,threads,batch,in_channels,out_channels,in_depth,in_height,in_width,"
-      "kernel_depth,kernel_height,kernel_width,samples_per_s";
+      "kernel_depth,kernel_height,kernel_width,samples_per_s,layout_conversion";
   // One column per swept field, its value as a number where it is one (pandas reads it as such).
   std::vector<std::string> swept;
   for (const ResultRow& r : results.rows)
@@ -479,6 +483,7 @@ std::string format_csv(const ResultSet& results) {
     for (int k : {3, 2, 1}) cells.push_back(dim(r.kernel, k));
     const std::optional<double> sps = samples_per_second(r);
     cells.push_back(sps && r.status == RunStatus::ok ? format_significant(*sps, 6) : "");
+    cells.push_back(csv_escape(r.layout_conversion));
     for (const std::string& f : swept) {
       std::string value;
       for (const auto& [field, v] : r.point)

@@ -183,6 +183,8 @@ json row_to_json(const ResultRow& r) {
             {"macs", directions(r.macs)},
             {"flops", directions(r.flops)},
             {"bytes", {{"forward", r.bytes_forward}, {"backward", r.bytes_backward}}}};
+  // Written only where the step converts, so rows without conversions read as before.
+  if (r.layout_conversion != "none") j["layout_conversion"] = r.layout_conversion;
   if (!r.kernel.empty()) j["kernel"] = r.kernel;
   json memory = {{"predicted_peak_bytes", r.predicted.peak_bytes}, {"predicted", memory_figures(r.predicted)}};
   if (r.measured) {
@@ -242,6 +244,7 @@ ResultRow row_from_json(const JsonField& j) {
   r.dims = static_cast<int>(j.integer("dims", 2, 2, 3));
   r.dtype = j.string("dtype", "");
   r.layout = j.string("layout", "");
+  r.layout_conversion = j.choice("layout_conversion", "none", {"none", "boundary"});
   r.mode = j.choice("mode", "train", {"train", "infer"});
   r.input_shape = j.integers("input_shape", 1);
   r.output_shape = j.integers("output_shape", 1);

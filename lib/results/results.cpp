@@ -8,6 +8,20 @@ bool is_training(const ResultRow& r) { return r.mode == "train"; }
 
 const std::optional<TimeStats>& headline_time(const ResultRow& r) { return is_training(r) ? r.step : r.forward; }
 
+std::optional<double> op_headline_ms(const ResultRow& r, const std::string& op_name) {
+  if (!r.op_times.is_object() || !r.op_times.contains(op_name)) return std::nullopt;
+  const nlohmann::json& t = r.op_times[op_name];
+  if (!t.is_object() || !t.contains("forward_ms") || !t["forward_ms"].is_number()) return std::nullopt;
+  double ms = t["forward_ms"].get<double>();
+  // An op whose output needs no gradient has no backward (its time is absent): forward only.
+  if (is_training(r) && t.contains("backward_ms") && t["backward_ms"].is_number()) ms += t["backward_ms"].get<double>();
+  return ms;
+}
+
+std::string layout_text(const ResultRow& r) {
+  return r.layout_conversion == "boundary" ? r.layout + " (boundary-converted)" : r.layout;
+}
+
 int64_t headline_flops(const ResultRow& r) { return r.flops.forward + (is_training(r) ? r.flops.backward() : 0); }
 
 int64_t headline_bytes(const ResultRow& r) { return r.bytes_forward + (is_training(r) ? r.bytes_backward : 0); }

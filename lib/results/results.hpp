@@ -63,6 +63,9 @@ struct ResultRow {
   bool is_baseline = false;
   int dims = 2;
   std::string dtype, layout, mode;
+  // "boundary" when the step converts the block's input from channels-first and its output back
+  // (a channels-last block with layout_conversion: boundary), else "none".
+  std::string layout_conversion = "none";
   std::vector<int64_t> input_shape, output_shape;
   std::vector<int64_t> kernel;  // the block's kernel per spatial dim; empty when the file had none
 
@@ -100,6 +103,12 @@ struct ResultSet {
 // Its time, FLOPs and minimum bytes give the achieved rates and the roofline position.
 bool is_training(const ResultRow& r);
 const std::optional<TimeStats>& headline_time(const ResultRow& r);
+// The row's layout as titles and diffs say it: "channels_last", or "channels_last (boundary-converted)"
+// when the step converts at the block's boundary.
+std::string layout_text(const ResultRow& r);
+// The op's median time over the row's headline phase (forward, plus backward in training), from
+// its --per-op times; nullopt when the row has none for the op.
+std::optional<double> op_headline_ms(const ResultRow& r, const std::string& op_name);
 int64_t headline_flops(const ResultRow& r);
 int64_t headline_bytes(const ResultRow& r);
 // Throughput of the headline phase: the batch (the input's first dimension) over the median

@@ -22,12 +22,20 @@ std::string_view to_string(ActKind kind) {
 
 std::string_view to_string(RunMode mode) { return mode == RunMode::train ? "train" : "infer"; }
 
+std::string_view to_string(LayoutConversion conversion) {
+  return conversion == LayoutConversion::boundary ? "boundary" : "none";
+}
+
+bool converts_at_boundary(const BlockSpec& block) {
+  return block.layout_conversion == LayoutConversion::boundary && block.layout == Layout::channels_last;
+}
+
 TensorDesc block_input(const BlockSpec& block) {
   TensorDesc input;
   input.shape = {block.batch, block.in_channels};
   input.shape.insert(input.shape.end(), block.size.begin(), block.size.end());
   input.dtype = block.dtype;
-  input.layout = block.layout;
+  input.layout = converts_at_boundary(block) ? Layout::channels_first : block.layout;
   return input;
 }
 

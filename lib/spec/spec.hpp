@@ -18,6 +18,13 @@ namespace convbench {
 enum class NormKind { batch, group, none };
 enum class ActKind { relu, leaky_relu, none };
 enum class RunMode { train, infer };
+// Where a block's memory layout meets the rest of the network:
+//  none     - the block's input and output are in the block's own layout (a whole network in it);
+//  boundary - the network around the block is channels-first: a channels-last block converts its
+//             input on the way in and its output on the way out (two convert_layout ops in the
+//             step, as x.contiguous(memory_format=...) in PyTorch). A channels-first block has
+//             nothing to convert.
+enum class LayoutConversion { none, boundary };
 
 // One op of a custom variant. What its fields may be, their defaults and its shape rules come
 // from its kind's definition (lib/ops/<op>.cpp), which the graph builder applies
@@ -63,6 +70,7 @@ struct BlockSpec {
   bool residual = false;
   DType dtype = DType::float32;
   Layout layout = Layout::channels_first;
+  LayoutConversion layout_conversion = LayoutConversion::none;
   RunMode mode = RunMode::train;
   std::string baseline;  // a variant name (resolved: the first variant when not given)
   std::vector<VariantSpec> variants;
@@ -84,8 +92,16 @@ struct Spec {
 std::string_view to_string(NormKind kind);
 std::string_view to_string(ActKind kind);
 std::string_view to_string(RunMode mode);
+std::string_view to_string(LayoutConversion conversion);
 
-// The block input a block spec describes: (batch, in_channels, size...), its dtype and layout.
+// Whether the block's step converts layouts at its boundary (a channels-last block with
+// layout_conversion: boundary), and the names of the two ops that do it.
+bool converts_at_boundary(const BlockSpec& block);
+inline constexpr const char* kToBlockLayoutOp = "to_channels_last";
+inline constexpr const char* kFromBlockLayoutOp = "to_channels_first";
+
+// The block input a block spec describes: (batch, in_channels, size...), its dtype and layout
+// (channels-first when the block converts at its boundary: the network's layout, not the block's).
 TensorDesc block_input(const BlockSpec& block);
 // "batch=8,layout=channels_last" or "" (stable; used to pair rows across result files).
 std::string point_label(const BlockSpec& block);

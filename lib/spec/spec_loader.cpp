@@ -22,10 +22,11 @@ namespace convbench {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "defaults", "blocks", "sweep"};
-const std::vector<std::string> kBlockFields = {
-    "name",     "dims",     "batch",  "in_channels", "out_channels", "size",    "kernel",         "stride",
-    "padding",  "dilation", "bias",   "norm",        "norm_groups",  "act",     "negative_slope", "dropout",
-    "residual", "dtype",    "layout", "mode",        "baseline",     "variants"};
+const std::vector<std::string> kBlockFields = {"name",    "dims",     "batch",       "in_channels", "out_channels",
+                                               "size",    "kernel",   "stride",      "padding",     "dilation",
+                                               "bias",    "norm",     "norm_groups", "act",         "negative_slope",
+                                               "dropout", "residual", "dtype",       "layout",      "layout_conversion",
+                                               "mode",    "baseline", "variants"};
 const std::vector<std::string> kDTypes = {"float32", "tf32", "float16", "bfloat16"};
 
 // A sweep this large is a typo, not a benchmark; refusing it keeps memory bounded.
@@ -93,6 +94,10 @@ class BlockResolver {
     if (auto f = find("residual")) b.residual = f->as_bool();
     if (auto f = find("dtype")) b.dtype = *parse_dtype(f->as_choice(kDTypes, "dtype"));
     if (auto f = find("layout")) b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
+    if (auto f = find("layout_conversion"))
+      b.layout_conversion = f->as_choice({"none", "boundary"}, "layout_conversion") == "boundary"
+                                ? LayoutConversion::boundary
+                                : LayoutConversion::none;
     if (auto f = find("mode"))
       b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;
 

@@ -73,6 +73,7 @@ ojson resolved_block(const BlockSpec& b) {
           {"residual", b.residual},
           {"dtype", std::string(to_string(b.dtype))},
           {"layout", std::string(to_string(b.layout))},
+          {"layout_conversion", std::string(to_string(b.layout_conversion))},
           {"mode", std::string(to_string(b.mode))},
           {"baseline", b.baseline},
           {"point", std::move(point)},

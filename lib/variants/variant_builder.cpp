@@ -74,11 +74,16 @@ class BlockAssembler {
   const BlockSpec& block_;
 };
 
-// A custom variant's ops, each added from its fields (its definition applies their defaults).
-Graph build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v) {
-  std::map<std::string, int> values{{"input", b.input()}};
+// A custom variant's ops, each added from its fields (its definition applies their defaults),
+// reading the block input `x`; returns the value that is the variant's output.
+int build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v, int x) {
+  std::map<std::string, int> values{{"input", x}};
   for (const CustomOpSpec& s : v.ops) {
     try {
+      if (converts_at_boundary(block) && (s.name == kToBlockLayoutOp || s.name == kFromBlockLayoutOp))
+        throw GraphError(s.name +
+                         ": the name of a layout conversion this block adds at its boundary "
+                         "(layout_conversion: boundary); name the op otherwise");
       std::vector<int> in;
       for (const std::string& name : s.inputs) {
         auto it = values.find(name);
@@ -95,11 +100,7 @@ Graph build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v
   const std::string out = v.output.empty() ? v.ops.back().name : v.output;
   auto it = values.find(out);
   if (it == values.end()) throw InputError(v.where, v.key_path + ".output", "no op is named \"" + out + "\"");
-  try {
-    return b.finish(it->second);
-  } catch (const GraphError& e) {
-    throw InputError(v.where, v.key_path, e.what());
-  }
+  return it->second;
 }
 
 }  // namespace
@@ -107,9 +108,13 @@ Graph build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v
 Graph build_variant_graph(const BlockSpec& block, const VariantSpec& v) {
   try {
     GraphBuilder b(block.name + "/" + v.name, block_input(block));
-    if (v.kind == "custom") return build_custom(b, block, v);
+    // With layout_conversion: boundary, the block's own ops run in its layout between two
+    // conversions from and back to the network's channels-first layout.
+    const bool convert = converts_at_boundary(block);
+    const int x = convert ? b.convert_layout(kToBlockLayoutOp, b.input()) : b.input();
+    const auto finish = [&](int y) { return b.finish(convert ? b.convert_layout(kFromBlockLayoutOp, y) : y); };
+    if (v.kind == "custom") return finish(build_custom(b, block, v, x));
     BlockAssembler a(b, block);
-    const int x = b.input();
     const std::vector<int64_t> one = repeat(1, block.dims);
     int y = -1;
     if (v.kind == "standard") {
@@ -128,7 +133,7 @@ Graph build_variant_graph(const BlockSpec& block, const VariantSpec& v) {
     } else {
       throw GraphError("unknown variant kind \"" + v.kind + "\"");
     }
-    return b.finish(a.finish_main_path(x, y));
+    return finish(a.finish_main_path(x, y));
   } catch (const GraphError& e) {
     throw InputError(v.where, v.key_path, e.what());
   }

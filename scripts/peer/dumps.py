@@ -9,7 +9,7 @@ import torch.nn as nn
 
 from peer.counts import named_stat_buffers
 from peer.io import write_json
-from peer.modules import build_block, input_shape, memory_format
+from peer.modules import build_block, input_shape, io_memory_format, memory_format
 
 # Seed of every dropout mask in a tensor dump; convbench's dump comparison uses the same one.
 DUMP_DROPOUT_SEED = 0x5EED
@@ -54,11 +54,12 @@ def dump_row(block, variant, out_dir, scale):
     fmt = memory_format(b)
     module = module.to(memory_format=fmt)
     module.train()
-    x = (torch.rand(input_shape(b), dtype=torch.float64) * 2 - 1).contiguous(memory_format=fmt)
+    io_fmt = io_memory_format(b)
+    x = (torch.rand(input_shape(b), dtype=torch.float64) * 2 - 1).contiguous(memory_format=io_fmt)
     params = {n: tensor_json(p) for n, p in module.named_parameters()}
     buffers_before = {n: tensor_json(t) for n, t in named_stat_buffers(module)}
     y = module(x)
-    dy = (torch.rand(tuple(y.shape), dtype=torch.float64) * 2 - 1).contiguous(memory_format=fmt)
+    dy = (torch.rand(tuple(y.shape), dtype=torch.float64) * 2 - 1).contiguous(memory_format=io_fmt)
     y.backward(dy)
     doc = {
         "block": block["name"], "variant": variant["name"], "point_label": block["point_label"],

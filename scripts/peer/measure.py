@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from peer.counts import count_row, flop_counter_section
-from peer.modules import TORCH_DTYPES, build_block, input_shape, memory_format
+from peer.modules import TORCH_DTYPES, build_block, input_shape, io_memory_format, memory_format
 
 
 class Runner:
@@ -30,12 +30,13 @@ class Runner:
         self.module = self.module.to(memory_format=fmt)
         self.module.train(self.train)
         x = torch.randn(input_shape(block), generator=generator)
-        self.x = x.to(device=device, dtype=dtype).contiguous(memory_format=fmt)
+        io_fmt = io_memory_format(block)
+        self.x = x.to(device=device, dtype=dtype).contiguous(memory_format=io_fmt)
         self.dy = None
         if self.train:
             y = self.module(self.x)
             dy = torch.randn(tuple(y.shape), generator=generator)
-            self.dy = dy.to(device=device, dtype=dtype).contiguous(memory_format=fmt)
+            self.dy = dy.to(device=device, dtype=dtype).contiguous(memory_format=io_fmt)
             del y
 
     def sync(self):

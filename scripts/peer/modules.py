@@ -24,6 +24,17 @@ class Concat(nn.Module):
         return torch.cat(xs, dim=1)
 
 
+class ToMemoryFormat(nn.Module):
+    """x.contiguous(memory_format=...): convbench's convert_layout at a block's boundary."""
+
+    def __init__(self, fmt):
+        super().__init__()
+        self.fmt = fmt
+
+    def forward(self, x):
+        return x.contiguous(memory_format=self.fmt)
+
+
 class PhiloxDropout(nn.Module):
     """Dropout with convbench's mask rule: element i (logical N,C,spatial order) is kept when
     dropout_keep(i, seed, p); kept elements are scaled by 1/(1-p). The mask enters as a constant,
@@ -222,7 +233,7 @@ def build_block(block, variant, dropout_seed=None):
             for name, module, _ in list(m.steps):
                 if isinstance(module, nn.Dropout):
                     replace_step(m, name, dropout(module.p))
-        return m.finish(out)
+        return m.finish(convert_at_boundary(m, block, out))
     if block["dropout"] > 0.0:
         out = m.add_step("dropout", dropout(block["dropout"]), [out])
     if block["residual"]:
@@ -236,7 +247,25 @@ def build_block(block, variant, dropout_seed=None):
             if norm is not None:
                 shortcut = m.add_step("shortcut.norm", norm, [shortcut])
         out = m.add_step("add", Add(), [out, shortcut])
-    return m.finish(out)
+    return m.finish(convert_at_boundary(m, block, out))
+
+
+def converts_at_boundary(block):
+    """layout_conversion: boundary on a channels-last block: the network around it is
+    channels-first, so the block converts its input and its output (as convbench does)."""
+    return block.get("layout_conversion") == "boundary" and block["layout"] == "channels_last"
+
+
+def convert_at_boundary(m, block, out):
+    """Puts the two conversions around the block's ops when it converts at its boundary: every
+    reader of the block input reads the converted one. Returns the block's output value."""
+    if not converts_at_boundary(block):
+        return out
+    to_block = "to_channels_last"
+    m.steps = [(n, mod, [to_block if v == "input" else v for v in ins]) for n, mod, ins in m.steps]
+    m.add_module(to_block, ToMemoryFormat(memory_format(block)))
+    m.steps.insert(0, (to_block, getattr(m, to_block), ["input"]))
+    return m.add_step("to_channels_first", ToMemoryFormat(torch.contiguous_format), [out])
 
 
 def replace_step(m, name, module):
@@ -253,9 +282,16 @@ def input_shape(block):
 
 
 def memory_format(block):
+    """The block's layout: its parameters' and its ops' memory format."""
     if block["layout"] != "channels_last":
         return torch.contiguous_format
     return torch.channels_last if block["dims"] == 2 else torch.channels_last_3d
+
+
+def io_memory_format(block):
+    """The memory format of the block's input and output (and their gradients): the network's
+    channels-first one when the block converts at its boundary, else the block's own."""
+    return torch.contiguous_format if converts_at_boundary(block) else memory_format(block)
 
 
 TORCH_DTYPES = {"float32": torch.float32, "tf32": torch.float32, "float16": torch.float16,

@@ -28,7 +28,7 @@ void register_conv_kernels(KernelTable& table, CpuKernelContext context);  // co
 void register_batch_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_elementwise_kernels(KernelTable& table);
-void register_data_movement_kernels(KernelTable& table);  // concat, upsample
+void register_data_movement_kernels(KernelTable& table);  // concat, upsample, convert_layout
 void register_pool_kernels(KernelTable& table);
 
 template <class T>

@@ -1,4 +1,6 @@
-// Concat along channels and nearest-neighbour upsampling, forward and backward, in both layouts.
+// Concat along channels, nearest-neighbour upsampling and layout conversion, forward and backward,
+// in both layouts.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -38,6 +40,34 @@ Runs concat_runs(const TensorDesc& out, const std::vector<int64_t>& channels) {
     r.total += r.length.back();
   }
   return r;
+}
+
+// Per sample, a rows x cols matrix to its cols x rows transpose: channels-first (C x S) to
+// channels-last (S x C) and back. Square tiles keep both the reads and the writes within a few
+// cache lines at a time, whichever side is strided.
+void transpose_per_sample(const float* src, float* dst, int64_t batch, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 32;
+  const int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
+  const int64_t tiles = batch * row_tiles * col_tiles;
+#pragma omp parallel for schedule(static) if (batch * rows * cols > (1 << 15))
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t ct = t % col_tiles, rt = (t / col_tiles) % row_tiles, n = t / (col_tiles * row_tiles);
+    const float* s = src + n * rows * cols;
+    float* d = dst + n * rows * cols;
+    const int64_t r_end = std::min(rows, (rt + 1) * kTile), c_end = std::min(cols, (ct + 1) * kTile);
+    for (int64_t r = rt * kTile; r < r_end; ++r)
+      for (int64_t c = ct * kTile; c < c_end; ++c) d[c * rows + r] = s[r * cols + c];
+  }
+}
+
+// `src` in its layout to `dst` in the other (the same logical shape).
+void convert_layout(const Tensor& src, Tensor& dst) {
+  const TensorDesc& d = src.desc;
+  if (dst.desc.layout == d.layout || dst.desc.shape != d.shape)
+    throw std::invalid_argument("cpu backend: convert_layout needs the same shape in the other layout");
+  const bool to_last = d.layout == Layout::channels_first;
+  const int64_t c = d.channels(), s = d.spatial_size();
+  transpose_per_sample(src.data<float>(), dst.data<float>(), d.batch(), to_last ? c : s, to_last ? s : c);
 }
 
 }  // namespace
@@ -133,6 +163,13 @@ void register_data_movement_kernels(KernelTable& table) {
                                concat_backward(need(call.grad_output, call.op, "grad_output"), call.grad_inputs,
                                                channels);
                              }});
+  table.add(OpKind::convert_layout, {[](const ForwardCall& call) {
+                                       convert_layout(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
+                                     },
+                                     [](const BackwardCall& call) {
+                                       if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                         convert_layout(need(call.grad_output, call.op, "grad_output"), *dx);
+                                     }});
   table.add(OpKind::upsample, {[](const ForwardCall& call) {
                                  upsample_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
                                                   call.op.upsample_scale);

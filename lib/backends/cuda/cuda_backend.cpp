@@ -70,7 +70,8 @@ std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op&
   for (int v : op.inputs) {
     const TensorDesc& in = graph.desc(v);
     if (in.dtype != dtype) return "inputs and output mix dtypes";
-    if (in.layout != out.layout) return "inputs and output mix layouts";
+    // convert_layout changes the layout by design; every other kernel keeps its input's.
+    if (in.layout != out.layout && op.kind != OpKind::convert_layout) return "inputs and output mix layouts";
     if (in.rank() != out.rank()) return "inputs and output differ in rank";
     if (auto why = too_big(in, "input")) return why;
   }

@@ -1,4 +1,5 @@
-// The CUDA backend's concat and upsample (kernels/concat.cu, kernels/upsample.cu).
+// The CUDA backend's concat, upsample and layout conversion (kernels/concat.cu, kernels/upsample.cu,
+// kernels/layout.cu).
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 
@@ -27,6 +28,20 @@ void register_data_movement_kernels(KernelTable& table, cudaStream_t stream) {
                  offset_channels += static_cast<int>(in.channels());
                }
              }});
+
+  // convert_layout: the source's shape and layout say which way (kernels::convert_layout writes
+  // the other layout); backward converts the gradient back the same way.
+  table.add(OpKind::convert_layout, {[stream](const ForwardCall& call) {
+                                       const Fwd f(call);
+                                       const Tensor& x = f.input(0);
+                                       kernels::convert_layout(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(), stream);
+                                     },
+                                     [stream](const BackwardCall& call) {
+                                       const Bwd b(call);
+                                       if (!b.grad_x) return;
+                                       kernels::convert_layout(b.dtype, act_shape(b.g.desc), b.g.raw(), b.grad_x->raw(),
+                                                               stream);
+                                     }});
 
   table.add(OpKind::upsample,
             {[stream](const ForwardCall& call) {

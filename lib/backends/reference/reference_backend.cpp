@@ -23,6 +23,7 @@ ReferenceBackend::ReferenceBackend() {
   reference::register_concat_kernels(kernels_);
   reference::register_pool_kernels(kernels_);
   reference::register_upsample_kernels(kernels_);
+  reference::register_layout_kernels(kernels_);
 }
 
 std::optional<std::string> ReferenceBackend::limitation(const Graph&, const Op&) const { return std::nullopt; }

@@ -151,5 +151,6 @@ void register_elementwise_kernels(KernelTable& table);
 void register_norm_kernels(KernelTable& table);
 void register_pool_kernels(KernelTable& table);
 void register_upsample_kernels(KernelTable& table);
+void register_layout_kernels(KernelTable& table);
 
 }  // namespace convbench::reference

@@ -1,0 +1,23 @@
+// convert_layout: the same logical tensor in the other memory order (channels-first <->
+// channels-last), as PyTorch's x.contiguous(memory_format=...) at a block's boundary. A copy: no
+// FLOPs and nothing saved; its backward converts the output's gradient back to the input's order.
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+OpDefinition define_convert_layout() {
+  OpDefinition d;
+  d.kind = OpKind::convert_layout;
+  d.work = [](const WorkQuery&) { return OpWork{}; };
+  d.infer = [](const Graph& graph, Op& op) {
+    OpShape s{graph.desc(op.inputs.at(0)), {}, {}};
+    require(s.output.rank() >= 3, op.name,
+            "converts activations (N, C, spatial...), got rank " + std::to_string(s.output.rank()));
+    s.output.layout = other_layout(s.output.layout);
+    return s;
+  };
+  return d;
+}
+
+}  // namespace convbench
