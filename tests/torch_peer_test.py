@@ -597,19 +597,24 @@ blocks:
           - {op: conv, name: out, kernel: 3}
 """
         with tempfile.TemporaryDirectory() as tmp:
-            path = write(tmp, "sigmoid.yaml", spec)
-            self.compare_with_analyze(path)
-            dumps = os.path.join(tmp, "dumps")
-            os.mkdir(dumps)
-            proc = run_peer([path, "--dump-tensors", dumps, "--counts-only", "--json", os.path.join(tmp, "p.json")])
-            self.assertEqual(proc.returncode, 0, proc.stderr)
-            self.assertEqual(len(os.listdir(dumps)), 4)  # one per train row: 2 blocks x 2 layouts
-            for device in ("reference", "cpu"):
-                run = subprocess.run([CONVBENCH, "verify", path, dumps, "--device", device],
-                                     capture_output=True, text=True, timeout=300)
-                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-                self.assertIn(" 0 failed", run.stdout)
-                self.assertNotIn("missing", run.stdout)
+            # one dump per train row: 2 blocks x 2 layouts
+            self.dump_and_verify(tmp, write(tmp, "sigmoid.yaml", spec), expected_dumps=4)
+
+    def dump_and_verify(self, tmp, path, expected_dumps):
+        """The peer agrees with analyze on the spec's counts, dumps one float64 training step per
+        train row, and `convbench verify` replays every dump on the reference and cpu backends."""
+        self.compare_with_analyze(path)
+        dumps = os.path.join(tmp, "dumps")
+        os.mkdir(dumps)
+        proc = run_peer([path, "--dump-tensors", dumps, "--counts-only", "--json", os.path.join(tmp, "p.json")])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(len(os.listdir(dumps)), expected_dumps)
+        for device in ("reference", "cpu"):
+            run = subprocess.run([CONVBENCH, "verify", path, dumps, "--device", device],
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertIn(" 0 failed", run.stdout)
+            self.assertNotIn("missing", run.stdout)
 
     def test_boundary_layout_conversion_matches_pytorch(self):
         # layout_conversion: boundary: PyTorch's block takes a channels-first input, converts it
@@ -647,19 +652,8 @@ blocks:
     variants: [standard]
 """
         with tempfile.TemporaryDirectory() as tmp:
-            path = write(tmp, "boundary.yaml", spec)
-            self.compare_with_analyze(path)
-            dumps = os.path.join(tmp, "dumps")
-            os.mkdir(dumps)
-            proc = run_peer([path, "--dump-tensors", dumps, "--counts-only", "--json", os.path.join(tmp, "p.json")])
-            self.assertEqual(proc.returncode, 0, proc.stderr)
-            self.assertEqual(len(os.listdir(dumps)), 6)  # unit: 2 variants x 2 points; volume: 2 points
-            for device in ("reference", "cpu"):
-                run = subprocess.run([CONVBENCH, "verify", path, dumps, "--device", device],
-                                     capture_output=True, text=True, timeout=300)
-                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-                self.assertIn(" 0 failed", run.stdout)
-                self.assertNotIn("missing", run.stdout)
+            # unit: 2 variants x 2 points; volume: 2 points
+            self.dump_and_verify(tmp, write(tmp, "boundary.yaml", spec), expected_dumps=6)
 
 
 if __name__ == "__main__":
