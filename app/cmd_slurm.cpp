@@ -92,7 +92,8 @@ Command add_slurm_command(CLI::App& app) {
             o.shards = opt->shards;
             o.settings = opt->settings;
             // The shards must expand the spec exactly as here, or their plan would be another.
-            o.compare_args = {"--max-runs", std::to_string(opt->limits.max_runs)};
+            if (opt->limits.max_runs != kDefaultMaxRuns)
+              o.compare_args = {"--max-runs", std::to_string(opt->limits.max_runs)};
             for (const auto& [field, values] : opt->limits.sweep_overrides)
               o.compare_args.insert(o.compare_args.end(), {"--sweep", field + "=" + values});
             o.compare_args.insert(o.compare_args.end(), opt->compare_args.begin(), opt->compare_args.end());

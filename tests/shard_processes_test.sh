@@ -37,8 +37,11 @@ pids=()
 "$bin" merge "$tmp"/shard-{0,1,2,3}.json -o "$tmp/merged.json"
 python3 "$src/tests/compare_counts.py" "$tmp/single.json" "$tmp/merged.json" || fail "merged != one process"
 "$bin" report "$tmp/merged.json" --format csv >/dev/null || fail "report cannot read the merged results"
-"$bin" diff "$tmp/single.json" "$tmp/merged.json" >/dev/null 2>&1
-[ $? -le 1 ] || fail "diff cannot read the merged results"
+set +e
+"$bin" diff "$tmp/single.json" "$tmp/merged.json" >/dev/null 2>"$tmp/diff.err"
+rc=$?
+set -e
+[ $rc -le 1 ] || fail "diff cannot read the merged results (exit $rc): $(cat "$tmp/diff.err")"
 
 # A missing shard: the merged file has the rest, exit 1 names the shard to rerun.
 set +e

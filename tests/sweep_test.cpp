@@ -351,7 +351,7 @@ TEST(SlurmScript, QuotesValuesAndRefusesWhatBreaksADirective) {
   EXPECT_NE(script.find("#SBATCH --gres=gpu:1\n"), std::string::npos);
   EXPECT_NE(script.find("--shard /4"), std::string::npos);
   EXPECT_NE(script.find("'cpu'\\''; rm -rf /'"), std::string::npos) << "a flag stays one quoted word";
-  EXPECT_NE(merge_job_script(files, std::string(64, 'a'), {}).find("merge \"${shards[@]}\" -o '/d/results.json'"),
+  EXPECT_NE(merge_job_script(files, std::string(64, 'a'), 4, {}).find("merge \"${shards[@]}\" -o '/d/results.json'"),
             std::string::npos);
 }
 

@@ -74,7 +74,7 @@ std::string shard_array_script(const SlurmSweepFiles& files, const std::string& 
   return s + "\n";
 }
 
-std::string merge_job_script(const SlurmSweepFiles& files, const std::string& plan_hash,
+std::string merge_job_script(const SlurmSweepFiles& files, const std::string& plan_hash, int shard_count,
                              const SlurmJobSettings& settings) {
   std::string s = "#!/bin/bash\n";
   s += common_directives(plan_hash, settings);
@@ -82,8 +82,10 @@ std::string merge_job_script(const SlurmSweepFiles& files, const std::string& pl
   s += "# Runs after every shard task ended (afterany: a failed shard must not cancel it), merges\n"
        "# what the shards wrote, and lists the missing items and the shards to rerun (exit 1).\n";
   s += "set -u\n";
+  // Shards 0..N-1 only: a shard-9.json left by an earlier split into more shards is not this one's.
   s += "shards=()\n";
-  s += "for f in " + shell_quote(files.dir) + "/shard-*.json; do\n";
+  s += "for ((i = 0; i < " + std::to_string(shard_count) + "; i++)); do\n";
+  s += "  f=" + shell_quote(files.dir) + "\"/shard-$i.json\"\n";
   s += "  if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then shards+=(\"$f\"); fi\n";
   s += "done\n";
   s += "if [ ${#shards[@]} -eq 0 ]; then\n";

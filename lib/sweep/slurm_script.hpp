@@ -44,7 +44,7 @@ std::string sweep_job_name(const std::string& plan_hash);
 std::string shard_array_script(const SlurmSweepFiles& files, const std::string& plan_hash, int shard_count,
                                const std::vector<int>& indices, const SlurmJobSettings& settings,
                                const std::vector<std::string>& compare_args);
-std::string merge_job_script(const SlurmSweepFiles& files, const std::string& plan_hash,
+std::string merge_job_script(const SlurmSweepFiles& files, const std::string& plan_hash, int shard_count,
                              const SlurmJobSettings& settings);
 
 }  // namespace convbench

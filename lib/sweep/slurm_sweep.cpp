@@ -72,7 +72,7 @@ int run_slurm_sweep(const Plan& plan, const SlurmSweepOptions& o, std::ostream& 
   }
   const std::string shard_script =
       shard_array_script(f, plan.hash, o.shards, todo, o.settings, o.compare_args);
-  const std::string merge_script = merge_job_script(f, plan.hash, o.settings);
+  const std::string merge_script = merge_job_script(f, plan.hash, o.shards, o.settings);
   if (o.dry_run) {
     out << "# " << f.shard_script() << "\n" << shard_script << "\n# " << f.merge_script() << "\n" << merge_script;
     return 0;
