@@ -41,12 +41,14 @@ Command add_compare_command(CLI::App& app) {
       "--explain", opt->explain,
       "After the tables, say why each variant is faster or slower, leaner or fatter than the baseline "
       "(as `convbench explain`; turns on --per-op 10 unless given; the device's limits as explain finds them)");
-  sub->add_option("--shard", opt->shard,
-                  "Run only shard I of N of the spec's plan (I/N, counted from 0; /N takes I from SLURM_ARRAY_TASK_ID or "
-                  "JOB_COMPLETION_INDEX), balanced by estimated cost; --json names the shard's results file, rewritten "
-                  "after each item, and a rerun skips the items it already holds");
-  sub->add_option("--plan", opt->plan, "With --shard: the plan (convbench plan) the shard belongs to; refused when it "
-                                       "is not this spec's");
+  sub->add_option(
+      "--shard", opt->shard,
+      "Run only shard I of N of the spec's plan (I/N, counted from 0; /N takes I from SLURM_ARRAY_TASK_ID or "
+      "JOB_COMPLETION_INDEX), balanced by estimated cost; --json names the shard's results file, rewritten "
+      "after each item, and a rerun skips the items it already holds");
+  sub->add_option("--plan", opt->plan,
+                  "With --shard: the plan (convbench plan) the shard belongs to; refused when it "
+                  "is not this spec's");
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
             if (!opt->plan.empty() && opt->shard.empty())

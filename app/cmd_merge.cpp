@@ -17,8 +17,9 @@ Command add_merge_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "merge", "Merge the results files of a plan's shards (compare --shard) into one results file; exit 1 when items "
-               "are missing, naming the shards to rerun");
+      "merge",
+      "Merge the results files of a plan's shards (compare --shard) into one results file; exit 1 when items "
+      "are missing, naming the shards to rerun");
   sub->add_option("shards", opt->shards, "Shard results files (compare --shard I/N --json FILE)")->required();
   sub->add_option("-o,--output", opt->output, "The merged results file (- is standard output)")->required();
   sub->add_flag("--allow-mixed", opt->allow_mixed,
@@ -30,8 +31,8 @@ Command add_merge_command(CLI::App& app) {
             for (const std::string& path : opt->shards) inputs.push_back({path, load_shard_file(path)});
             const MergeOutcome merged = merge_shards(inputs, opt->allow_mixed);
             write_output_files({{{opt->output, "-o"}, merged_results_json(merged).dump(2) + "\n"}}, opt->shards);
-            std::cerr << "merged " << inputs.size() << " shard files of plan " << merged.plan.hash.substr(0, 12)
-                      << ": " << merged.results.rows.size() << " of " << merged.plan.items.size() << " items";
+            std::cerr << "merged " << inputs.size() << " shard files of plan " << merged.plan.hash.substr(0, 12) << ": "
+                      << merged.results.rows.size() << " of " << merged.plan.items.size() << " items";
             if (opt->output != "-") std::cerr << " -> " << printable(opt->output);
             std::cerr << "\n";
             const std::vector<int> shard_of = assign_shards(merged.plan, merged.shard_count);

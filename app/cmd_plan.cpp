@@ -21,14 +21,16 @@ Command add_plan_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "plan", "List a spec's work items (block x sweep point x variant) with stable ids, estimated costs and the plan's "
-              "hash, for compare --shard, merge and slurm");
+      "plan",
+      "List a spec's work items (block x sweep point x variant) with stable ids, estimated costs and the plan's "
+      "hash, for compare --shard, merge and slurm");
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
   sub->add_option("-o,--output", opt->output, "The plan file (- is standard output)")->required();
   sub->add_option("--shards", opt->shards, "Also give each item's shard of N, balanced by cost, and print the loads")
       ->check(CLI::Range(1, kMaxShards));
   add_spec_limit_option(*sub, opt->limits);
-  sub->add_option("--filter", opt->filter, "As compare --filter: plan only the variants whose \"block/variant\" matches");
+  sub->add_option("--filter", opt->filter,
+                  "As compare --filter: plan only the variants whose \"block/variant\" matches");
   return {sub, [opt] {
             check_output_paths({{opt->output, "-o"}}, {opt->spec});
             Spec spec = load_spec_file(opt->spec, opt->limits);

@@ -23,8 +23,9 @@ namespace {
 std::string this_program() {
   std::string buf(4096, '\0');
   const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n < 0) throw std::runtime_error("cannot find this program's path (/proc/self/exe): " +
-                                      std::generic_category().message(errno));
+  if (n < 0)
+    throw std::runtime_error("cannot find this program's path (/proc/self/exe): " +
+                             std::generic_category().message(errno));
   buf.resize(static_cast<size_t>(n));
   return buf;
 }
@@ -42,7 +43,8 @@ void check_compare_args(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     throw InputError({"command line", 0, 0}, "--",
                      std::string("the flags after -- go to every shard's `convbench compare` and must be its "
-                                 "measurement flags (--device, --min-time, --threads, ...): ") + e.what());
+                                 "measurement flags (--device, --min-time, --threads, ...): ") +
+                         e.what());
   }
   parse_byte_size(memory_limit, "--memory-limit");
 }
@@ -60,8 +62,9 @@ Command add_slurm_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "slurm", "Run a spec as a Slurm job array of N shards and a merge job after it (sbatch); rerun to submit only "
-               "the shards still missing");
+      "slurm",
+      "Run a spec as a Slurm job array of N shards and a merge job after it (sbatch); rerun to submit only "
+      "the shards still missing");
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json)")->required();
   sub->add_option("compare_flags", opt->compare_args,
                   "After --: flags for every shard's `convbench compare` (e.g. -- --device cuda --min-time 1)");

@@ -100,6 +100,21 @@ set -e
 [ $rc = 1 ] || fail "merge of a killed shard exited $rc"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps([r["time_ms"] for r in d["results"]]))' \
   "$tmp/killed.json" >"$tmp/kept-times.json"
+# Continued on another device (here: a file that says so), its kept rows would be mislabelled.
+python3 - "$tmp/killed.json" "$tmp/elsewhere.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["provenance"]["cpu"] = "Another CPU"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+cp "$tmp/elsewhere.json" "$tmp/elsewhere.before"
+set +e
+"$bin" compare "$spec" --shard 0/1 --json "$tmp/elsewhere.json" "${quick[@]}" >/dev/null 2>"$tmp/elsewhere.err"
+rc=$?
+set -e
+[ $rc = 2 ] || fail "a shard continued on another device (exit $rc)"
+grep -q "rerun the shard where it ran" "$tmp/elsewhere.err" || fail "unclear message: $(cat "$tmp/elsewhere.err")"
+cmp -s "$tmp/elsewhere.json" "$tmp/elsewhere.before" || fail "the refused continuation changed the file"
 "$bin" compare "$spec" --shard 0/1 --json "$tmp/killed.json" "${slow[@]}" >/dev/null 2>"$tmp/rerun.err"
 grep -q "$kept done before, $((8 - kept)) to run" "$tmp/rerun.err" || fail "the rerun did not continue: $(cat "$tmp/rerun.err")"
 "$bin" merge "$tmp/killed.json" -o "$tmp/rerun-merged.json"

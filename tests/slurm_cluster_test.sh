@@ -34,12 +34,15 @@ done
 tmp=$(mktemp -d /tmp/convbench-slurm.XXXXXX)
 daemons=()
 stop() {
+  # Jobs a failed test left running, cancelled on this private cluster only (SLURM_CONF is ours).
+  if [ "${SLURM_CONF:-}" = "$tmp/slurm.conf" ] && [ ${#daemons[@]} -gt 0 ]; then
+    timeout 10 scancel --full --user="$(id -un)" 2>/dev/null || true
+  fi
   for p in "${daemons[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${daemons[@]}"; do
     for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$p" 2>/dev/null || true
   done
-  # Jobs still running (a failed test) are slurmstepd's children: end them by their pid files.
   rm -rf "$tmp"
 }
 trap stop EXIT

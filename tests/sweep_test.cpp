@@ -120,11 +120,12 @@ TEST(ShardAssignment, EveryItemInExactlyOneShardAndLoadsWithinTheLargestItem) {
     const std::vector<double> loads = shard_loads(plan, shard_of, n);
     double total = 0;
     for (double l : loads) total += l;
-    EXPECT_DOUBLE_EQ(total, 37.0 + [&] {
-      double extra = 0;
-      for (double c : costs) extra += c - 1.0;
-      return extra;
-    }());
+    EXPECT_DOUBLE_EQ(
+        total, 37.0 + [&] {
+          double extra = 0;
+          for (double c : costs) extra += c - 1.0;
+          return extra;
+        }());
     // Greedy to the least loaded shard: no shard ends more than one item above another.
     EXPECT_LE(*std::max_element(loads.begin(), loads.end()) - *std::min_element(loads.begin(), loads.end()),
               largest + 1e-9)
@@ -294,8 +295,8 @@ TEST(Merge, RefusesShardsOfAnotherPlan) {
 
 TEST(Merge, RefusesAnItemDoneTwice) {
   const Sweep s = sweep_of(kSpec);
-  const std::string e =
-      merge_error({input(shard(s, 0, 2), "first.json"), input(shard(s, 1, 2), "x"), input(shard(s, 0, 2), "again.json")});
+  const std::string e = merge_error(
+      {input(shard(s, 0, 2), "first.json"), input(shard(s, 1, 2), "x"), input(shard(s, 0, 2), "again.json")});
   EXPECT_NE(e.find("again.json"), std::string::npos) << e;
   EXPECT_NE(e.find("is also done in first.json"), std::string::npos) << e;
 }

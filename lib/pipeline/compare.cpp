@@ -42,9 +42,8 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
       const size_t index = i++;
       if (!selected[index]) continue;
       ResultRow& row = results.rows[index];
-      progress.start(started++,
-                     printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") + " / " +
-                               row.variant + " on " + backend->name()));
+      progress.start(started++, printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
+                                          " / " + row.variant + " on " + backend->name()));
       progress.above([&] {
         spdlog::info("{} / {} [{}] on {}", printable(row.block), printable(row.variant), printable(row.point_label),
                      backend->name());

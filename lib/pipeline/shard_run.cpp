@@ -9,6 +9,7 @@
 #include "pipeline/analyze.hpp"
 #include "report/output_writer.hpp"
 #include "spec/input_error.hpp"
+#include "sweep/merge.hpp"
 #include "sweep/shard_file.hpp"
 
 namespace convbench {
@@ -19,7 +20,7 @@ namespace {
 
 // The shard's earlier results file, when there is one to continue from.
 std::optional<ShardFile> earlier_attempt(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return std::nullopt;
     throw InputError({path, 0, 0}, "--json", "cannot read it: " + std::generic_category().message(errno));
@@ -87,18 +88,27 @@ ResultSet compare_shard(const Spec& spec, const CompareOptions& options, const S
 
   const size_t to_run = mine.size() - done.size();
   notices << "convbench: shard " << o.shard.index << "/" << o.shard.count << " of plan " << plan.hash.substr(0, 12)
-          << ": " << mine.size() << " of " << plan.items.size() << " items, " << done.size()
-          << " done before, " << to_run << " to run\n";
+          << ": " << mine.size() << " of " << plan.items.size() << " items, " << done.size() << " done before, "
+          << to_run << " to run\n";
   if (to_run == 0) {
     const ShardFile f = shard_file(header);
     if (!header.engine.empty()) return f.results;  // already complete: the file stays as it is
   }
 
+  const bool kept_rows = !done.empty();
   CompareOptions run = options;
   std::vector<bool> run_it(plan.items.size(), false);
   for (size_t item : mine) run_it[item] = !done.count(item);
   run.run_row = [&run_it](size_t index) { return index < run_it.size() && run_it[index]; };
   run.row_done = [&](const ResultSet& so_far, size_t index) {
+    // One file, one provenance: rows kept from an attempt on another device or build would be
+    // recorded as this run's, and merge could not tell.
+    if (kept_rows && run_signature(header) != run_signature(so_far))
+      throw InputError({o.file, 0, 0}, "--json",
+                       "holds rows run on " + run_signature(header).front().second + " with " +
+                           run_signature(header)[1].second + ", but this run is on " +
+                           run_signature(so_far).front().second + " with " + run_signature(so_far)[1].second +
+                           ": rerun the shard where it ran, or remove the file to start it again");
     done[index] = so_far.rows[index];
     save(shard_file(so_far));
   };

@@ -106,13 +106,13 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
       if (ok && chosen && settled(inputs[chosen->input].shard.results.rows[chosen->row].status))
         throw InputError({inputs[c.input].file, 0, 0}, "shard.items",
                          "item " + item.id + " (" + item_name(item) + ") is also done in " +
-                             inputs[chosen->input].file + ": each item must be covered once (the same shard "
+                             inputs[chosen->input].file +
+                             ": each item must be covered once (the same shard "
                              "given twice, or shard files of two runs)");
       if (chosen && !ok && settled(inputs[chosen->input].shard.results.rows[chosen->row].status)) continue;
       if (chosen)
-        out.notes.push_back(item_name(item) + ": the " +
-                            to_string(inputs[c.input].shard.results.rows[c.row].status) + " row of " +
-                            inputs[c.input].file + " replaces the " +
+        out.notes.push_back(item_name(item) + ": the " + to_string(inputs[c.input].shard.results.rows[c.row].status) +
+                            " row of " + inputs[c.input].file + " replaces the " +
                             to_string(inputs[chosen->input].shard.results.rows[chosen->row].status) + " row of " +
                             inputs[chosen->input].file);
       chosen = &c;

@@ -62,9 +62,14 @@ nlohmann::ordered_json plan_to_json(const Plan& plan, const std::vector<int>& sh
   nlohmann::ordered_json items = nlohmann::ordered_json::array();
   for (size_t i = 0; i < plan.items.size(); ++i) {
     const PlanItem& p = plan.items[i];
-    nlohmann::ordered_json item = {{"index", i},        {"id", p.id},       {"block", p.block},
-                                   {"variant", p.variant}, {"point_label", p.point_label}, {"flops", p.flops},
-                                   {"bytes", p.bytes},  {"cost", p.cost}};
+    nlohmann::ordered_json item = {{"index", i},
+                                   {"id", p.id},
+                                   {"block", p.block},
+                                   {"variant", p.variant},
+                                   {"point_label", p.point_label},
+                                   {"flops", p.flops},
+                                   {"bytes", p.bytes},
+                                   {"cost", p.cost}};
     if (i < shard_of.size()) item["shard"] = shard_of[i];
     items.push_back(std::move(item));
   }

@@ -28,8 +28,10 @@ std::optional<long> decimal(std::string_view text, long max) {
 ShardIndex parse_shard(const std::string& text, const EnvLookup& lookup) {
   const size_t slash = text.find('/');
   if (slash == std::string::npos)
-    refuse("--shard", "expected I/N (shard I of N, counted from 0) or /N (I from SLURM_ARRAY_TASK_ID or "
-                      "JOB_COMPLETION_INDEX), got \"" + text + "\"");
+    refuse("--shard",
+           "expected I/N (shard I of N, counted from 0) or /N (I from SLURM_ARRAY_TASK_ID or "
+           "JOB_COMPLETION_INDEX), got \"" +
+               text + "\"");
   const auto count = decimal(std::string_view(text).substr(slash + 1), kMaxShards);
   if (!count || *count == 0)
     refuse("--shard", "N in I/N must be a whole number from 1 to " + std::to_string(kMaxShards) + ", got \"" +
@@ -39,8 +41,7 @@ ShardIndex parse_shard(const std::string& text, const EnvLookup& lookup) {
   if (slash > 0) {
     const auto index = decimal(std::string_view(text).substr(0, slash), kMaxShards);
     if (!index) refuse("--shard", "I in I/N must be a whole number, got \"" + text.substr(0, slash) + "\"");
-    if (*index >= *count)
-      refuse("--shard", "I must be below N (shards are counted from 0), got " + text);
+    if (*index >= *count) refuse("--shard", "I must be below N (shards are counted from 0), got " + text);
     shard.index = static_cast<int>(*index);
     return shard;
   }
@@ -50,14 +51,15 @@ ShardIndex parse_shard(const std::string& text, const EnvLookup& lookup) {
     const auto index = decimal(value, kMaxShards);
     if (!index) refuse(name, std::string("expected the shard index (a whole number), got \"") + value + "\"");
     if (*index >= *count)
-      refuse(name, std::to_string(*index) + " is not below the shard count " + std::to_string(*count) +
-                       " of --shard " + text);
+      refuse(name, std::to_string(*index) + " is not below the shard count " + std::to_string(*count) + " of --shard " +
+                       text);
     shard.index = static_cast<int>(*index);
     return shard;
   }
   refuse("--shard", "/" + std::to_string(*count) +
                         " takes the shard index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX, and neither is "
-                        "set; give it as I/" + std::to_string(*count));
+                        "set; give it as I/" +
+                        std::to_string(*count));
 }
 
 std::vector<int> assign_shards(const Plan& plan, int count) {

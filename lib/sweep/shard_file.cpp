@@ -29,8 +29,8 @@ nlohmann::json shard_file_json(const ShardFile& file) {
     }
     items.push_back(std::move(item));
   }
-  doc["shard"] = {{"schema", kShardSchema},       {"plan_hash", file.plan.hash}, {"index", file.shard.index},
-                  {"count", file.shard.count},    {"items", std::move(items)},   {"plan", plan_to_json(file.plan)}};
+  doc["shard"] = {{"schema", kShardSchema},    {"plan_hash", file.plan.hash}, {"index", file.shard.index},
+                  {"count", file.shard.count}, {"items", std::move(items)},   {"plan", plan_to_json(file.plan)}};
   return doc;
 }
 
@@ -79,8 +79,7 @@ ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& fil
     }
     file.items.push_back(s);
   }
-  if (rows_used.size() != file.results.rows.size())
-    top.at("results").fail("has rows that no item of the shard names");
+  if (rows_used.size() != file.results.rows.size()) top.at("results").fail("has rows that no item of the shard names");
   return file;
 }
 

@@ -20,8 +20,8 @@ namespace convbench {
 inline constexpr const char* kShardSchema = "convbench.shard/1";
 
 struct ShardItem {
-  size_t item = 0;                // index into plan.items
-  std::optional<size_t> row;      // index into results.rows; nullopt while pending
+  size_t item = 0;            // index into plan.items
+  std::optional<size_t> row;  // index into results.rows; nullopt while pending
 };
 
 struct ShardFile {

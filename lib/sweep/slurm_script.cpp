@@ -27,8 +27,9 @@ void check_sbatch_value(const std::string& flag, const std::string& value) {
                        std::string_view("_.:,=+-/@").find(c) != std::string_view::npos;
     if (!plain)
       throw InputError({"command line", 0, 0}, flag,
-                       "\"" + value + "\" has a character an #SBATCH line cannot carry (letters, digits and _.:,=+-/@ "
-                       "only)");
+                       "\"" + value +
+                           "\" has a character an #SBATCH line cannot carry (letters, digits and _.:,=+-/@ "
+                           "only)");
   }
 }
 

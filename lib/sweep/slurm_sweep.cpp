@@ -18,10 +18,11 @@ namespace {
 void make_folder(const std::string& path) {
   if (::mkdir(path.c_str(), 0777) == 0) return;
   const int err = errno;
-  struct stat st{};
+  struct stat st {};
   if (err == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
-  throw InputError({path, 0, 0}, "--dir",
-                   err == EEXIST ? "exists and is not a folder" : "cannot create it: " + std::generic_category().message(err));
+  throw InputError(
+      {path, 0, 0}, "--dir",
+      err == EEXIST ? "exists and is not a folder" : "cannot create it: " + std::generic_category().message(err));
 }
 
 }  // namespace
@@ -30,7 +31,7 @@ std::vector<int> shards_to_run(const Plan& plan, const SlurmSweepFiles& files, i
   std::vector<int> todo;
   for (int i = 0; i < shards; ++i) {
     const std::string path = files.shard(i);
-    struct stat st{};
+    struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
       if (errno != ENOENT)
         throw InputError({path, 0, 0}, "--dir", "cannot read it: " + std::generic_category().message(errno));
@@ -70,8 +71,7 @@ int run_slurm_sweep(const Plan& plan, const SlurmSweepOptions& o, std::ostream& 
         << ")\n";
     return 0;
   }
-  const std::string shard_script =
-      shard_array_script(f, plan.hash, o.shards, todo, o.settings, o.compare_args);
+  const std::string shard_script = shard_array_script(f, plan.hash, o.shards, todo, o.settings, o.compare_args);
   const std::string merge_script = merge_job_script(f, plan.hash, o.shards, o.settings);
   if (o.dry_run) {
     out << "# " << f.shard_script() << "\n" << shard_script << "\n# " << f.merge_script() << "\n" << merge_script;
