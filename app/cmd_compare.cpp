@@ -1,6 +1,8 @@
 // convbench compare SPEC: the flags of the compare pipeline (pipeline/compare.hpp), which builds
 // every variant on a backend, runs it forward and backward, and measures time and memory.
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
 #include "explain/explanation_output.hpp"
@@ -9,6 +11,7 @@
 #include "output_options.hpp"
 #include "pipeline/compare.hpp"
 #include "pipeline/explain.hpp"
+#include "pipeline/shard_run.hpp"
 #include "spec/input_error.hpp"
 #include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
@@ -23,6 +26,7 @@ Command add_compare_command(CLI::App& app) {
     SpecLimits limits;
     std::string filter;
     bool explain = false;
+    std::string shard, plan;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("compare", "Run every variant forward and backward and compare time and memory");
@@ -37,12 +41,39 @@ Command add_compare_command(CLI::App& app) {
       "--explain", opt->explain,
       "After the tables, say why each variant is faster or slower, leaner or fatter than the baseline "
       "(as `convbench explain`; turns on --per-op 10 unless given; the device's limits as explain finds them)");
+  sub->add_option(
+      "--shard", opt->shard,
+      "Run only shard I of N of the spec's plan (I/N, counted from 0; /N takes I from SLURM_ARRAY_TASK_ID or "
+      "JOB_COMPLETION_INDEX), balanced by estimated cost; --json names the shard's results file, rewritten "
+      "after each item, and a rerun skips the items it already holds");
+  sub->add_option("--plan", opt->plan,
+                  "With --shard: the plan (convbench plan) the shard belongs to; refused when it "
+                  "is not this spec's");
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
-            check_result_paths(opt->output, {opt->spec});
+            if (!opt->plan.empty() && opt->shard.empty())
+              throw InputError({"command line", 0, 0}, "--plan", "is for a shard: give --shard I/N too");
+            std::optional<ShardIndex> shard;
+            if (!opt->shard.empty()) {
+              shard = parse_shard(opt->shard, [](const char* name) { return std::getenv(name); });
+              if (opt->output.json.empty() || opt->output.json == "-")
+                throw InputError({"command line", 0, 0}, "--shard",
+                                 "needs --json FILE: the shard's results file, which merge reads");
+              if (opt->explain)
+                throw InputError({"command line", 0, 0}, "--explain", "explains a whole run, not a shard");
+            }
+            check_result_paths(opt->output, {opt->spec, opt->plan});
             opt->compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
             Spec spec = load_spec_file(opt->spec, opt->limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
+            if (shard) {
+              ShardRunOptions run{*shard, opt->output.json, opt->plan, {opt->spec, opt->plan}};
+              const ResultSet rows = compare_shard(spec, opt->compare, run, std::cerr);
+              OutputOptions others = opt->output;  // the shard file is written; the other outputs as usual
+              others.json.clear();
+              write_results(others, rows, {opt->spec, opt->plan});
+              return 0;
+            }
             if (!opt->explain) {
               write_results(opt->output, compare(spec, opt->compare, std::cerr), {opt->spec});
               return 0;

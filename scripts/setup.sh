@@ -39,6 +39,9 @@ packages=(
   # figures are SVG only); the tests render the figures as readers do, SVG in Chromium and the
   # PDF with pdftoppm
   librsvg2-bin chromium poppler-utils
+  # `convbench slurm` calls sbatch and squeue; its test starts a one-machine cluster with Debian's
+  # daemons (tests/slurm_cluster_test.sh)
+  slurmctld slurmd slurm-client
 )
 
 if [ "${1:-}" = --list ]; then

@@ -29,8 +29,9 @@ BELOW = {
     "report": ["results", "analysis", "runtime", "spec", "ops", "graph"],
     "explain": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
     "measure": ["results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
-    "pipeline": ["explain", "report", "measure", "backends", "results", "analysis", "runtime", "spec", "variants", "ops",
-                 "graph"],
+    "sweep": ["report", "results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
+    "pipeline": ["explain", "report", "measure", "backends", "sweep", "results", "analysis", "runtime", "spec", "variants",
+                 "ops", "graph"],
 }
 
 

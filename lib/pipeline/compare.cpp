@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "measure/progress.hpp"
 #include "measure/provenance.hpp"
 #include "pipeline/analyze.hpp"
@@ -25,14 +27,23 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
   if (options.run.graph && options.run.time)
     if (const auto why = backend->measurement().replay_unsupported())
       throw InputError({"command line", 0, 0}, "--graph", *why);
-  Progress progress(static_cast<int>(results.rows.size()), options.quiet);
+  results.engine = engine_name();
+  results.device = backend->name();
+  results.provenance = collect_provenance(spec, backend.get());
+  std::vector<bool> selected(results.rows.size(), true);
+  if (options.run_row)
+    for (size_t k = 0; k < selected.size(); ++k) selected[k] = options.run_row(k);
+  const int to_run = static_cast<int>(std::count(selected.begin(), selected.end(), true));
+  Progress progress(to_run, options.quiet);
   size_t i = 0;
+  int started = 0;
   for (const BlockSpec& block : spec.blocks) {
     for (const VariantSpec& v : block.variants) {
-      ResultRow& row = results.rows[i];
-      progress.start(static_cast<int>(i++),
-                     printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") + " / " +
-                               row.variant + " on " + backend->name()));
+      const size_t index = i++;
+      if (!selected[index]) continue;
+      ResultRow& row = results.rows[index];
+      progress.start(started++, printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
+                                          " / " + row.variant + " on " + backend->name()));
       progress.above([&] {
         spdlog::info("{} / {} [{}] on {}", printable(row.block), printable(row.variant), printable(row.point_label),
                      backend->name());
@@ -57,11 +68,15 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
         for (const std::string& w : row_warnings(row)) spdlog::warn("{}", printable(w));
         spdlog::default_logger()->flush();
       });
+      if (options.row_done) options.row_done(results, index);
     }
   }
-  results.engine = engine_name();
-  results.device = backend->name();
-  results.provenance = collect_provenance(spec, backend.get());
+  if (options.run_row) {
+    std::vector<ResultRow> kept;
+    for (size_t k = 0; k < results.rows.size(); ++k)
+      if (selected[k]) kept.push_back(std::move(results.rows[k]));
+    results.rows = std::move(kept);
+  }
   if (const nlohmann::json clocks = clock_provenance(results.rows); !clocks.is_null())
     results.provenance["clock"] = clocks;
   return results;

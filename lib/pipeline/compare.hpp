@@ -21,12 +21,19 @@ struct CompareOptions {
   // Called after each variant ran, with its graph and the backend (explain gathers its facts here,
   // while the graph and the backend's workspace sizes are at hand).
   std::function<void(const Graph& graph, Backend& backend, bool training, const ResultRow& row)> after_row;
+  // A share of the rows (compare --shard): only rows for which `run_row(index)` is true run, and
+  // the others are left out of the results. Empty: every row.
+  std::function<bool(size_t index)> run_row;
+  // Called after each row ran, with the results so far (engine, device and provenance filled in,
+  // the rows not run yet still the analysis'), so a shard can save its progress.
+  std::function<void(const ResultSet& so_far, size_t index)> row_done;
 };
 
 // Validates the whole spec first (analyze_spec), then runs every variant in spec order. A bad
 // --device or an unusable --graph throws InputError before anything runs; a variant that fails
 // at run time gets its status (oom, unsupported, error) and the run goes on. Notices (why `auto`
-// chose a device) go to `notices`; warnings about rows go to the log.
+// chose a device) go to `notices`; warnings about rows go to the log. With `run_row`, the rows
+// left out are dropped from the returned set.
 ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream& notices);
 
 }  // namespace convbench

@@ -1,0 +1,47 @@
+// convbench merge SHARD.json... -o RESULTS.json: the shards of one plan into one results file
+// (sweep/merge.hpp); exit 1, after writing what there is, when items are missing.
+#include <iostream>
+
+#include "commands.hpp"
+#include "report/markup_escape.hpp"
+#include "report/output_writer.hpp"
+#include "sweep/merge.hpp"
+
+namespace convbench::cli {
+
+Command add_merge_command(CLI::App& app) {
+  struct Options {
+    std::vector<std::string> shards;
+    std::string output;
+    bool allow_mixed = false;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "merge",
+      "Merge the results files of a plan's shards (compare --shard) into one results file; exit 1 when items "
+      "are missing, naming the shards to rerun");
+  sub->add_option("shards", opt->shards, "Shard results files (compare --shard I/N --json FILE)")->required();
+  sub->add_option("-o,--output", opt->output, "The merged results file (- is standard output)")->required();
+  sub->add_flag("--allow-mixed", opt->allow_mixed,
+                "Merge shards that ran on different devices or library versions (the merged file says which rows "
+                "ran where)");
+  return {sub, [opt] {
+            check_output_paths({{opt->output, "-o"}}, opt->shards);
+            std::vector<MergeInput> inputs;
+            for (const std::string& path : opt->shards) inputs.push_back({path, load_shard_file(path)});
+            const MergeOutcome merged = merge_shards(inputs, opt->allow_mixed);
+            write_output_files({{{opt->output, "-o"}, merged_results_json(merged).dump(2) + "\n"}}, opt->shards);
+            std::cerr << "merged " << inputs.size() << " shard files of plan " << merged.plan.hash.substr(0, 12) << ": "
+                      << merged.results.rows.size() << " of " << merged.plan.items.size() << " items";
+            if (opt->output != "-") std::cerr << " -> " << printable(opt->output);
+            std::cerr << "\n";
+            const std::vector<int> shard_of = assign_shards(merged.plan, merged.shard_count);
+            for (size_t i : merged.missing)
+              std::cerr << "missing: " << merged.plan.items[i].id << " " << printable(item_name(merged.plan.items[i]))
+                        << " (shard " << shard_of[i] << ")\n";
+            for (const std::string& note : merged.notes) std::cerr << printable(note) << "\n";
+            return merged.missing.empty() ? 0 : 1;
+          }};
+}
+
+}  // namespace convbench::cli

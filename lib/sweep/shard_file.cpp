@@ -1,0 +1,91 @@
+#include "sweep/shard_file.hpp"
+
+#include <set>
+
+#include "results/json_reader.hpp"
+#include "results/json_results.hpp"
+#include "spec/input_file.hpp"
+
+namespace convbench {
+
+bool settled(RunStatus status) { return status == RunStatus::ok || status == RunStatus::unsupported; }
+
+bool shard_complete(const ShardFile& file) {
+  for (const ShardItem& item : file.items)
+    if (!item.row || !settled(file.results.rows[*item.row].status)) return false;
+  return true;
+}
+
+nlohmann::json shard_file_json(const ShardFile& file) {
+  nlohmann::json doc = results_to_json(file.results);
+  nlohmann::json items = nlohmann::json::array();
+  for (const ShardItem& s : file.items) {
+    nlohmann::json item = {{"id", file.plan.items[s.item].id}};
+    if (s.row) {
+      item["status"] = to_string(file.results.rows[*s.row].status);
+      item["row"] = *s.row;
+    } else {
+      item["status"] = "pending";
+    }
+    items.push_back(std::move(item));
+  }
+  doc["shard"] = {{"schema", kShardSchema},    {"plan_hash", file.plan.hash}, {"index", file.shard.index},
+                  {"count", file.shard.count}, {"items", std::move(items)},   {"plan", plan_to_json(file.plan)}};
+  return doc;
+}
+
+ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& file_name) {
+  ShardFile file;
+  file.results = results_from_json(doc, file_name);
+  const JsonField top(doc, "", file_name);
+  const auto shard = top.object("shard");
+  if (!shard) throw InputError({file_name, 0, 0}, "shard", "not a shard's results (no \"shard\" section)");
+  if (shard->string("schema", "") != kShardSchema)
+    shard->at("schema").fail(std::string("expected \"") + kShardSchema + "\"");
+  file.plan = plan_from_json(shard->at("plan").value(), file_name, "shard.plan");
+  if (shard->string("plan_hash", "") != file.plan.hash) shard->at("plan_hash").fail("is not the hash of shard.plan");
+  file.shard.count = static_cast<int>(shard->integer("count", 0, 1, kMaxShards));
+  file.shard.index = static_cast<int>(shard->integer("index", -1, 0, file.shard.count - 1));
+  if (!shard->find("count") || !shard->find("index")) shard->fail("expected \"index\" and \"count\"");
+
+  const std::vector<int> shard_of = assign_shards(file.plan, file.shard.count);
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < shard_of.size(); ++i)
+    if (shard_of[i] == file.shard.index) mine.push_back(i);
+  const std::vector<JsonField> items = shard->at("items").items();
+  if (items.size() != mine.size())
+    shard->at("items").fail("expected the " + std::to_string(mine.size()) + " items of shard " +
+                            std::to_string(file.shard.index) + "/" + std::to_string(file.shard.count) + ", got " +
+                            std::to_string(items.size()));
+  std::set<size_t> rows_used;
+  std::vector<std::string> statuses = {"pending"};
+  for (RunStatus s : kRunStatuses) statuses.push_back(to_string(s));
+  for (size_t k = 0; k < items.size(); ++k) {
+    const JsonField& item = items[k];
+    const PlanItem& planned = file.plan.items[mine[k]];
+    if (item.string("id", "") != planned.id)
+      item.at("id").fail("expected \"" + planned.id + "\" (" + item_name(planned) + "), the shard's next item");
+    ShardItem s{mine[k], std::nullopt};
+    const std::string status = item.choice("status", "pending", statuses);
+    if (status != "pending") {
+      const int64_t row = item.integer("row", -1, 0, static_cast<int64_t>(file.results.rows.size()) - 1);
+      if (row < 0) item.at("row").fail("expected the row of a done item");
+      if (!rows_used.insert(static_cast<size_t>(row)).second) item.at("row").fail("names a row another item has");
+      const ResultRow& r = file.results.rows[static_cast<size_t>(row)];
+      if (r.block != planned.block || r.variant != planned.variant || r.point_label != planned.point_label)
+        item.at("row").fail("holds " + r.block + "/" + r.variant + ", not " + item_name(planned));
+      if (to_string(r.status) != status) item.at("status").fail("differs from the row's status " + to_string(r.status));
+      s.row = static_cast<size_t>(row);
+    }
+    file.items.push_back(s);
+  }
+  if (rows_used.size() != file.results.rows.size()) top.at("results").fail("has rows that no item of the shard names");
+  return file;
+}
+
+ShardFile load_shard_file(const std::string& path) {
+  const InputText in = read_input_file(path, "shard results file", kMaxResultsBytes);
+  return shard_file_from_json(parse_json_input(in, "shard results file"), in.name);
+}
+
+}  // namespace convbench

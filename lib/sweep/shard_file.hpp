@@ -1,0 +1,47 @@
+// A shard's results file: a normal results file (convbench.results/1, which every report reads)
+// with a "shard" section: the plan it belongs to (hash and items), which shard of how many, and
+// the status of each of its items ("pending", or the row's status and the row that holds it).
+// compare --shard rewrites it atomically after every item, so a killed shard leaves a complete
+// file of what it finished, and a rerun continues from it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/results.hpp"
+#include "sweep/plan.hpp"
+#include "sweep/shard_assignment.hpp"
+
+namespace convbench {
+
+inline constexpr const char* kShardSchema = "convbench.shard/1";
+
+struct ShardItem {
+  size_t item = 0;            // index into plan.items
+  std::optional<size_t> row;  // index into results.rows; nullopt while pending
+};
+
+struct ShardFile {
+  Plan plan;
+  ShardIndex shard;
+  ResultSet results;             // the rows of the items done so far, in plan order
+  std::vector<ShardItem> items;  // every item assigned to this shard, in plan order
+};
+
+// A status a rerun keeps: ok, and unsupported (the backend lacks the op: running it again cannot
+// change that). oom and error are retried: another process may have held the memory.
+bool settled(RunStatus status);
+// Every item of the shard has a row with a settled status.
+bool shard_complete(const ShardFile& file);
+
+nlohmann::json shard_file_json(const ShardFile& file);
+// Checks everything a merge relies on: the plan's hash (recomputed), that the items are exactly
+// those assign_shards gives this shard, that each done item's row exists, is used once and is the
+// item's block, variant and point. InputError located in `file_name` otherwise.
+ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& file_name);
+ShardFile load_shard_file(const std::string& path);
+
+}  // namespace convbench
