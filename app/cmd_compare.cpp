@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "explain/explanation_output.hpp"
+#include "history/history_store.hpp"
 #include "measurement_options.hpp"
 #include "option_checks.hpp"
 #include "output_options.hpp"
@@ -14,6 +15,17 @@
 #include "spec/spec_loader.hpp"
 
 namespace convbench::cli {
+namespace {
+
+// compare --db: the run goes into the history as `history add` of its --json would put it.
+void add_to_history(const std::string& db, const ResultSet& results) {
+  if (db.empty()) return;
+  const AddSummary s = add_runs(db, {history_run_from_results(results, "compare --db")});
+  std::cerr << "added " << s.measurements << " measurement(s) (" << s.new_series << " new series) to " << db << "\n";
+}
+
+}  // namespace
+
 Command add_compare_command(CLI::App& app) {
   struct Options {
     std::string spec;
@@ -23,6 +35,7 @@ Command add_compare_command(CLI::App& app) {
     SpecLimits limits;
     std::string filter;
     bool explain = false;
+    std::string db;  // --db: add the run to this results history
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("compare", "Run every variant forward and backward and compare time and memory");
@@ -37,6 +50,8 @@ Command add_compare_command(CLI::App& app) {
       "--explain", opt->explain,
       "After the tables, say why each variant is faster or slower, leaner or fatter than the baseline "
       "(as `convbench explain`; turns on --per-op 10 unless given; the device's limits as explain finds them)");
+  sub->add_option("--db", opt->db,
+                  "Also add the run to this results history (SQLite; see `convbench history`), after the outputs");
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
             check_result_paths(opt->output, {opt->spec});
@@ -44,7 +59,9 @@ Command add_compare_command(CLI::App& app) {
             Spec spec = load_spec_file(opt->spec, opt->limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
             if (!opt->explain) {
-              write_results(opt->output, compare(spec, opt->compare, std::cerr), {opt->spec});
+              const ResultSet results = compare(spec, opt->compare, std::cerr);
+              write_results(opt->output, results, {opt->spec});
+              add_to_history(opt->db, results);
               return 0;
             }
             // The explanation follows the terminal tables on standard output, so it needs them there.
@@ -64,6 +81,7 @@ Command add_compare_command(CLI::App& app) {
             options.limits.bandwidth = opt->output.bandwidth;
             const ExplainRun run = explain(spec, options, std::cerr);
             write_results(opt->output, run.results, {opt->spec});
+            add_to_history(opt->db, run.results);
             std::cout << "\n" << explanation_text(run.explanation);
             return 0;
           }};

@@ -21,6 +21,7 @@ Command add_report_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
 Command add_verify_command(CLI::App& app);
 Command add_explain_command(CLI::App& app);
+Command add_history_command(CLI::App& app);
 
 // "convbench 0.1.0 (commit ...)" and the backends this binary was built with.
 std::string version_text();

@@ -39,6 +39,9 @@ packages=(
   # figures are SVG only); the tests render the figures as readers do, SVG in Chromium and the
   # PDF with pdftoppm
   librsvg2-bin chromium poppler-utils
+  # convbench history: the results store is SQLite; its shell reads the store in a test, as a
+  # user inspecting the documented tables would
+  libsqlite3-dev sqlite3
 )
 
 if [ "${1:-}" = --list ]; then

@@ -29,6 +29,7 @@ BELOW = {
     "report": ["results", "analysis", "runtime", "spec", "ops", "graph"],
     "explain": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
     "measure": ["results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
+    "history": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
     "pipeline": ["explain", "report", "measure", "backends", "results", "analysis", "runtime", "spec", "variants", "ops",
                  "graph"],
 }
