@@ -233,7 +233,15 @@ TEST(HistoryChangeRule, FindsTheStepAtItsRunWithoutFalseAlarmsAndADeviceChangeSt
         EXPECT_EQ(report.exit_code(), 1);
         EXPECT_NE(stepped.explanation.find("Mann-Whitney p="), std::string::npos);
       }
-      if (run != 20) EXPECT_NE(report.exit_code(), 1) << "run " << run;
+      // Run 21 is the second at the new level (the step is confirmed as the new reference only
+      // then); from run 22 on, the runs are judged against the level since the step.
+      if (run < 20 || run >= 22) {
+        EXPECT_NE(report.exit_code(), 1) << "run " << run << ": " << stepped.explanation;
+      }
+      if (run >= 22) {
+        EXPECT_EQ(stepped.time, Verdict::same) << "run " << run << ": " << stepped.explanation;
+        EXPECT_EQ(stepped.first_run, 21) << stepped.explanation;  // run 20 has id 21
+      }
     }
     add_runs(db, {r});
   }
@@ -258,7 +266,9 @@ TEST(HistoryChangeRule, FindsTheStepAtItsRunWithoutFalseAlarmsAndADeviceChangeSt
   int noise_steps = 0;
   for (const StoredSeries& s : history.series())
     if (s.key.variant != "v0") noise_steps += !change_points(history.measurements(s.id)).empty();
-  EXPECT_EQ(noise_steps, 0);
+  // The fit alone marks a level change in a noise series rarely (0.7% of them in simulation:
+  // step_fit.hpp); the check never alarmed on one (above), its effect threshold guards it.
+  EXPECT_LE(noise_steps, 4) << "of 200 noise series";
   EXPECT_NE(format_series_trends(history, "/ v0$", 0).find("<- step"), std::string::npos);
   EXPECT_NE(format_trend_report(history, "/ v0$").find("class=\"step\""), std::string::npos);
 
@@ -274,6 +284,31 @@ TEST(HistoryChangeRule, FindsTheStepAtItsRunWithoutFalseAlarmsAndADeviceChangeSt
   add_runs(db, {other});
   HistoryReader after(db);
   EXPECT_EQ(after.series().size(), 2u * kSeries);
+}
+
+TEST(HistoryChangeRule, AGradualDriftIsReportedOnceWhenItAddsUpBeyondTheThreshold) {
+  TempDb tmp;
+  std::mt19937 rng(9);
+  // Flat for 10 runs, then 0.6% slower per run: no run differs from its neighbours by 5%.
+  auto level = [](int run) { return 1.0 + 0.006 * std::max(0, run - 9); };
+  std::vector<int> flagged;
+  for (int run = 0; run < 30; ++run) {
+    const HistoryRun r = synthetic_run(run, 1, "G", [&](int) { return level(run); }, rng);
+    if (run >= 5) {
+      HistoryReader history(tmp.path());
+      const CheckReport report = check_run(history, r, {});
+      if (report.series[0].time == Verdict::slower) {
+        flagged.push_back(run);
+        EXPECT_NE(report.series[0].explanation.find("step fit: the level moved +"), std::string::npos)
+            << report.series[0].explanation;
+      }
+      EXPECT_NE(report.series[0].time, Verdict::faster);
+    }
+    add_runs(tmp.path(), {r});
+  }
+  ASSERT_FALSE(flagged.empty()) << "the drift was never reported";
+  EXPECT_LE(flagged.size(), 2u);
+  EXPECT_GE(level(flagged[0]) - 1.0, 0.05);  // reported once it adds up to the threshold, not before
 }
 
 TEST(HistoryChangeRule, DisturbedRunsNeverDecide) {

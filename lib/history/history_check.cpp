@@ -117,22 +117,10 @@ CheckReport check_run(HistoryReader& history, const HistoryRun& run, const Check
       continue;
     }
     c.new_median = t->median;
-    std::vector<double> medians, pooled;
-    std::vector<int64_t> run_ids;  // of `medians`
-    for (const StoredMeasurement& m : window) {
-      if (!m.usable()) continue;
-      medians.push_back(*m.median);
-      run_ids.push_back(m.run_id);
-      // A run stored without raw samples (an old or foreign file) counts with its median alone.
-      if (m.raw_ms.empty())
-        pooled.push_back(*m.median);
-      else
-        pooled.insert(pooled.end(), m.raw_ms.begin(), m.raw_ms.end());
-      if (!c.first_run) c.first_run = m.run_id;
-      c.last_run = m.run_id;
-    }
-    c.history_runs = static_cast<int>(medians.size());
-    c.history_samples = static_cast<int>(pooled.size());
+    std::vector<const StoredMeasurement*> usable;
+    for (const StoredMeasurement& m : window)
+      if (m.usable()) usable.push_back(&m);
+    c.history_runs = static_cast<int>(usable.size());
     const TrustAssessment trust = assess_trust(row);
     if (trust.level == Trust::disturbed && !o.judge_disturbed) {
       std::string evidence;
@@ -149,31 +137,54 @@ CheckReport check_run(HistoryReader& history, const HistoryRun& run, const Check
       report.series.push_back(std::move(c));
       continue;
     }
-    c.history_median = quantile(medians, 0.5);
+    std::vector<double> medians;
+    for (const StoredMeasurement* m : usable) medians.push_back(*m->median);
+    // The reference is the window's current level: the runs since the last level change the step
+    // fit finds in the history, so that a change already judged (and kept) becomes the baseline
+    // once two runs confirm it, instead of failing every later run until it leaves the window.
+    const StepFit before = fit_steps(medians, o.step);
+    const size_t from = static_cast<size_t>(before.segments.back().begin);
+    std::vector<double> reference(medians.begin() + static_cast<std::ptrdiff_t>(from), medians.end()), pooled;
+    for (size_t i = from; i < usable.size(); ++i) {
+      // A run stored without raw samples (an old or foreign file) counts with its median alone.
+      if (usable[i]->raw_ms.empty())
+        pooled.push_back(*usable[i]->median);
+      else
+        pooled.insert(pooled.end(), usable[i]->raw_ms.begin(), usable[i]->raw_ms.end());
+    }
+    c.first_run = usable[from]->run_id;
+    c.last_run = usable.back()->run_id;
+    c.reference_runs = static_cast<int>(reference.size());
+    c.history_samples = static_cast<int>(pooled.size());
+    c.history_median = quantile(reference, 0.5);
     c.change = c.new_median / c.history_median - 1.0;
-    c.spread = successive_difference_sd(medians) / c.history_median;
+    // The run-to-run spread over the whole window (successive differences barely see its steps).
+    c.spread = successive_difference_sd(medians) / quantile(medians, 0.5);
     c.threshold = std::max(o.time_threshold, o.spread_factor * c.spread);
     const std::vector<double>& fresh = t->raw_ms.empty() ? std::vector<double>{t->median} : t->raw_ms;
     const RankTest test = mann_whitney_u(fresh, pooled);
     c.p_value = test.p_value;
     c.superiority = test.superiority;
     c.tested = true;
-    // The step fit over the window and the new run: the new run's level against the window's first.
-    std::vector<double> series = medians;
-    series.push_back(c.new_median);
-    const StepFit fit = fit_steps(series, o.step);
-    if (fit.segments.size() > 1) {
-      const Segment& first = fit.segments.front();
-      const Segment& now = fit.segments.back();
-      const double level_change = now.level / first.level - 1.0;
-      if (std::fabs(level_change) > c.threshold) {
-        const size_t at = static_cast<size_t>(fit.segments[1].begin);
-        const std::string where = at < run_ids.size() ? "run #" + std::to_string(run_ids[at]) : "the new run";
-        c.step_change = level_change;
-        c.step = "step fit: " + std::to_string(fit.segments.size() - 1) + " change(s), level " +
-                 format_fixed(first.level, 3) + " -> " + format_fixed(now.level, 3) + " ms (" +
-                 percent(level_change) + ") from " + where;
-      }
+    // A drift: small steps that no single run shows against its current level. The step fit over
+    // the window and the new run puts the new run's level beyond the threshold from the window's
+    // first level, and the history alone did not (so the drift is reported once, at the run that
+    // completes it).
+    auto drift = [&](const StepFit& fit) {
+      return fit.segments.size() > 1 ? fit.segments.back().level / fit.segments.front().level - 1.0 : 0.0;
+    };
+    std::vector<double> with_new = medians;
+    with_new.push_back(c.new_median);
+    const StepFit after = fit_steps(with_new, o.step);
+    const double drift_before = drift(before), drift_now = drift(after);
+    if (std::fabs(drift_now) > c.threshold && std::fabs(drift_before) <= c.threshold) {
+      c.step_change = drift_now;
+      c.step = "step fit: the level moved " + percent(drift_now) + " (" + format_fixed(after.segments.front().level, 3) +
+               " -> " + format_fixed(after.segments.back().level, 3) + " ms) in " +
+               std::to_string(after.segments.size() - 1) + " step(s) since run #" + std::to_string(usable.front()->run_id);
+    } else if (std::fabs(drift_before) > c.threshold) {
+      c.note = "the level already moved " + percent(drift_before) + " at run #" + std::to_string(c.first_run) +
+               "; judged against the runs since";
     }
     tested.push_back(report.series.size());
     p_values.push_back(c.p_value);
@@ -194,13 +205,13 @@ CheckReport check_run(HistoryReader& history, const HistoryRun& run, const Check
     } else
       c.time = Verdict::ambiguous;
     c.explanation = to_string(c.time) + ": median " + format_fixed(c.new_median, 3) + " ms vs " +
-                    format_fixed(c.history_median, 3) + " ms over runs #" + std::to_string(c.first_run) + "..#" +
-                    std::to_string(c.last_run) + " (" + std::to_string(c.history_runs) + " runs, " +
+                    format_fixed(c.history_median, 3) + " ms of runs #" + std::to_string(c.first_run) + "..#" +
+                    std::to_string(c.last_run) + " (" + std::to_string(c.reference_runs) + " runs, " +
                     std::to_string(c.history_samples) + " samples); Mann-Whitney p=" + p_text(c.p_value) +
                     ", BH q=" + p_text(c.q_value) + (significant ? " <= " : " > ") + p_text(o.fdr) + "; effect " +
                     percent(c.change) + " (P(new>old)=" + format_fixed(c.superiority, 2) + ") " +
                     (beyond ? "> " : "<= ") + "threshold " + format_fixed(c.threshold * 100.0, 1) + "%" +
-                    (c.step.empty() ? "" : "; " + c.step);
+                    (c.step.empty() ? "" : "; " + c.step) + (c.note.empty() ? "" : "; " + c.note);
   }
   return report;
 }

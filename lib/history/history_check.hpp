@@ -4,18 +4,21 @@
 // The change rule, for the headline time (the step in train mode, forward in infer mode):
 //   history   the last `last` runs of the series that ran, were timed and were not disturbed
 //             (disturbed runs never decide); fewer than `min_runs`: not judged.
-//   test      Mann-Whitney U of the new run's raw samples against the pooled raw samples of those
-//             runs (two-sided), its p-values adjusted by Benjamini-Hochberg over every series
-//             this check tests, so that the false alarms among hundreds of series stay at `fdr`.
-//   effect    the new median against the median of the history's run medians; it counts when it
-//             exceeds max(time_threshold, 3 x the run-to-run spread of those medians), so a
-//             difference that is real but smaller than run-to-run drift does not fail CI.
-//   step fit  a penalised piecewise-constant fit (history/step_fit.hpp) over the medians of the
-//             window and the new run: a level change beyond the same threshold, between the
-//             window's first level and the one the new run belongs to, is a drift even when no
-//             single run is significant against its neighbours.
+//   reference the current level: the runs of the window since the last level change that a
+//             penalised step fit (history/step_fit.hpp) of their medians finds (all of them when
+//             it finds none), so a change that was kept becomes the baseline once two runs
+//             confirm it, instead of failing every later run.
+//   test      Mann-Whitney U of the new run's raw samples against the pooled raw samples of the
+//             reference runs (two-sided), its p-values adjusted by Benjamini-Hochberg over every
+//             series this check tests, so that the false alarms among hundreds of series stay at `fdr`.
+//   effect    the new median against the median of the reference runs' medians; it counts when it
+//             exceeds max(time_threshold, 3 x the run-to-run spread of the window's medians), so a
+//             difference that is real but smaller than run-to-run noise does not fail CI.
+//   drift     the step fit over the window and the new run: when the new run's level is beyond the
+//             same threshold from the window's first level, and the history alone was not, small
+//             steps that no single run shows have added up: a change, reported at that run.
 //   verdict   SAME within the threshold; SLOWER / FASTER beyond it when the test is significant
-//             (q <= fdr) or the step fit found the drift; AMBIGUOUS beyond it otherwise.
+//             (q <= fdr) or the drift rule fired; AMBIGUOUS beyond it otherwise.
 // Peak memory (deterministic): the new peak against the last run's, MORE / LESS beyond
 // `memory_threshold`. A row that fails where the series last ran: FAILED.
 // Exit code: 1 for any SLOWER, MORE or FAILED; else 3 for an AMBIGUOUS slowdown; else 0; bad
@@ -47,6 +50,7 @@ struct SeriesCheck {
   bool new_series = false;
   std::string relatives;  // for a new series: how it differs from series of the same block/variant/point
   int history_runs = 0;   // usable runs in the window
+  int reference_runs = 0; // of them, the runs since the last level change: what the new run is tested against
   int history_samples = 0;
   int64_t first_run = 0, last_run = 0;  // the window's run ids
   double new_median = 0, history_median = 0;
