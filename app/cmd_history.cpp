@@ -4,6 +4,7 @@
 // regression, 3 ambiguous slowdown); 2 for bad input, a database that is locked, read-only,
 // corrupt or from a newer convbench (nothing is then written).
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
@@ -65,14 +66,17 @@ Command add_history_command(CLI::App& app) {
   add_db_option(*list, opt->db, opt->busy_s);
   list->add_option("--filter", opt->filter, "Only series whose \"block [point] / variant\" or device matches (regex)");
 
-  CLI::App* show = sub->add_subcommand("show", "A table per series: the median, its quartiles and level changes, run by run");
+  CLI::App* show =
+      sub->add_subcommand("show", "A table per series: the median, its quartiles and level changes, run by run");
   add_db_option(*show, opt->db, opt->busy_s);
   show->add_option("--filter", opt->filter, "Only series whose \"block [point] / variant\" or device matches (regex)");
-  show->add_option("--last", opt->last, "Show only the last N runs of each series (0: all)")->check(CLI::Range(0, 1 << 30));
+  show->add_option("--last", opt->last, "Show only the last N runs of each series (0: all)")
+      ->check(CLI::Range(0, 1 << 30));
   add_step_option(*show, opt->step);
 
   CLI::App* check = sub->add_subcommand(
-      "check", "Judge a new run against the recent history of each series (exit 0 ok, 1 regression, 3 ambiguous, 2 bad input)");
+      "check",
+      "Judge a new run against the recent history of each series (exit 0 ok, 1 regression, 3 ambiguous, 2 bad input)");
   check->add_option("results", opt->results, "Results JSON of the new run")->required();
   add_db_option(*check, opt->db, opt->busy_s);
   check->add_option("--last", opt->check.last, "History window: the last N runs of each series")
@@ -81,12 +85,14 @@ Command add_history_command(CLI::App& app) {
   check->add_option("--min-runs", opt->check.min_runs, "Fewest usable runs in the window for a verdict")
       ->check(CLI::Range(2, 100000))
       ->capture_default_str();
-  check->add_option("--fdr", opt->check.fdr,
-                    "False discovery rate over the series of the run (Benjamini-Hochberg level of the rank tests)")
+  check
+      ->add_option("--fdr", opt->check.fdr,
+                   "False discovery rate over the series of the run (Benjamini-Hochberg level of the rank tests)")
       ->check(finite_in(1e-12, 0.5))
       ->capture_default_str();
-  check->add_option("--time-threshold", opt->check.time_threshold,
-                    "Smallest relative change of the median that counts (raised to 3x the run-to-run spread)")
+  check
+      ->add_option("--time-threshold", opt->check.time_threshold,
+                   "Smallest relative change of the median that counts (raised to 3x the run-to-run spread)")
       ->check(finite_in(0, 1e6))
       ->capture_default_str();
   check->add_option("--memory-threshold", opt->check.memory_threshold, "Relative change of peak memory that counts")
@@ -96,7 +102,8 @@ Command add_history_command(CLI::App& app) {
   check->add_flag("--add", opt->add_after_check, "Add the run to the history after judging it");
   add_step_option(*check, opt->check.step);
 
-  CLI::App* exp = sub->add_subcommand("export", "Every measurement with its series and run, as CSV or JSON (for pandas)");
+  CLI::App* exp =
+      sub->add_subcommand("export", "Every measurement with its series and run, as CSV or JSON (for pandas)");
   add_db_option(*exp, opt->db, opt->busy_s);
   exp->add_option("--format", opt->format, "csv or json")->check(CLI::IsMember({"csv", "json"}))->capture_default_str();
   exp->add_option("-o,--output", opt->output, "Output file (- for standard output)")->capture_default_str();
@@ -105,7 +112,8 @@ Command add_history_command(CLI::App& app) {
   CLI::App* report = sub->add_subcommand("report", "A self-contained HTML page: one trend plot per series, by device");
   add_db_option(*report, opt->db, opt->busy_s);
   report->add_option("--html", opt->html, "The page to write (- for standard output)")->required();
-  report->add_option("--filter", opt->filter, "Only series whose \"block [point] / variant\" or device matches (regex)");
+  report->add_option("--filter", opt->filter,
+                     "Only series whose \"block [point] / variant\" or device matches (regex)");
   add_step_option(*report, opt->step);
 
   return {sub, [opt, add, list, show, check, exp, report] {
@@ -122,6 +130,10 @@ Command add_history_command(CLI::App& app) {
             }
             if (check->parsed()) {
               const HistoryRun run = history_run_from_file(opt->results);
+              // CI's first run: with --add, a history that does not exist yet is created empty
+              // (every series is then new). Without --add a missing file stays an error, so that a
+              // mistyped --db cannot pass every check against nothing.
+              if (opt->add_after_check && !std::filesystem::exists(db)) add_runs(db, {}, busy_ms);
               CheckReport result;
               {
                 HistoryReader history(db, busy_ms);

@@ -11,7 +11,8 @@
 #   graph < ops (op definitions) < spec < variants;  ops < runtime < analysis;
 #   runtime < backends (with kernels/)
 #   analysis + spec < results < measure (+ variants);  results < report < explain
-#   explain + report + measure + backends < pipeline < app (the convbench command)
+#   report + results < history (the results history, SQLite)
+#   explain + report + measure + backends < pipeline;  pipeline + history < app (the convbench command)
 
 function(convbench_layer_view name source_dir)
   set(view ${CMAKE_BINARY_DIR}/layer-views/${name})

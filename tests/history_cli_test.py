@@ -180,6 +180,15 @@ def main():
         r = run(["sqlite3", conc, "SELECT count(*) FROM runs; SELECT count(*) FROM measurements"])
         check(r.stdout.split() == ["40", str(40 * rows)], f"concurrent adds kept {r.stdout.split()}")
 
+        # CI's first run: check --add on a history that does not exist yet creates it; without --add
+        # a missing history is an error (a mistyped --db must not pass every check).
+        first = os.path.join(tmp, "first.sqlite")
+        r = run([binary, "history", "check", same, "--db", first])
+        check(r.returncode == 2 and not os.path.exists(first), f"check of a missing history: {r.returncode}")
+        r = run([binary, "history", "check", same, "--db", first, "--add"])
+        check(r.returncode == 0 and r.stdout.count("NEW SERIES") == rows and os.path.exists(first),
+              f"check --add of a first run: {r.returncode} {r.stdout} {r.stderr}")
+
         # Bad input: exit 2, the path in the message, the database unchanged.
         def refused(args, path, words, what):
             before = digest(db)

@@ -203,7 +203,7 @@ TEST(HistoryChangeRule, FindsTheStepAtItsRunWithoutFalseAlarmsAndADeviceChangeSt
   constexpr int kSeries = 201;  // v0 steps by 10% at run 20; v1..v200 are pure noise
   constexpr int kRuns = 40;
   auto level_at = [](int run) { return [run](int s) { return s == 0 && run >= 20 ? 1.1 : 1.0; }; };
-  CheckOptions o;  // the defaults: last 30, FDR 0.01, threshold 5%
+  CheckOptions o;             // the defaults: last 30, FDR 0.01, threshold 5%
   CheckOptions fdr_only = o;  // the rank test and BH alone: no effect threshold to hide behind
   fdr_only.time_threshold = 0;
   fdr_only.spread_factor = 0;
@@ -274,7 +274,8 @@ TEST(HistoryChangeRule, FindsTheStepAtItsRunWithoutFalseAlarmsAndADeviceChangeSt
 
   // The device changes halfway through the next 40 runs: another GPU, 30% slower. Its runs start
   // new series instead of alarming against the H100's.
-  const HistoryRun other = synthetic_run(40, kSeries, "NVIDIA A100-SXM4-80GB", [](int) { return 1.3; }, rng);
+  const HistoryRun other = synthetic_run(
+      40, kSeries, "NVIDIA A100-SXM4-80GB", [](int) { return 1.3; }, rng);
   const CheckReport report = check_run(history, other, o);
   for (const SeriesCheck& c : report.series) {
     EXPECT_TRUE(c.new_series);
@@ -293,7 +294,8 @@ TEST(HistoryChangeRule, AGradualDriftIsReportedOnceWhenItAddsUpBeyondTheThreshol
   auto level = [](int run) { return 1.0 + 0.006 * std::max(0, run - 9); };
   std::vector<int> flagged;
   for (int run = 0; run < 30; ++run) {
-    const HistoryRun r = synthetic_run(run, 1, "G", [&](int) { return level(run); }, rng);
+    const HistoryRun r = synthetic_run(
+        run, 1, "G", [&](int) { return level(run); }, rng);
     if (run >= 5) {
       HistoryReader history(tmp.path());
       const CheckReport report = check_run(history, r, {});
@@ -314,8 +316,11 @@ TEST(HistoryChangeRule, AGradualDriftIsReportedOnceWhenItAddsUpBeyondTheThreshol
 TEST(HistoryChangeRule, DisturbedRunsNeverDecide) {
   TempDb tmp;
   std::mt19937 rng(5);
-  for (int run = 0; run < 8; ++run) add_runs(tmp.path(), {synthetic_run(run, 1, "G", [](int) { return 1.0; }, rng)});
-  HistoryRun slow = synthetic_run(8, 1, "G", [](int) { return 1.5; }, rng);
+  for (int run = 0; run < 8; ++run)
+    add_runs(tmp.path(), {synthetic_run(
+                             run, 1, "G", [](int) { return 1.0; }, rng)});
+  HistoryRun slow = synthetic_run(
+      8, 1, "G", [](int) { return 1.5; }, rng);
   HostActivity busy;
   busy.wall_s = 5;
   busy.cpu_pressure_share = 0.6;  // a runnable task waited for a CPU 60% of the time: disturbed
@@ -342,7 +347,8 @@ TEST(HistoryStore, AddsOnceAndMigratesAnOlderSchema) {
     db.exec("PRAGMA application_id = " + std::to_string(kHistoryApplicationId));
   }
   EXPECT_THROW(HistoryReader{tmp.path()}, HistoryDbError);  // readers never migrate
-  const HistoryRun run = synthetic_run(0, 3, "G", [](int) { return 1.0; }, rng);
+  const HistoryRun run = synthetic_run(
+      0, 3, "G", [](int) { return 1.0; }, rng);
   AddSummary s = add_runs(tmp.path(), {run});
   EXPECT_EQ(s.runs_added, 1);
   EXPECT_EQ(s.measurements, 3);
@@ -359,7 +365,8 @@ TEST(HistoryStore, AddsOnceAndMigratesAnOlderSchema) {
 TEST(HistoryStore, RefusesNewerForeignCorruptAndLockedDatabasesAndLeavesThemUnchanged) {
   TempDb tmp;
   std::mt19937 rng(3);
-  const HistoryRun run = synthetic_run(0, 2, "G", [](int) { return 1.0; }, rng);
+  const HistoryRun run = synthetic_run(
+      0, 2, "G", [](int) { return 1.0; }, rng);
   auto expect_refused = [&](const std::string& path, const std::string& words) {
     const std::string before = bytes_of(path);
     try {
@@ -385,7 +392,8 @@ TEST(HistoryStore, RefusesNewerForeignCorruptAndLockedDatabasesAndLeavesThemUnch
   expect_refused(tmp.path("corrupt.sqlite"), "not an intact SQLite database");
 
   // Locked: another connection holds the write lock past the busy timeout.
-  add_runs(tmp.path(), {synthetic_run(1, 2, "G", [](int) { return 1.0; }, rng)});
+  add_runs(tmp.path(), {synthetic_run(
+                           1, 2, "G", [](int) { return 1.0; }, rng)});
   SqliteDb holder(tmp.path(), SqliteDb::Mode::read_write_create, 1000);
   Transaction lock(holder);
   try {
@@ -399,7 +407,8 @@ TEST(HistoryStore, RefusesNewerForeignCorruptAndLockedDatabasesAndLeavesThemUnch
 
 TEST(HistoryStore, RowsWithoutAGraphHashGetADerivedKeyThatSaysSo) {
   std::mt19937 rng(4);
-  HistoryRun run = synthetic_run(0, 1, "G", [](int) { return 1.0; }, rng);
+  HistoryRun run = synthetic_run(
+      0, 1, "G", [](int) { return 1.0; }, rng);
   ResultRow& row = run.results.rows[0];
   row.graph_hash.clear();
   row.input_shape = {1, 8, 4, 4};

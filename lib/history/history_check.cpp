@@ -40,9 +40,9 @@ std::string key_difference(const SeriesKey& a, const SeriesKey& b) {
     for (const auto& [k, v] : a.device_key.items())
       if (!b.device_key.contains(k) || b.device_key[k] != v)
         add(k.c_str(), v.is_string() ? v.get<std::string>() : v.dump(),
-            b.device_key.contains(k) ? (b.device_key[k].is_string() ? b.device_key[k].get<std::string>()
-                                                                     : b.device_key[k].dump())
-                                     : "-");
+            b.device_key.contains(k)
+                ? (b.device_key[k].is_string() ? b.device_key[k].get<std::string>() : b.device_key[k].dump())
+                : "-");
   }
   return d;
 }
@@ -62,9 +62,15 @@ void judge_memory(const ResultRow& row, const std::vector<StoredMeasurement>& al
 
 }  // namespace
 
-int CheckReport::count(Verdict v) const {
+int CheckReport::count_time(Verdict v) const {
   int n = 0;
-  for (const SeriesCheck& s : series) n += (s.time == v) + (s.memory == v);
+  for (const SeriesCheck& s : series) n += s.time == v && !s.new_series;
+  return n;
+}
+
+int CheckReport::count_memory(Verdict v) const {
+  int n = 0;
+  for (const SeriesCheck& s : series) n += s.memory == v;
   return n;
 }
 
@@ -179,9 +185,10 @@ CheckReport check_run(HistoryReader& history, const HistoryRun& run, const Check
     const double drift_before = drift(before), drift_now = drift(after);
     if (std::fabs(drift_now) > c.threshold && std::fabs(drift_before) <= c.threshold) {
       c.step_change = drift_now;
-      c.step = "step fit: the level moved " + percent(drift_now) + " (" + format_fixed(after.segments.front().level, 3) +
-               " -> " + format_fixed(after.segments.back().level, 3) + " ms) in " +
-               std::to_string(after.segments.size() - 1) + " step(s) since run #" + std::to_string(usable.front()->run_id);
+      c.step = "step fit: the level moved " + percent(drift_now) + " (" +
+               format_fixed(after.segments.front().level, 3) + " -> " + format_fixed(after.segments.back().level, 3) +
+               " ms) in " + std::to_string(after.segments.size() - 1) + " step(s) since run #" +
+               std::to_string(usable.front()->run_id);
     } else if (std::fabs(drift_before) > c.threshold) {
       c.note = "the level already moved " + percent(drift_before) + " at run #" + std::to_string(c.first_run) +
                "; judged against the runs since";
@@ -229,9 +236,9 @@ std::string format_check(const CheckReport& r) {
                       c.new_series ? "NEW SERIES" : to_string(c.time), to_string(c.memory)});
   }
   std::string out = "convbench history check: " + printable(r.results_name) + " against " + printable(r.db_path) +
-                    " (last " + std::to_string(r.options.last) + " runs per series, FDR " +
-                    p_text(r.options.fdr) + ", time threshold " + format_fixed(r.options.time_threshold * 100, 1) +
-                    "%, memory threshold " + format_fixed(r.options.memory_threshold * 100, 1) + "%)\n\n";
+                    " (last " + std::to_string(r.options.last) + " runs per series, FDR " + p_text(r.options.fdr) +
+                    ", time threshold " + format_fixed(r.options.time_threshold * 100, 1) + "%, memory threshold " +
+                    format_fixed(r.options.memory_threshold * 100, 1) + "%)\n\n";
   out += t.render_terminal() + "\n";
   for (const SeriesCheck& c : r.series) {
     if (c.time == Verdict::same && c.memory != Verdict::more && c.memory != Verdict::less) continue;
@@ -241,19 +248,25 @@ std::string format_check(const CheckReport& r) {
               to_string(c.memory) + ")";
     out += printable(line) + "\n";
   }
-  const int regressions = r.count(Verdict::slower) + r.count(Verdict::more) + r.count(Verdict::failed);
-  int new_series = 0;
-  for (const SeriesCheck& c : r.series) new_series += c.new_series;
-  out += "\n" + std::to_string(r.count(Verdict::slower)) + " slower, " + std::to_string(r.count(Verdict::faster)) +
-         " faster, " + std::to_string(r.count(Verdict::ambiguous)) + " ambiguous, " +
-         std::to_string(r.count(Verdict::same)) + " same, " + std::to_string(new_series) + " new series; memory: " +
-         std::to_string(r.count(Verdict::more)) + " more, " + std::to_string(r.count(Verdict::less)) + " less; " +
-         std::to_string(r.count(Verdict::failed)) + " failed. ";
+  const int regressions = r.count_time(Verdict::slower) + r.count_memory(Verdict::more) + r.count_time(Verdict::failed);
+  int new_series = 0, not_judged = 0;
+  for (const SeriesCheck& c : r.series) {
+    new_series += c.new_series;
+    not_judged += !c.new_series && c.time == Verdict::not_compared;
+  }
+  out += "\ntime: " + std::to_string(r.count_time(Verdict::slower)) + " slower, " +
+         std::to_string(r.count_time(Verdict::faster)) + " faster, " +
+         std::to_string(r.count_time(Verdict::ambiguous)) + " ambiguous, " +
+         std::to_string(r.count_time(Verdict::same)) + " same, " + std::to_string(not_judged) + " not judged, " +
+         std::to_string(new_series) + " new series; memory: " + std::to_string(r.count_memory(Verdict::more)) +
+         " more, " + std::to_string(r.count_memory(Verdict::less)) + " less; " +
+         std::to_string(r.count_time(Verdict::failed)) + " failed. ";
   switch (r.exit_code()) {
     case 1: out += "Result: " + std::to_string(regressions) + " regression(s) (exit code 1).\n"; break;
     case 3:
-      out += "Result: ambiguous (exit code 3): a slowdown beyond the threshold that the samples cannot confirm; "
-             "re-run with more samples (--min-samples 30 --min-time 2) on an idle machine.\n";
+      out +=
+          "Result: ambiguous (exit code 3): a slowdown beyond the threshold that the samples cannot confirm; "
+          "re-run with more samples (--min-samples 30 --min-time 2) on an idle machine.\n";
       break;
     default: out += "Result: no regression (exit code 0).\n";
   }

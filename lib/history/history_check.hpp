@@ -48,23 +48,23 @@ struct CheckOptions {
 struct SeriesCheck {
   SeriesKey key;
   bool new_series = false;
-  std::string relatives;  // for a new series: how it differs from series of the same block/variant/point
-  int history_runs = 0;   // usable runs in the window
-  int reference_runs = 0; // of them, the runs since the last level change: what the new run is tested against
+  std::string relatives;   // for a new series: how it differs from series of the same block/variant/point
+  int history_runs = 0;    // usable runs in the window
+  int reference_runs = 0;  // of them, the runs since the last level change: what the new run is tested against
   int history_samples = 0;
   int64_t first_run = 0, last_run = 0;  // the window's run ids
   double new_median = 0, history_median = 0;
-  double change = 0;      // new / history - 1
-  double threshold = 0;   // the effect the change had to exceed
-  double spread = 0;      // run-to-run spread of the history's medians, relative
+  double change = 0;     // new / history - 1
+  double threshold = 0;  // the effect the change had to exceed
+  double spread = 0;     // run-to-run spread of the history's medians, relative
   double p_value = 1, q_value = 1, superiority = 0.5;
-  bool tested = false;    // a rank test was made (and counted in the BH adjustment)
-  std::string step;       // the step fit's finding, when it found a level change beyond the threshold
+  bool tested = false;     // a rank test was made (and counted in the BH adjustment)
+  std::string step;        // the step fit's finding, when it found a level change beyond the threshold
   double step_change = 0;  // that level change, relative
   Verdict time = Verdict::not_compared;
   Verdict memory = Verdict::not_compared;
   int64_t new_peak = 0, history_peak = 0;
-  std::string note;  // why not judged, or what else to know
+  std::string note;         // why not judged, or what else to know
   std::string explanation;  // the one line that says why this verdict
 };
 
@@ -72,8 +72,9 @@ struct CheckReport {
   std::string db_path, results_name;
   CheckOptions options;
   std::vector<SeriesCheck> series;
-  int count(Verdict v) const;
-  int exit_code() const;  // 0, 1 or 3, as diff's
+  int count_time(Verdict v) const;    // time verdicts v
+  int count_memory(Verdict v) const;  // memory verdicts v
+  int exit_code() const;              // 0, 1 or 3, as diff's
 };
 
 CheckReport check_run(HistoryReader& history, const HistoryRun& run, const CheckOptions& options);

@@ -13,10 +13,11 @@ std::string export_history(HistoryReader& history, const std::string& format, co
     throw InputError({"command line", 0, 0}, "--format", "expected csv or json, got " + printable(format));
   using nlohmann::ordered_json;
   ordered_json records = ordered_json::array();
-  const std::vector<std::string> columns = {
-      "series_id", "block",  "variant",  "point",  "dtype",      "layout",      "mode",     "backend",
-      "device_model", "device_key", "graph_hash", "run_id", "date", "git_commit", "host", "status",
-      "trust", "phase", "median_ms", "q1_ms", "q3_ms", "samples", "peak_bytes", "peak_source", "raw_ms"};
+  const std::vector<std::string> columns = {"series_id",  "block",   "variant",    "point",        "dtype",
+                                            "layout",     "mode",    "backend",    "device_model", "device_key",
+                                            "graph_hash", "run_id",  "date",       "git_commit",   "host",
+                                            "status",     "trust",   "phase",      "median_ms",    "q1_ms",
+                                            "q3_ms",      "samples", "peak_bytes", "peak_source",  "raw_ms"};
   for (const StoredSeries& s : select_series(history, filter))
     for (const StoredMeasurement& m : history.measurements(s.id)) {
       ordered_json r;

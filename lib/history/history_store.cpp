@@ -170,16 +170,21 @@ AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& r
           .bind(5, json(trust.evidence).dump())
           .bind(6, std::string(is_training(row) ? "step" : "forward"));
       if (timed) {
-        insert_measurement.bind(7, t->median).bind(8, t->q1).bind(9, t->q3).bind(10, static_cast<int64_t>(t->samples()));
+        insert_measurement.bind(7, t->median)
+            .bind(8, t->q1)
+            .bind(9, t->q3)
+            .bind(10, static_cast<int64_t>(t->samples()));
       } else {
         insert_measurement.bind_null(7).bind_null(8).bind_null(9).bind(10, int64_t{0});
       }
       insert_measurement.bind(11, raw_samples_json(row).dump()).bind(12, peak).bind(13, peak_source);
       // The clock and interference evidence as the results JSON spells them.
       const json& written = row_json[static_cast<size_t>(&row - r.rows.data())];
-      bind_optional_json(insert_measurement, 14, written.contains("clock") ? std::optional<json>(written["clock"]) : std::nullopt);
-      bind_optional_json(insert_measurement, 15,
-                         written.contains("host_activity") ? std::optional<json>(written["host_activity"]) : std::nullopt);
+      bind_optional_json(insert_measurement, 14,
+                         written.contains("clock") ? std::optional<json>(written["clock"]) : std::nullopt);
+      bind_optional_json(
+          insert_measurement, 15,
+          written.contains("host_activity") ? std::optional<json>(written["host_activity"]) : std::nullopt);
       if (!series_in_run.insert(series_id).second)
         throw InputError({run.source, 0, 0}, "results",
                          "two rows of the same series (" + key.label() + "): a results file has one row per series");
@@ -218,7 +223,12 @@ constexpr const char* kSeriesColumns =
     "(SELECT min(r.date) FROM measurements m JOIN runs r ON r.id = m.run_id WHERE m.series_id = s.id), "
     "(SELECT max(r.date) FROM measurements m JOIN runs r ON r.id = m.run_id WHERE m.series_id = s.id) FROM series s ";
 
-StoredSeries series_from(const Statement& s) {
+// The key alone, for lookups that do not show counts (check looks up every row of a run: counting
+// 10,000 runs per series there would cost more than the check itself).
+constexpr const char* kSeriesKeyColumns = "SELECT s.id, s.key_json FROM series s ";
+
+StoredSeries series_from(const Statement& s, bool with_counts = true) {
+  if (!with_counts) return {s.integer(0), key_from_json(s.text(1)), 0, "", ""};
   return {s.integer(0), key_from_json(s.text(1)), s.integer(2), s.text(3), s.text(4)};
 }
 
@@ -230,26 +240,27 @@ HistoryReader::HistoryReader(const std::string& db_path, int busy_timeout_ms)
 }
 
 std::vector<StoredSeries> HistoryReader::series() {
-  Statement s(db_, std::string(kSeriesColumns) + "ORDER BY s.backend, s.device_model, s.device_key, s.block, s.point, "
-                                                 "s.variant, s.dtype, s.layout, s.mode, s.id");
+  Statement s(db_, std::string(kSeriesColumns) +
+                       "ORDER BY s.backend, s.device_model, s.device_key, s.block, s.point, "
+                       "s.variant, s.dtype, s.layout, s.mode, s.id");
   std::vector<StoredSeries> out;
   while (s.step()) out.push_back(series_from(s));
   return out;
 }
 
 std::optional<StoredSeries> HistoryReader::find_series(const SeriesKey& key) {
-  Statement s(db_, std::string(kSeriesColumns) + "WHERE s.key_sha256 = ?1");
+  Statement s(db_, std::string(kSeriesKeyColumns) + "WHERE s.key_sha256 = ?1");
   s.bind(1, key.sha256());
   if (!s.step()) return std::nullopt;
-  return series_from(s);
+  return series_from(s, false);
 }
 
 std::vector<StoredSeries> HistoryReader::relatives(const SeriesKey& key) {
-  Statement s(db_, std::string(kSeriesColumns) +
+  Statement s(db_, std::string(kSeriesKeyColumns) +
                        "WHERE s.block = ?1 AND s.variant = ?2 AND s.point = ?3 AND s.key_sha256 != ?4 ORDER BY s.id");
   s.bind(1, key.block).bind(2, key.variant).bind(3, key.point).bind(4, key.sha256());
   std::vector<StoredSeries> out;
-  while (s.step()) out.push_back(series_from(s));
+  while (s.step()) out.push_back(series_from(s, false));
   return out;
 }
 

@@ -69,6 +69,7 @@ class HistoryReader {
 
   const std::string& path() const { return db_.path(); }
   std::vector<StoredSeries> series();  // ordered by device, block, point, variant
+  // These two leave runs and dates empty (a lookup, not a listing).
   std::optional<StoredSeries> find_series(const SeriesKey& key);
   // Series of the same block, variant and point under other keys (another device, graph, ...).
   std::vector<StoredSeries> relatives(const SeriesKey& key);

@@ -52,11 +52,13 @@ std::vector<ChangePoint> change_points(const std::vector<StoredMeasurement>& mea
   const StepFit fit = fit_steps(medians, step);
   std::vector<ChangePoint> out;
   for (size_t k = 1; k < fit.segments.size(); ++k)
-    out.push_back({index[static_cast<size_t>(fit.segments[k].begin)], fit.segments[k - 1].level, fit.segments[k].level});
+    out.push_back(
+        {index[static_cast<size_t>(fit.segments[k].begin)], fit.segments[k - 1].level, fit.segments[k].level});
   return out;
 }
 
-std::string format_series_trends(HistoryReader& history, const std::string& filter, int last, const StepFitOptions& step) {
+std::string format_series_trends(HistoryReader& history, const std::string& filter, int last,
+                                 const StepFitOptions& step) {
   std::string out;
   const std::vector<StoredSeries> all = select_series(history, filter);
   for (const StoredSeries& s : all) {
@@ -80,21 +82,19 @@ std::string format_series_trends(HistoryReader& history, const std::string& filt
           change = "<- step " + format_fixed(c.before, 3) + " -> " + format_fixed(c.after, 3) + " ms (" +
                    (c.after >= c.before ? "+" : "") + format_fixed((c.after / c.before - 1.0) * 100.0, 1) + "%)";
       const bool timed = m.median.has_value();
-      t.rows.push_back({"#" + std::to_string(m.run_id), m.date, printable(m.git_commit.substr(0, 12)),
-                        timed ? format_fixed(*m.median, 3) : m.status,
-                        timed && m.q1 && m.q3 ? format_fixed(*m.q1, 3) + " .. " + format_fixed(*m.q3, 3) : "-",
-                        timed && m.q1 && m.q3 && *m.median > 0
-                            ? format_fixed((*m.q3 - *m.q1) / *m.median * 100.0, 1) + "%"
-                            : "-",
-                        timed && first_median > 0
-                            ? ((*m.median >= first_median ? "+" : "") +
-                               format_fixed((*m.median / first_median - 1.0) * 100.0, 1) + "%")
-                            : "-",
-                        m.trust, change});
+      t.rows.push_back(
+          {"#" + std::to_string(m.run_id), m.date, printable(m.git_commit.substr(0, 12)),
+           timed ? format_fixed(*m.median, 3) : m.status,
+           timed && m.q1 && m.q3 ? format_fixed(*m.q1, 3) + " .. " + format_fixed(*m.q3, 3) : "-",
+           timed && m.q1 && m.q3 && *m.median > 0 ? format_fixed((*m.q3 - *m.q1) / *m.median * 100.0, 1) + "%" : "-",
+           timed && first_median > 0 ? ((*m.median >= first_median ? "+" : "") +
+                                        format_fixed((*m.median / first_median - 1.0) * 100.0, 1) + "%")
+                                     : "-",
+           m.trust, change});
     }
     out += "#" + std::to_string(s.id) + " " + printable(s.key.label()) + " (" + s.key.dtype + ", " + s.key.layout +
-           ", " + s.key.mode + ") on " + printable(s.key.device_label()) + ": " + std::to_string(ms.size()) +
-           " runs" + (from > 0 ? ", the last " + std::to_string(ms.size() - from) + " shown" : "") + ", " +
+           ", " + s.key.mode + ") on " + printable(s.key.device_label()) + ": " + std::to_string(ms.size()) + " runs" +
+           (from > 0 ? ", the last " + std::to_string(ms.size() - from) + " shown" : "") + ", " +
            std::to_string(steps.size()) + " level change(s)\n";
     out += t.render_terminal() + "\n\n";
   }

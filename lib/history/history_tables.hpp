@@ -21,7 +21,7 @@ std::string format_series_trends(HistoryReader& history, const std::string& filt
 // The change points of a series' usable medians, as indexes into `measurements` where a new
 // level starts (the trend report marks them too).
 struct ChangePoint {
-  size_t index = 0;  // into the measurements
+  size_t index = 0;              // into the measurements
   double before = 0, after = 0;  // the levels either side, ms
 };
 std::vector<ChangePoint> change_points(const std::vector<StoredMeasurement>& measurements,

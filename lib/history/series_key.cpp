@@ -31,8 +31,8 @@ std::string derived_graph_hash(const ResultRow& r) {
                            shape_text(r.output_shape) + " kernel " + shape_text(r.kernel) + " params " +
                            std::to_string(r.params) + " buffers " + std::to_string(r.buffers) + " macs " +
                            std::to_string(r.macs.forward) + "," + std::to_string(r.macs.backward_data) + "," +
-                           std::to_string(r.macs.backward_weight) + " flops " + std::to_string(r.flops.forward) +
-                           "," + std::to_string(r.flops.backward_data) + "," + std::to_string(r.flops.backward_weight);
+                           std::to_string(r.macs.backward_weight) + " flops " + std::to_string(r.flops.forward) + "," +
+                           std::to_string(r.flops.backward_data) + "," + std::to_string(r.flops.backward_weight);
   return sha256_hex(text);
 }
 
@@ -66,9 +66,8 @@ SeriesKey series_key(const ResultRow& row, const ResultSet& run) {
   const json device = p.is_object() && p.contains("device") && p["device"].is_object() ? p["device"] : json::object();
   if (k.backend == "cuda") {
     k.device_model = text_of(device, "gpu");
-    for (const char* f : {"driver_cuda_version", "runtime_cuda_version", "cudnn_runtime_version",
-                          "compute_capability", "multiprocessors", "memory_bytes", "sm_clock_max_mhz",
-                          "memory_clock_mhz"})
+    for (const char* f : {"driver_cuda_version", "runtime_cuda_version", "cudnn_runtime_version", "compute_capability",
+                          "multiprocessors", "memory_bytes", "sm_clock_max_mhz", "memory_clock_mhz"})
       add_if_present(k.device_key, device, f);
     // Older files: the build's versions when the device did not report its own.
     if (!k.device_key.contains("runtime_cuda_version")) add_if_present(k.device_key, p, "cuda_version");
@@ -83,17 +82,22 @@ SeriesKey series_key(const ResultRow& row, const ResultSet& run) {
 }
 
 ordered_json SeriesKey::to_json() const {
-  return {{"block", block},   {"variant", variant},     {"point", point},
-          {"graph_hash", graph_hash}, {"graph_hash_source", graph_hash_source},
-          {"dtype", dtype},   {"layout", layout},       {"mode", mode},
-          {"backend", backend}, {"device_model", device_model}, {"device_key", device_key}};
+  return {{"block", block},
+          {"variant", variant},
+          {"point", point},
+          {"graph_hash", graph_hash},
+          {"graph_hash_source", graph_hash_source},
+          {"dtype", dtype},
+          {"layout", layout},
+          {"mode", mode},
+          {"backend", backend},
+          {"device_model", device_model},
+          {"device_key", device_key}};
 }
 
 std::string SeriesKey::sha256() const { return sha256_hex(to_json().dump()); }
 
-std::string SeriesKey::label() const {
-  return block + (point.empty() ? "" : " [" + point + "]") + " / " + variant;
-}
+std::string SeriesKey::label() const { return block + (point.empty() ? "" : " [" + point + "]") + " / " + variant; }
 
 std::string SeriesKey::device_label() const { return backend + " " + device_model; }
 

@@ -97,9 +97,9 @@ std::string render_trend_svg(const TrendSeries& series, const StepFitOptions& st
     const StoredMeasurement& m = runs[i];
     if (!m.median) continue;
     svg += "<circle class=\"" + std::string(m.usable() ? "pt" : "bad") + "\" cx=\"" + num(x(i)) + "\" cy=\"" +
-           num(y(*m.median)) + "\" r=\"" + (m.usable() ? "2.2" : "3.2") + "\"><title>run #" +
-           std::to_string(m.run_id) + " " + html_escape(m.git_commit) + " " + html_escape(m.date) + ": " +
-           format_fixed(*m.median, 4) + " ms, trust " + m.trust + "</title></circle>\n";
+           num(y(*m.median)) + "\" r=\"" + (m.usable() ? "2.2" : "3.2") + "\"><title>run #" + std::to_string(m.run_id) +
+           " " + html_escape(m.git_commit) + " " + html_escape(m.date) + ": " + format_fixed(*m.median, 4) +
+           " ms, trust " + m.trust + "</title></circle>\n";
   }
   // The level changes: a dashed line where the new level starts, its size, and both levels.
   for (const ChangePoint& c : change_points(runs, step)) {
