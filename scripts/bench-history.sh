@@ -7,6 +7,7 @@
 #   scripts/bench-history.sh [BUILD_DIR]      (default build/; builds nothing)
 #   RUNS=1000 SERIES=50 scripts/bench-history.sh
 #   KEEP_DB=/path/h.sqlite scripts/bench-history.sh   keep (and reuse) the database there
+#   KEEP_NEW=/path/new.json                            keep the checked run's results file there
 #
 # The figure depends on the machine and on what else runs on it: say which, and how busy, when
 # you report it (README "convbench history").
@@ -81,5 +82,6 @@ for ((i = 1; i <= repeat; i++)); do
   echo "history check: ${t} s (exit $code)"
   if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
 done
+[ -n "${KEEP_NEW:-}" ] && cp "$new" "$KEEP_NEW"
 tail -n 3 "$work/check.txt"
 echo "best of $repeat: ${best} s for $runs runs x $series series; load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"

@@ -183,7 +183,11 @@ CheckReport check_run(HistoryReader& history, const HistoryRun& run, const Check
     with_new.push_back(c.new_median);
     const StepFit after = fit_steps(with_new, o.step);
     const double drift_before = drift(before), drift_now = drift(after);
-    if (std::fabs(drift_now) > c.threshold && std::fabs(drift_before) <= c.threshold) {
+    // The new level must rest on history runs too: the new run alone (paired with the last run by
+    // the shortest segment the fit allows) is the rank test's business, not a drift.
+    const bool supported =
+        after.segments.back().begin <= static_cast<int>(medians.size()) - std::max(1, o.step.min_segment);
+    if (supported && std::fabs(drift_now) > c.threshold && std::fabs(drift_before) <= c.threshold) {
       c.step_change = drift_now;
       c.step = "step fit: the level moved " + percent(drift_now) + " (" +
                format_fixed(after.segments.front().level, 3) + " -> " + format_fixed(after.segments.back().level, 3) +

@@ -104,10 +104,12 @@ std::string render_trend_svg(const TrendSeries& series, const StepFitOptions& st
   // The level changes: a dashed line where the new level starts, its size, and both levels.
   for (const ChangePoint& c : change_points(runs, step)) {
     const double cx = x(c.index);
+    const bool near_right = cx > kWidth - kRight - 150;  // the label goes left of the line there
     svg += "<line class=\"step\" x1=\"" + num(cx) + "\" x2=\"" + num(cx) + "\" y1=\"" + num(kTop) + "\" y2=\"" +
-           num(kTop + plot_h) + "\"/><text class=\"steplabel\" x=\"" + num(cx + 4) + "\" y=\"" + num(kTop + 10) +
-           "\">step " + (c.after >= c.before ? "+" : "") + format_fixed((c.after / c.before - 1.0) * 100.0, 1) +
-           "% at #" + std::to_string(runs[c.index].run_id) + "</text>\n";
+           num(kTop + plot_h) + "\"/><text class=\"steplabel\" x=\"" + num(near_right ? cx - 4 : cx + 4) + "\" y=\"" +
+           num(kTop + 10) + "\"" + (near_right ? " text-anchor=\"end\"" : "") + ">step " +
+           (c.after >= c.before ? "+" : "") + format_fixed((c.after / c.before - 1.0) * 100.0, 1) + "% at #" +
+           std::to_string(runs[c.index].run_id) + "</text>\n";
   }
   return svg + "</svg>\n";
 }
@@ -118,7 +120,10 @@ std::string format_trend_report(HistoryReader& history, const std::string& filte
   std::map<std::string, size_t> index;
   size_t plots = 0;
   for (const StoredSeries& s : select_series(history, filter)) {
-    const std::string heading = s.key.device_label() + " " + s.key.device_key.dump();
+    std::string settings;  // "onednn_version 2.6.3, threads 2"
+    for (const auto& [k, v] : s.key.device_key.items())
+      settings += (settings.empty() ? "" : ", ") + k + " " + (v.is_string() ? v.get<std::string>() : v.dump());
+    const std::string heading = s.key.device_label() + (settings.empty() ? "" : " (" + settings + ")");
     if (!index.count(heading)) {
       index[heading] = sections.size();
       sections.push_back({heading, ""});
