@@ -20,7 +20,14 @@ namespace {
 // compare --db: the run goes into the history as `history add` of its --json would put it.
 void add_to_history(const std::string& db, const ResultSet& results) {
   if (db.empty()) return;
-  const AddSummary s = add_runs(db, {history_run_from_results(results, "compare --db")});
+  AddSummary s;
+  try {
+    s = add_runs(db, {history_run_from_results(results, "compare --db")});
+  } catch (const HistoryDbError& e) {
+    throw HistoryDbError(std::string(e.what()) +
+                         " (the run's outputs were written: a --json file can be added later with `convbench "
+                         "history add`)");
+  }
   std::cerr << "added " << s.measurements << " measurement(s) (" << s.new_series << " new series) to " << db << "\n";
 }
 
@@ -56,6 +63,7 @@ Command add_compare_command(CLI::App& app) {
             opt->output.colour = colour_for(*sub, stdout);
             check_result_paths(opt->output, {opt->spec});
             opt->compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
+            if (!opt->db.empty()) check_history_addable(opt->db);  // before the run, not after it
             Spec spec = load_spec_file(opt->spec, opt->limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
             if (!opt->explain) {

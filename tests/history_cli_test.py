@@ -216,6 +216,9 @@ def main():
         r = run([binary, "history", "add", good, "--db", newer])
         check(r.returncode == 2 and "newer convbench" in r.stderr and newer in r.stderr and digest(newer) == before,
               f"a newer database: {r.returncode} {r.stderr}")
+        r = run([binary, "compare", spec, "--device", "cpu", "-q", "--db", newer])  # refused before measuring
+        check(r.returncode == 2 and "newer convbench" in r.stderr and digest(newer) == before and not r.stdout,
+              f"compare --db of a newer database: {r.returncode} {r.stderr}")
         r = run([binary, "history", "check", good, "--db", newer])
         check(r.returncode == 2 and "newer convbench" in r.stderr, f"check on a newer database: {r.stderr}")
         corrupt = os.path.join(tmp, "corrupt.sqlite")

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -85,6 +86,13 @@ HistoryRun history_run_from_results(const ResultSet& results, const std::string&
   // What `--json` would write, parsed back: the same identity as `history add` of that file.
   run.run_sha256 = sha256_hex(json::parse(results_to_json(results).dump()).dump());
   return run;
+}
+
+void check_history_addable(const std::string& db_path, int busy_timeout_ms) {
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) return;
+  SqliteDb db(db_path, SqliteDb::Mode::read_only, busy_timeout_ms);
+  history_schema_version(db);
 }
 
 AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& runs, int busy_timeout_ms) {

@@ -42,6 +42,11 @@ struct AddSummary {
 AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& runs,
                     int busy_timeout_ms = kHistoryBusyTimeoutMs);
 
+// Before a long measurement that will be added (compare --db): refuses now, as add_runs would
+// later, a file that is not a convbench history, is corrupt or comes from a newer convbench.
+// Writes nothing; a missing file is fine (add_runs creates it).
+void check_history_addable(const std::string& db_path, int busy_timeout_ms = kHistoryBusyTimeoutMs);
+
 struct StoredSeries {
   int64_t id = 0;
   SeriesKey key;
