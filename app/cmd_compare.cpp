@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "explain/explanation_output.hpp"
+#include "history/history_store.hpp"
 #include "measurement_options.hpp"
 #include "option_checks.hpp"
 #include "output_options.hpp"
@@ -17,6 +18,24 @@
 #include "spec/spec_loader.hpp"
 
 namespace convbench::cli {
+namespace {
+
+// compare --db: the run goes into the history as `history add` of its --json would put it.
+void add_to_history(const std::string& db, const ResultSet& results) {
+  if (db.empty()) return;
+  AddSummary s;
+  try {
+    s = add_runs(db, {history_run_from_results(results, "compare --db")});
+  } catch (const HistoryDbError& e) {
+    throw HistoryDbError(std::string(e.what()) +
+                         " (the run's outputs were written: a --json file can be added later with `convbench "
+                         "history add`)");
+  }
+  std::cerr << "added " << s.measurements << " measurement(s) (" << s.new_series << " new series) to " << db << "\n";
+}
+
+}  // namespace
+
 Command add_compare_command(CLI::App& app) {
   struct Options {
     std::string spec;
@@ -27,6 +46,7 @@ Command add_compare_command(CLI::App& app) {
     std::string filter;
     bool explain = false;
     std::string shard, plan;
+    std::string db;  // --db: add the run to this results history
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("compare", "Run every variant forward and backward and compare time and memory");
@@ -49,6 +69,8 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("--plan", opt->plan,
                   "With --shard: the plan (convbench plan) the shard belongs to; refused when it "
                   "is not this spec's");
+  sub->add_option("--db", opt->db,
+                  "Also add the run to this results history (SQLite; see `convbench history`), after the outputs");
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
             if (!opt->plan.empty() && opt->shard.empty())
@@ -61,9 +83,13 @@ Command add_compare_command(CLI::App& app) {
                                  "needs --json FILE: the shard's results file, which merge reads");
               if (opt->explain)
                 throw InputError({"command line", 0, 0}, "--explain", "explains a whole run, not a shard");
+              if (!opt->db.empty())
+                throw InputError({"command line", 0, 0}, "--db",
+                                 "a shard holds part of a run: add the merged results with `convbench history add`");
             }
             check_result_paths(opt->output, {opt->spec, opt->plan});
             opt->compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
+            if (!opt->db.empty()) check_history_addable(opt->db);  // before the run, not after it
             Spec spec = load_spec_file(opt->spec, opt->limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
             if (shard) {
@@ -75,7 +101,9 @@ Command add_compare_command(CLI::App& app) {
               return 0;
             }
             if (!opt->explain) {
-              write_results(opt->output, compare(spec, opt->compare, std::cerr), {opt->spec});
+              const ResultSet results = compare(spec, opt->compare, std::cerr);
+              write_results(opt->output, results, {opt->spec});
+              add_to_history(opt->db, results);
               return 0;
             }
             // The explanation follows the terminal tables on standard output, so it needs them there.
@@ -95,6 +123,7 @@ Command add_compare_command(CLI::App& app) {
             options.limits.bandwidth = opt->output.bandwidth;
             const ExplainRun run = explain(spec, options, std::cerr);
             write_results(opt->output, run.results, {opt->spec});
+            add_to_history(opt->db, run.results);
             std::cout << "\n" << explanation_text(run.explanation);
             return 0;
           }};

@@ -24,6 +24,7 @@ Command add_explain_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);
 Command add_merge_command(CLI::App& app);
 Command add_slurm_command(CLI::App& app);
+Command add_history_command(CLI::App& app);
 
 // "convbench 0.1.0 (commit ...)" and the backends this binary was built with.
 std::string version_text();

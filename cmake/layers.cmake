@@ -11,8 +11,9 @@
 #   graph < ops (op definitions) < spec < variants;  ops < runtime < analysis;
 #   runtime < backends (with kernels/)
 #   analysis + spec < results < measure (+ variants);  results < report < explain
-#   report + variants < sweep (plans, shards, merge, Slurm)
-#   explain + report + measure + backends + sweep < pipeline < app (the convbench command)
+#   report + variants < sweep (plans, shards, merges, Slurm)
+#   report + results < history (the results history, SQLite)
+#   explain + report + measure + backends + sweep < pipeline;  pipeline + history < app (the convbench command)
 
 function(convbench_layer_view name source_dir)
   set(view ${CMAKE_BINARY_DIR}/layer-views/${name})

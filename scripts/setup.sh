@@ -42,6 +42,9 @@ packages=(
   # `convbench slurm` calls sbatch and squeue; its test starts a one-machine cluster with Debian's
   # daemons (tests/slurm_cluster_test.sh)
   slurmctld slurmd slurm-client
+  # convbench history: the results store is SQLite; its shell reads the store in a test, as a
+  # user inspecting the documented tables would
+  libsqlite3-dev sqlite3
 )
 
 if [ "${1:-}" = --list ]; then

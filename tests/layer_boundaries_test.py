@@ -30,6 +30,7 @@ BELOW = {
     "explain": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
     "measure": ["results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
     "sweep": ["report", "results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
+    "history": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
     "pipeline": ["explain", "report", "measure", "backends", "sweep", "results", "analysis", "runtime", "spec", "variants",
                  "ops", "graph"],
 }

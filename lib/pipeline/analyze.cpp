@@ -6,6 +6,7 @@
 #include "backends/backend_registry.hpp"
 #include "graph/checked_math.hpp"
 #include "measure/provenance.hpp"
+#include "variants/graph_hash.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
@@ -44,6 +45,7 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
   r.input_shape = graph.desc(graph.input).shape;
   r.output_shape = graph.desc(graph.output).shape;
   r.kernel = block.kernel;
+  r.graph_hash = graph_hash(graph, block.mode == RunMode::train);
   r.params = a.params;
   r.buffers = a.buffers;
   r.macs = a.macs;

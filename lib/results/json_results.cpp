@@ -186,6 +186,7 @@ json row_to_json(const ResultRow& r) {
   // Written only where the step converts, so rows without conversions read as before.
   if (r.layout_conversion != "none") j["layout_conversion"] = r.layout_conversion;
   if (!r.kernel.empty()) j["kernel"] = r.kernel;
+  if (!r.graph_hash.empty()) j["graph_hash"] = r.graph_hash;
   json memory = {{"predicted_peak_bytes", r.predicted.peak_bytes}, {"predicted", memory_figures(r.predicted)}};
   if (r.measured) {
     if (r.measured->peak_bytes >= 0) memory["peak_bytes"] = r.measured->peak_bytes;
@@ -257,6 +258,10 @@ ResultRow row_from_json(const JsonField& j) {
       j.at(shape == &r.input_shape ? "input_shape" : "output_shape")
           .fail("expected " + std::to_string(r.dims + 2) + " dims for a " + std::to_string(r.dims) + "-D block, got " +
                 std::to_string(shape->size()));
+  r.graph_hash = j.string("graph_hash", "");
+  if (!r.graph_hash.empty() &&
+      (r.graph_hash.size() != 64 || r.graph_hash.find_first_not_of("0123456789abcdef") != std::string::npos))
+    j.at("graph_hash").fail("expected 64 lower-case hex digits (a SHA-256)");
   r.params = j.integer("params", 0);
   r.buffers = j.integer("buffers", 0);
   r.macs = directions_from(j.object("macs"));

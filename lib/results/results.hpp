@@ -68,6 +68,9 @@ struct ResultRow {
   std::string layout_conversion = "none";
   std::vector<int64_t> input_shape, output_shape;
   std::vector<int64_t> kernel;  // the block's kernel per spatial dim; empty when the file had none
+  // SHA-256 of the variant's resolved op graph (variants/graph_hash.hpp): what the history keys a
+  // series by. Empty in files written before it existed (and in the PyTorch peer's files).
+  std::string graph_hash;
 
   int64_t params = 0, buffers = 0;
   DirectionCounts macs, flops;

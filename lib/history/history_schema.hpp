@@ -1,0 +1,33 @@
+// The history database's schema, versioned with SQLite's user_version and upgraded by
+// migrations, one per version, each applied inside the write transaction that first needs it.
+// A database written by a newer convbench (user_version above kHistorySchemaVersion) is refused,
+// never downgraded or written: an older binary cannot know what the newer tables mean. A file
+// with another application_id is not a convbench history and is refused too.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "history/sqlite_db.hpp"
+
+namespace convbench {
+
+// 'cbh1' in ASCII: PRAGMA application_id of every convbench history (`file` names it too).
+inline constexpr int64_t kHistoryApplicationId = 0x63626831;
+inline constexpr int64_t kHistorySchemaVersion = 2;
+
+// The SQL of each migration: element i takes user_version i to i + 1.
+const std::vector<std::string>& history_migrations();
+
+// The schema version, refusing a foreign or newer database (HistoryDbError). Writers call it
+// before anything that could change the file (even the switch to WAL).
+int64_t history_schema_version(SqliteDb& db);
+// For writers: brings the schema up to date inside the caller's transaction (the write lock is
+// held, so two processes never migrate at once). Throws HistoryDbError for a newer or foreign
+// database.
+void migrate_history(SqliteDb& db);
+// For readers: the schema must be present and current (an older one asks for `history add`,
+// which migrates; readers never write). Throws HistoryDbError otherwise.
+void check_history_readable(SqliteDb& db);
+
+}  // namespace convbench

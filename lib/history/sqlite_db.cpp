@@ -1,0 +1,160 @@
+#include "history/sqlite_db.hpp"
+
+#include <sqlite3.h>
+
+namespace convbench {
+namespace {
+
+std::string describe(sqlite3* db, int code) {
+  // sqlite3_errmsg says more than sqlite3_errstr ("database is locked" with the table) when the
+  // handle is the one that failed.
+  std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(code);
+  if (msg == "not an error" || msg.empty()) msg = sqlite3_errstr(code);
+  return msg;
+}
+
+// A hint for the failures a user can act on.
+std::string advice(int code) {
+  switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "; another process holds the database longer than the busy timeout: retry when it is done";
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+      return "; check that the file and its directory exist and are readable (and writable, to add)";
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return "; the file is not an intact SQLite database: restore it from a backup or point --db elsewhere";
+    case SQLITE_FULL: return "; the disk is full";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+SqliteDb::SqliteDb(const std::string& path, Mode mode, int busy_timeout_ms) : path_(path) {
+  const int flags = (mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                    SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string msg = describe(db_, rc);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw HistoryDbError("history database " + path + ": cannot open: " + msg + advice(rc));
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  if (const int b = sqlite3_busy_timeout(db_, busy_timeout_ms); b != SQLITE_OK) fail("setting the busy timeout", b);
+}
+
+SqliteDb::~SqliteDb() {
+  if (db_) sqlite3_close_v2(db_);  // statements and transactions are closed first (RAII)
+}
+
+void SqliteDb::fail(const std::string& what, int code) const {
+  throw HistoryDbError("history database " + path_ + ": " + what + ": " + describe(db_, code) + advice(code));
+}
+
+void SqliteDb::exec(const std::string& sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    const std::string msg = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    throw HistoryDbError("history database " + path_ + ": " + msg + advice(rc) + " (in: " + sql.substr(0, 60) +
+                         (sql.size() > 60 ? "..." : "") + ")");
+  }
+}
+
+int64_t SqliteDb::query_integer(const std::string& sql) {
+  Statement s(*this, sql);
+  if (!s.step()) fail("no result from " + sql, SQLITE_ERROR);
+  return s.integer(0);
+}
+
+std::string SqliteDb::query_text(const std::string& sql) {
+  Statement s(*this, sql);
+  if (!s.step()) fail("no result from " + sql, SQLITE_ERROR);
+  return s.text(0);
+}
+
+int64_t SqliteDb::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+int SqliteDb::changes() const { return sqlite3_changes(db_); }
+
+Statement::Statement(SqliteDb& db, const std::string& sql) : db_(&db), sql_(sql) {
+  const int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  if (rc != SQLITE_OK) db.fail("preparing \"" + sql.substr(0, 60) + "\"", rc);
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+void Statement::fail(const std::string& what) const {
+  db_->fail(what + " (\"" + sql_.substr(0, 60) + (sql_.size() > 60 ? "...\")" : "\")"),
+            sqlite3_extended_errcode(db_->handle()));
+}
+
+Statement& Statement::bind(int index, int64_t value) {
+  if (sqlite3_bind_int64(stmt_, index, value) != SQLITE_OK) fail("binding parameter " + std::to_string(index));
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) fail("binding parameter " + std::to_string(index));
+  return *this;
+}
+
+Statement& Statement::bind(int index, const std::string& value) {
+  if (sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+    fail("binding parameter " + std::to_string(index));
+  return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+  if (sqlite3_bind_null(stmt_, index) != SQLITE_OK) fail("binding parameter " + std::to_string(index));
+  return *this;
+}
+
+bool Statement::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  fail("running");
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+  reset();
+}
+
+void Statement::reset() {
+  // sqlite3_reset repeats the last step's error, which step() has already reported.
+  sqlite3_reset(stmt_);
+  if (sqlite3_clear_bindings(stmt_) != SQLITE_OK) fail("clearing bindings");
+}
+
+int64_t Statement::integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+double Statement::number(int column) const { return sqlite3_column_double(stmt_, column); }
+bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+std::string Statement::text(int column) const {
+  const unsigned char* t = sqlite3_column_text(stmt_, column);
+  if (!t) {
+    if (sqlite3_errcode(db_->handle()) == SQLITE_NOMEM) fail("reading a column (out of memory)");
+    return "";
+  }
+  return std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+Transaction::Transaction(SqliteDb& db) : db_(&db) { db.exec("BEGIN IMMEDIATE"); }
+
+Transaction::~Transaction() {
+  if (open_) sqlite3_exec(db_->handle(), "ROLLBACK", nullptr, nullptr, nullptr);  // nothing to report in a destructor
+}
+
+void Transaction::commit() {
+  db_->exec("COMMIT");
+  open_ = false;
+}
+
+}  // namespace convbench

@@ -1,0 +1,36 @@
+#include "variants/graph_hash.hpp"
+
+#include "ops/op_registry.hpp"
+#include "spec/sha256.hpp"
+
+namespace convbench {
+namespace {
+
+std::string desc_text(const TensorDesc& d) {
+  std::string s;
+  for (size_t i = 0; i < d.shape.size(); ++i) s += (i ? "x" : "") + std::to_string(d.shape[i]);
+  return s + " " + std::string(to_string(d.dtype)) + " " + std::string(to_string(d.layout));
+}
+
+}  // namespace
+
+std::string graph_canonical_text(const Graph& graph, bool training) {
+  std::string text = "convbench.graph/1\ninput " + desc_text(graph.desc(graph.input)) + "\nmode " +
+                     (training ? "train" : "infer") + "\n";
+  for (const Op& op : graph.ops) {
+    text += "op " + std::string(to_string(op.kind)) + " in";
+    for (int v : op.inputs) text += " " + std::to_string(v);
+    text += " out " + std::to_string(op.output) + " " + desc_text(graph.desc(op.output));
+    // ordered_json keeps the definition's key order, so the same op always dumps the same text.
+    if (const OpDefinition& def = op_definition(op.kind); def.attributes) text += " " + def.attributes(op).dump();
+    text += "\n";
+  }
+  for (const Param& p : graph.params) text += "param " + desc_text(p.desc) + "\n";
+  for (const Param& b : graph.buffers) text += "buffer " + desc_text(b.desc) + "\n";
+  text += "output " + std::to_string(graph.output) + "\n";
+  return text;
+}
+
+std::string graph_hash(const Graph& graph, bool training) { return sha256_hex(graph_canonical_text(graph, training)); }
+
+}  // namespace convbench
