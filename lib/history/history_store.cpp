@@ -58,7 +58,7 @@ void bind_optional_json(Statement& s, int index, const std::optional<json>& j) {
 void open_for_writing(SqliteDb& db) {
   // WAL: readers keep reading while a run is added, and a crash never leaves half a transaction.
   // (journal_mode answers with the mode it ended in; anything but wal is an error worth naming.)
-  if (const std::string mode = db.query_text("PRAGMA journal_mode=WAL"); mode != "wal")
+  if (const std::string mode = db.query_text_waiting_out_busy("PRAGMA journal_mode=WAL"); mode != "wal")
     throw HistoryDbError("history database " + db.path() + ": could not switch to WAL journaling (got \"" + mode +
                          "\")");
   db.exec("PRAGMA foreign_keys=ON");

@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
+
 namespace convbench {
 namespace {
 
@@ -33,7 +36,8 @@ std::string advice(int code) {
 
 }  // namespace
 
-SqliteDb::SqliteDb(const std::string& path, Mode mode, int busy_timeout_ms) : path_(path) {
+SqliteDb::SqliteDb(const std::string& path, Mode mode, int busy_timeout_ms)
+    : path_(path), busy_timeout_ms_(busy_timeout_ms) {
   const int flags = (mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
                     SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
@@ -76,6 +80,30 @@ std::string SqliteDb::query_text(const std::string& sql) {
   Statement s(*this, sql);
   if (!s.step()) fail("no result from " + sql, SQLITE_ERROR);
   return s.text(0);
+}
+
+std::string SqliteDb::query_text_waiting_out_busy(const std::string& sql) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms_);
+  for (;;) {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
+    std::string text;
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_step(stmt);
+      if (rc == SQLITE_ROW) {
+        const unsigned char* t = sqlite3_column_text(stmt, 0);
+        text = t ? reinterpret_cast<const char*>(t) : "";
+      }
+    }
+    const int code = rc == SQLITE_ROW ? SQLITE_OK : sqlite3_extended_errcode(db_);
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_ROW) return text;
+    if (rc == SQLITE_DONE) fail("no result from " + sql, SQLITE_ERROR);
+    const int primary = code & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= deadline)
+      fail("running (\"" + sql + "\")", code);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 int64_t SqliteDb::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }

@@ -68,6 +68,10 @@ class SqliteDb {
   // The first column of the first row of a one-row query (e.g. a PRAGMA).
   int64_t query_integer(const std::string& sql);
   std::string query_text(const std::string& sql);
+  // The same for a statement SQLite may answer SQLITE_BUSY without calling the busy handler (a
+  // journal-mode switch, which takes an exclusive lock: two processes opening a new history at
+  // once race for it): tried again every few milliseconds until the busy timeout has passed.
+  std::string query_text_waiting_out_busy(const std::string& sql);
   int64_t last_insert_id() const;
   int changes() const;  // rows the last INSERT, UPDATE or DELETE changed
   // "convbench history DB: <what>: <sqlite message> (<path>)"
@@ -76,6 +80,7 @@ class SqliteDb {
  private:
   std::string path_;
   sqlite3* db_ = nullptr;
+  int busy_timeout_ms_ = 0;
 };
 
 // BEGIN IMMEDIATE (the write lock is taken at once, so two writers queue on the busy timeout
