@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "measure/stopping_rule.hpp"
+#include "results/index_ranges.hpp"
 
 namespace convbench {
 
@@ -108,17 +109,7 @@ std::vector<int> affinity_cpus() {
 }
 }  // namespace
 
-std::string cpu_affinity_list() {
-  const std::vector<int> cpus = affinity_cpus();
-  std::string out;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(cpus[i]) + (j > i ? "-" + std::to_string(cpus[j]) : "");
-    i = j + 1;
-  }
-  return out;
-}
+std::string cpu_affinity_list() { return index_ranges(affinity_cpus()); }
 
 int cpu_affinity_count() { return static_cast<int>(affinity_cpus().size()); }
 

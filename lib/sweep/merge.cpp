@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "results/index_ranges.hpp"
 #include "results/json_results.hpp"
 #include "spec/input_error.hpp"
 
@@ -18,18 +19,6 @@ std::string field(const nlohmann::json& provenance, const char* key) {
 std::string join(const std::vector<int>& values) {
   std::string out;
   for (int v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
-  return out;
-}
-
-// "0-3,7" for sorted row indices: the "rows" of a source, short enough to read.
-std::string ranges(const std::vector<size_t>& rows) {
-  std::string out;
-  for (size_t i = 0; i < rows.size();) {
-    size_t j = i;
-    while (j + 1 < rows.size() && rows[j + 1] == rows[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(rows[i]) + (j > i ? "-" + std::to_string(rows[j]) : "");
-    i = j + 1;
-  }
   return out;
 }
 
@@ -156,9 +145,9 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
                        {"ran", signature},
                        {"rows", rows_of_input[k]}});
     if (out.mixed && !rows_of_input[k].empty())
-      out.notes.push_back("rows " + ranges(rows_of_input[k]) + " ran on " + signature["device"].get<std::string>() +
-                          " at " + field(r.provenance, "host_name") + " (shard " +
-                          std::to_string(inputs[k].shard.shard.index) + ", " + inputs[k].file + ")");
+      out.notes.push_back("rows " + index_ranges(rows_of_input[k]) + " ran on " +
+                          signature["device"].get<std::string>() + " at " + field(r.provenance, "host_name") +
+                          " (shard " + std::to_string(inputs[k].shard.shard.index) + ", " + inputs[k].file + ")");
   }
   nlohmann::json missing = nlohmann::json::array();
   for (size_t i : out.missing)

@@ -1,5 +1,6 @@
 #include "sweep/slurm_script.hpp"
 
+#include "results/index_ranges.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench {
@@ -10,16 +11,7 @@ std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
-std::string array_indices(const std::vector<int>& sorted) {
-  std::string out;
-  for (size_t i = 0; i < sorted.size();) {
-    size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(sorted[i]) + (j > i ? "-" + std::to_string(sorted[j]) : "");
-    i = j + 1;
-  }
-  return out;
-}
+std::string array_indices(const std::vector<int>& sorted) { return index_ranges(sorted); }
 
 void check_sbatch_value(const std::string& flag, const std::string& value) {
   for (char c : value) {
