@@ -36,6 +36,7 @@ class GraphBuilder {
   int relu(const std::string& name, int x);
   int leaky_relu(const std::string& name, int x, double negative_slope);
   int dropout(const std::string& name, int x, double p);
+  int channel_dropout(const std::string& name, int x, double p);
   int add(const std::string& name, int a, int b);
   int sub(const std::string& name, int a, int b);
   int concat(const std::string& name, const std::vector<int>& xs);
