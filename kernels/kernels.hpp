@@ -198,11 +198,21 @@ struct UpsampleShape {
   Dims3 in{}, out{};
   int scale = 2;
   bool channels_last = false;
+  bool linear = false;  // linear (bilinear, trilinear) to `out` instead of nearest by `scale`
+  bool align_corners = false;
 };
 // Nearest neighbour: output position o reads input o / scale along every dim.
 void upsample_forward(DType dtype, const UpsampleShape& shape, const void* x, void* y, cudaStream_t stream);
 // grad_x[i] = sum of g over the scale^d block that reads i.
 void upsample_backward(DType dtype, const UpsampleShape& shape, const void* g, void* grad_x, cudaStream_t stream);
+// Linear, as PyTorch's upsample_{bi,tri}linear: each output mixes the 2^d input positions around
+// its source coordinate. Backward scatters each output gradient to them with atomicAdd into a
+// float workspace (one float per input element), then writes grad_x in its dtype.
+void upsample_linear_forward(DType dtype, const UpsampleShape& shape, const void* x, void* y, cudaStream_t stream);
+int64_t upsample_linear_backward_workspace_bytes(const UpsampleShape& shape);
+void upsample_linear_backward(DType dtype, const UpsampleShape& shape, const void* g, void* grad_x, void* workspace,
+                              cudaStream_t stream);
+
 
 // ---- layout (kernels/layout.cu) -------------------------------------------------------------
 

@@ -279,6 +279,22 @@ inline std::vector<OpCase> op_cases() {
   });
   add("upsample2d", {1, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 2); });
   add("upsample3d", {1, 2, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 3); });
+  // Linear: by a scale, to sizes that are no multiple of the input (up and down), with and
+  // without align_corners, and to the input's own size (an exact copy).
+  add("upsample_linear2d", {2, 2, 3, 4}, [](GraphBuilder& b, int x) { return b.upsample_linear("up", x, 2); });
+  add("upsample_linear2d_size_align_corners", {1, 3, 3, 4}, [](GraphBuilder& b, int x) {
+    return b.upsample_linear("up", x, 2, true, {5, 3});
+  });
+  add("upsample_linear2d_size", {1, 2, 4, 3}, [](GraphBuilder& b, int x) {
+    return b.upsample_linear("up", x, 2, false, {7, 2});
+  });
+  add("upsample_linear2d_same_size", {1, 2, 3, 3}, [](GraphBuilder& b, int x) {
+    return b.upsample_linear("up", x, 2, false, {3, 3});
+  });
+  add("upsample_linear3d", {1, 2, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.upsample_linear("up", x, 2); });
+  add("upsample_linear3d_size_align_corners", {1, 2, 2, 3, 4}, [](GraphBuilder& b, int x) {
+    return b.upsample_linear("up", x, 2, true, {3, 5, 2});
+  });
   // To the other layout of the case's (both ways, as every case runs in both layouts); channel and
   // spatial counts that are not multiples of a tile catch a blocked transpose's edges.
   add("convert_layout2d", {2, 34, 5, 7}, [](GraphBuilder& b, int x) { return b.convert_layout("convert", x); });

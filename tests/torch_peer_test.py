@@ -722,6 +722,46 @@ blocks:
             self.compare_saved_bytes(path, tmp)
             self.replay_with_verify(path, tmp, 4)
 
+    def test_linear_upsampling_matches_pytorch(self):
+        # upsample mode linear (nn.Upsample bilinear / trilinear) by a scale and to a size, with and
+        # without align_corners: counts, nothing saved, one step replayed by verify.
+        spec = """
+name: linear-upsample
+sweep:
+  layout: [channels_first, channels_last]
+blocks:
+  - name: plane
+    batch: 2
+    in_channels: 3
+    out_channels: 4
+    size: [5, 4]
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c, out_channels: 4}
+          - {op: upsample, name: up, mode: linear}
+          - {op: upsample, name: size, mode: linear, size: [7, 3], align_corners: true}
+          - {op: conv, name: out, kernel: 1}
+  - name: volume
+    dims: 3
+    batch: 1
+    in_channels: 2
+    out_channels: 2
+    size: [2, 3, 4]
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c}
+          - {op: upsample, name: up, mode: linear, size: [3, 5, 2]}
+          - {op: upsample, name: corners, mode: linear, scale: 2, align_corners: true}
+          - {op: conv, name: out, kernel: 1}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "upsample.yaml", spec)
+            self.compare_with_analyze(path)
+            self.compare_saved_bytes(path, tmp)
+            self.replay_with_verify(path, tmp, 4)
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):

@@ -141,6 +141,16 @@ int GraphBuilder::upsample(const std::string& name, int x, int64_t scale) {
   return add(std::move(op));
 }
 
+int GraphBuilder::upsample_linear(const std::string& name, int x, int64_t scale, bool align_corners,
+                                  std::vector<int64_t> size) {
+  Op op = make_op(OpKind::upsample, name, {x});
+  op.upsample_scale = scale;
+  op.upsample_linear = true;
+  op.align_corners = align_corners;
+  op.upsample_size = std::move(size);
+  return add(std::move(op));
+}
+
 int GraphBuilder::convert_layout(const std::string& name, int x) {
   return add(make_op(OpKind::convert_layout, name, {x}));
 }

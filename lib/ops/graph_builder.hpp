@@ -43,6 +43,9 @@ class GraphBuilder {
   int max_pool(const std::string& name, int x, const PoolAttrs& attrs);
   int avg_pool(const std::string& name, int x, const PoolAttrs& attrs);
   int upsample(const std::string& name, int x, int64_t scale);
+  // Linear (bilinear, trilinear) by `scale`, or to `size` (the output's spatial size) when given.
+  int upsample_linear(const std::string& name, int x, int64_t scale, bool align_corners = false,
+                      std::vector<int64_t> size = {});
   int convert_layout(const std::string& name, int x);  // to the other memory layout
 
   // Marks the output and returns the finished graph.

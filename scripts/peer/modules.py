@@ -183,6 +183,17 @@ def build_main_path(m, block, variant):
     raise ValueError(f"unknown variant kind {kind}")
 
 
+def upsample_module(dims, op):
+    """nn.Upsample as convbench resolved the op: nearest by its scale, or linear (bilinear in 2-D,
+    trilinear in 3-D) by its scale or to its size, with its align_corners."""
+    if op.get("mode", "nearest") != "linear":
+        return nn.Upsample(scale_factor=op["scale"], mode="nearest")
+    mode = "bilinear" if dims == 2 else "trilinear"
+    if "size" in op:
+        return nn.Upsample(size=tuple(op["size"]), mode=mode, align_corners=op["align_corners"])
+    return nn.Upsample(scale_factor=op["scale"], mode=mode, align_corners=op["align_corners"])
+
+
 def build_custom_ops(m, block, variant):
     """A custom variant's ops as convbench resolved them (every field present: the resolved spec
     applies the defaults); the channels flowing between them are tracked here, independently."""
@@ -231,7 +242,7 @@ def build_custom_ops(m, block, variant):
                              count_include_pad=True)
             cout = cin
         elif kind == "upsample":
-            module, cout = nn.Upsample(scale_factor=op["scale"], mode="nearest"), cin
+            module, cout = upsample_module(dims, op), cin
         else:
             raise ValueError(f"{name}: unknown op kind {kind}")
         m.add_step(name, module, inputs)
