@@ -213,6 +213,14 @@ int64_t upsample_linear_backward_workspace_bytes(const UpsampleShape& shape);
 void upsample_linear_backward(DType dtype, const UpsampleShape& shape, const void* g, void* grad_x, void* workspace,
                               cudaStream_t stream);
 
+// ---- global average pooling (kernels/pool.cu) ------------------------------------------------
+
+// y[n, c] = mean of x over the spatial positions of plane (n, c); y has N * C elements (its
+// spatial sizes are 1, so both layouts store it as n * C + c).
+void global_avg_pool_forward(DType dtype, ActShape x_shape, const void* x, void* y, cudaStream_t stream);
+// grad_x[n, c, s] = g[n, c] / S.
+void global_avg_pool_backward(DType dtype, ActShape x_shape, const void* g, void* grad_x, cudaStream_t stream);
+
 
 // ---- layout (kernels/layout.cu) -------------------------------------------------------------
 

@@ -84,7 +84,7 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
       error_of(custom + "          - {op: convv, name: c}\n"),
       "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, "
       "conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
-      "concat, max_pool, avg_pool, upsample or convert_layout) (did you mean \"conv\"?)");
+      "concat, max_pool, avg_pool, global_avg_pool, upsample or convert_layout) (did you mean \"conv\"?)");
 }
 
 TEST(SpecErrors, YamlMergeKeysAreExplained) {
@@ -168,7 +168,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
       error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
       "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one "
       "of conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, "
-      "add, sub, concat, max_pool, avg_pool, upsample or convert_layout)");
+      "add, sub, concat, max_pool, avg_pool, global_avg_pool, upsample or convert_layout)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------

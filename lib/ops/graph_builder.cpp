@@ -135,6 +135,10 @@ int GraphBuilder::avg_pool(const std::string& name, int x, const PoolAttrs& attr
   return add(std::move(op));
 }
 
+int GraphBuilder::global_avg_pool(const std::string& name, int x) {
+  return add(make_op(OpKind::global_avg_pool, name, {x}));
+}
+
 int GraphBuilder::upsample(const std::string& name, int x, int64_t scale) {
   Op op = make_op(OpKind::upsample, name, {x});
   op.upsample_scale = scale;

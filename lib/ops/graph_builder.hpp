@@ -42,6 +42,7 @@ class GraphBuilder {
   int concat(const std::string& name, const std::vector<int>& xs);
   int max_pool(const std::string& name, int x, const PoolAttrs& attrs);
   int avg_pool(const std::string& name, int x, const PoolAttrs& attrs);
+  int global_avg_pool(const std::string& name, int x);
   int upsample(const std::string& name, int x, int64_t scale);
   // Linear (bilinear, trilinear) by `scale`, or to `size` (the output's spatial size) when given.
   int upsample_linear(const std::string& name, int x, int64_t scale, bool align_corners = false,

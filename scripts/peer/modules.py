@@ -241,6 +241,8 @@ def build_custom_ops(m, block, variant):
                 module = cls(tuple(kernel), stride=tuple(stride), padding=tuple(padding),
                              count_include_pad=True)
             cout = cin
+        elif kind == "global_avg_pool":
+            module, cout = (nn.AdaptiveAvgPool2d(1) if dims == 2 else nn.AdaptiveAvgPool3d(1)), cin
         elif kind == "upsample":
             module, cout = upsample_module(dims, op), cin
         else:

@@ -72,6 +72,8 @@ void max_pool_forward(const Tensor& x, Tensor& y, Tensor* indices, const PoolAtt
 void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy, Tensor& dx, const PoolAttrs& attrs);
 void avg_pool_forward(const Tensor& x, Tensor& y, const PoolAttrs& attrs);
 void avg_pool_backward(const Tensor& dy, Tensor& dx, const PoolAttrs& attrs);
+void global_avg_pool_forward(const Tensor& x, Tensor& y);  // y: N * C values
+void global_avg_pool_backward(const Tensor& dy, Tensor& dx);
 
 // 3-D depthwise convolution (groups == in == out channels), depthwise_conv_cpu.cpp: oneDNN 2.6
 // has no depthwise kernel for 3-D. No workspace.

@@ -140,6 +140,9 @@ void max_pool_backward(const BackwardCall& call);
 void avg_pool_forward(const ForwardCall& call);
 void avg_pool_backward(const BackwardCall& call);
 
+void global_avg_pool_forward(const ForwardCall& call);
+void global_avg_pool_backward(const BackwardCall& call);
+
 void upsample_forward(const ForwardCall& call);
 void upsample_backward(const BackwardCall& call);
 
