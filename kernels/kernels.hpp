@@ -221,6 +221,18 @@ void global_avg_pool_forward(DType dtype, ActShape x_shape, const void* x, void*
 // grad_x[n, c, s] = g[n, c] / S.
 void global_avg_pool_backward(DType dtype, ActShape x_shape, const void* g, void* grad_x, cudaStream_t stream);
 
+// ---- linear (kernels/linear.cu) -------------------------------------------------------------
+
+// y (N, out) = x (N, in) W^T (+ bias), W (out, in) row-major; activations with spatial size 1 are
+// these matrices in either layout. Backward: grad_x = g W, grad_w = g^T x, grad_b = sum over n of
+// g; each may be null. Accumulation in float, one thread per result element.
+struct LinearShape {
+  int n = 0, in = 0, out = 0;
+};
+void linear_forward(DType dtype, LinearShape shape, const void* x, const void* w, const void* bias, void* y,
+                    cudaStream_t stream);
+void linear_backward(DType dtype, LinearShape shape, const void* x, const void* w, const void* g, void* grad_x,
+                     void* grad_w, void* grad_b, cudaStream_t stream);
 
 // ---- layout (kernels/layout.cu) -------------------------------------------------------------
 

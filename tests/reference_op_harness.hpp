@@ -313,6 +313,11 @@ inline std::vector<OpCase> op_cases() {
   };
   add("sigmoid2d", {2, 3, 4, 4}, unary(OpKind::sigmoid, "sigmoid"));
   add("sigmoid3d", {1, 2, 3, 3, 2}, unary(OpKind::sigmoid, "sigmoid"));
+  // linear reads (N, C, 1, ..., 1): a global_avg_pool gives the case that input (the harness feeds
+  // the linear op its own values).
+  add("linear2d", {3, 5, 2, 2}, [](GraphBuilder& b, int x) { return b.linear("fc", b.global_avg_pool("gap", x), 4); });
+  add("linear3d_no_bias", {2, 3, 1, 2, 2},
+      [](GraphBuilder& b, int x) { return b.linear("fc", b.global_avg_pool("gap", x), 6, false); });
   return cases;
 }
 

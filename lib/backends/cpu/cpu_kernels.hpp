@@ -30,6 +30,7 @@ void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_elementwise_kernels(KernelTable& table);
 void register_data_movement_kernels(KernelTable& table);  // concat, upsample, convert_layout
 void register_pool_kernels(KernelTable& table);
+void register_linear_kernels(KernelTable& table);  // linear_cpu.cpp
 
 template <class T>
 T* at_or_null(const std::vector<T*>& v, size_t i) {
