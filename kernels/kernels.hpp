@@ -213,4 +213,13 @@ void crop_box(DType dtype, const BoxShape& shape, const void* big, void* small, 
 // the CUDA backend uses it for conv weights (K, C/groups, kernel...).
 void convert_layout(DType dtype, ActShape shape, const void* src, void* dst, cudaStream_t stream);
 
+// ---- mul (kernels/mul.cu) ------------------------------------------------------------------
+
+// out = x * y over x's elements (`shape`, its layout); y has x's shape, or with `broadcast` one
+// value per (n, c) (N, C, 1, ...). Forward (a * b) and grad_a (g * b), and grad_b = g * a when b
+// has a's shape.
+void mul(DType dtype, ActShape shape, bool broadcast, const void* x, const void* y, void* out, cudaStream_t stream);
+// grad_b[n, c] = sum over space of g * a, for a b broadcast over a's space (`shape` is a's).
+void mul_grad_b_broadcast(DType dtype, ActShape shape, const void* g, const void* a, void* grad_b, cudaStream_t stream);
+
 }  // namespace convbench::kernels

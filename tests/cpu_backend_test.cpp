@@ -160,8 +160,8 @@ OpResults run_last_op(Backend& backend, const Graph& g, const OpValues& v, bool 
   for (const Tensor& t : buffers) r.buffers.push_back(download(backend, t));
   if (!training) return r;
 
-  const SavedTensors saved = saved_tensors(op);
   const std::vector<bool> needs_grad = g.requires_grad();
+  const SavedTensors saved = saved_tensors(op, inputs_requiring_grad(op, needs_grad));
   GuardedWorkspace ws(backend.workspace_bytes(g, op, Phase::backward, true));
   BackwardCall call{g, op, {}, saved.output ? &output : nullptr, {}, {}, nullptr, {}, {}, ws.data()};
   call.inputs.assign(op.inputs.size(), nullptr);

@@ -170,7 +170,7 @@ OpResults run_op(Backend& backend, const Graph& g, const OpValues& v, bool train
   if (!training || op.kind == OpKind::add) return r;  // the executor never calls add's backward
 
   const std::vector<bool> needs_grad = g.requires_grad();
-  const SavedTensors saved = saved_tensors(op);
+  const SavedTensors saved = saved_tensors(op, inputs_requiring_grad(op, needs_grad));
   BackwardCall call{g, op, {}, saved.output ? &output : nullptr, {}, {}, nullptr, {}, {}, nullptr};
   call.inputs.assign(op.inputs.size(), nullptr);
   for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &inputs[static_cast<size_t>(pos)];

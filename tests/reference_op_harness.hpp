@@ -127,7 +127,8 @@ class OpHarness {
   // (nullptr for the rest) and gradient tensors only where grad_flow() computes one.
   OpGradients backward(const std::vector<double>& grad_output) {
     const Op& o = op();
-    const SavedTensors saved = saved_tensors(o);
+    // Every input's gradient is computed here, so the op saves what it keeps when all need one.
+    const SavedTensors saved = saved_tensors(o, std::vector<bool>(o.inputs.size(), true));
     BackwardCall call{graph_, o, {}, saved.output ? &output_ : nullptr, {}, {}, nullptr, {}, {}, nullptr};
     call.inputs.assign(o.inputs.size(), nullptr);
     for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &input_tensors_[static_cast<size_t>(pos)];
@@ -292,6 +293,27 @@ inline std::vector<OpCase> op_cases() {
   };
   add("sigmoid2d", {2, 3, 4, 4}, unary(OpKind::sigmoid, "sigmoid"));
   add("sigmoid3d", {1, 2, 3, 3, 2}, unary(OpKind::sigmoid, "sigmoid"));
+  auto binary = [](OpKind kind, const char* name, int a, int b, GraphBuilder& builder) {
+    Op op;
+    op.kind = kind;
+    op.name = name;
+    op.inputs = {a, b};
+    return builder.add(std::move(op));
+  };
+  // mul: operands of one shape, and a per-channel operand broadcast over space (an average pool
+  // over the whole space gives it its (N, C, 1, ...) shape; the harness feeds its own values).
+  add("mul2d", {2, 3, 3, 4}, [binary](GraphBuilder& b, int x) {
+    const int a = b.conv("a", x, conv_attrs(3, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, false));
+    return binary(OpKind::mul, "mul", a, x, b);
+  });
+  add("mul2d_broadcast", {2, 3, 4, 5}, [binary](GraphBuilder& b, int x) {
+    const int s = b.avg_pool("squeeze", x, pool_attrs({4, 5}, {4, 5}, {0, 0}));
+    return binary(OpKind::mul, "mul", x, s, b);
+  });
+  add("mul3d_broadcast", {2, 2, 3, 2, 3}, [binary](GraphBuilder& b, int x) {
+    const int s = b.avg_pool("squeeze", x, pool_attrs({3, 2, 3}, {3, 2, 3}, {0, 0, 0}));
+    return binary(OpKind::mul, "mul", x, s, b);
+  });
   return cases;
 }
 

@@ -83,7 +83,7 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
   EXPECT_EQ(error_of(custom + "          - {op: convv, name: c}\n"),
             "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, "
             "conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, add, sub, "
-            "concat, max_pool, avg_pool, upsample or convert_layout) (did you mean \"conv\"?)");
+            "concat, max_pool, avg_pool, upsample, convert_layout or mul) (did you mean \"conv\"?)");
 }
 
 TEST(SpecErrors, YamlMergeKeysAreExplained) {
@@ -166,7 +166,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
             "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one "
             "of conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, "
-            "add, sub, concat, max_pool, avg_pool, upsample or convert_layout)");
+            "add, sub, concat, max_pool, avg_pool, upsample, convert_layout or mul)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------
@@ -406,6 +406,18 @@ TEST(SpecErrors, CustomShapesMustAgree) {
 }
 
 // ---- syntax and document shape ----------------------------------------------------------------
+
+// mul's second operand, slice's channels, space_to_depth's block and a blur conv's groups are
+// checked where the spec states them.
+TEST(SpecErrors, MulSliceSpaceToDepthAndBlurFields) {
+  // in_channels 8, size 8; the ops start on line 7
+  const std::string custom = kHead + "  - name: b\n    variants:\n      - kind: custom\n        ops:\n";
+  const std::string pool = "          - {op: avg_pool, name: p, kernel: 4, stride: 4}\n";
+  EXPECT_EQ(error_of(custom + pool + "          - {op: mul, name: m, inputs: [input, p]}\n"),
+            "bad.yaml:8:48: blocks[0].variants[0].ops[1].inputs[1]: \"p\" is 8x2x2 but \"input\" is 8x8x8 "
+            "(channels x spatial); mul needs the second operand of the first's shape or 8x1x1 (one value per "
+            "channel, broadcast over space)");
+}
 
 TEST(SpecErrors, MalformedJsonIsReportedWithJsonPositions) {
   EXPECT_EQ(file_error_of("bad_syntax.json"),

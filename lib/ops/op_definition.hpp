@@ -96,6 +96,9 @@ struct OpDefinition {
 
   // --- the autograd saving rule (follows PyTorch, so measured memory compares with its users') ---
   SavedTensors saved;
+  // When set, replaces `saved`: what backward keeps depends on which inputs need a gradient (mul
+  // keeps each operand for the other's gradient only, as PyTorch's autograd does).
+  std::function<SavedTensors(const std::vector<bool>& input_requires_grad)> saved_for;
   // Tensors forward makes for backward, in training only (empty function: none).
   std::function<std::vector<TensorDesc>(const Graph&, const Op&)> aux;
   // Gradients passed on as aliases of the output's (empty: every input's is computed).

@@ -22,7 +22,7 @@ Executor::Executor(const Graph& graph, Backend& backend, bool training)
     for (int v : op.inputs) last_use_[static_cast<size_t>(v)] = static_cast<int>(i);
     recorded_[i] = training && requires_grad_[static_cast<size_t>(op.output)];
     if (!recorded_[i]) continue;
-    const SavedTensors s = saved_tensors(op);
+    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
     for (int pos : s.inputs) saved_value_[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])] = true;
     if (s.output) saved_value_[static_cast<size_t>(op.output)] = true;
   }
@@ -104,7 +104,7 @@ Tensor Executor::forward(ModelState& state, const Tensor& input) {
       if (recorded_[i]) tape_[i].aux = std::move(aux);
     }
     if (recorded_[i]) {
-      const SavedTensors s = saved_tensors(op);
+      const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
       tape_[i].inputs.resize(op.inputs.size());
       for (int pos : s.inputs)
         tape_[i].inputs[static_cast<size_t>(pos)] = values[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];

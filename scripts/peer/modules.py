@@ -19,6 +19,12 @@ class Sub(nn.Module):
         return a - b
 
 
+class Mul(nn.Module):
+    """a * b, b of a's shape or (N, C, 1, ...) broadcast over space (squeeze-and-excitation)."""
+    def forward(self, a, b):
+        return a * b
+
+
 class Concat(nn.Module):
     def forward(self, *xs):
         return torch.cat(xs, dim=1)
@@ -195,6 +201,10 @@ def build_custom_ops(m, block, variant):
             module, cout = (Add() if kind == "add" else Sub()), cin
         elif kind == "concat":
             module, cout = Concat(), sum(channels[v] for v in inputs)
+        elif kind == "mul":
+            if channels[inputs[0]] != channels[inputs[1]]:
+                raise ValueError(f"{name}: operands differ in channels")
+            module, cout = Mul(), cin
         elif kind in ("max_pool", "avg_pool"):
             kernel, stride, padding = op["kernel"], op["stride"], op["padding"]
             if kind == "max_pool":
