@@ -314,6 +314,20 @@ inline std::vector<OpCase> op_cases() {
     const int s = b.avg_pool("squeeze", x, pool_attrs({3, 2, 3}, {3, 2, 3}, {0, 0, 0}));
     return binary(OpKind::mul, "mul", x, s, b);
   });
+  // slice along channels, at the start and inside (backward zeroes the other channels).
+  auto slice = [](int64_t start, int64_t length) {
+    return [start, length](GraphBuilder& b, int x) {
+      Op op;
+      op.kind = OpKind::slice;
+      op.name = "slice";
+      op.inputs = {x};
+      op.slice = {start, length};
+      return b.add(std::move(op));
+    };
+  };
+  add("slice2d", {2, 5, 3, 3}, slice(1, 3));
+  add("slice2d_head", {1, 3, 2, 5}, slice(0, 1));
+  add("slice3d", {1, 4, 2, 3, 2}, slice(2, 2));
   return cases;
 }
 

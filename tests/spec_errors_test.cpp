@@ -83,7 +83,7 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
   EXPECT_EQ(error_of(custom + "          - {op: convv, name: c}\n"),
             "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, "
             "conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, add, sub, "
-            "concat, max_pool, avg_pool, upsample, convert_layout or mul) (did you mean \"conv\"?)");
+            "concat, max_pool, avg_pool, upsample, convert_layout, mul or slice) (did you mean \"conv\"?)");
 }
 
 TEST(SpecErrors, YamlMergeKeysAreExplained) {
@@ -166,7 +166,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
             "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one "
             "of conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, "
-            "add, sub, concat, max_pool, avg_pool, upsample, convert_layout or mul)");
+            "add, sub, concat, max_pool, avg_pool, upsample, convert_layout, mul or slice)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------
@@ -417,6 +417,14 @@ TEST(SpecErrors, MulSliceSpaceToDepthAndBlurFields) {
             "bad.yaml:8:48: blocks[0].variants[0].ops[1].inputs[1]: \"p\" is 8x2x2 but \"input\" is 8x8x8 "
             "(channels x spatial); mul needs the second operand of the first's shape or 8x1x1 (one value per "
             "channel, broadcast over space)");
+  EXPECT_EQ(error_of(custom + "          - {op: slice, name: s, start: 6, length: 3}\n"),
+            "bad.yaml:7:52: blocks[0].variants[0].ops[0].length: channels [6, 9) run past the input's 8 channels "
+            "(start 6 + length 3)");
+  EXPECT_EQ(error_of(custom + "          - {op: slice, name: s, start: -1, length: 3}\n"),
+            "bad.yaml:7:41: blocks[0].variants[0].ops[0].start: must not be negative, got -1");
+  EXPECT_EQ(error_of(custom + "          - {op: slice, name: s}\n"),
+            "bad.yaml:7:13: blocks[0].variants[0].ops[0].length: length (the number of channels to take, >= 1) "
+            "is required; the input has 8 channels");
 }
 
 TEST(SpecErrors, MalformedJsonIsReportedWithJsonPositions) {

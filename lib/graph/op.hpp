@@ -36,6 +36,11 @@ struct PoolAttrs {
   std::vector<int64_t> kernel, stride, padding;
 };
 
+// slice along channels: channels [start, start + length) of the input.
+struct SliceAttrs {
+  int64_t start = 0, length = 0;
+};
+
 // Attribute fields are plain members (unused ones keep their defaults) so that every op is one
 // flat, copyable record, like ggml's op_params.
 struct Op {
@@ -52,6 +57,7 @@ struct Op {
   double negative_slope = 0.01;  // leaky_relu
   double dropout_p = 0.0;
   int64_t upsample_scale = 2;
+  SliceAttrs slice;
 };
 
 }  // namespace convbench

@@ -25,6 +25,7 @@ enum class FieldKind {
   per_dim_positive,  // an integer (repeated per spatial dim) or one per dim, each >= 1
   per_dim_nonneg,    // the same, each >= 0
   padding,           // per_dim_nonneg, or "same"
+  nonneg_int,        // an integer in [0, 2^31]
 };
 
 struct OpField {

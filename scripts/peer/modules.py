@@ -25,6 +25,17 @@ class Mul(nn.Module):
         return a * b
 
 
+class Slice(nn.Module):
+    """Channels [start, start + length): x[:, a:b], a view of x's storage as PyTorch users write
+    it (convbench copies; see README's saving rules)."""
+    def __init__(self, start, length):
+        super().__init__()
+        self.start, self.length = start, length
+
+    def forward(self, x):
+        return x[:, self.start:self.start + self.length]
+
+
 class Concat(nn.Module):
     def forward(self, *xs):
         return torch.cat(xs, dim=1)
@@ -201,6 +212,10 @@ def build_custom_ops(m, block, variant):
             module, cout = (Add() if kind == "add" else Sub()), cin
         elif kind == "concat":
             module, cout = Concat(), sum(channels[v] for v in inputs)
+        elif kind == "slice":
+            if op["start"] + op["length"] > cin:
+                raise ValueError(f"{name}: slice past the input's {cin} channels")
+            module, cout = Slice(op["start"], op["length"]), op["length"]
         elif kind == "mul":
             if channels[inputs[0]] != channels[inputs[1]]:
                 raise ValueError(f"{name}: operands differ in channels")

@@ -1,5 +1,5 @@
-// Concat along channels, nearest-neighbour upsampling and layout conversion, forward and backward,
-// in both layouts.
+// Concat along channels, slice along channels, nearest-neighbour upsampling and layout
+// conversion, forward and backward, in both layouts.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -155,7 +155,42 @@ void upsample_backward(const Tensor& dy, Tensor& dx, int64_t scale) {
   }
 }
 
+namespace {
+
+// Channels [start, start + part's channels) of `whole`, copied to `part` (to_part) or back into
+// `whole`: in both layouts a run per sample (channels_first) or per position (channels_last).
+void copy_channel_slice(const Tensor& whole, const Tensor& part, int64_t start, bool to_part) {
+  const bool last = whole.desc.layout == Layout::channels_last;
+  const int64_t s = whole.desc.spatial_size();
+  const int64_t runs = last ? whole.desc.batch() * s : whole.desc.batch();
+  const int64_t run = last ? part.desc.channels() : part.desc.channels() * s;
+  const int64_t whole_run = last ? whole.desc.channels() : whole.desc.channels() * s;
+  const int64_t offset = last ? start : start * s;
+  float* wp = whole.data<float>();  // written only when !to_part
+  float* pp = part.data<float>();   // written only when to_part
+#pragma omp parallel for schedule(static) if (part.desc.numel() > (1 << 15))
+  for (int64_t r = 0; r < runs; ++r) {
+    float* w = wp + r * whole_run + offset;
+    float* p = pp + r * run;
+    std::memcpy(to_part ? p : w, to_part ? w : p, static_cast<size_t>(run) * sizeof(float));
+  }
+}
+
+}  // namespace
+
 void register_data_movement_kernels(KernelTable& table) {
+  // slice copies its channels; backward zeroes the input's gradient and writes them back.
+  table.add(OpKind::slice, {[](const ForwardCall& call) {
+                              copy_channel_slice(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
+                                                 call.op.slice.start, true);
+                            },
+                            [](const BackwardCall& call) {
+                              Tensor* dx = at_or_null(call.grad_inputs, 0);
+                              if (dx == nullptr) return;
+                              std::memset(dx->raw(), 0, static_cast<size_t>(dx->desc.bytes()));
+                              copy_channel_slice(*dx, need(call.grad_output, call.op, "grad_output"),
+                                                 call.op.slice.start, false);
+                            }});
   table.add(OpKind::concat, {[](const ForwardCall& call) { concat_forward(call.inputs, *call.output); },
                              [](const BackwardCall& call) {
                                std::vector<int64_t> channels;

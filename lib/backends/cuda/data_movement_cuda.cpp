@@ -1,5 +1,5 @@
-// The CUDA backend's concat, upsample and layout conversion (kernels/concat.cu, kernels/upsample.cu,
-// kernels/layout.cu).
+// The CUDA backend's concat and slice, upsample and layout conversion (kernels/concat.cu,
+// kernels/upsample.cu, kernels/layout.cu).
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 
@@ -28,6 +28,24 @@ void register_data_movement_kernels(KernelTable& table, cudaStream_t stream) {
                  offset_channels += static_cast<int>(in.channels());
                }
              }});
+
+  // slice: the part (N, length, S) copied out of the input at channel `start`, as concat's backward
+  // does; its backward zeroes the input's gradient and copies the part back in.
+  table.add(
+      OpKind::slice,
+      {[stream](const ForwardCall& call) {
+         const Fwd f(call);
+         const Tensor& x = f.input(0);
+         kernels::concat_copy_out(f.dtype, act_shape(f.y.desc), static_cast<int>(x.desc.channels()),
+                                  static_cast<int>(f.op.slice.start), x.raw(), f.y.raw(), stream);
+       },
+       [stream](const BackwardCall& call) {
+         const Bwd b(call);
+         if (!b.grad_x) return;
+         CONVBENCH_CUDA_CHECK(cudaMemsetAsync(b.grad_x->raw(), 0, static_cast<size_t>(b.grad_x->desc.bytes()), stream));
+         kernels::concat_copy_in(b.dtype, act_shape(b.g.desc), static_cast<int>(b.grad_x->desc.channels()),
+                                 static_cast<int>(b.op.slice.start), b.g.raw(), b.grad_x->raw(), stream);
+       }});
 
   // convert_layout: the source's shape and layout say which way (kernels::convert_layout writes
   // the other layout); backward converts the gradient back the same way.
