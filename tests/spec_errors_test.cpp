@@ -83,7 +83,8 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
   EXPECT_EQ(error_of(custom + "          - {op: convv, name: c}\n"),
             "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, "
             "conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, add, sub, "
-            "concat, max_pool, avg_pool, upsample, convert_layout, mul or slice) (did you mean \"conv\"?)");
+            "concat, max_pool, avg_pool, upsample, convert_layout, mul, slice or space_to_depth) (did you mean "
+            "\"conv\"?)");
 }
 
 TEST(SpecErrors, YamlMergeKeysAreExplained) {
@@ -166,7 +167,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
             "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one "
             "of conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, "
-            "add, sub, concat, max_pool, avg_pool, upsample, convert_layout, mul or slice)");
+            "add, sub, concat, max_pool, avg_pool, upsample, convert_layout, mul, slice or space_to_depth)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------
@@ -425,6 +426,14 @@ TEST(SpecErrors, MulSliceSpaceToDepthAndBlurFields) {
   EXPECT_EQ(error_of(custom + "          - {op: slice, name: s}\n"),
             "bad.yaml:7:13: blocks[0].variants[0].ops[0].length: length (the number of channels to take, >= 1) "
             "is required; the input has 8 channels");
+  EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, block_size: 3}\n"),
+            "bad.yaml:7:55: blocks[0].variants[0].ops[0].block_size: the input's size 8 in spatial dim 0 is not "
+            "divisible by block_size 3 (input 8x8x8)");
+  EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, block_size: 1}\n"),
+            "bad.yaml:7:55: blocks[0].variants[0].ops[0].block_size: block_size must be >= 2, got 1");
+  EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, order: row_major}\n"),
+            "bad.yaml:7:50: blocks[0].variants[0].ops[0].order: unknown order \"row_major\" (expected "
+            "channel_major or block_major)");
 }
 
 TEST(SpecErrors, MalformedJsonIsReportedWithJsonPositions) {

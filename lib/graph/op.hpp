@@ -41,6 +41,15 @@ struct SliceAttrs {
   int64_t start = 0, length = 0;
 };
 
+// space_to_depth's channel order: out channel c * b^d + offset (channel_major, PyTorch's
+// pixel_unshuffle) or offset * C + c (block_major, timm's TResNet SpaceToDepth), the offset
+// being the position within the b x b (x b) block, row-major.
+enum class SpaceToDepthOrder { channel_major, block_major };
+struct SpaceToDepthAttrs {
+  int64_t block_size = 2;
+  SpaceToDepthOrder order = SpaceToDepthOrder::channel_major;
+};
+
 // Attribute fields are plain members (unused ones keep their defaults) so that every op is one
 // flat, copyable record, like ggml's op_params.
 struct Op {
@@ -58,6 +67,7 @@ struct Op {
   double dropout_p = 0.0;
   int64_t upsample_scale = 2;
   SliceAttrs slice;
+  SpaceToDepthAttrs space_to_depth;
 };
 
 }  // namespace convbench

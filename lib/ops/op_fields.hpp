@@ -26,11 +26,13 @@ enum class FieldKind {
   per_dim_nonneg,    // the same, each >= 0
   padding,           // per_dim_nonneg, or "same"
   nonneg_int,        // an integer in [0, 2^31]
+  keyword,           // one of the field's `words` (a FieldKeyword)
 };
 
 struct OpField {
   std::string key;
   FieldKind kind;
+  std::vector<std::string> words = {};  // keyword: the words it may hold, the default first
 };
 
 // A keyword a field may hold instead of a number ("same" padding, "depthwise" groups).

@@ -36,6 +36,29 @@ class Slice(nn.Module):
         return x[:, self.start:self.start + self.length]
 
 
+class SpaceToDepth(nn.Module):
+    """Each b x b (x b) block of a channel becomes b^d channels. channel_major is
+    pixel_unshuffle's order (c * b^d + offset), block_major timm's TResNet SpaceToDepth
+    (offset * C + c); both as a view and a permute, in 2-D and 3-D."""
+    def __init__(self, block_size, order):
+        super().__init__()
+        self.b, self.order = block_size, order
+
+    def forward(self, x):
+        n, c, *sizes = x.shape
+        b, d = self.b, len(sizes)
+        split = [n, c]
+        for size in sizes:
+            split += [size // b, b]
+        offsets = [3 + 2 * i for i in range(d)]   # the position within the block, per dim
+        positions = [2 + 2 * i for i in range(d)]  # the block's position, per dim
+        if self.order == "channel_major":
+            perm = [0, 1] + offsets + positions
+        else:
+            perm = [0] + offsets + [1] + positions
+        return x.reshape(split).permute(perm).reshape([n, c * b ** d] + [s // b for s in sizes])
+
+
 class Concat(nn.Module):
     def forward(self, *xs):
         return torch.cat(xs, dim=1)
@@ -216,6 +239,9 @@ def build_custom_ops(m, block, variant):
             if op["start"] + op["length"] > cin:
                 raise ValueError(f"{name}: slice past the input's {cin} channels")
             module, cout = Slice(op["start"], op["length"]), op["length"]
+        elif kind == "space_to_depth":
+            module = SpaceToDepth(op["block_size"], op["order"])
+            cout = cin * op["block_size"] ** dims
         elif kind == "mul":
             if channels[inputs[0]] != channels[inputs[1]]:
                 raise ValueError(f"{name}: operands differ in channels")
