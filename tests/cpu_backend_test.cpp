@@ -168,6 +168,7 @@ OpResults run_last_op(Backend& backend, const Graph& g, const OpValues& v, bool 
   for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &inputs[static_cast<size_t>(pos)];
   for (const Tensor& t : aux) call.aux.push_back(&t);
   for (const Tensor& t : params) call.params.push_back(&t);
+  for (const Tensor& t : buffers) call.buffers.push_back(&t);  // a frozen conv's weight
   Tensor dy = upload_new(backend, g.desc(op.output), v.grad_output, MemoryCategory::inputs);
   call.grad_output = &dy;
   std::vector<std::optional<Tensor>> grad_inputs(op.inputs.size());

@@ -134,6 +134,7 @@ class OpHarness {
     for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &input_tensors_[static_cast<size_t>(pos)];
     for (const Tensor& t : aux_) call.aux.push_back(&t);
     for (const Tensor& t : param_tensors_) call.params.push_back(&t);
+    for (const Tensor& t : buffer_tensors_) call.buffers.push_back(&t);  // a frozen conv's weight
     Tensor g = make_tensor(backend_.allocator(), output_desc(), MemoryCategory::inputs);
     upload(backend_, g, grad_output);
     call.grad_output = &g;
@@ -343,6 +344,19 @@ inline std::vector<OpCase> op_cases() {
   add("space_to_depth2d_block_major", {1, 2, 6, 3}, space_to_depth(3, SpaceToDepthOrder::block_major));
   add("space_to_depth3d", {1, 2, 4, 2, 4}, space_to_depth(2, SpaceToDepthOrder::channel_major));
   add("space_to_depth3d_block_major", {2, 3, 2, 4, 2}, space_to_depth(2, SpaceToDepthOrder::block_major));
+  // Frozen (TResNet's anti-alias blur): the weight and bias are buffers, backward computes only
+  // the input's gradient.
+  add("conv2d_frozen_depthwise", {2, 3, 5, 6}, [](GraphBuilder& b, int x) {
+    ConvAttrs a = conv_attrs(3, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 3, true);
+    a.frozen = true;
+    a.blur_init = true;
+    return b.conv("blur", x, a);
+  });
+  add("conv3d_frozen", {1, 2, 3, 4, 3}, [](GraphBuilder& b, int x) {
+    ConvAttrs a = conv_attrs(4, {2, 3, 2}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, 1, false);
+    a.frozen = true;
+    return b.conv("frozen", x, a);
+  });
   return cases;
 }
 

@@ -434,6 +434,9 @@ TEST(SpecErrors, MulSliceSpaceToDepthAndBlurFields) {
   EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, order: row_major}\n"),
             "bad.yaml:7:50: blocks[0].variants[0].ops[0].order: unknown order \"row_major\" (expected "
             "channel_major or block_major)");
+  EXPECT_EQ(error_of(custom + "          - {op: conv, name: c, kernel: 3, init: blur}\n"),
+            "bad.yaml:7:50: blocks[0].variants[0].ops[0].init: the blur filter is one filter per channel: it "
+            "needs groups: depthwise (groups 1, the input has 8 channels)");
 }
 
 TEST(SpecErrors, MalformedJsonIsReportedWithJsonPositions) {

@@ -24,6 +24,10 @@ struct ConvAttrs {
   std::vector<int64_t> output_padding;  // conv_transpose only
   int64_t groups = 1;
   bool bias = true;
+  // conv only: a frozen conv's weight and bias are buffers (not trained: no weight gradient, not
+  // counted as parameters); blur fills the weight with the normalised binomial filter.
+  bool frozen = false;
+  bool blur_init = false;
 };
 
 struct NormAttrs {

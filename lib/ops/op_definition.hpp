@@ -66,6 +66,9 @@ struct ParamDecl {
   std::vector<int64_t> shape;
   int64_t fan_in = 1;
   ParamInit init = ParamInit::uniform_fan_in;
+  // Buffers only: held in the statistics dtype (float32 for half-precision blocks, as running
+  // statistics are), or, when false, in the block's dtype as parameters are (a frozen conv's weight).
+  bool statistics = true;
 };
 
 // What shape inference gives for one op: its output, and the parameters and buffers it owns.

@@ -2,6 +2,8 @@
 names ("conv", "reduce.conv", "shortcut.norm", a custom op's own name, ...), from a block and a
 variant of the resolved spec (peer/io.py)."""
 
+import math
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -145,6 +147,37 @@ def conv_module(dims, cin, cout, kernel, stride, padding, dilation, groups, bias
                dilation=tuple(dilation), groups=groups, bias=bias)
 
 
+def blur_filter(kernel):
+    """The binomial filter: per spatial dim the binomial coefficients of its length ([1, 2, 1]
+    for 3), their outer product normalised to sum 1 (TResNet's anti-alias blur)."""
+    f = torch.ones([1] * len(kernel), dtype=torch.float64)
+    for d, k in enumerate(kernel):
+        row = torch.tensor([math.comb(k - 1, i) for i in range(k)], dtype=torch.float64)
+        shape = [1] * len(kernel)
+        shape[d] = k
+        f = f * row.reshape(shape)
+    return f / f.sum()
+
+
+def custom_conv(conv, frozen, init):
+    """A custom conv's `init` and `frozen` fields: blur fills the weight with the binomial filter
+    (every (out, in) pair; bias zero); a frozen conv's weight and bias become registered buffers
+    (requires_grad False: no weight gradient, not counted as parameters)."""
+    if init == "blur":
+        with torch.no_grad():
+            conv.weight.copy_(blur_filter(list(conv.weight.shape[2:])).expand_as(conv.weight))
+            if conv.bias is not None:
+                conv.bias.zero_()
+    if frozen:
+        for name in ("weight", "bias"):
+            t = getattr(conv, name)
+            if t is None:
+                continue
+            delattr(conv, name)
+            conv.register_buffer(name, t.detach().clone())
+    return conv
+
+
 def norm_module(kind, dims, channels, norm_groups):
     if kind == "batch":
         cls = nn.BatchNorm2d if dims == 2 else nn.BatchNorm3d
@@ -217,6 +250,9 @@ def build_custom_ops(m, block, variant):
                                  op["dilation"], op["groups"], op["bias"],
                                  transposed=kind == "conv_transpose",
                                  output_padding=op.get("output_padding"))
+            if kind == "conv":
+                # the resolved spec names frozen and init only when they are set
+                module = custom_conv(module, op.get("frozen", False), op.get("init", "default"))
         elif kind == "batch_norm":
             module, cout = norm_module("batch", dims, cin, 1), cin
         elif kind == "group_norm":
