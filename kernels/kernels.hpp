@@ -251,4 +251,30 @@ void crop_box(DType dtype, const BoxShape& shape, const void* big, void* small, 
 // the CUDA backend uses it for conv weights (K, C/groups, kernel...).
 void convert_layout(DType dtype, ActShape shape, const void* src, void* dst, cudaStream_t stream);
 
+// ---- space_to_depth (kernels/layout.cu) ----------------------------------------------------
+
+// Input (n, c, in) -> output (n, c * bd * b * b, out = in / b): output channel oc holds input
+// channel c at offset off within the bd x b x b block (row-major), oc = c * block + off
+// (channel_major) or off * C + c; bd is b in 3-D, 1 in 2-D (depth 1). Both tensors in one layout.
+struct SpaceToDepthShape {
+  int n = 0, c = 0;
+  Dims3 in{}, out{};
+  int b = 2, bd = 1;
+  bool channel_major = true;
+  bool channels_last = false;
+};
+void space_to_depth_forward(DType dtype, const SpaceToDepthShape& shape, const void* x, void* y, cudaStream_t stream);
+// The inverse permutation: grad_x[source(p)] = g[p].
+void space_to_depth_backward(DType dtype, const SpaceToDepthShape& shape, const void* g, void* grad_x,
+                             cudaStream_t stream);
+
+// ---- mul (kernels/mul.cu) ------------------------------------------------------------------
+
+// out = x * y over x's elements (`shape`, its layout); y has x's shape, or with `broadcast` one
+// value per (n, c) (N, C, 1, ...). Forward (a * b) and grad_a (g * b), and grad_b = g * a when b
+// has a's shape.
+void mul(DType dtype, ActShape shape, bool broadcast, const void* x, const void* y, void* out, cudaStream_t stream);
+// grad_b[n, c] = sum over space of g * a, for a b broadcast over a's space (`shape` is a's).
+void mul_grad_b_broadcast(DType dtype, ActShape shape, const void* g, const void* a, void* grad_b, cudaStream_t stream);
+
 }  // namespace convbench::kernels

@@ -2,7 +2,8 @@
 // between channels-first (N, C, spatial) and channels-last (N, spatial, C) for conv weights
 // stored channels-first when the activations are channels-last (cuDNN takes filters in the
 // activations' order), and zero-padding / cropping at the end of the spatial dims for transposed
-// convs whose output_padding reaches the stride (see ConvProblem in conv_problem.hpp).
+// convs whose output_padding reaches the stride (see ConvProblem in conv_problem.hpp); and the
+// space_to_depth op's permutation.
 #include "kernels/common.cuh"
 
 namespace convbench::kernels {
@@ -121,6 +122,79 @@ void crop_box(DType dtype, const BoxShape& shape, const void* big, void* small, 
     default: throw std::invalid_argument("cuda kernels: cropping a tensor of " + std::string(to_string(dtype)));
   }
   CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace convbench::kernels
+
+// ---- space_to_depth --------------------------------------------------------------------------
+
+namespace convbench::kernels {
+namespace {
+
+// The input memory position that output memory position p reads (see SpaceToDepthShape).
+__device__ __forceinline__ int space_to_depth_source(const SpaceToDepthShape& s, int p) {
+  const int out_spatial = volume(s.out), in_spatial = volume(s.in);
+  const int out_channels = s.c * s.bd * s.b * s.b;
+  int n, oc, sp;
+  if (s.channels_last) {
+    oc = p % out_channels;
+    sp = p / out_channels % out_spatial;
+    n = p / (out_channels * out_spatial);
+  } else {
+    sp = p % out_spatial;
+    oc = p / out_spatial % out_channels;
+    n = p / (out_spatial * out_channels);
+  }
+  const int block = s.bd * s.b * s.b;
+  const int c = s.channel_major ? oc / block : oc % s.c;
+  const int off = s.channel_major ? oc % block : oc / s.c;
+  const int ow = sp % s.out[2], oh = sp / s.out[2] % s.out[1], od = sp / (s.out[2] * s.out[1]);
+  const int x = ow * s.b + off % s.b, y = oh * s.b + off / s.b % s.b, z = od * s.bd + off / (s.b * s.b);
+  const int isp = (z * s.in[1] + y) * s.in[2] + x;
+  return s.channels_last ? (n * in_spatial + isp) * s.c + c : (n * s.c + c) * in_spatial + isp;
+}
+
+// One thread per output element, in the output's memory order: forward reads the input (gather),
+// backward writes the input's gradient (a permutation: every element once, no atomics).
+template <class E>
+__global__ void space_to_depth_kernel(SpaceToDepthShape s, int count, const E* src, E* dst, bool backward) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const int p = static_cast<int>(i);
+  const int q = space_to_depth_source(s, p);
+  if (backward)
+    dst[q] = src[p];
+  else
+    dst[p] = src[q];
+}
+
+void launch_space_to_depth(DType dtype, const SpaceToDepthShape& s, const void* src, void* dst, bool backward,
+                           cudaStream_t stream) {
+  const int count = s.n * s.c * s.in[0] * s.in[1] * s.in[2];  // < 2^31: the backend checks
+  if (count <= 0) return;
+  switch (element_bytes(dtype)) {
+    case 4:
+      space_to_depth_kernel<uint32_t><<<blocks_for(count), kThreads, 0, stream>>>(
+          s, count, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), backward);
+      break;
+    case 2:
+      space_to_depth_kernel<uint16_t><<<blocks_for(count), kThreads, 0, stream>>>(
+          s, count, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), backward);
+      break;
+    default: throw std::invalid_argument("cuda kernels: space_to_depth of " + std::string(to_string(dtype)));
+  }
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void space_to_depth_forward(DType dtype, const SpaceToDepthShape& shape, const void* x, void* y, cudaStream_t stream) {
+  launch_space_to_depth(dtype, shape, x, y, false, stream);
+}
+
+void space_to_depth_backward(DType dtype, const SpaceToDepthShape& shape, const void* g, void* grad_x,
+                             cudaStream_t stream) {
+  launch_space_to_depth(dtype, shape, g, grad_x, true, stream);
 }
 
 }  // namespace convbench::kernels

@@ -160,14 +160,15 @@ OpResults run_last_op(Backend& backend, const Graph& g, const OpValues& v, bool 
   for (const Tensor& t : buffers) r.buffers.push_back(download(backend, t));
   if (!training) return r;
 
-  const SavedTensors saved = saved_tensors(op);
   const std::vector<bool> needs_grad = g.requires_grad();
+  const SavedTensors saved = saved_tensors(op, inputs_requiring_grad(op, needs_grad));
   GuardedWorkspace ws(backend.workspace_bytes(g, op, Phase::backward, true));
   BackwardCall call{g, op, {}, saved.output ? &output : nullptr, {}, {}, nullptr, {}, {}, ws.data()};
   call.inputs.assign(op.inputs.size(), nullptr);
   for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &inputs[static_cast<size_t>(pos)];
   for (const Tensor& t : aux) call.aux.push_back(&t);
   for (const Tensor& t : params) call.params.push_back(&t);
+  for (const Tensor& t : buffers) call.buffers.push_back(&t);  // a frozen conv's weight
   Tensor dy = upload_new(backend, g.desc(op.output), v.grad_output, MemoryCategory::inputs);
   call.grad_output = &dy;
   std::vector<std::optional<Tensor>> grad_inputs(op.inputs.size());

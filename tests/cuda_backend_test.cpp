@@ -170,12 +170,13 @@ OpResults run_op(Backend& backend, const Graph& g, const OpValues& v, bool train
   if (!training || op.kind == OpKind::add) return r;  // the executor never calls add's backward
 
   const std::vector<bool> needs_grad = g.requires_grad();
-  const SavedTensors saved = saved_tensors(op);
+  const SavedTensors saved = saved_tensors(op, inputs_requiring_grad(op, needs_grad));
   BackwardCall call{g, op, {}, saved.output ? &output : nullptr, {}, {}, nullptr, {}, {}, nullptr};
   call.inputs.assign(op.inputs.size(), nullptr);
   for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &inputs[static_cast<size_t>(pos)];
   for (const Tensor& t : aux) call.aux.push_back(&t);
   for (const Tensor& t : params) call.params.push_back(&t);
+  for (const Tensor& t : buffers) call.buffers.push_back(&t);  // a frozen conv's weight
   Tensor grad_output = make_tensor(alloc, g.desc(op.output), MemoryCategory::inputs);
   upload(backend, grad_output, v.grad_output);
   call.grad_output = &grad_output;

@@ -47,6 +47,50 @@ VariantSpec custom_subtracted(int64_t mid) {
   return v;
 }
 
+// Squeeze-and-excitation after a frozen blur, a channel split into slices, a same-shape mul and a
+// space_to_depth (issue 19's ops), as one custom graph.
+VariantSpec custom_ops_b() {
+  VariantSpec v = variant("custom", "ops-b");
+  auto op = [](std::string kind, std::string name, std::vector<std::string> in) {
+    CustomOpSpec s;
+    s.op = std::move(kind);
+    s.name = std::move(name);
+    s.inputs = std::move(in);
+    s.key_path = "ops[?]";
+    return s;
+  };
+  CustomOpSpec c = op("conv", "c", {"input"});
+  c.fields.set("kernel", std::vector<int64_t>(2, 1));
+  c.fields.set("out_channels", int64_t{8});
+  CustomOpSpec blur = op("conv", "blur", {"c"});
+  blur.fields.set("groups", FieldKeyword{"depthwise"});
+  blur.fields.set("frozen", true);
+  blur.fields.set("init", FieldKeyword{"blur"});
+  CustomOpSpec squeeze = op("avg_pool", "squeeze", {"blur"});
+  squeeze.fields.set("kernel", std::vector<int64_t>(2, 6));
+  CustomOpSpec head = op("slice", "head", {"se"});
+  head.fields.set("length", int64_t{2});
+  CustomOpSpec tail = op("slice", "tail", {"se"});
+  tail.fields.set("start", int64_t{2});
+  tail.fields.set("length", int64_t{6});
+  CustomOpSpec s2d = op("space_to_depth", "s2d", {"gated"});
+  s2d.fields.set("order", FieldKeyword{"block_major"});
+  CustomOpSpec out = op("conv", "out", {"s2d"});
+  out.fields.set("kernel", std::vector<int64_t>(2, 1));
+  out.fields.set("out_channels", int64_t{8});
+  v.ops = {c,
+           blur,
+           squeeze,
+           op("mul", "se", {"blur", "squeeze"}),
+           head,
+           tail,
+           op("concat", "cat", {"tail", "head"}),
+           op("mul", "gated", {"cat", "c"}),
+           s2d,
+           out};
+  return v;
+}
+
 std::vector<std::pair<BlockSpec, VariantSpec>> gradient_cases() {
   std::vector<std::pair<BlockSpec, VariantSpec>> cases;
   for (int dims : {2, 3}) {
@@ -94,6 +138,11 @@ std::vector<std::pair<BlockSpec, VariantSpec>> gradient_cases() {
   custom_boundary.layout = Layout::channels_last;
   custom_boundary.layout_conversion = LayoutConversion::boundary;
   cases.emplace_back(custom_boundary, custom_subtracted(4));
+  for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+    BlockSpec ops_b = c;
+    ops_b.layout = layout;
+    cases.emplace_back(ops_b, custom_ops_b());
+  }
   return cases;
 }
 

@@ -551,8 +551,10 @@ TEST(ReferenceDtypes, LowerPrecisionResultsAreTheFloat64ResultsRounded) {
         exact.inputs[i] = low.inputs[i] = reftest::quantize(exact.inputs[i], dtype);
       for (size_t i = 0; i < exact.params.size(); ++i)
         exact.params[i] = low.params[i] = reftest::quantize(exact.params[i], dtype);
+      // Running statistics in the statistics dtype, a frozen conv's weight in the block's.
       for (size_t i = 0; i < exact.buffers.size(); ++i)
-        exact.buffers[i] = low.buffers[i] = reftest::quantize(exact.buffers[i], stats_dtype(dtype));
+        exact.buffers[i] = low.buffers[i] = reftest::quantize(
+            exact.buffers[i], low.graph().buffers[static_cast<size_t>(low.op().buffers[i])].desc.dtype);
       const double u = unit_roundoff(dtype);
 
       expect_rounded_from(low.forward(false), exact.forward(false), u, "inference output");
@@ -564,7 +566,8 @@ TEST(ReferenceDtypes, LowerPrecisionResultsAreTheFloat64ResultsRounded) {
       // An op that saves its output (relu, sigmoid) runs backward from the stored, rounded one,
       // as PyTorch does: the float64 run reads that same saved output, so the gradient is still
       // computed once in double and rounded once.
-      if (saved_tensors(exact.op()).output) exact.set_saved_output(low.forward(true));
+      if (saved_tensors(exact.op(), std::vector<bool>(exact.op().inputs.size(), true)).output)
+        exact.set_saved_output(low.forward(true));
       const reftest::OpGradients ge = exact.backward(r), gl = low.backward(r);
       for (size_t i = 0; i < ge.inputs.size(); ++i)
         if (ge.inputs[i]) expect_rounded_from(*gl.inputs[i], *ge.inputs[i], u, "grad input " + std::to_string(i));

@@ -127,12 +127,14 @@ class OpHarness {
   // (nullptr for the rest) and gradient tensors only where grad_flow() computes one.
   OpGradients backward(const std::vector<double>& grad_output) {
     const Op& o = op();
-    const SavedTensors saved = saved_tensors(o);
+    // Every input's gradient is computed here, so the op saves what it keeps when all need one.
+    const SavedTensors saved = saved_tensors(o, std::vector<bool>(o.inputs.size(), true));
     BackwardCall call{graph_, o, {}, saved.output ? &output_ : nullptr, {}, {}, nullptr, {}, {}, nullptr};
     call.inputs.assign(o.inputs.size(), nullptr);
     for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &input_tensors_[static_cast<size_t>(pos)];
     for (const Tensor& t : aux_) call.aux.push_back(&t);
     for (const Tensor& t : param_tensors_) call.params.push_back(&t);
+    for (const Tensor& t : buffer_tensors_) call.buffers.push_back(&t);  // a frozen conv's weight
     Tensor g = make_tensor(backend_.allocator(), output_desc(), MemoryCategory::inputs);
     upload(backend_, g, grad_output);
     call.grad_output = &g;
@@ -318,6 +320,69 @@ inline std::vector<OpCase> op_cases() {
   add("linear2d", {3, 5, 2, 2}, [](GraphBuilder& b, int x) { return b.linear("fc", b.global_avg_pool("gap", x), 4); });
   add("linear3d_no_bias", {2, 3, 1, 2, 2},
       [](GraphBuilder& b, int x) { return b.linear("fc", b.global_avg_pool("gap", x), 6, false); });
+  auto binary = [](OpKind kind, const char* name, int a, int b, GraphBuilder& builder) {
+    Op op;
+    op.kind = kind;
+    op.name = name;
+    op.inputs = {a, b};
+    return builder.add(std::move(op));
+  };
+  // mul: operands of one shape, and a per-channel operand broadcast over space (an average pool
+  // over the whole space gives it its (N, C, 1, ...) shape; the harness feeds its own values).
+  add("mul2d", {2, 3, 3, 4}, [binary](GraphBuilder& b, int x) {
+    const int a = b.conv("a", x, conv_attrs(3, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, false));
+    return binary(OpKind::mul, "mul", a, x, b);
+  });
+  add("mul2d_broadcast", {2, 3, 4, 5}, [binary](GraphBuilder& b, int x) {
+    const int s = b.avg_pool("squeeze", x, pool_attrs({4, 5}, {4, 5}, {0, 0}));
+    return binary(OpKind::mul, "mul", x, s, b);
+  });
+  add("mul3d_broadcast", {2, 2, 3, 2, 3}, [binary](GraphBuilder& b, int x) {
+    const int s = b.avg_pool("squeeze", x, pool_attrs({3, 2, 3}, {3, 2, 3}, {0, 0, 0}));
+    return binary(OpKind::mul, "mul", x, s, b);
+  });
+  // slice along channels, at the start and inside (backward zeroes the other channels).
+  auto slice = [](int64_t start, int64_t length) {
+    return [start, length](GraphBuilder& b, int x) {
+      Op op;
+      op.kind = OpKind::slice;
+      op.name = "slice";
+      op.inputs = {x};
+      op.slice = {start, length};
+      return b.add(std::move(op));
+    };
+  };
+  add("slice2d", {2, 5, 3, 3}, slice(1, 3));
+  add("slice2d_head", {1, 3, 2, 5}, slice(0, 1));
+  add("slice3d", {1, 4, 2, 3, 2}, slice(2, 2));
+  // space_to_depth in both channel orders, non-square blocks of positions, 3-D too.
+  auto space_to_depth = [](int64_t block_size, SpaceToDepthOrder order) {
+    return [block_size, order](GraphBuilder& b, int x) {
+      Op op;
+      op.kind = OpKind::space_to_depth;
+      op.name = "s2d";
+      op.inputs = {x};
+      op.space_to_depth = {block_size, order};
+      return b.add(std::move(op));
+    };
+  };
+  add("space_to_depth2d", {2, 3, 4, 6}, space_to_depth(2, SpaceToDepthOrder::channel_major));
+  add("space_to_depth2d_block_major", {1, 2, 6, 3}, space_to_depth(3, SpaceToDepthOrder::block_major));
+  add("space_to_depth3d", {1, 2, 4, 2, 4}, space_to_depth(2, SpaceToDepthOrder::channel_major));
+  add("space_to_depth3d_block_major", {2, 3, 2, 4, 2}, space_to_depth(2, SpaceToDepthOrder::block_major));
+  // Frozen (TResNet's anti-alias blur): the weight and bias are buffers, backward computes only
+  // the input's gradient.
+  add("conv2d_frozen_depthwise", {2, 3, 5, 6}, [](GraphBuilder& b, int x) {
+    ConvAttrs a = conv_attrs(3, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 3, true);
+    a.frozen = true;
+    a.blur_init = true;
+    return b.conv("blur", x, a);
+  });
+  add("conv3d_frozen", {1, 2, 3, 4, 3}, [](GraphBuilder& b, int x) {
+    ConvAttrs a = conv_attrs(4, {2, 3, 2}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, 1, false);
+    a.frozen = true;
+    return b.conv("frozen", x, a);
+  });
   return cases;
 }
 

@@ -82,9 +82,10 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
             "conv op (did you mean \"kernel\"?)");
   EXPECT_EQ(
       error_of(custom + "          - {op: convv, name: c}\n"),
-      "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, "
-      "conv_transpose, linear, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
-      "concat, max_pool, avg_pool, global_avg_pool, upsample or convert_layout) (did you mean \"conv\"?)");
+      "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, conv_transpose, linear, "
+      "batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, concat, max_pool, "
+      "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice or space_to_depth) (did you mean "
+      "\"conv\"?)");
 }
 
 TEST(SpecErrors, YamlMergeKeysAreExplained) {
@@ -166,9 +167,9 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
             "(the name later ops and `output` use)");
   EXPECT_EQ(
       error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
-      "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one "
-      "of conv, conv_transpose, linear, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, "
-      "add, sub, concat, max_pool, avg_pool, global_avg_pool, upsample or convert_layout)");
+      "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one of conv, conv_transpose, "
+      "linear, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, concat, "
+      "max_pool, avg_pool, global_avg_pool, upsample, convert_layout, mul, slice or space_to_depth)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------
@@ -432,6 +433,37 @@ TEST(SpecErrors, CustomShapesMustAgree) {
 }
 
 // ---- syntax and document shape ----------------------------------------------------------------
+
+// mul's second operand, slice's channels, space_to_depth's block and a blur conv's groups are
+// checked where the spec states them.
+TEST(SpecErrors, MulSliceSpaceToDepthAndBlurFields) {
+  // in_channels 8, size 8; the ops start on line 7
+  const std::string custom = kHead + "  - name: b\n    variants:\n      - kind: custom\n        ops:\n";
+  const std::string pool = "          - {op: avg_pool, name: p, kernel: 4, stride: 4}\n";
+  EXPECT_EQ(error_of(custom + pool + "          - {op: mul, name: m, inputs: [input, p]}\n"),
+            "bad.yaml:8:48: blocks[0].variants[0].ops[1].inputs[1]: \"p\" is 8x2x2 but \"input\" is 8x8x8 "
+            "(channels x spatial); mul needs the second operand of the first's shape or 8x1x1 (one value per "
+            "channel, broadcast over space)");
+  EXPECT_EQ(error_of(custom + "          - {op: slice, name: s, start: 6, length: 3}\n"),
+            "bad.yaml:7:52: blocks[0].variants[0].ops[0].length: channels [6, 9) run past the input's 8 channels "
+            "(start 6 + length 3)");
+  EXPECT_EQ(error_of(custom + "          - {op: slice, name: s, start: -1, length: 3}\n"),
+            "bad.yaml:7:41: blocks[0].variants[0].ops[0].start: must not be negative, got -1");
+  EXPECT_EQ(error_of(custom + "          - {op: slice, name: s}\n"),
+            "bad.yaml:7:13: blocks[0].variants[0].ops[0].length: length (the number of channels to take, >= 1) "
+            "is required; the input has 8 channels");
+  EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, block_size: 3}\n"),
+            "bad.yaml:7:55: blocks[0].variants[0].ops[0].block_size: the input's size 8 in spatial dim 0 is not "
+            "divisible by block_size 3 (input 8x8x8)");
+  EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, block_size: 1}\n"),
+            "bad.yaml:7:55: blocks[0].variants[0].ops[0].block_size: block_size must be >= 2, got 1");
+  EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, order: row_major}\n"),
+            "bad.yaml:7:50: blocks[0].variants[0].ops[0].order: unknown order \"row_major\" (expected "
+            "channel_major or block_major)");
+  EXPECT_EQ(error_of(custom + "          - {op: conv, name: c, kernel: 3, init: blur}\n"),
+            "bad.yaml:7:50: blocks[0].variants[0].ops[0].init: the blur filter is one filter per channel: it "
+            "needs groups: depthwise (groups 1, the input has 8 channels)");
+}
 
 TEST(SpecErrors, MalformedJsonIsReportedWithJsonPositions) {
   EXPECT_EQ(file_error_of("bad_syntax.json"),

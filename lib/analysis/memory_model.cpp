@@ -79,7 +79,7 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
     recorded[i] = training && rg[static_cast<size_t>(op.output)];
     for (int v : op.inputs) last_use[static_cast<size_t>(v)] = static_cast<int>(i);
     if (!recorded[i]) continue;
-    const SavedTensors s = saved_tensors(op);
+    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, rg));
     for (int pos : s.inputs) saved_value[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])] = true;
     if (s.output) saved_value[static_cast<size_t>(op.output)] = true;
   }
@@ -129,7 +129,7 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
       }
     sim.transient(ws(op, Phase::forward), MemoryCategory::workspace);
     if (recorded[i]) {
-      const SavedTensors s = saved_tensors(op);
+      const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, rg));
       for (int pos : s.inputs) {
         const int b = value_buf[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
         sim.ref(b);

@@ -51,7 +51,7 @@ OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& inp
   }
   if (training && (any_input_grad || !op.params.empty())) {
     // Backward traffic: grad_output and what was saved read, gradients written.
-    const SavedTensors saved = saved_tensors(op);
+    const SavedTensors saved = saved_tensors(op, input_requires_grad);
     int64_t b = bytes(out);  // grad_output
     for (int pos : saved.inputs) b = checked_add(b, bytes(graph.desc(op.inputs[static_cast<size_t>(pos)])));
     if (saved.output) b = checked_add(b, bytes(out));

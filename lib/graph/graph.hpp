@@ -19,9 +19,10 @@ enum class ParamInit {
   uniform_fan_in,  // U(-1/sqrt(fan_in), 1/sqrt(fan_in)): conv weights and biases (kaiming_uniform(a=sqrt(5)))
   ones,            // norm weights, running variance
   zeros,           // norm biases, running mean
+  blur,            // the binomial filter (outer product of [1, 2, 1]-like rows), normalised to sum 1
 };
 
-// A trainable parameter or a non-trainable buffer (BN running statistics).
+// A trainable parameter or a non-trainable buffer (BN running statistics, a frozen conv's weight).
 struct Param {
   std::string name;  // "<op>.weight", "<op>.running_mean", ...
   TensorDesc desc;

@@ -24,6 +24,10 @@ struct ConvAttrs {
   std::vector<int64_t> output_padding;  // conv_transpose only
   int64_t groups = 1;
   bool bias = true;
+  // conv only: a frozen conv's weight and bias are buffers (not trained: no weight gradient, not
+  // counted as parameters); blur fills the weight with the normalised binomial filter.
+  bool frozen = false;
+  bool blur_init = false;
 };
 
 struct NormAttrs {
@@ -39,6 +43,20 @@ struct PoolAttrs {
 struct LinearAttrs {
   int64_t out_features = 0;
   bool bias = true;
+};
+
+// slice along channels: channels [start, start + length) of the input.
+struct SliceAttrs {
+  int64_t start = 0, length = 0;
+};
+
+// space_to_depth's channel order: out channel c * b^d + offset (channel_major, PyTorch's
+// pixel_unshuffle) or offset * C + c (block_major, timm's TResNet SpaceToDepth), the offset
+// being the position within the b x b (x b) block, row-major.
+enum class SpaceToDepthOrder { channel_major, block_major };
+struct SpaceToDepthAttrs {
+  int64_t block_size = 2;
+  SpaceToDepthOrder order = SpaceToDepthOrder::channel_major;
 };
 
 // Attribute fields are plain members (unused ones keep their defaults) so that every op is one
@@ -63,6 +81,8 @@ struct Op {
   bool upsample_linear = false;
   bool align_corners = false;
   std::vector<int64_t> upsample_size;
+  SliceAttrs slice;
+  SpaceToDepthAttrs space_to_depth;
 };
 
 }  // namespace convbench

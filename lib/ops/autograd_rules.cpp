@@ -4,7 +4,16 @@
 
 namespace convbench {
 
-SavedTensors saved_tensors(const Op& op) { return op_definition(op.kind).saved; }
+SavedTensors saved_tensors(const Op& op, const std::vector<bool>& input_requires_grad) {
+  const OpDefinition& d = op_definition(op.kind);
+  return d.saved_for ? d.saved_for(input_requires_grad) : d.saved;
+}
+
+std::vector<bool> inputs_requiring_grad(const Op& op, const std::vector<bool>& value_requires_grad) {
+  std::vector<bool> flags;
+  for (int v : op.inputs) flags.push_back(value_requires_grad.at(static_cast<size_t>(v)));
+  return flags;
+}
 
 std::vector<TensorDesc> aux_tensors(const Graph& graph, const Op& op) {
   const OpDefinition& d = op_definition(op.kind);

@@ -13,8 +13,11 @@
 
 namespace convbench {
 
-// Which of the op's own tensors its backward needs (parameters are resident anyway).
-SavedTensors saved_tensors(const Op& op);
+// Which of the op's own tensors its backward needs (parameters are resident anyway), given which
+// of its inputs need a gradient (one flag per op input).
+SavedTensors saved_tensors(const Op& op, const std::vector<bool>& input_requires_grad);
+// The op's inputs' flags out of the graph's per-value requires_grad().
+std::vector<bool> inputs_requiring_grad(const Op& op, const std::vector<bool>& value_requires_grad);
 
 // Extra tensors an op produces for its own backward, in training only: BN mean and inverse std
 // (per channel), group-norm mean and rstd (per sample and group), the dropout mask (1 byte per

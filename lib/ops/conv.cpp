@@ -1,6 +1,12 @@
 // conv and conv_transpose: weight (and bias) parameters; backward reads the input; MACs
 // N x Cout x Cin/groups x K x P, with P the output's spatial size, or the input's for a
 // transposed conv (each input point meets the whole kernel).
+//
+// A frozen conv (TResNet's anti-alias blur) keeps its weight and bias as buffers: they are not
+// trained, so backward computes no weight or bias gradient (backward-weight work 0), and the conv
+// is recorded for backward only when its input needs a gradient (then it saves its input, as
+// PyTorch's convolution does whenever it records). init: blur fills the weight with the
+// normalised binomial filter, for depthwise convs (one filter per channel).
 #include <algorithm>
 #include <string>
 
@@ -62,6 +68,17 @@ OpShape infer_conv(const Graph& graph, Op& op) {
   }
   // Weight (Cout, Cin/groups, k...), fan_in Cin/groups x K.
   add_conv_params(s, a, {a.out_channels, in.channels() / a.groups}, in.channels() / a.groups);
+  if (a.blur_init) {
+    require_at(a.groups == in.channels(), name, {"init"},
+               "the blur filter is one filter per channel: it needs groups: depthwise (groups " + str(a.groups) +
+                   ", the input has " + str(in.channels()) + " channels)");
+    s.params.at(0).init = ParamInit::blur;
+    if (a.bias) s.params.at(1).init = ParamInit::zeros;
+  }
+  if (a.frozen) {  // the weight and bias become buffers, kept in the block's dtype
+    std::swap(s.params, s.buffers);
+    for (ParamDecl& b : s.buffers) b.statistics = false;
+  }
   return s;
 }
 
@@ -121,6 +138,8 @@ void apply_conv_fields(const OpFieldValues& f, const FieldContext& c, Op& op) {
   }
   a.output_padding = f.get<std::vector<int64_t>>("output_padding").value_or(std::vector<int64_t>{});
   a.bias = f.get<bool>("bias").value_or(c.block_bias);
+  a.frozen = f.get<bool>("frozen").value_or(false);
+  a.blur_init = f.is_keyword("init", "blur");
 }
 
 OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
@@ -138,9 +157,11 @@ OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
         checked_mul(checked_mul(checked_mul(checked_mul(in.batch(), out.channels()), in.channels() / q.op.conv.groups),
                                 count_product(q.op.conv.kernel)),
                     spatial);
+    const bool trained = !q.op.conv.frozen;  // a frozen conv computes no weight or bias gradient
     OpWork w;
-    w.macs = {macs, q.input_requires_grad.at(0) ? macs : 0, macs};
-    if (q.op.conv.bias) w.elementwise = {q.output_elements(), 0, q.output_elements()};  // add; gradient sum
+    w.macs = {macs, q.input_requires_grad.at(0) ? macs : 0, trained ? macs : 0};
+    if (q.op.conv.bias)
+      w.elementwise = {q.output_elements(), 0, trained ? q.output_elements() : 0};  // add; gradient sum
     return w;
   };
   d.attributes = [kind](const Op& op) {
@@ -154,6 +175,9 @@ OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
       j["output_padding"] = a.output_padding.empty() ? std::vector<int64_t>(a.kernel.size(), 0) : a.output_padding;
     j["groups"] = a.groups;
     j["bias"] = a.bias;
+    // Only when set: a conv without them resolves as before, so plans' item ids stay the same.
+    if (a.frozen) j["frozen"] = true;
+    if (a.blur_init) j["init"] = "blur";
     return j;
   };
   return d;
@@ -169,7 +193,12 @@ const std::vector<OpField> kConvFields = {{"out_channels", FieldKind::positive_i
 
 }  // namespace
 
-OpDefinition define_conv() { return conv_like(OpKind::conv, kConvFields); }
+OpDefinition define_conv() {
+  std::vector<OpField> fields = kConvFields;
+  fields.push_back({"frozen", FieldKind::boolean});
+  fields.push_back({"init", FieldKind::keyword, {"default", "blur"}});
+  return conv_like(OpKind::conv, fields);
+}
 
 OpDefinition define_conv_transpose() {
   std::vector<OpField> fields = kConvFields;

@@ -36,7 +36,8 @@ int GraphBuilder::add(Op op) {
   for (int64_t d : shape.output.shape)
     require(d > 0, op.name, "output shape " + shape.output.shape_string() + " has an empty dimension");
   const int op_id = static_cast<int>(graph_.ops.size());
-  // Parameters in the block's dtype; running statistics in the statistics dtype.
+  // Parameters in the block's dtype; running statistics in the statistics dtype, other buffers (a
+  // frozen conv's weight) in the block's.
   const DType dtype = graph_.values[0].desc.dtype;
   for (const ParamDecl& p : shape.params) {
     graph_.params.push_back(
@@ -44,8 +45,9 @@ int GraphBuilder::add(Op op) {
     op.params.push_back(static_cast<int>(graph_.params.size()) - 1);
   }
   for (const ParamDecl& b : shape.buffers) {
-    graph_.buffers.push_back(
-        {op.name + "." + b.suffix, TensorDesc{b.shape, stats_dtype(dtype), Layout::channels_first}, op_id, 1, b.init});
+    graph_.buffers.push_back({op.name + "." + b.suffix,
+                              TensorDesc{b.shape, b.statistics ? stats_dtype(dtype) : dtype, Layout::channels_first},
+                              op_id, b.fan_in, b.init});
     op.buffers.push_back(static_cast<int>(graph_.buffers.size()) - 1);
   }
   const int id = static_cast<int>(graph_.values.size());

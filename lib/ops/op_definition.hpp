@@ -66,6 +66,9 @@ struct ParamDecl {
   std::vector<int64_t> shape;
   int64_t fan_in = 1;
   ParamInit init = ParamInit::uniform_fan_in;
+  // Buffers only: held in the statistics dtype (float32 for half-precision blocks, as running
+  // statistics are), or, when false, in the block's dtype as parameters are (a frozen conv's weight).
+  bool statistics = true;
 };
 
 // What shape inference gives for one op: its output, and the parameters and buffers it owns.
@@ -96,6 +99,9 @@ struct OpDefinition {
 
   // --- the autograd saving rule (follows PyTorch, so measured memory compares with its users') ---
   SavedTensors saved;
+  // When set, replaces `saved`: what backward keeps depends on which inputs need a gradient (mul
+  // keeps each operand for the other's gradient only, as PyTorch's autograd does).
+  std::function<SavedTensors(const std::vector<bool>& input_requires_grad)> saved_for;
   // Tensors forward makes for backward, in training only (empty function: none).
   std::function<std::vector<TensorDesc>(const Graph&, const Op&)> aux;
   // Gradients passed on as aliases of the output's (empty: every input's is computed).

@@ -25,13 +25,14 @@ enum class FieldKind {
   per_dim_positive,  // an integer (repeated per spatial dim) or one per dim, each >= 1
   per_dim_nonneg,    // the same, each >= 0
   padding,           // per_dim_nonneg, or "same"
-  keyword,           // one of the field's `words` (upsample's mode)
+  nonneg_int,        // an integer in [0, 2^31]
+  keyword,           // one of the field's `words` (a FieldKeyword)
 };
 
 struct OpField {
   std::string key;
   FieldKind kind;
-  std::vector<std::string> words = {};  // FieldKind::keyword: the words it may hold
+  std::vector<std::string> words = {};  // keyword: the words it may hold, the default first
 };
 
 // A keyword a field may hold instead of a number ("same" padding, "depthwise" groups).

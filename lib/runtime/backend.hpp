@@ -57,9 +57,18 @@ struct BackwardCall {
   // One per op.inputs: where to write that input's gradient; nullptr when it needs none or when
   // the gradient is an alias of grad_output (see grad_flow()). Written, never accumulated.
   std::vector<Tensor*> grad_inputs;
-  std::vector<Tensor*> grad_params;  // one per op.params; written, never accumulated
-  void* workspace;                   // workspace_bytes(graph, op, Phase::backward, true) bytes
+  std::vector<Tensor*> grad_params;         // one per op.params; written, never accumulated
+  void* workspace;                          // workspace_bytes(graph, op, Phase::backward, true) bytes
+  std::vector<const Tensor*> buffers = {};  // one per op.buffers (a frozen conv's weight and bias)
 };
+
+// What a conv computes with as its weight and bias: its parameters, or its buffers when it is
+// frozen (its weight and bias are buffers then, conv.cpp).
+template <class Call>
+std::vector<const Tensor*> conv_weights(const Call& call) {
+  if (!call.op.conv.frozen) return {call.params.begin(), call.params.end()};
+  return {call.buffers.begin(), call.buffers.end()};
+}
 
 class Backend {
  public:

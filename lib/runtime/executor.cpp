@@ -22,7 +22,7 @@ Executor::Executor(const Graph& graph, Backend& backend, bool training)
     for (int v : op.inputs) last_use_[static_cast<size_t>(v)] = static_cast<int>(i);
     recorded_[i] = training && requires_grad_[static_cast<size_t>(op.output)];
     if (!recorded_[i]) continue;
-    const SavedTensors s = saved_tensors(op);
+    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
     for (int pos : s.inputs) saved_value_[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])] = true;
     if (s.output) saved_value_[static_cast<size_t>(op.output)] = true;
   }
@@ -32,30 +32,64 @@ Tensor Executor::allocate(const TensorDesc& desc, MemoryCategory category) const
   return make_tensor(backend_.allocator(), desc, category);
 }
 
+namespace {
+
+// The binomial blur filter for a weight (Cout, Cin/groups, k...): per spatial dim the row of
+// binomial coefficients of length k ([1, 2, 1] for k = 3), their outer product normalised to sum
+// 1, the same for every (out, in) channel pair.
+std::vector<double> blur_values(const TensorDesc& weight) {
+  std::vector<double> filter = {1.0};
+  for (size_t d = 2; d < weight.shape.size(); ++d) {
+    std::vector<double> row = {1.0};
+    for (int64_t i = 1; i < weight.shape[d]; ++i) {  // Pascal's triangle, one row down
+      row.push_back(1.0);
+      for (size_t j = row.size() - 2; j > 0; --j) row[j] += row[j - 1];
+    }
+    std::vector<double> product;
+    for (double f : filter)
+      for (double r : row) product.push_back(f * r);
+    filter = std::move(product);
+  }
+  double sum = 0.0;
+  for (double f : filter) sum += f;
+  std::vector<double> v;
+  for (int64_t pair = 0; pair < weight.shape[0] * weight.shape[1]; ++pair)
+    for (double f : filter) v.push_back(f / sum);
+  return v;
+}
+
+// A parameter's or buffer's starting values, as the graph builder declared them.
+std::vector<double> initial_values(const Param& p, std::mt19937_64& rng) {
+  std::vector<double> v(static_cast<size_t>(p.desc.numel()));
+  switch (p.init) {
+    case ParamInit::ones: std::fill(v.begin(), v.end(), 1.0); break;
+    case ParamInit::zeros: std::fill(v.begin(), v.end(), 0.0); break;
+    case ParamInit::blur: v = blur_values(p.desc); break;
+    case ParamInit::uniform_fan_in: {
+      // kaiming_uniform(a=sqrt(5)) for weights and the bias rule both give +-1/sqrt(fan_in).
+      const double bound = 1.0 / std::sqrt(static_cast<double>(p.fan_in));
+      std::uniform_real_distribution<double> u(-bound, bound);
+      for (double& x : v) x = u(rng);
+      break;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
 ModelState Executor::init_state(uint64_t seed) const {
   ModelState s;
   std::mt19937_64 rng(seed);
   for (const Param& p : graph_.params) {
     Tensor t = allocate(p.desc, MemoryCategory::parameters);
-    std::vector<double> v(static_cast<size_t>(p.desc.numel()));
-    switch (p.init) {  // as the graph builder declared it
-      case ParamInit::ones: std::fill(v.begin(), v.end(), 1.0); break;
-      case ParamInit::zeros: std::fill(v.begin(), v.end(), 0.0); break;
-      case ParamInit::uniform_fan_in: {
-        // kaiming_uniform(a=sqrt(5)) for weights and the bias rule both give +-1/sqrt(fan_in).
-        const double bound = 1.0 / std::sqrt(static_cast<double>(p.fan_in));
-        std::uniform_real_distribution<double> u(-bound, bound);
-        for (double& x : v) x = u(rng);
-        break;
-      }
-    }
-    upload(backend_, t, v);
+    upload(backend_, t, initial_values(p, rng));
     s.params.push_back(std::move(t));
   }
+  // After every parameter, so that a frozen conv's random weight does not shift the others'.
   for (const Param& b : graph_.buffers) {
     Tensor t = allocate(b.desc, MemoryCategory::buffers);
-    upload(backend_, t,
-           std::vector<double>(static_cast<size_t>(b.desc.numel()), b.init == ParamInit::ones ? 1.0 : 0.0));
+    upload(backend_, t, initial_values(b, rng));
     s.buffers.push_back(std::move(t));
   }
   s.grads.resize(graph_.params.size());
@@ -104,7 +138,7 @@ Tensor Executor::forward(ModelState& state, const Tensor& input) {
       if (recorded_[i]) tape_[i].aux = std::move(aux);
     }
     if (recorded_[i]) {
-      const SavedTensors s = saved_tensors(op);
+      const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
       tape_[i].inputs.resize(op.inputs.size());
       for (int pos : s.inputs)
         tape_[i].inputs[static_cast<size_t>(pos)] = values[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
@@ -162,6 +196,7 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
     }
     call.output = tape_[i].output.defined() ? &tape_[i].output : nullptr;
     for (const Tensor& a : tape_[i].aux) call.aux.push_back(&a);
+    for (int b : op.buffers) call.buffers.push_back(&state.buffers[static_cast<size_t>(b)]);
     for (int p : op.params) {
       const auto pi = static_cast<size_t>(p);
       if (state.grads[pi].defined())

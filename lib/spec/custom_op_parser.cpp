@@ -60,6 +60,7 @@ FieldValue read_field(const Field& f, const OpField& declared, int dims) {
       if (!padding) return FieldKeyword{"same"};
       return *padding;
     }
+    case FieldKind::nonneg_int: return f.as_int(0);
     case FieldKind::keyword: return FieldKeyword{f.as_choice(declared.words, declared.key)};
   }
   f.fail("a field of an unknown kind");  // unreachable: every kind is handled above

@@ -23,11 +23,11 @@ def count_params(module):
 
 
 def named_stat_buffers(module):
-    # BN running mean and variance only: convbench reports these two and not PyTorch's
-    # num_batches_tracked counter, which no convbench backend keeps.
-    return [(n, b) for n, b in module.named_buffers()
-            if n.endswith(".running_mean") or n.endswith(".running_var")
-            or n in ("running_mean", "running_var")]
+    # BN running mean and variance, and a frozen conv's weight and bias (buffers, not trained):
+    # convbench reports these and not PyTorch's num_batches_tracked counter, which no convbench
+    # backend keeps.
+    kept = ("running_mean", "running_var", "weight", "bias")
+    return [(n, b) for n, b in module.named_buffers() if n.rsplit(".", 1)[-1] in kept]
 
 
 def trace_convs(module, x, train):
@@ -42,6 +42,7 @@ def trace_convs(module, x, train):
             "x_shape": list(inputs[0].shape), "w_shape": list(mod.weight.shape),
             "out_shape": list(output.shape), "groups": getattr(mod, "groups", 1),
             "input_requires_grad": bool(inputs[0].requires_grad),
+            "weight_requires_grad": bool(mod.weight.requires_grad),
         })
 
     # nn.Linear (convbench's linear op) counts as a 1x1 conv: N x out x in MACs.
@@ -77,7 +78,7 @@ def count_row(block, variant):
         if train:
             # The block input needs no gradient, so convs reading it skip grad-input.
             macs["backward_data"] += n if r["input_requires_grad"] else 0
-            macs["backward_weight"] += n
+            macs["backward_weight"] += n if r["weight_requires_grad"] else 0  # frozen: none
     return {"params": params, "buffers": buffers, "macs": macs,
             "flops": {k: 2 * v for k, v in macs.items()}, "output_shape": out_shape,
             "convs": records}

@@ -2,6 +2,8 @@
 names ("conv", "reduce.conv", "shortcut.norm", a custom op's own name, ...), from a block and a
 variant of the resolved spec (peer/io.py)."""
 
+import math
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -17,6 +19,46 @@ class Add(nn.Module):
 class Sub(nn.Module):
     def forward(self, a, b):
         return a - b
+
+
+class Mul(nn.Module):
+    """a * b, b of a's shape or (N, C, 1, ...) broadcast over space (squeeze-and-excitation)."""
+    def forward(self, a, b):
+        return a * b
+
+
+class Slice(nn.Module):
+    """Channels [start, start + length): x[:, a:b], a view of x's storage as PyTorch users write
+    it (convbench copies; see README's saving rules)."""
+    def __init__(self, start, length):
+        super().__init__()
+        self.start, self.length = start, length
+
+    def forward(self, x):
+        return x[:, self.start:self.start + self.length]
+
+
+class SpaceToDepth(nn.Module):
+    """Each b x b (x b) block of a channel becomes b^d channels. channel_major is
+    pixel_unshuffle's order (c * b^d + offset), block_major timm's TResNet SpaceToDepth
+    (offset * C + c); both as a view and a permute, in 2-D and 3-D."""
+    def __init__(self, block_size, order):
+        super().__init__()
+        self.b, self.order = block_size, order
+
+    def forward(self, x):
+        n, c, *sizes = x.shape
+        b, d = self.b, len(sizes)
+        split = [n, c]
+        for size in sizes:
+            split += [size // b, b]
+        offsets = [3 + 2 * i for i in range(d)]   # the position within the block, per dim
+        positions = [2 + 2 * i for i in range(d)]  # the block's position, per dim
+        if self.order == "channel_major":
+            perm = [0, 1] + offsets + positions
+        else:
+            perm = [0] + offsets + [1] + positions
+        return x.reshape(split).permute(perm).reshape([n, c * b ** d] + [s // b for s in sizes])
 
 
 class Concat(nn.Module):
@@ -138,6 +180,37 @@ def conv_module(dims, cin, cout, kernel, stride, padding, dilation, groups, bias
                dilation=tuple(dilation), groups=groups, bias=bias)
 
 
+def blur_filter(kernel):
+    """The binomial filter: per spatial dim the binomial coefficients of its length ([1, 2, 1]
+    for 3), their outer product normalised to sum 1 (TResNet's anti-alias blur)."""
+    f = torch.ones([1] * len(kernel), dtype=torch.float64)
+    for d, k in enumerate(kernel):
+        row = torch.tensor([math.comb(k - 1, i) for i in range(k)], dtype=torch.float64)
+        shape = [1] * len(kernel)
+        shape[d] = k
+        f = f * row.reshape(shape)
+    return f / f.sum()
+
+
+def custom_conv(conv, frozen, init):
+    """A custom conv's `init` and `frozen` fields: blur fills the weight with the binomial filter
+    (every (out, in) pair; bias zero); a frozen conv's weight and bias become registered buffers
+    (requires_grad False: no weight gradient, not counted as parameters)."""
+    if init == "blur":
+        with torch.no_grad():
+            conv.weight.copy_(blur_filter(list(conv.weight.shape[2:])).expand_as(conv.weight))
+            if conv.bias is not None:
+                conv.bias.zero_()
+    if frozen:
+        for name in ("weight", "bias"):
+            t = getattr(conv, name)
+            if t is None:
+                continue
+            delattr(conv, name)
+            conv.register_buffer(name, t.detach().clone())
+    return conv
+
+
 def norm_module(kind, dims, channels, norm_groups):
     if kind == "batch":
         cls = nn.BatchNorm2d if dims == 2 else nn.BatchNorm3d
@@ -221,6 +294,9 @@ def build_custom_ops(m, block, variant):
                                  op["dilation"], op["groups"], op["bias"],
                                  transposed=kind == "conv_transpose",
                                  output_padding=op.get("output_padding"))
+            if kind == "conv":
+                # the resolved spec names frozen and init only when they are set
+                module = custom_conv(module, op.get("frozen", False), op.get("init", "default"))
         elif kind == "batch_norm":
             module, cout = norm_module("batch", dims, cin, 1), cin
         elif kind == "group_norm":
@@ -241,6 +317,17 @@ def build_custom_ops(m, block, variant):
             module, cout = (Add() if kind == "add" else Sub()), cin
         elif kind == "concat":
             module, cout = Concat(), sum(channels[v] for v in inputs)
+        elif kind == "slice":
+            if op["start"] + op["length"] > cin:
+                raise ValueError(f"{name}: slice past the input's {cin} channels")
+            module, cout = Slice(op["start"], op["length"]), op["length"]
+        elif kind == "space_to_depth":
+            module = SpaceToDepth(op["block_size"], op["order"])
+            cout = cin * op["block_size"] ** dims
+        elif kind == "mul":
+            if channels[inputs[0]] != channels[inputs[1]]:
+                raise ValueError(f"{name}: operands differ in channels")
+            module, cout = Mul(), cin
         elif kind in ("max_pool", "avg_pool"):
             kernel, stride, padding = op["kernel"], op["stride"], op["padding"]
             if kind == "max_pool":

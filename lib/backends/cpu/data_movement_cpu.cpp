@@ -1,5 +1,5 @@
-// Concat along channels, upsampling (nearest neighbour, linear) and layout conversion, forward and
-// backward, in both layouts.
+// Concat along channels, slice along channels, upsampling (nearest neighbour, linear), layout
+// conversion and space_to_depth, forward and backward, in both layouts.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -277,7 +277,111 @@ void upsample_backward(const Tensor& dy, Tensor& dx, int64_t scale) {
   }
 }
 
+namespace {
+
+// Channels [start, start + part's channels) of `whole`, copied to `part` (to_part) or back into
+// `whole`: in both layouts a run per sample (channels_first) or per position (channels_last).
+void copy_channel_slice(const Tensor& whole, const Tensor& part, int64_t start, bool to_part) {
+  const bool last = whole.desc.layout == Layout::channels_last;
+  const int64_t s = whole.desc.spatial_size();
+  const int64_t runs = last ? whole.desc.batch() * s : whole.desc.batch();
+  const int64_t run = last ? part.desc.channels() : part.desc.channels() * s;
+  const int64_t whole_run = last ? whole.desc.channels() : whole.desc.channels() * s;
+  const int64_t offset = last ? start : start * s;
+  float* wp = whole.data<float>();  // written only when !to_part
+  float* pp = part.data<float>();   // written only when to_part
+#pragma omp parallel for schedule(static) if (part.desc.numel() > (1 << 15))
+  for (int64_t r = 0; r < runs; ++r) {
+    float* w = wp + r * whole_run + offset;
+    float* p = pp + r * run;
+    std::memcpy(to_part ? p : w, to_part ? w : p, static_cast<size_t>(run) * sizeof(float));
+  }
+}
+
+// space_to_depth: output memory position p reads input memory position source(p); output channel
+// oc holds input channel c at block offset off, oc = c * b^d + off (channel_major) or
+// off * C + c (block_major).
+struct SpaceToDepthMap {
+  Extent in, out;
+  int64_t batch, in_channels, out_channels, b, bd;
+  bool channel_major, last;
+
+  int64_t source(int64_t p) const {
+    int64_t n, oc, sp;
+    if (last) {
+      oc = p % out_channels;
+      sp = p / out_channels % out.volume();
+      n = p / (out_channels * out.volume());
+    } else {
+      sp = p % out.volume();
+      oc = p / out.volume() % out_channels;
+      n = p / (out.volume() * out_channels);
+    }
+    const int64_t block = bd * b * b;
+    const int64_t c = channel_major ? oc / block : oc % in_channels;
+    const int64_t off = channel_major ? oc % block : oc / in_channels;
+    const int64_t ow = sp % out.w, oh = sp / out.w % out.h, od = sp / (out.w * out.h);
+    const int64_t x = ow * b + off % b, y = oh * b + off / b % b, z = od * bd + off / (b * b);
+    const int64_t isp = (z * in.h + y) * in.w + x;
+    return last ? (n * in.volume() + isp) * in_channels + c : (n * in_channels + c) * in.volume() + isp;
+  }
+};
+
+SpaceToDepthMap space_to_depth_map(const TensorDesc& in, const TensorDesc& out, const SpaceToDepthAttrs& a) {
+  return {spatial(in),
+          spatial(out),
+          in.batch(),
+          in.channels(),
+          out.channels(),
+          a.block_size,
+          in.rank() == 5 ? a.block_size : 1,
+          a.order == SpaceToDepthOrder::channel_major,
+          in.layout == Layout::channels_last};
+}
+
+// Forward: y[p] = x[source(p)]; backward: dx[source(p)] = dy[p] (a permutation: every dx element
+// is written once).
+void space_to_depth(const Tensor& x, Tensor& y, const SpaceToDepthAttrs& a) {
+  const SpaceToDepthMap m = space_to_depth_map(x.desc, y.desc, a);
+  const float* __restrict xp = x.data<float>();
+  float* __restrict yp = y.data<float>();
+  const int64_t n = y.desc.numel();
+#pragma omp parallel for schedule(static) if (n > (1 << 15))
+  for (int64_t p = 0; p < n; ++p) yp[p] = xp[m.source(p)];
+}
+
+void space_to_depth_backward(const Tensor& dy, Tensor& dx, const SpaceToDepthAttrs& a) {
+  const SpaceToDepthMap m = space_to_depth_map(dx.desc, dy.desc, a);
+  const float* __restrict gp = dy.data<float>();
+  float* __restrict dp = dx.data<float>();
+  const int64_t n = dy.desc.numel();
+#pragma omp parallel for schedule(static) if (n > (1 << 15))
+  for (int64_t p = 0; p < n; ++p) dp[m.source(p)] = gp[p];
+}
+
+}  // namespace
+
 void register_data_movement_kernels(KernelTable& table) {
+  table.add(OpKind::space_to_depth,
+            {[](const ForwardCall& call) {
+               space_to_depth(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output, call.op.space_to_depth);
+             },
+             [](const BackwardCall& call) {
+               if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                 space_to_depth_backward(need(call.grad_output, call.op, "grad_output"), *dx, call.op.space_to_depth);
+             }});
+  // slice copies its channels; backward zeroes the input's gradient and writes them back.
+  table.add(OpKind::slice, {[](const ForwardCall& call) {
+                              copy_channel_slice(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
+                                                 call.op.slice.start, true);
+                            },
+                            [](const BackwardCall& call) {
+                              Tensor* dx = at_or_null(call.grad_inputs, 0);
+                              if (dx == nullptr) return;
+                              std::memset(dx->raw(), 0, static_cast<size_t>(dx->desc.bytes()));
+                              copy_channel_slice(*dx, need(call.grad_output, call.op, "grad_output"),
+                                                 call.op.slice.start, false);
+                            }});
   table.add(OpKind::concat, {[](const ForwardCall& call) { concat_forward(call.inputs, *call.output); },
                              [](const BackwardCall& call) {
                                std::vector<int64_t> channels;

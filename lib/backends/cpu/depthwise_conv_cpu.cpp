@@ -342,8 +342,9 @@ bool is_own_depthwise_conv(const Graph& graph, const Op& op) {
 void depthwise_conv_forward(const ForwardCall& call) {
   const Tensor& x = *call.inputs.at(0);
   const Geometry g = geometry(x.desc, call.output->desc, call.op.conv);
-  const float* w = call.params.at(0)->data<float>();
-  const float* b = call.op.conv.bias ? call.params.at(1)->data<float>() : nullptr;
+  const std::vector<const Tensor*> weights = conv_weights(call);
+  const float* w = weights.at(0)->data<float>();
+  const float* b = call.op.conv.bias ? weights.at(1)->data<float>() : nullptr;
   if (g.channels_last)
     forward_channels_last(g, x.data<float>(), w, b, call.output->data<float>());
   else
@@ -354,13 +355,14 @@ void depthwise_conv_backward(const BackwardCall& call) {
   const Tensor& x = *call.inputs.at(0);
   const Tensor& dy = *call.grad_output;
   const Geometry g = geometry(x.desc, dy.desc, call.op.conv);
-  const float* w = call.params.at(0)->data<float>();
+  const float* w = conv_weights(call).at(0)->data<float>();
   if (Tensor* dx = call.grad_inputs.at(0)) {  // skipped entirely for a block's first conv
     if (g.channels_last)
       backward_data_channels_last(g, dy.data<float>(), w, dx->data<float>());
     else
       backward_data_channels_first(g, dy.data<float>(), w, dx->data<float>());
   }
+  if (call.op.conv.frozen) return;  // no weight or bias gradient
   float* dw = call.grad_params.at(0)->data<float>();
   float* db = call.op.conv.bias ? call.grad_params.at(1)->data<float>() : nullptr;
   if (g.channels_last)

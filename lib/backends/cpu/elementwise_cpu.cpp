@@ -206,6 +206,64 @@ void negate(const Tensor& x, Tensor& out) {
 
 void accumulate(Tensor& dst, const Tensor& src) { add(dst, src, dst); }
 
+namespace {
+
+// mul's broadcast operand b (N, C, 1, ...) has one value per (n, c), stored alike in both
+// layouts; element p of a (in a's memory order) meets b[(n, c) of p].
+struct MulBroadcast {
+  int64_t channels, spatial;
+  bool channels_last;
+  int64_t b_index(int64_t p) const {
+    return channels_last ? (p / (spatial * channels)) * channels + p % channels : p / spatial;
+  }
+};
+
+MulBroadcast mul_broadcast(const TensorDesc& a) {
+  return {a.channels(), a.spatial_size(), a.layout == Layout::channels_last};
+}
+
+// out = x * y, y either x's shape or broadcast over space (`broadcast`); used for the forward
+// (a * b) and for grad_a (g * b).
+void mul_maybe_broadcast(const Tensor& x, const Tensor& y, Tensor& out) {
+  const int64_t n = same_numel(x, out);
+  const float* __restrict xp = x.data<float>();
+  const float* __restrict yp = y.data<float>();
+  float* __restrict op = out.data<float>();
+  if (y.desc.shape == x.desc.shape) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
+    for (int64_t i = 0; i < n; ++i) op[i] = xp[i] * yp[i];
+    return;
+  }
+  const MulBroadcast m = mul_broadcast(x.desc);
+#pragma omp parallel for schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) op[i] = xp[i] * yp[m.b_index(i)];
+}
+
+// grad_b = g * a, summed over space (in double, in a fixed order) when b is broadcast.
+void mul_grad_b(const Tensor& a, const Tensor& g, Tensor& grad_b) {
+  if (grad_b.desc.shape == a.desc.shape) {
+    mul_maybe_broadcast(g, a, grad_b);
+    return;
+  }
+  const MulBroadcast m = mul_broadcast(a.desc);
+  const float* __restrict ap = a.data<float>();
+  const float* __restrict gp = g.data<float>();
+  float* __restrict dp = grad_b.data<float>();
+  const int64_t batch = a.desc.batch();
+#pragma omp parallel for schedule(static) if (a.desc.numel() > kParallelElements)
+  for (int64_t nc = 0; nc < batch * m.channels; ++nc) {
+    const int64_t n = nc / m.channels, c = nc % m.channels;
+    double sum = 0.0;
+    for (int64_t s = 0; s < m.spatial; ++s) {
+      const int64_t p = m.channels_last ? (n * m.spatial + s) * m.channels + c : nc * m.spatial + s;
+      sum += static_cast<double>(gp[p]) * static_cast<double>(ap[p]);
+    }
+    dp[nc] = static_cast<float>(sum);
+  }
+}
+
+}  // namespace
+
 void register_elementwise_kernels(KernelTable& table) {
   table.add(OpKind::relu, {[](const ForwardCall& call) {
                              relu_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
@@ -282,6 +340,18 @@ void register_elementwise_kernels(KernelTable& table) {
                             if (Tensor* dx = at_or_null(call.grad_inputs, 0)) copy(dy, *dx);  // normally an alias of dy
                             if (Tensor* db = at_or_null(call.grad_inputs, 1)) negate(dy, *db);
                           }});
+  table.add(OpKind::mul,
+            {[](const ForwardCall& call) {
+               mul_maybe_broadcast(need(at_or_null(call.inputs, 0), call.op, "input"),
+                                   need(at_or_null(call.inputs, 1), call.op, "second operand"), *call.output);
+             },
+             [](const BackwardCall& call) {
+               const Tensor& dy = need(call.grad_output, call.op, "grad_output");
+               if (Tensor* da = at_or_null(call.grad_inputs, 0))
+                 mul_maybe_broadcast(dy, need(at_or_null(call.inputs, 1), call.op, "saved second operand"), *da);
+               if (Tensor* db = at_or_null(call.grad_inputs, 1))
+                 mul_grad_b(need(at_or_null(call.inputs, 0), call.op, "saved input"), dy, *db);
+             }});
 }
 
 }  // namespace convbench::cpu

@@ -153,7 +153,8 @@ std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool trainin
   const ConvAttrs& a = op.conv;
   std::string key = std::string(to_string(op.kind)) + (phase == Phase::forward ? "|f" : "|b") + (training ? "t" : "i") +
                     (grad_input ? "g|" : "|") + in.shape_string() + (in.layout == Layout::channels_last ? "L" : "F") +
-                    "|" + std::to_string(a.out_channels) + "|" + std::to_string(a.groups) + (a.bias ? "b" : "");
+                    "|" + std::to_string(a.out_channels) + "|" + std::to_string(a.groups) + (a.bias ? "b" : "") +
+                    (a.frozen ? "z" : "");
   for (const auto* v : {&a.kernel, &a.stride, &a.padding, &a.dilation, &a.output_padding}) {
     key += "|";
     for (int64_t x : *v) key += std::to_string(x) + ",";
@@ -192,6 +193,7 @@ Plan OneDnnOps::build_conv_plan(const Graph& graph, const Op& op, Phase phase, b
                {operand(DNNL_ARG_DIFF_DST, kBwdDy, false, g.dst), operand(DNNL_ARG_WEIGHTS, kBwdW, false, g.weights),
                 operand(DNNL_ARG_DIFF_SRC, kBwdDx, true, g.src)});
     }
+    if (op.conv.frozen) return;  // no weight or bias gradient
     const auto pd = best(layout, [&](bool any) { return factory.backward_weights(any); });
     std::vector<Operand> ops = {operand(DNNL_ARG_SRC, kBwdX, false, g.src),
                                 operand(DNNL_ARG_DIFF_DST, kBwdDy, false, g.dst),
@@ -213,8 +215,9 @@ void OneDnnOps::conv_forward(const ForwardCall& call) {
   const Plan& plan = conv_plan(call.graph, call.op, Phase::forward, call.training, false);
   std::vector<void*> tensors(4, nullptr);
   tensors[kFwdX] = call.inputs.at(0)->raw();
-  tensors[kFwdW] = call.params.at(0)->raw();
-  if (call.op.conv.bias) tensors[kFwdB] = call.params.at(1)->raw();
+  const std::vector<const Tensor*> weights = conv_weights(call);
+  tensors[kFwdW] = weights.at(0)->raw();
+  if (call.op.conv.bias) tensors[kFwdB] = weights.at(1)->raw();
   tensors[kFwdY] = call.output->raw();
   run(plan, tensors, call.workspace);
 }
@@ -230,11 +233,13 @@ void OneDnnOps::conv_backward(const BackwardCall& call) {
   const Plan& plan = conv_plan(call.graph, call.op, Phase::backward, true, grad_input);
   std::vector<void*> tensors(6, nullptr);
   tensors[kBwdX] = call.inputs.at(0)->raw();
-  tensors[kBwdW] = call.params.at(0)->raw();
+  tensors[kBwdW] = conv_weights(call).at(0)->raw();
   tensors[kBwdDy] = call.grad_output->raw();
   if (grad_input) tensors[kBwdDx] = call.grad_inputs[0]->raw();
-  tensors[kBwdDw] = call.grad_params.at(0)->raw();
-  if (call.op.conv.bias) tensors[kBwdDb] = call.grad_params.at(1)->raw();
+  if (!call.op.conv.frozen) {  // a frozen conv's plan has no backward-weights step
+    tensors[kBwdDw] = call.grad_params.at(0)->raw();
+    if (call.op.conv.bias) tensors[kBwdDb] = call.grad_params.at(1)->raw();
+  }
   run(plan, tensors, call.workspace);
 }
 

@@ -56,7 +56,9 @@ ConvProblem conv_problem(const Graph& graph, const Op& op) {
   const TensorDesc& out = graph.desc(op.output);
   p.x = p.transposed ? out : in;
   p.y = p.transposed ? in : out;
-  p.w = graph.params.at(static_cast<size_t>(op.params.at(0))).desc;
+  // A frozen conv's weight is a buffer (ops/conv.cpp).
+  p.w = op.conv.frozen ? graph.buffers.at(static_cast<size_t>(op.buffers.at(0))).desc
+                       : graph.params.at(static_cast<size_t>(op.params.at(0))).desc;
   const size_t dims = static_cast<size_t>(in.spatial_rank());
   auto or_fill = [dims](const std::vector<int64_t>& v, int64_t fill) {
     return v.empty() ? std::vector<int64_t>(dims, fill) : v;
@@ -77,13 +79,13 @@ ConvProblem conv_problem(const Graph& graph, const Op& op) {
   return p;
 }
 
-std::vector<ConvDirection> conv_directions(OpKind kind, Phase phase, bool grad_input) {
+std::vector<ConvDirection> conv_directions(OpKind kind, Phase phase, bool grad_input, bool weight_grad) {
   using D = ConvDirection;
   const bool transposed = kind == OpKind::conv_transpose;
   if (phase == Phase::forward) return {transposed ? D::backward_data : D::forward};
   std::vector<D> out;
   if (grad_input) out.push_back(transposed ? D::forward : D::backward_data);
-  out.push_back(D::backward_filter);
+  if (weight_grad) out.push_back(D::backward_filter);
   return out;
 }
 

@@ -59,7 +59,8 @@ ConvProblem conv_problem(const Graph& graph, const Op& op);
 // input needs a gradient (the first conv of a block usually does not, and then skips it).
 //   conv:            forward {forward};       backward {backward_data?, backward_filter}
 //   conv_transpose:  forward {backward_data}; backward {forward?, backward_filter}
-std::vector<ConvDirection> conv_directions(OpKind kind, Phase phase, bool grad_input);
+// A frozen conv (`weight_grad` false) skips backward_filter.
+std::vector<ConvDirection> conv_directions(OpKind kind, Phase phase, bool grad_input, bool weight_grad = true);
 
 // Offsets inside the workspace the executor gives a conv op for one phase: first the weight (or
 // its gradient) in the activations' memory order when a conversion is needed, then the padded y

@@ -80,9 +80,15 @@ std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op&
     if (d.dtype != dtype) return "parameter " + graph.params.at(static_cast<size_t>(p)).name + " has another dtype";
     if (auto why = too_big(d, "parameter")) return why;
   }
-  for (int b : op.buffers)
-    if (graph.buffers.at(static_cast<size_t>(b)).desc.dtype != DType::float32)
+  for (int b : op.buffers) {
+    const Param& buffer = graph.buffers.at(static_cast<size_t>(b));
+    if (op.kind == OpKind::conv) {  // a frozen conv's weight and bias: as a parameter's
+      if (buffer.desc.dtype != dtype) return "buffer " + buffer.name + " has another dtype";
+      if (auto why = too_big(buffer.desc, "buffer")) return why;
+    } else if (buffer.desc.dtype != DType::float32) {
       return "running statistics must be float32";
+    }
+  }
   for (const TensorDesc& a : aux_tensors(graph, op))
     if (auto why = too_big(a, "saved tensor")) return why;
   if (op.kind == OpKind::conv || op.kind == OpKind::conv_transpose) {
@@ -114,8 +120,8 @@ int64_t kernel_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bo
     }
     case OpKind::conv:
     case OpKind::conv_transpose:
-      // The bias gradient is a per-channel sum over the output gradient.
-      return phase == Phase::backward && op.conv.bias
+      // The bias gradient is a per-channel sum over the output gradient (none when frozen).
+      return phase == Phase::backward && op.conv.bias && !op.conv.frozen
                  ? kernels::channel_sum_workspace_bytes(act_shape(graph.desc(op.output)))
                  : 0;
     case OpKind::upsample:
@@ -173,7 +179,8 @@ int64_t CudaBackend::workspace_bytes(const Graph& graph, const Op& op, Phase pha
   const ConvProblem p = conv_problem(graph, op);
   const bool grad_input = phase == Phase::backward && input_needs_grad(graph, op);
   // The bias gradient runs after cuDNN and reuses the same bytes.
-  return std::max(kernel_bytes, conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input)).total);
+  return std::max(kernel_bytes,
+                  conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input, !op.conv.frozen)).total);
 }
 
 void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
@@ -197,7 +204,7 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   if (ws.total > 0 && call.workspace == nullptr)
     throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
   const Tensor& x = need(at(call.inputs, 0), op, "input");
-  const Tensor& w = need(at(call.params, 0), op, "weight");
+  const Tensor& w = need(at(conv_weights(call), 0), op, "weight");
   Tensor& y = need(call.output, op, "output");
   const void* filter = w.raw();
   if (ws.weight_bytes > 0) {
@@ -218,8 +225,8 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
     conv_->forward(p, x.raw(), filter, y.raw(), scratch);
   }
   if (op.conv.bias)
-    kernels::add_channel_bias(y.desc.dtype, act_shape(y.desc), y.raw(), need(at(call.params, 1), op, "bias").raw(),
-                              stream_);
+    kernels::add_channel_bias(y.desc.dtype, act_shape(y.desc), y.raw(),
+                              need(at(conv_weights(call), 1), op, "bias").raw(), stream_);
   record(op, p, d);
 }
 
@@ -232,13 +239,13 @@ void CudaBackend::conv_backward(const BackwardCall& call) {
     throw std::invalid_argument("cuda backend: " + op.name +
                                 ": input gradient asked for, but the graph says the input needs none "
                                 "(workspace_bytes sized the workspace without it)");
-  const std::vector<ConvDirection> dirs = conv_directions(op.kind, Phase::backward, grad_input);
+  const std::vector<ConvDirection> dirs = conv_directions(op.kind, Phase::backward, grad_input, !op.conv.frozen);
   const ConvWorkspaceLayout ws = conv_layout(*conv_, p, dirs);
   const int64_t total = std::max(ws.total, kernel_workspace_bytes(call.graph, op, Phase::backward, true));
   if (total > 0 && call.workspace == nullptr)
     throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
   const Tensor& g = need(call.grad_output, op, "grad_output");
-  const Tensor& w = need(at(call.params, 0), op, "weight");
+  const Tensor& w = need(at(conv_weights(call), 0), op, "weight");
   void* region = offset(call.workspace, ws.weight_offset);
   void* scratch = ws.cudnn_bytes > 0 ? offset(call.workspace, ws.cudnn_offset) : nullptr;
   const bool convert = ws.weight_bytes > 0;

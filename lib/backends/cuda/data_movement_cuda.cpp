@@ -1,9 +1,27 @@
-// The CUDA backend's concat, upsample and layout conversion (kernels/concat.cu, kernels/upsample.cu,
-// kernels/layout.cu).
+// The CUDA backend's concat and slice, upsample, layout conversion and space_to_depth
+// (kernels/concat.cu, kernels/upsample.cu, kernels/layout.cu).
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 
 namespace convbench::cuda {
+
+namespace {
+
+kernels::SpaceToDepthShape space_to_depth_shape(const TensorDesc& in, const TensorDesc& out,
+                                                const SpaceToDepthAttrs& a) {
+  kernels::SpaceToDepthShape s;
+  s.n = static_cast<int>(in.batch());
+  s.c = static_cast<int>(in.channels());
+  s.in = spatial3(in);
+  s.out = spatial3(out);
+  s.b = static_cast<int>(a.block_size);
+  s.bd = in.spatial_rank() == 3 ? s.b : 1;
+  s.channel_major = a.order == SpaceToDepthOrder::channel_major;
+  s.channels_last = in.layout == Layout::channels_last;
+  return s;
+}
+
+}  // namespace
 
 void register_data_movement_kernels(KernelTable& table, cudaStream_t stream) {
   table.add(OpKind::concat,
@@ -27,6 +45,39 @@ void register_data_movement_kernels(KernelTable& table, cudaStream_t stream) {
                                             offset_channels, b.g.raw(), gi->raw(), stream);
                  offset_channels += static_cast<int>(in.channels());
                }
+             }});
+
+  // slice: the part (N, length, S) copied out of the input at channel `start`, as concat's backward
+  // does; its backward zeroes the input's gradient and copies the part back in.
+  table.add(
+      OpKind::slice,
+      {[stream](const ForwardCall& call) {
+         const Fwd f(call);
+         const Tensor& x = f.input(0);
+         kernels::concat_copy_out(f.dtype, act_shape(f.y.desc), static_cast<int>(x.desc.channels()),
+                                  static_cast<int>(f.op.slice.start), x.raw(), f.y.raw(), stream);
+       },
+       [stream](const BackwardCall& call) {
+         const Bwd b(call);
+         if (!b.grad_x) return;
+         CONVBENCH_CUDA_CHECK(cudaMemsetAsync(b.grad_x->raw(), 0, static_cast<size_t>(b.grad_x->desc.bytes()), stream));
+         kernels::concat_copy_in(b.dtype, act_shape(b.g.desc), static_cast<int>(b.grad_x->desc.channels()),
+                                 static_cast<int>(b.op.slice.start), b.g.raw(), b.grad_x->raw(), stream);
+       }});
+
+  table.add(OpKind::space_to_depth,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               kernels::space_to_depth_forward(f.dtype, space_to_depth_shape(x.desc, f.y.desc, f.op.space_to_depth),
+                                               x.raw(), f.y.raw(), stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               if (!b.grad_x) return;
+               kernels::space_to_depth_backward(b.dtype,
+                                                space_to_depth_shape(b.grad_x->desc, b.g.desc, b.op.space_to_depth),
+                                                b.g.raw(), b.grad_x->raw(), stream);
              }});
 
   // convert_layout: the source's shape and layout say which way (kernels::convert_layout writes

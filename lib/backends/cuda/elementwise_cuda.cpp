@@ -1,4 +1,5 @@
-// The CUDA backend's activations (every kind kernels/elementwise.cu lists), dropout, channel dropout, add and sub.
+// The CUDA backend's activations (every kind kernels/elementwise.cu lists), dropout, channel dropout,
+// add, sub and mul (kernels/mul.cu).
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 #include "ops/op_registry.hpp"
@@ -94,6 +95,31 @@ void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
                             if (Tensor* grad_b = at(call.grad_inputs, 1))
                               kernels::negate(b.dtype, b.g.raw(), grad_b->raw(), element_count(b.g.desc), stream);
                           }});
+
+  // mul: b is a's shape or broadcast over a's space; each gradient reads the other operand.
+  table.add(OpKind::mul,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& a = f.input(0);
+               const Tensor& b = f.input(1);
+               kernels::mul(f.dtype, act_shape(a.desc), b.desc.shape != a.desc.shape, a.raw(), b.raw(), f.y.raw(),
+                            stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               const TensorDesc& b_desc = call.graph.desc(b.op.inputs.at(1));
+               const bool broadcast = b_desc.shape != b.g.desc.shape;
+               if (b.grad_x)
+                 kernels::mul(b.dtype, act_shape(b.g.desc), broadcast, b.g.raw(),
+                              need(at(call.inputs, 1), b.op, "saved second operand").raw(), b.grad_x->raw(), stream);
+               if (Tensor* grad_b = at(call.grad_inputs, 1)) {
+                 const Tensor& a = b.saved_input();
+                 if (broadcast)
+                   kernels::mul_grad_b_broadcast(b.dtype, act_shape(a.desc), b.g.raw(), a.raw(), grad_b->raw(), stream);
+                 else
+                   kernels::mul(b.dtype, act_shape(a.desc), false, b.g.raw(), a.raw(), grad_b->raw(), stream);
+               }
+             }});
 }
 
 }  // namespace convbench::cuda

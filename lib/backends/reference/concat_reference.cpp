@@ -1,4 +1,5 @@
-// Concatenation along channels: input i occupies output channels [offset_i, offset_i + C_i).
+// Concatenation along channels: input i occupies output channels [offset_i, offset_i + C_i); and
+// its inverse, slice: the output is input channels [start, start + length).
 #include "backends/reference/reference_kernels.hpp"
 
 namespace convbench::reference {
@@ -54,6 +55,35 @@ void concat_backward(const BackwardCall& call) {
   }
 }
 
-void register_concat_kernels(KernelTable& table) { table.add(OpKind::concat, {concat_forward, concat_backward}); }
+namespace {
+
+void slice_forward(const ForwardCall& call) {
+  const Tensor& xt = required(optional_at(call.inputs, 0), "slice", "input");
+  Tensor& out = required(call.output, "slice", "output");
+  std::vector<double> x = load(xt);
+  std::vector<double> y(static_cast<size_t>(out.desc.numel()));
+  copy_channels(Direction::whole_to_part, y, x, xt.desc.batch(), out.desc.channels(), xt.desc.channels(),
+                call.op.slice.start, xt.desc.spatial_size());
+  store(out, y);
+}
+
+// The input's gradient is zero outside the slice's channels.
+void slice_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const TensorDesc& in = grad_x->desc;
+  std::vector<double> g = load(required(call.grad_output, "slice", "grad_output"));
+  std::vector<double> gx(static_cast<size_t>(in.numel()), 0.0);
+  copy_channels(Direction::part_to_whole, g, gx, in.batch(), call.op.slice.length, in.channels(), call.op.slice.start,
+                in.spatial_size());
+  store(*grad_x, gx);
+}
+
+}  // namespace
+
+void register_concat_kernels(KernelTable& table) {
+  table.add(OpKind::concat, {concat_forward, concat_backward});
+  table.add(OpKind::slice, {slice_forward, slice_backward});
+}
 
 }  // namespace convbench::reference

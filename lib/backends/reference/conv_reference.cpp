@@ -55,7 +55,7 @@ ConvShape conv_shape(const Graph& graph, const Op& op) {
 
 std::vector<double> bias_values(const ForwardCall& call, int64_t channels, const char* op) {
   if (!call.op.conv.bias) return std::vector<double>(static_cast<size_t>(channels), 0.0);
-  return load(required(optional_at(call.params, 1), op, "bias"));
+  return load(required(optional_at(conv_weights(call), 1), op, "bias"));
 }
 
 // A tensor as an operand of the convolution's products. In tf32 runs the GPU's tensor cores see
@@ -94,7 +94,7 @@ void conv_forward(const ForwardCall& call) {
   Tensor& yt = required(call.output, "conv", "output");
   const ConvShape s = conv_shape(xt.desc, yt.desc, call.op.conv);
   const std::vector<double> x = load_operand(xt);
-  const std::vector<double> w = load_operand(required(optional_at(call.params, 0), "conv", "weight"));
+  const std::vector<double> w = load_operand(required(optional_at(conv_weights(call), 0), "conv", "weight"));
   const std::vector<double> bias = bias_values(call, s.out_channels, "conv");
   std::vector<double> y(static_cast<size_t>(yt.desc.numel()));
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
@@ -127,7 +127,7 @@ void conv_backward(const BackwardCall& call) {
   // grad_x[n, ci, i] = sum over co in ci's group and the (k, o) with o*stride - pad + k*dil = i
   // of g[n, co, o] * w[co, ci, k]
   if (Tensor* grad_x = optional_at(call.grad_inputs, 0)) {
-    const std::vector<double> w = load_operand(required(optional_at(call.params, 0), "conv", "weight"));
+    const std::vector<double> w = load_operand(required(optional_at(conv_weights(call), 0), "conv", "weight"));
     std::vector<double> gx(static_cast<size_t>(grad_x->desc.numel()), 0.0);
 #pragma omp parallel for collapse(2) schedule(static) if (s.parallel())
     for (int64_t n = 0; n < s.batch; ++n) {

@@ -1,5 +1,5 @@
-// Element-wise ops: relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub. Element i of every vector here is
-// logical element i, which is what makes the dropout mask agree across layouts.
+// Element-wise ops: relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, mul. Element i of every vector
+// here is logical element i, which is what makes the dropout mask agree across layouts.
 #include <algorithm>
 #include <cmath>
 
@@ -171,6 +171,48 @@ void sub_backward(const BackwardCall& call) {
   if (gb != nullptr) store(*gb, map(g, [](double v) { return -v; }));
 }
 
+namespace {
+
+// mul's second operand is a's shape or (N, C, 1, ...): logical element i of a meets element
+// i / spatial of b then (a's logical order is (n, c, spatial)), else element i.
+size_t mul_b_index(size_t i, const TensorDesc& a, const TensorDesc& b) {
+  return a.shape == b.shape ? i : i / static_cast<size_t>(a.spatial_size());
+}
+
+void mul_forward(const ForwardCall& call) {
+  const Tensor& ta = required(optional_at(call.inputs, 0), "mul", "first operand");
+  const Tensor& tb = required(optional_at(call.inputs, 1), "mul", "second operand");
+  const std::vector<double> a = load(ta), b = load(tb);
+  std::vector<double> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = a[i] * b[mul_b_index(i, ta.desc, tb.desc)];
+  store(required(call.output, "mul", "output"), out);
+}
+
+// grad_a = g * b (from the saved b), grad_b = g * a (from the saved a), summed over space when b
+// is broadcast.
+void mul_backward(const BackwardCall& call) {
+  Tensor* ga = optional_at(call.grad_inputs, 0);
+  Tensor* gb = optional_at(call.grad_inputs, 1);
+  if (ga == nullptr && gb == nullptr) return;
+  const TensorDesc& a_desc = call.graph.desc(call.op.inputs.at(0));
+  const TensorDesc& b_desc = call.graph.desc(call.op.inputs.at(1));
+  const std::vector<double> g = load(required(call.grad_output, "mul", "grad_output"));
+  if (ga != nullptr) {
+    const std::vector<double> b = load(required(optional_at(call.inputs, 1), "mul", "saved second operand"));
+    std::vector<double> out(g.size());
+    for (size_t i = 0; i < g.size(); ++i) out[i] = g[i] * b[mul_b_index(i, a_desc, b_desc)];
+    store(*ga, out);
+  }
+  if (gb != nullptr) {
+    const std::vector<double> a = load(required(optional_at(call.inputs, 0), "mul", "saved first operand"));
+    std::vector<double> out(static_cast<size_t>(b_desc.numel()), 0.0);
+    for (size_t i = 0; i < g.size(); ++i) out[mul_b_index(i, a_desc, b_desc)] += g[i] * a[i];
+    store(*gb, out);
+  }
+}
+
+}  // namespace
+
 void register_elementwise_kernels(KernelTable& table) {
   table.add(OpKind::relu, {relu_forward, relu_backward});
   table.add(OpKind::leaky_relu, {leaky_relu_forward, leaky_relu_backward});
@@ -179,6 +221,7 @@ void register_elementwise_kernels(KernelTable& table) {
   table.add(OpKind::sub, {sub_forward, sub_backward});
   table.add(OpKind::sigmoid, {sigmoid_forward, sigmoid_backward});
   table.add(OpKind::channel_dropout, {channel_dropout_forward, channel_dropout_backward});
+  table.add(OpKind::mul, {mul_forward, mul_backward});
 }
 
 }  // namespace convbench::reference

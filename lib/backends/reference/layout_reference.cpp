@@ -1,5 +1,6 @@
 // convert_layout: the reference backend loads and stores tensors in logical order, whatever
 // their layout, so converting is a load from one order and a store into the other, both ways.
+// space_to_depth: a permutation of the elements, each output element read from one input element.
 #include "backends/reference/reference_kernels.hpp"
 
 namespace convbench::reference {
@@ -16,10 +17,52 @@ void convert_layout_backward(const BackwardCall& call) {
   store(*grad_x, load(required(call.grad_output, "convert_layout", "grad_output")));
 }
 
+// The input element (logical index) that space_to_depth's output element `o` (logical index)
+// reads: output channel oc holds input channel c at block offset `off` (row-major within the
+// b x b (x b) block), oc = c * b^d + off (channel_major) or off * C + c (block_major).
+int64_t space_to_depth_source(int64_t o, const TensorDesc& in, const TensorDesc& out, const SpaceToDepthAttrs& a) {
+  const Extent3 os = spatial_extent(out), is = spatial_extent(in);
+  const int64_t b = a.block_size, bd = in.spatial_rank() == 3 ? b : 1;
+  const int64_t block_volume = bd * b * b, channels = in.channels();
+  const int64_t sp = o % volume(os), oc = o / volume(os) % out.channels(), n = o / (volume(os) * out.channels());
+  const bool channel_major = a.order == SpaceToDepthOrder::channel_major;
+  const int64_t c = channel_major ? oc / block_volume : oc % channels;
+  const int64_t off = channel_major ? oc % block_volume : oc / channels;
+  const Extent3 p = unflatten(sp, os), q = unflatten(off, Extent3{bd, b, b});
+  const int64_t z = p[0] * bd + q[0], y = p[1] * b + q[1], x = p[2] * b + q[2];
+  return ((n * channels + c) * is[0] + z) * is[1] * is[2] + y * is[2] + x;
+}
+
+void space_to_depth_forward(const ForwardCall& call) {
+  const Tensor& xt = required(optional_at(call.inputs, 0), "space_to_depth", "input");
+  Tensor& out = required(call.output, "space_to_depth", "output");
+  const std::vector<double> x = load(xt);
+  std::vector<double> y(x.size());
+  for (size_t o = 0; o < y.size(); ++o)
+    y[o] = x[static_cast<size_t>(
+        space_to_depth_source(static_cast<int64_t>(o), xt.desc, out.desc, call.op.space_to_depth))];
+  store(out, y);
+}
+
+// The inverse permutation: every input element receives the gradient of the one output element
+// that read it.
+void space_to_depth_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const Tensor& gt = required(call.grad_output, "space_to_depth", "grad_output");
+  const std::vector<double> g = load(gt);
+  std::vector<double> gx(g.size());
+  for (size_t o = 0; o < g.size(); ++o)
+    gx[static_cast<size_t>(
+        space_to_depth_source(static_cast<int64_t>(o), grad_x->desc, gt.desc, call.op.space_to_depth))] = g[o];
+  store(*grad_x, gx);
+}
+
 }  // namespace
 
 void register_layout_kernels(KernelTable& table) {
   table.add(OpKind::convert_layout, {convert_layout_forward, convert_layout_backward});
+  table.add(OpKind::space_to_depth, {space_to_depth_forward, space_to_depth_backward});
 }
 
 }  // namespace convbench::reference

@@ -1,0 +1,59 @@
+// space_to_depth (TResNet's stem; PyTorch's pixel_unshuffle): each b x b (x b) block of every
+// channel becomes b^d channels of one position, (N, C, S_i) -> (N, C * b^d, S_i / b). The order of
+// the new channels: channel_major (out channel c * b^d + offset, exactly pixel_unshuffle's) or
+// block_major (offset * C + c, timm's TResNet SpaceToDepth view/permute), the offset being the
+// position within the block, row-major. A permutation: nothing saved, no FLOPs (data movement,
+// its bytes counted as every op's); backward is the inverse permutation.
+#include <string>
+
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+namespace {
+
+const char* order_word(SpaceToDepthOrder o) {
+  return o == SpaceToDepthOrder::block_major ? "block_major" : "channel_major";
+}
+
+}  // namespace
+
+OpDefinition define_space_to_depth() {
+  OpDefinition d;
+  d.kind = OpKind::space_to_depth;
+  d.fields = {{"block_size", FieldKind::positive_int}, {"order", FieldKind::keyword, {"channel_major", "block_major"}}};
+  d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
+    op.space_to_depth.block_size = f.get<int64_t>("block_size").value_or(2);
+    op.space_to_depth.order =
+        f.is_keyword("order", "block_major") ? SpaceToDepthOrder::block_major : SpaceToDepthOrder::channel_major;
+  };
+  d.work = [](const WorkQuery&) { return OpWork{}; };
+  d.attributes = [](const Op& op) {
+    return nlohmann::ordered_json{{"block_size", op.space_to_depth.block_size},
+                                  {"order", order_word(op.space_to_depth.order)}};
+  };
+  d.infer = [](const Graph& graph, Op& op) {
+    const int64_t b = op.space_to_depth.block_size;
+    require_at(b >= 2, op.name, {"block_size"}, "block_size must be >= 2, got " + std::to_string(b));
+    const TensorDesc& in = graph.desc(op.inputs.at(0));
+    OpShape s{in, {}, {}};
+    int64_t channels = in.channels();
+    for (int i = 2; i < in.rank(); ++i) {
+      const int64_t size = in.shape[static_cast<size_t>(i)];
+      require_at(size % b == 0, op.name, {"block_size"},
+                 "the input's size " + std::to_string(size) + " in spatial dim " + std::to_string(i - 2) +
+                     " is not divisible by block_size " + std::to_string(b) + " (input " + channels_and_spatial(in) +
+                     ")");
+      s.output.shape[static_cast<size_t>(i)] = size / b;
+      const bool overflow = __builtin_mul_overflow(channels, b, &channels);
+      require_at(!overflow && channels <= kMaxDimSize, op.name, {"block_size"},
+                 "the output has more than 2^31 channels");
+    }
+    s.output.shape[1] = channels;
+    return s;
+  };
+  return d;
+}
+
+}  // namespace convbench
