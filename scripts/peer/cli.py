@@ -70,8 +70,18 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def cudnn_version(device):
+    """cuDNN's version on a CUDA run, else None. Not asked on the CPU: a PyPI torch checks the
+    cuDNN the loader finds against the one it was built with on the first question, and fails
+    where the machine's (e.g. CUDA 13's 9.19 under torch 2.15's 9.26) is older, though a CPU
+    run never uses it."""
+    if device.type != "cuda" or not torch.backends.cudnn.is_available():
+        return None
+    return torch.backends.cudnn.version()
+
+
 def provenance(opts, device, spec_sha):
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    cudnn = cudnn_version(device)
     return {
         "python": platform.python_version(), "torch": torch.__version__,
         "cuda": torch.version.cuda, "cudnn": cudnn,
