@@ -11,7 +11,6 @@ rule's prediction, 1 when one does not (a counter's release changed what it coun
 input."""
 
 import argparse
-import json
 import os
 import sys
 
