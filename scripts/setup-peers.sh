@@ -88,7 +88,9 @@ pip() { "$target/bin/python" -m pip --disable-pip-version-check --retries 2 "$@"
 # Only the log's lines from `since` on are read (the first, offline attempt fails by design).
 network_or_fail() {
   local evidence
-  evidence=$(tail -n +"$since" "$log" | grep -iE "connection|resolve|unreachable|timed out|Max retries|No matching distribution" | tail -1 | cut -c1-200 || true)
+  evidence=$(tail -n +"$since" "$log" | grep -iE "connection|resolve|unreachable|timed out|Max retries" | tail -1 | cut -c1-200 || true)
+  [ -n "$evidence" ] ||
+    evidence=$(tail -n +"$since" "$log" | grep -i "No matching distribution" | tail -1 | cut -c1-200 || true)
   [ -n "$evidence" ] && unavailable "pip could not download from PyPI ($evidence)"
   tail -20 "$log" >&2
   echo "convbench: the peer environment's setup failed (log: $log)" >&2
