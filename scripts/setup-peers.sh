@@ -11,9 +11,9 @@
 #
 #   CONVBENCH_PEERS_VENV=DIR   where it lives (default: .venv-peers in the repository, git-ignored)
 #
-# Idempotent: a stamp holds the hash of the requirements (and of how they are installed); when it
-# matches, nothing happens and no network is needed. When they change, a new environment is
-# built next to the old one and replaces it in one step: DIR is a symbolic link to DIR.d/<hash>,
+# Idempotent: a stamp holds the hash of the pinned requirements (and of how they are installed);
+# when it matches, nothing happens and no network is needed. When they change, a new environment
+# is built next to the old one and replaces it in one step: DIR is a symbolic link to DIR.d/<hash>,
 # switched by rename(2) only once that environment imports torch, so an interrupted setup never
 # leaves a half environment that looks ready (its leftover is removed by the next run). A venv
 # cannot be moved after it is made (its scripts name its path), hence the link and not a rename
@@ -37,10 +37,12 @@ why_file=$store/last-failure
 # mirror that sends none (as this project's machines have) gets nothing cached.
 wheels=${CONVBENCH_PEERS_WHEELS:-${PIP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pip}/convbench-peers-wheels}
 
-# What the environment is made of: the two lists, pip's version and the install steps' version.
-# Bump `recipe` when the way it is installed changes.
+# What the environment is made of: the two lists' pins (not their comments: a reworded comment
+# does not rebuild 2 GB), pip's version and the install steps' version. Bump `recipe` when the
+# way it is installed changes.
 recipe=1
-hash=$( (cat "$requirements" "$cuda_libs"; echo "pip==$pip_version recipe=$recipe") | sha256sum | cut -c1-16)
+hash=$( (cat "$requirements" "$cuda_libs" | sed -e 's/#.*//' -e 's/[[:space:]]*$//' | grep -v '^$'
+         echo "pip==$pip_version recipe=$recipe") | sha256sum | cut -c1-16)
 
 ready() {
   [ -f "$venv/convbench-peers.stamp" ] && [ "$(cat "$venv/convbench-peers.stamp")" = "$hash" ] &&
