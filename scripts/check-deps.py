@@ -13,8 +13,13 @@ builds and passes anyway; a new user's machine would not: this check is what cat
 Files that belong to no Debian package are accepted only under the CUDA toolkit's folder (NVIDIA's
 installer puts it there; the CUDA backend is optional and built only when it is found).
 
+Modules the Debian Python lacks are accepted when the peer environment (--peer-python, made by
+scripts/setup-peers.sh) imports them from a distribution pinned in --peer-requirements; when that
+environment is not ready they are listed as not checked.
+
 Usage: check-deps.py --cache build/CMakeCache.txt [--cache-if-present build-clang/CMakeCache.txt]
                      --setup scripts/setup.sh [--python PYTHON] [--source .] [-v]
+                     [--peer-python .venv-peers/bin/python --peer-requirements scripts/requirements-peers.txt]
 Exit: 0 when everything is covered, 1 when something is not (each named with its fix),
 2 for bad usage. Prints "SKIP: ..." and exits 0 on a machine without dpkg and apt (not Debian).
 """
@@ -127,6 +132,34 @@ def module_origins(python, names):
     return json.loads(result.stdout)
 
 
+def peer_modules(python, requirements, names):
+    """{module: None when the peer environment imports it from a pinned distribution, else why
+    not}. Not checked (and said so) when the environment is not there."""
+    if not names:
+        return {}
+    if not python or not os.access(python, os.X_OK):
+        print(f"check-deps: not checked, the peer environment is not ready: {', '.join(sorted(names))}")
+        return {}
+    with open(requirements) as f:
+        pinned = {line.split("==")[0].strip().lower().replace("_", "-") for line in f
+                  if "==" in line and not line.lstrip().startswith("#")}
+    probe = ("import importlib.metadata as m, importlib.util, json, sys\n"
+             "d = m.packages_distributions()\n"
+             "print(json.dumps({n: (d.get(n) if importlib.util.find_spec(n) else None) for n in sys.argv[1:]}))\n")
+    found = json.loads(subprocess.run([python, "-c", probe, *sorted(names)], capture_output=True, text=True,
+                                      check=True).stdout)
+    out = {}
+    for name in names:
+        dists = [d.lower().replace("_", "-") for d in (found.get(name) or [])]
+        if found.get(name) is None:
+            out[name] = f"not importable in the peer environment {python} either"
+        elif not any(d in pinned for d in dists):
+            out[name] = f"the peer environment has it from {dists}, not pinned in {requirements}"
+        else:
+            out[name] = None
+    return out
+
+
 def owners(path):
     """Debian packages that own `path` (also through symlinks and merged-/usr aliases)."""
     candidates = [path, os.path.realpath(path)]
@@ -206,6 +239,8 @@ def main():
                         "(default: CONVBENCH_PYTHON of the first cache, else this one)")
     parser.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser.add_argument("-v", "--verbose", action="store_true", help="print every file and its package")
+    parser.add_argument("--peer-python", help="the peer environment's interpreter (scripts/setup-peers.sh)")
+    parser.add_argument("--peer-requirements", help="the peer environment's pinned list")
     args = parser.parse_args()
 
     if not shutil.which("dpkg-query") or not shutil.which("apt-cache"):
@@ -236,12 +271,19 @@ def main():
         used += [(f"{name}: {key}", path) for key, path in entries]
         cuda |= cuda_roots(entries)
     modules = imported_modules(source)
+    peer_only = []
     for name, (kind, origin) in module_origins(args.python, modules).items():
         where = f"Python module `{name}` (imported by {modules[name]}, {args.python})"
         if kind == "file":
             used.append((where, origin))
         elif kind in ("missing", "error"):
-            used.append((where, None))
+            if args.peer_requirements:
+                peer_only.append(name)
+            else:
+                used.append((where, None))
+    for name, why in peer_modules(args.peer_python, args.peer_requirements, peer_only).items():
+        if why is not None:
+            used.append((f"Python module `{name}` (imported by {modules[name]}): {why}", None))
 
     listed = setup_packages(args.setup)
     allowed = dependency_closure(listed) | base_system()
@@ -249,7 +291,8 @@ def main():
     for what, path in used:
         if path is None:
             problems.append(f"{what} is not importable: the tests need it. Fix: add the Debian package that "
-                            f"provides it (apt-cache search) to the packages in {args.setup}.")
+                            f"provides it (apt-cache search) to the packages in {args.setup}, or pin it in "
+                            f"scripts/requirements-peers.txt for a peer-environment test.")
             continue
         checked += 1
         pkgs = owners(path)

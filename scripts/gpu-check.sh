@@ -85,7 +85,9 @@ nvcc=$(command -v nvcc || true)
 [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc
 cuda_home=""
 [ -n "$nvcc" ] && cuda_home=$(cd "$(dirname "$nvcc")/.." && pwd)
-# The python3 that holds PyTorch: the peer tests' interpreter (-DCONVBENCH_PYTHON).
+# The python3 that holds PyTorch: the peer tests' interpreter (-DCONVBENCH_PYTHON), instead of
+# the peer environment (-DCONVBENCH_PEER_ENV=OFF): the GPU machine cannot reach PyPI, and its own
+# PyTorch is the CUDA peer.
 python=$(command -v python3 || true)
 
 gpu_query() { nvidia-smi --query-gpu="$1" --format=csv,noheader 2>/dev/null | head -1; }
@@ -211,7 +213,7 @@ do_build() {
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCONVBENCH_CUDA=ON \
     "${prefix[@]}" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DCUDNN_INCLUDE_DIR="$cudnn_include" -DCUDNN_LIBRARY="$cudnn_library" \
-    ${python:+-DCONVBENCH_PYTHON="$python"} &&
+    ${python:+-DCONVBENCH_PYTHON="$python"} -DCONVBENCH_PEER_ENV=OFF &&
     cmake --build "$build" -j "$jobs"
 }
 

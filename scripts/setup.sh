@@ -29,6 +29,9 @@ packages=(
   # the tests: PyTorch and NumPy as the peer, PyYAML to read the specs, pdflatex with booktabs
   # for the LaTeX output
   python3-yaml python3-numpy python3-torch
+  # the peer environment (scripts/setup-peers.sh): a virtual environment from Debian's python3 with
+  # current PyTorch from PyPI, and the Python headers torch.compile's C++ kernels are built with
+  python3-venv python3-dev
   texlive-latex-base texlive-latex-recommended
   # Google Benchmark's tools/compare.py, which reads --gbench-json, and the SciPy it imports for
   # its U test (not a dependency of the package)

@@ -10,7 +10,10 @@ grep -q '^OpenCL_LIBRARY:FILEPATH=/' "$cache" ||
   { echo "FAIL: $cache has no OpenCL_LIBRARY: oneDNN's CMake config should have looked for it"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-check() { "$python" "$source/scripts/check-deps.py" --cache "$cache" --python "$python" --source "$source" --setup "$1"; }
+check() {
+  "$python" "$source/scripts/check-deps.py" --cache "$cache" --python "$python" --source "$source" --setup "$1" \
+    --peer-python "$source/.venv-peers/bin/python" --peer-requirements "$source/scripts/requirements-peers.txt"
+}
 fail() { echo "FAIL: $*"; exit 1; }
 
 # As it is: passes.

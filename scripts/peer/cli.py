@@ -3,7 +3,7 @@
     torch_peer.py SPEC --json OUT [--device cpu|cuda] [--max-noise 0.005] [--min-time 0.5]
                   [--min-samples 10] [--timeout 15] [--warmup 3] [--counts-only]
                   [--dump-tensors DIR [--dump-scale]] [--no-cudnn-benchmark]
-                  [--convbench PATH]
+                  [--convbench PATH] [--counters]
 
 It takes the spec as convbench resolves it (`convbench validate SPEC --resolved-json -`, run with
 --convbench, $CONVBENCH, build/convbench or `convbench` on PATH; SPEC may also be such a resolved
@@ -17,6 +17,9 @@ forward / backward / step, and memory (CUDA: max_memory_allocated around one ste
 autograd saves for backward).
 
 --counts-only   counts and shapes only: no timing and no memory pass.
+--counters      each row also carries "counters": the numbers of the FLOP counters users run and
+                what their rules need to predict them from convbench's MACs (peer/counters.py;
+                needs the peer environment, scripts/setup-peers.sh).
 --dump-tensors  DIR: for every train-mode row, one float64 training step on the CPU with
                 reproducible inputs, parameters and (Philox) dropout masks, written as
                 DIR/<block>__<variant>__<point_label or "default">.json so that convbench's
@@ -24,7 +27,8 @@ autograd saves for backward).
 --dump-scale    with --dump-tensors: shrink batch to 2 and every spatial size to at most 8 (the
                 channels and every other field are unchanged) so that the files stay small.
 
-Run it with /usr/bin/python3 (Debian's PyTorch 1.13, CPU) or any PyTorch 2.x (CPU or CUDA). With
+Run it in the peer environment (scripts/peer-python.sh: PyTorch 2.15 from PyPI, CPU), with
+/usr/bin/python3 (Debian's PyTorch 1.13, CPU) or any PyTorch 2.x (CPU or CUDA). With
 torch.utils.flop_counter.FlopCounterMode (PyTorch >= 2.1) each row also carries that counter's
 raw numbers and the grouped grad-weight correction under "flop_counter".
 
@@ -70,8 +74,18 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def cudnn_version(device):
+    """cuDNN's version on a CUDA run, else None. Not asked on the CPU: a PyPI torch checks the
+    cuDNN the loader finds against the one it was built with on the first question, and fails
+    where the machine's (e.g. CUDA 13's 9.19 under torch 2.15's 9.26) is older, though a CPU
+    run never uses it."""
+    if device.type != "cuda" or not torch.backends.cudnn.is_available():
+        return None
+    return torch.backends.cudnn.version()
+
+
 def provenance(opts, device, spec_sha):
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    cudnn = cudnn_version(device)
     return {
         "python": platform.python_version(), "torch": torch.__version__,
         "cuda": torch.version.cuda, "cudnn": cudnn,
@@ -99,6 +113,9 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=15.0, help="seconds per measurement at most")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps before measuring")
     p.add_argument("--counts-only", action="store_true", help="no timing and no memory pass")
+    p.add_argument("--counters", action="store_true",
+                   help="each row also carries the FLOP counters' numbers (fvcore, ptflops, thop, torchinfo, "
+                        "FlopCounterMode) and the extras their rules need (peer/counters.py; the peer environment)")
     p.add_argument("--dump-tensors", metavar="DIR", help="write float64 training-step dumps")
     p.add_argument("--dump-scale", action="store_true",
                    help=f"dumps at batch {DUMP_BATCH} and spatial sizes <= {DUMP_MAX_SIZE}")

@@ -214,6 +214,9 @@ def run_row(block, variant, opts, device):
     row["convs"] = [{k: r[k] for k in ("name", "transposed", "groups", "w_shape", "macs",
                                        "input_requires_grad")} for r in counts["convs"]]
     row["flop_counter"] = flop_counter_section(block, variant, device)
+    if getattr(opts, "counters", False):
+        from peer.counters import counters_section  # the peer environment's packages
+        row["counters"] = counters_section(block, variant)
     if opts.counts_only:
         return row
     runner = None

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Speed side by side, in one run with the same threads and stopping rule: convbench's cpu backend,
+# PyTorch eager and torch.compile (inductor, CPU), engines interleaved round by round, on the seed
+# block and the ResNet-50 stages (or the specs given). Writes OUT/<spec name>.json and .md (the
+# ratios ours / eager and ours / compiled, geomean and worst row, provenance).
+#
+#   scripts/bench-vs-torch.sh [SPEC ...] [--out DIR] [-- bench_vs_torch.py flags]
+#
+# Default OUT: results/bench-vs-torch. The project's goal: geomean <= 1.0x eager on the seed block
+# and the ResNet-50 stages, no row above 1.2x. Needs the peer environment (made when missing) and
+# an idle machine for figures worth keeping: other load slows the engines unevenly.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$root/results/bench-vs-torch
+specs=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=${2:?--out needs a folder}; shift 2 ;;
+    --) shift; break ;;
+    *) specs+=("$1"); shift ;;
+  esac
+done
+[ ${#specs[@]} -eq 0 ] && specs=("$root/configs/seed-blocks.yaml" "$root/configs/resnet50-stages.yaml")
+CONVBENCH_QUIET_BUILD=1 CONVBENCH_BUILD_TARGET=${CONVBENCH_BUILD_TARGET:-convbench} "$root/scripts/build.sh"
+for spec in "${specs[@]}"; do
+  "$root/scripts/peer-python.sh" "$root/scripts/bench_vs_torch.py" "$spec" --out "$out" \
+    --convbench "${CONVBENCH:-$root/build/convbench}" "$@"
+done

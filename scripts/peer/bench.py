@@ -1,0 +1,171 @@
+"""Speed side by side: convbench's cpu backend, PyTorch eager and torch.compile (inductor, CPU) on
+the same spec, in one run, with the same threads and the same stopping rule, the engines
+interleaved round by round (A B C A B C ...) so that load from elsewhere hits all three alike.
+
+A round times every row of the spec on each engine in turn: convbench as one `convbench compare
+--device cpu` process over the whole spec (its own warm-up and stopping rule, the same flags),
+then the peer's eager module and its torch.compile'd twin with peer/measure.py's warm-up and
+stopping rule (the compiled module is compiled once, before the first round, outside any timing).
+The figure of a row is its step time (forward + backward in train mode, forward in infer mode):
+each engine's median per round, then the median over the rounds. Ratios are ours / theirs:
+below 1.0 convbench is faster."""
+
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import tempfile
+
+import torch
+
+from peer.measure import Runner, measure
+
+PHASE = {"train": "step", "infer": "forward"}
+
+
+def row_key(block, variant_name):
+    return (block["name"], variant_name, block["point_label"])
+
+
+class CompiledRunner(Runner):
+    """A Runner whose module is torch.compile'd (inductor, the default backend)."""
+
+    def __init__(self, block, variant, device):
+        super().__init__(block, variant, device)
+        self.module = torch.compile(self.module)
+
+
+def peer_runners(blocks, compiled):
+    runners = {}
+    for block in blocks:
+        for variant in block["variants"]:
+            cls = CompiledRunner if compiled else Runner
+            runners[row_key(block, variant["name"])] = cls(block, variant, torch.device("cpu"))
+    return runners
+
+
+def warm(runner, steps):
+    for _ in range(max(steps, 1)):
+        runner.clear_grads()
+        runner.step()
+
+
+def time_peer(runner, opts):
+    sample = runner.sample_step if runner.train else runner.sample_forward
+    return measure(sample, opts)["median"]
+
+
+def time_convbench(binary, spec, opts, threads):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "convbench.json")
+        cmd = [binary, "compare", spec, "--device", "cpu", "--json", out, "-q", "--threads", str(threads),
+               "--max-noise", str(opts.max_noise), "--min-time", str(opts.min_time),
+               "--min-samples", str(opts.min_samples), "--timeout", str(opts.timeout)]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited {run.returncode}: {run.stderr.strip()[:500]}")
+        with open(out) as f:
+            doc = json.load(f)
+    times = {}
+    for r in doc["results"]:
+        phase = PHASE[r["mode"]]
+        t = (r.get("time_ms") or {}).get(phase)
+        times[(r["block"], r["variant"], r["point_label"])] = t["median"] if r["status"] == "ok" and t else None
+    return times, doc["provenance"]
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
+
+
+def library_versions():
+    config = torch.__config__.show()
+    mkl = re.search(r"Intel\(R\) (?:oneAPI )?Math Kernel Library Version ([0-9.]+)", config)
+    onednn = re.search(r"Intel\(R\) MKL-DNN v([0-9.]+)|oneDNN v([0-9.]+)", config)
+    return {"torch": torch.__version__, "mkl": mkl.group(1) if mkl else None,
+            "onednn": next((g for g in onednn.groups() if g), None) if onednn else None}
+
+
+def run_bench(spec, blocks, binary, opts):
+    threads = opts.threads
+    torch.set_num_threads(threads)
+    eager, compiled = peer_runners(blocks, False), peer_runners(blocks, True)
+    compile_s = {}
+    for key, runner in compiled.items():  # compile (and warm) before any timing
+        t0 = datetime.datetime.now()
+        warm(runner, opts.warmup)
+        compile_s["/".join(k for k in key if k)] = (datetime.datetime.now() - t0).total_seconds()
+    for runner in eager.values():
+        warm(runner, opts.warmup)
+    samples = {key: {"convbench": [], "eager": [], "compiled": []} for key in eager}
+    provenance_ours = None
+    for _ in range(opts.rounds):
+        ours, provenance_ours = time_convbench(binary, spec, opts, threads)
+        for key in eager:
+            samples[key]["convbench"].append(ours.get(key))
+        for key, runner in eager.items():
+            samples[key]["eager"].append(time_peer(runner, opts))
+        for key, runner in compiled.items():
+            samples[key]["compiled"].append(time_peer(runner, opts))
+    rows = []
+    for key, s in samples.items():
+        med = {e: (statistics.median(v) if v and all(x is not None for x in v) else None) for e, v in s.items()}
+        rows.append({"block": key[0], "variant": key[1], "point_label": key[2], "median_ms": med,
+                     "rounds_ms": s,
+                     "ours_over_eager": med["convbench"] / med["eager"] if med["convbench"] and med["eager"] else None,
+                     "ours_over_compiled": (med["convbench"] / med["compiled"]
+                                            if med["convbench"] and med["compiled"] else None)})
+    summary = {}
+    for ratio in ("ours_over_eager", "ours_over_compiled"):
+        valued = [r for r in rows if r[ratio]]
+        worst = max(valued, key=lambda r: r[ratio]) if valued else None
+        summary[ratio] = {"geomean": geomean([r[ratio] for r in rows]),
+                          "worst": worst[ratio] if worst else None,
+                          "worst_row": "/".join(k for k in (worst["block"], worst["variant"], worst["point_label"]) if k)
+                          if worst else None,
+                          "rows_above_1_2": sum(1 for r in valued if r[ratio] > 1.2)}
+    provenance = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "spec": spec, "cpu": provenance_ours.get("cpu") if provenance_ours else platform.processor(),
+        "threads": threads, "python": platform.python_version(), **library_versions(),
+        "convbench_commit": provenance_ours.get("git_commit") if provenance_ours else None,
+        "convbench_onednn": provenance_ours.get("onednn_version") if provenance_ours else None,
+        "rounds": opts.rounds, "compile_s": compile_s,
+        "stopping_rule": {"max_noise": opts.max_noise, "min_time_s": opts.min_time,
+                          "min_samples": opts.min_samples, "timeout_s": opts.timeout, "warmup": opts.warmup},
+    }
+    return {"schema": "convbench.bench-vs-torch/1", "provenance": provenance, "rows": rows, "summary": summary}
+
+
+def fmt(v, spec=".3g"):
+    return "-" if v is None else format(v, spec)
+
+
+def markdown(doc):
+    p = doc["provenance"]
+    lines = [f"# convbench cpu vs PyTorch {p['torch']} eager and torch.compile: {os.path.basename(p['spec'])}", "",
+             f"- {p['date']}, CPU {p['cpu']}, {p['threads']} threads for every engine; convbench "
+             f"{p['convbench_commit']} (oneDNN {p['convbench_onednn']}); torch {p['torch']} (MKL {p['mkl']}, "
+             f"oneDNN {p['onednn']}), inductor on the CPU",
+             f"- {p['rounds']} rounds, engines interleaved per round; stopping rule {json.dumps(p['stopping_rule'])}",
+             "- step time: forward + backward (train), forward (infer); median over the rounds of each "
+             "round's median; ratio ours / theirs (below 1.00 convbench is faster)", "",
+             "| block | variant | point | convbench ms | eager ms | compiled ms | ours/eager | ours/compiled |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
+    for r in doc["rows"]:
+        m = r["median_ms"]
+        lines.append(f"| {r['block']} | {r['variant']} | {r['point_label'] or '-'} | {fmt(m['convbench'], '.4g')} | "
+                     f"{fmt(m['eager'], '.4g')} | {fmt(m['compiled'], '.4g')} | {fmt(r['ours_over_eager'])} | "
+                     f"{fmt(r['ours_over_compiled'])} |")
+    lines.append("")
+    for ratio, name in (("ours_over_eager", "ours / eager"), ("ours_over_compiled", "ours / compiled")):
+        s = doc["summary"][ratio]
+        lines.append(f"{name}: geomean {fmt(s['geomean'])}x, worst {fmt(s['worst'])}x ({s['worst_row'] or '-'}), "
+                     f"{s['rows_above_1_2']} rows above 1.2x")
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""ctest `flop_counters_follow_their_rules`: on every config in configs/, the FLOP counters users
+run (FlopCounterMode forward and backward, fvcore, ptflops, thop, torchinfo) each give exactly
+the number its documented rule (scripts/peer/counters.py) predicts from convbench's own counts
+(`convbench analyze --json`). It fails when a counter's release changes what it counts, or when
+convbench's MACs change, naming the row and the counter.
+
+Usage: flop_counters_test.py CONVBENCH_BINARY SOURCE_DIR   (in the peer environment)
+"""
+import glob
+import os
+import sys
+
+try:
+    import fvcore  # noqa: F401
+    import ptflops  # noqa: F401
+    import thop  # noqa: F401
+    import torch  # noqa: F401
+    import torchinfo  # noqa: F401
+except ImportError as e:
+    print(f"SKIP: torch not importable with the FLOP counters by {sys.executable}: {e}")
+    sys.exit(0)
+
+
+def main():
+    binary, source = sys.argv[1], sys.argv[2]
+    sys.path.insert(0, os.path.join(source, "scripts"))
+    from peer.counters import side_by_side, table
+    failures = 0
+    for config in sorted(glob.glob(os.path.join(source, "configs", "*.yaml"))):
+        entries = side_by_side(config, binary)
+        print(f"== {os.path.basename(config)}")
+        print(table(entries))
+        bad = [e for e in entries if not e["agree"]]
+        if not entries:
+            print("no rows")
+            failures += 1
+        for e in bad:
+            failures += 1
+            wrong = {k: (v, e["predicted"].get(k)) for k, v in e["values"].items() if e["predicted"].get(k) != v}
+            print(f"FAIL {e['block']}/{e['variant']} {e['point_label']}: (counted, predicted) {wrong} {e['errors']}")
+    print(f"{failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
