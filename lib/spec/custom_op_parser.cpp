@@ -220,6 +220,8 @@ class CustomGraphReader {
 
 }  // namespace
 
+FieldValue read_op_field(const Field& f, FieldKind kind, int dims) { return read_field(f, kind, dims); }
+
 void parse_custom_ops(const Field& variant, const BlockSpec& block, VariantSpec& out) {
   CustomGraphReader(variant, block).read(out);
 }
