@@ -153,7 +153,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
             "in the block or in `defaults`)");
   EXPECT_EQ(error_of("name: nothing\n"),
             "bad.yaml:1:1: blocks: missing required field \"blocks\" (the list of blocks to "
-            "compare)");
+            "compare; or `networks`, the networks to compare)");
   EXPECT_EQ(error_of("blocks:\n  - batch: 2\n"),
             "bad.yaml:2:5: blocks[0].name: missing required field \"name\" (every block needs a "
             "unique name)");
