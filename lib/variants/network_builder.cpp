@@ -478,8 +478,9 @@ class NetworkExpander {
   }
 
   // A channel field of a network custom variant's op: an integer, or in, out, in*K, out/K.
-  FieldValue channel_value(const Field& f, const BlockSpec& slot, const std::string& ctx) const {
-    if (!f.is_string() || f.node().text == "depthwise") return read_op_field(f, FieldKind::groups, slot.dims);
+  FieldValue channel_value(const Field& f, FieldKind kind, const BlockSpec& slot, const std::string& ctx) const {
+    if (!f.is_string() || (kind == FieldKind::groups && f.node().text == "depthwise"))
+      return read_op_field(f, kind, slot.dims);
     const std::string& t = f.node().text;
     const std::string base = t.substr(0, t.find_first_of("*/"));
     if (base != "in" && base != "out") f.fail("expected an integer, in, out, in*K or out/K, got \"" + t + "\"" + ctx);
@@ -546,7 +547,7 @@ class NetworkExpander {
                                                                        : slot.dilation;
           fields.set(declared.key, v2);
         } else if (std::find(kChannelFields.begin(), kChannelFields.end(), declared.key) != kChannelFields.end()) {
-          fields.set(declared.key, channel_value(*f, slot, ctx));
+          fields.set(declared.key, channel_value(*f, declared.kind, slot, ctx));
         } else {
           fields.set(declared.key, read_op_field(*f, declared.kind, slot.dims));
         }
