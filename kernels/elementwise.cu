@@ -1,4 +1,5 @@
-// Elementwise kernels: the activations (relu, leaky_relu, sigmoid), add, sub, negate, accumulate, fill, dropout, and an
+// Elementwise kernels: the activations (relu, leaky_relu, sigmoid), add, sub, negate, accumulate, fill, dropout,
+// channel dropout, and an
 // add for operands of different dtypes or layouts. Operands of one layout are processed in
 // memory order, 16 bytes per access where alignment allows; dropout alone needs logical indices
 // (its mask is a function of the logical element), which it computes from memory positions.
@@ -169,6 +170,35 @@ __global__ void dropout_backward_kernel(const T* g, const uint8_t* mask, T* gx, 
   store_frag(gx, p0, count, vec, vo);
 }
 
+// ---- channel dropout -----------------------------------------------------------------------
+
+// One thread per element: its (n, c) channel is kept when dropout_keep(n*C + c, seed, p); the
+// thread of the channel's first position writes the channel's noise (0 or scale) when saved.
+template <class T>
+__global__ void channel_dropout_forward_kernel(ActShape s, const T* x, T* y, T* noise, float p, float scale,
+                                               uint64_t seed) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= static_cast<int64_t>(s.numel())) return;
+  const int pos = static_cast<int>(idx);
+  int n, c, sp;
+  decode(s, pos, s.s, n, c, sp);
+  const int nc = n * s.c + c;
+  const float m = dropout_keep(static_cast<uint64_t>(nc), seed, p) ? scale : 0.0f;
+  y[pos] = from_float<T>(to_float(x[pos]) * m);
+  if (noise != nullptr && sp == 0) noise[nc] = from_float<T>(m);
+}
+
+// grad_x = g * the saved noise of the element's channel.
+template <class T>
+__global__ void channel_dropout_backward_kernel(ActShape s, const T* g, const T* noise, T* grad_x) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= static_cast<int64_t>(s.numel())) return;
+  const int pos = static_cast<int>(idx);
+  int n, c, sp;
+  decode(s, pos, s.s, n, c, sp);
+  grad_x[pos] = from_float<T>(to_float(g[pos]) * to_float(noise[n * s.c + c]));
+}
+
 }  // namespace
 
 const std::vector<OpKind>& activation_kinds() {
@@ -248,6 +278,28 @@ void dropout_backward(DType dtype, const void* g, const uint8_t* mask, void* gra
     const bool vec = all_aligned16(g, grad_x);
     dropout_backward_kernel<T><<<frag_blocks<T>(count), kThreads, 0, stream>>>(
         static_cast<const T*>(g), mask, static_cast<T*>(grad_x), scale, count, vec);
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void channel_dropout_forward(DType dtype, ActShape shape, const void* x, void* y, void* noise, float p, float scale,
+                             uint64_t seed, cudaStream_t stream) {
+  if (shape.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    channel_dropout_forward_kernel<T><<<blocks_for(shape.numel()), kThreads, 0, stream>>>(
+        shape, static_cast<const T*>(x), static_cast<T*>(y), static_cast<T*>(noise), p, scale, seed);
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void channel_dropout_backward(DType dtype, ActShape shape, const void* g, const void* noise, void* grad_x,
+                              cudaStream_t stream) {
+  if (shape.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    channel_dropout_backward_kernel<T><<<blocks_for(shape.numel()), kThreads, 0, stream>>>(
+        shape, static_cast<const T*>(g), static_cast<const T*>(noise), static_cast<T*>(grad_x));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

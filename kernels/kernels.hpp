@@ -67,6 +67,14 @@ void dropout_forward(DType dtype, ActShape shape, const void* x, void* y, uint8_
 void dropout_backward(DType dtype, const void* g, const uint8_t* mask, void* grad_x, float scale, int count,
                       cudaStream_t stream);
 
+// Channel dropout keeps channel (n, c) when dropout_keep(n*C + c, seed, p) and scales it by
+// `scale`; noise (N*C values of the dtype, may be null) records 0 or scale per channel, which
+// backward multiplies the gradient by.
+void channel_dropout_forward(DType dtype, ActShape shape, const void* x, void* y, void* noise, float p, float scale,
+                             uint64_t seed, cudaStream_t stream);
+void channel_dropout_backward(DType dtype, ActShape shape, const void* g, const void* noise, void* grad_x,
+                              cudaStream_t stream);
+
 // ---- per-channel reductions (batch norm, conv bias) ----------------------------------------
 
 // Per-channel reductions over (N, spatial) run in two stages: independent chunks of rows
@@ -190,11 +198,21 @@ struct UpsampleShape {
   Dims3 in{}, out{};
   int scale = 2;
   bool channels_last = false;
+  bool linear = false;  // linear (bilinear, trilinear) to `out` instead of nearest by `scale`
+  bool align_corners = false;
 };
 // Nearest neighbour: output position o reads input o / scale along every dim.
 void upsample_forward(DType dtype, const UpsampleShape& shape, const void* x, void* y, cudaStream_t stream);
 // grad_x[i] = sum of g over the scale^d block that reads i.
 void upsample_backward(DType dtype, const UpsampleShape& shape, const void* g, void* grad_x, cudaStream_t stream);
+// Linear, as PyTorch's upsample_{bi,tri}linear: each output mixes the 2^d input positions around
+// its source coordinate. Backward scatters each output gradient to them with atomicAdd into a
+// float workspace (one float per input element), then writes grad_x in its dtype.
+void upsample_linear_forward(DType dtype, const UpsampleShape& shape, const void* x, void* y, cudaStream_t stream);
+int64_t upsample_linear_backward_workspace_bytes(const UpsampleShape& shape);
+void upsample_linear_backward(DType dtype, const UpsampleShape& shape, const void* g, void* grad_x, void* workspace,
+                              cudaStream_t stream);
+
 
 // ---- layout (kernels/layout.cu) -------------------------------------------------------------
 

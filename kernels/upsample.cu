@@ -1,6 +1,7 @@
-// Nearest-neighbour upsampling by an integer scale, forward and backward, as the reference:
+// Upsampling, forward and backward, as the reference. Nearest neighbour by an integer scale:
 // output position o reads input position o / scale along every spatial dim, and each input
-// position's gradient is the sum over the block of outputs that read it.
+// position's gradient is the sum over the block of outputs that read it. Linear: each output
+// mixes the 2^d input positions around its source coordinate; backward scatters with atomicAdd.
 #include "kernels/common.cuh"
 
 namespace convbench::kernels {
@@ -38,6 +39,73 @@ __global__ void upsample_backward_kernel(UpsampleShape s, const T* g, T* grad_x)
   grad_x[p] = from_float<T>(sum);
 }
 
+// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1:
+// PyTorch's area_pixel_compute_scale / _source_index in float (without align_corners the scale
+// is in / out, the same float as PyTorch's 1 / scale_factor for an integer scale).
+struct LinearTap {
+  int i0, i1;
+  float w0, w1;
+};
+
+__device__ __forceinline__ LinearTap linear_tap(int in, int out, int o, bool align_corners) {
+  const float scale = align_corners ? (out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f)
+                                    : static_cast<float>(in) / static_cast<float>(out);
+  float src = align_corners ? scale * static_cast<float>(o) : scale * (static_cast<float>(o) + 0.5f) - 0.5f;
+  if (src < 0.0f) src = 0.0f;
+  const int i0 = static_cast<int>(src);
+  const float w1 = src - static_cast<float>(i0);
+  return {i0, i0 < in - 1 ? i0 + 1 : i0, 1.0f - w1, w1};
+}
+
+// Calls f(flat input position, weight) for the corners of output position o with a nonzero
+// weight (a 2-D tensor's depth has one tap).
+template <class F>
+__device__ __forceinline__ void for_each_corner(const UpsampleShape& s, int o, F f) {
+  const LinearTap a = linear_tap(s.in[0], s.out[0], o / (s.out[1] * s.out[2]), s.align_corners);
+  const LinearTap b = linear_tap(s.in[1], s.out[1], o / s.out[2] % s.out[1], s.align_corners);
+  const LinearTap c = linear_tap(s.in[2], s.out[2], o % s.out[2], s.align_corners);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float weight = (i & 4 ? a.w1 : a.w0) * (i & 2 ? b.w1 : b.w0) * (i & 1 ? c.w1 : c.w0);
+    if (weight == 0.0f) continue;
+    const int d = i & 4 ? a.i1 : a.i0, h = i & 2 ? b.i1 : b.i0, w = i & 1 ? c.i1 : c.i0;
+    f((d * s.in[1] + h) * s.in[2] + w, weight);
+  }
+}
+
+template <class T>
+__global__ void upsample_linear_forward_kernel(UpsampleShape s, const T* x, T* y) {
+  const int in_size = volume(s.in), out_size = volume(s.out);
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= static_cast<int64_t>(s.n) * s.c * out_size) return;
+  const int p = static_cast<int>(idx);
+  int n, c, o;
+  decode(s, p, out_size, n, c, o);
+  float sum = 0.0f;
+  for_each_corner(s, o, [&](int i, float weight) { sum += weight * to_float(x[position(s, n, c, i, in_size)]); });
+  y[p] = from_float<T>(sum);
+}
+
+// One thread per output element scatters its gradient into the float accumulator `acc`, which
+// has grad_x's layout.
+template <class T>
+__global__ void upsample_linear_scatter_kernel(UpsampleShape s, const T* g, float* acc) {
+  const int in_size = volume(s.in), out_size = volume(s.out);
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= static_cast<int64_t>(s.n) * s.c * out_size) return;
+  const int p = static_cast<int>(idx);
+  int n, c, o;
+  decode(s, p, out_size, n, c, o);
+  const float gv = to_float(g[p]);
+  for_each_corner(s, o, [&](int i, float weight) { atomicAdd(acc + position(s, n, c, i, in_size), weight * gv); });
+}
+
+template <class T>
+__global__ void float_to_storage_kernel(const float* acc, T* out, int64_t count) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx < count) out[idx] = from_float<T>(acc[idx]);
+}
+
 int64_t count(const UpsampleShape& s, const Dims3& d) { return static_cast<int64_t>(s.n) * s.c * d[0] * d[1] * d[2]; }
 
 }  // namespace
@@ -58,6 +126,37 @@ void upsample_backward(DType dtype, const UpsampleShape& s, const void* g, void*
     using T = decltype(tag);
     upsample_backward_kernel<T>
         <<<blocks_for(count(s, s.in)), kThreads, 0, stream>>>(s, static_cast<const T*>(g), static_cast<T*>(grad_x));
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void upsample_linear_forward(DType dtype, const UpsampleShape& s, const void* x, void* y, cudaStream_t stream) {
+  if (count(s, s.out) <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    upsample_linear_forward_kernel<T>
+        <<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(s, static_cast<const T*>(x), static_cast<T*>(y));
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+int64_t upsample_linear_backward_workspace_bytes(const UpsampleShape& s) { return region_bytes<float>(count(s, s.in)); }
+
+void upsample_linear_backward(DType dtype, const UpsampleShape& s, const void* g, void* grad_x, void* workspace,
+                              cudaStream_t stream) {
+  const int64_t in_count = count(s, s.in);
+  if (in_count <= 0) return;
+  if (workspace == nullptr) throw std::invalid_argument("upsample_linear_backward: no workspace");
+  float* acc = static_cast<float*>(workspace);
+  CONVBENCH_CUDA_CHECK(cudaMemsetAsync(acc, 0, static_cast<size_t>(in_count) * sizeof(float), stream));
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (count(s, s.out) > 0) {
+      upsample_linear_scatter_kernel<T>
+          <<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(s, static_cast<const T*>(g), acc);
+      CONVBENCH_CUDA_CHECK_LAUNCH();
+    }
+    float_to_storage_kernel<T><<<blocks_for(in_count), kThreads, 0, stream>>>(acc, static_cast<T*>(grad_x), in_count);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

@@ -251,6 +251,9 @@ inline std::vector<OpCase> op_cases() {
   add("leaky_relu3d", {1, 2, 3, 3, 3}, [](GraphBuilder& b, int x) { return b.leaky_relu("lrelu", x, 0.2); });
   add("dropout2d", {2, 3, 4, 4}, [](GraphBuilder& b, int x) { return b.dropout("drop", x, 0.3); });
   add("dropout3d", {1, 2, 3, 3, 2}, [](GraphBuilder& b, int x) { return b.dropout("drop", x, 0.5); });
+  // Channels dropped whole: shapes with several (n, c) channels, some kept and some dropped.
+  add("channel_dropout2d", {3, 4, 3, 2}, [](GraphBuilder& b, int x) { return b.channel_dropout("cdrop", x, 0.3); });
+  add("channel_dropout3d", {2, 3, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.channel_dropout("cdrop", x, 0.5); });
   add("add2d", {2, 3, 3, 4}, [](GraphBuilder& b, int x) { return b.add("add", x, x); });
   add("sub3d", {1, 3, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.sub("sub", x, x); });
   add("concat3_2d", {2, 2, 3, 3}, [](GraphBuilder& b, int x) {
@@ -276,6 +279,22 @@ inline std::vector<OpCase> op_cases() {
   });
   add("upsample2d", {1, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 2); });
   add("upsample3d", {1, 2, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 3); });
+  // Linear: by a scale, to sizes that are no multiple of the input (up and down), with and
+  // without align_corners, and to the input's own size (an exact copy).
+  add("upsample_linear2d", {2, 2, 3, 4}, [](GraphBuilder& b, int x) { return b.upsample_linear("up", x, 2); });
+  add("upsample_linear2d_size_align_corners", {1, 3, 3, 4}, [](GraphBuilder& b, int x) {
+    return b.upsample_linear("up", x, 2, true, {5, 3});
+  });
+  add("upsample_linear2d_size", {1, 2, 4, 3}, [](GraphBuilder& b, int x) {
+    return b.upsample_linear("up", x, 2, false, {7, 2});
+  });
+  add("upsample_linear2d_same_size", {1, 2, 3, 3}, [](GraphBuilder& b, int x) {
+    return b.upsample_linear("up", x, 2, false, {3, 3});
+  });
+  add("upsample_linear3d", {1, 2, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.upsample_linear("up", x, 2); });
+  add("upsample_linear3d_size_align_corners", {1, 2, 2, 3, 4}, [](GraphBuilder& b, int x) {
+    return b.upsample_linear("up", x, 2, true, {3, 5, 2});
+  });
   // To the other layout of the case's (both ways, as every case runs in both layouts); channel and
   // spatial counts that are not multiples of a tile catch a blocked transpose's edges.
   add("convert_layout2d", {2, 34, 5, 7}, [](GraphBuilder& b, int x) { return b.convert_layout("convert", x); });

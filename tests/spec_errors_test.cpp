@@ -80,10 +80,11 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
   EXPECT_EQ(error_of(custom + "          - {op: conv, name: c, kernal: 3}\n"),
             "bad.yaml:7:33: blocks[0].variants[0].ops[0].kernal: unknown key \"kernal\" for a "
             "conv op (did you mean \"kernel\"?)");
-  EXPECT_EQ(error_of(custom + "          - {op: convv, name: c}\n"),
-            "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, "
-            "conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, add, sub, "
-            "concat, max_pool, avg_pool, upsample or convert_layout) (did you mean \"conv\"?)");
+  EXPECT_EQ(
+      error_of(custom + "          - {op: convv, name: c}\n"),
+      "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, "
+      "conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
+      "concat, max_pool, avg_pool, upsample or convert_layout) (did you mean \"conv\"?)");
 }
 
 TEST(SpecErrors, YamlMergeKeysAreExplained) {
@@ -163,10 +164,11 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{op: relu}]}]\n"),
             "bad.yaml:4:37: blocks[0].variants[0].ops[0].name: missing required field \"name\" "
             "(the name later ops and `output` use)");
-  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
-            "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one "
-            "of conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, "
-            "add, sub, concat, max_pool, avg_pool, upsample or convert_layout)");
+  EXPECT_EQ(
+      error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
+      "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one "
+      "of conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, "
+      "add, sub, concat, max_pool, avg_pool, upsample or convert_layout)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------

@@ -661,6 +661,113 @@ blocks:
             # unit: 2 variants x 2 points; volume: 2 points
             self.dump_and_verify(tmp, write(tmp, "boundary.yaml", spec), expected_dumps=6)
 
+    def compare_saved_bytes(self, spec, tmp):
+        """What autograd saves in one training forward: analyze's prediction against the peer's
+        saved-tensor accounting (both without parameters and the block input)."""
+        out = os.path.join(tmp, "analyze-memory.json")
+        proc = subprocess.run([CONVBENCH, "analyze", spec, "--json", out], capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            ours = {(r["block"], r["variant"], r["point_label"]): r for r in json.load(f)["results"]}
+        theirs = peer_rows(spec, tmp, "--min-time", "0.001", "--min-samples", "1", "--warmup", "0", "--timeout", "0.3")
+        self.assertEqual(list(ours), list(theirs))
+        for key, row in ours.items():
+            self.assertEqual(theirs[key]["status"], "ok", (key, theirs[key]["message"]))
+            self.assertEqual(row["memory"]["predicted"]["saved_bytes"], theirs[key]["memory"]["saved_bytes"], key)
+
+    def replay_with_verify(self, path, tmp, rows):
+        """PyTorch's step dumped (float64, convbench's Philox masks) and replayed by `convbench
+        verify` on the reference and cpu backends."""
+        dumps = os.path.join(tmp, "dumps")
+        os.mkdir(dumps)
+        proc = run_peer([path, "--dump-tensors", dumps, "--counts-only", "--json", os.path.join(tmp, "p.json")])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(len(os.listdir(dumps)), rows)
+        for device in ("reference", "cpu"):
+            run = subprocess.run([CONVBENCH, "verify", path, dumps, "--device", device],
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertIn(" 0 failed", run.stdout)
+            self.assertNotIn("missing", run.stdout)
+
+    def test_channel_dropout_matches_pytorch(self):
+        # nn.Dropout2d / nn.Dropout3d: counts, the saved noise (N x C values, as PyTorch's feature
+        # dropout keeps), and one training step replayed with the same Philox channel masks.
+        spec = """
+name: channel-dropout
+sweep:
+  layout: [channels_first, channels_last]
+blocks:
+  - name: planes
+    batch: 3
+    in_channels: 4
+    out_channels: 6
+    size: 5
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c, out_channels: 6}
+          - {op: channel_dropout, name: d, p: 0.3}
+          - {op: conv, name: out, kernel: 1}
+  - name: volume
+    dims: 3
+    batch: 2
+    in_channels: 3
+    out_channels: 3
+    size: 3
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c}
+          - {op: channel_dropout, name: d}
+          - {op: conv, name: out, kernel: 1}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "channel_dropout.yaml", spec)
+            self.compare_with_analyze(path)
+            self.compare_saved_bytes(path, tmp)
+            self.replay_with_verify(path, tmp, 4)
+
+    def test_linear_upsampling_matches_pytorch(self):
+        # upsample mode linear (nn.Upsample bilinear / trilinear) by a scale and to a size, with and
+        # without align_corners: counts, nothing saved, one step replayed by verify.
+        spec = """
+name: linear-upsample
+sweep:
+  layout: [channels_first, channels_last]
+blocks:
+  - name: plane
+    batch: 2
+    in_channels: 3
+    out_channels: 4
+    size: [5, 4]
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c, out_channels: 4}
+          - {op: upsample, name: up, mode: linear}
+          - {op: upsample, name: size, mode: linear, size: [7, 3], align_corners: true}
+          - {op: conv, name: out, kernel: 1}
+  - name: volume
+    dims: 3
+    batch: 1
+    in_channels: 2
+    out_channels: 2
+    size: [2, 3, 4]
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c}
+          - {op: upsample, name: up, mode: linear, size: [3, 5, 2]}
+          - {op: upsample, name: corners, mode: linear, scale: 2, align_corners: true}
+          - {op: conv, name: out, kernel: 1}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "upsample.yaml", spec)
+            self.compare_with_analyze(path)
+            self.compare_saved_bytes(path, tmp)
+            self.replay_with_verify(path, tmp, 4)
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):

@@ -121,7 +121,10 @@ MemoryPrediction predict_memory(const Graph& graph, bool training, const Workspa
     if (training)
       for (const TensorDesc& a : aux_tensors(graph, op)) {
         aux.push_back(sim.alloc(bytes_of(a), recorded[i] ? MemoryCategory::saved : MemoryCategory::temporaries));
-        kept[aux.back()].what = (op.kind == OpKind::dropout ? "mask of " : "statistics of ") + op.name;
+        kept[aux.back()].what = (op.kind == OpKind::dropout           ? "mask of "
+                                 : op.kind == OpKind::channel_dropout ? "noise of "
+                                                                      : "statistics of ") +
+                                op.name;
         kept[aux.back()].producer = op.name;
       }
     sim.transient(ws(op, Phase::forward), MemoryCategory::workspace);

@@ -52,6 +52,11 @@ struct Op {
   double negative_slope = 0.01;  // leaky_relu
   double dropout_p = 0.0;
   int64_t upsample_scale = 2;
+  // upsample's mode linear (PyTorch's bilinear in 2-D, trilinear in 3-D; nearest otherwise), its
+  // align_corners, and the output's spatial size given instead of the scale (empty: by scale).
+  bool upsample_linear = false;
+  bool align_corners = false;
+  std::vector<int64_t> upsample_size;
 };
 
 }  // namespace convbench

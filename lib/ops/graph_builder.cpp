@@ -109,6 +109,12 @@ int GraphBuilder::dropout(const std::string& name, int x, double p) {
   return add(std::move(op));
 }
 
+int GraphBuilder::channel_dropout(const std::string& name, int x, double p) {
+  Op op = make_op(OpKind::channel_dropout, name, {x});
+  op.dropout_p = p;
+  return add(std::move(op));
+}
+
 int GraphBuilder::add(const std::string& name, int a, int b) { return add(make_op(OpKind::add, name, {a, b})); }
 
 int GraphBuilder::sub(const std::string& name, int a, int b) { return add(make_op(OpKind::sub, name, {a, b})); }
@@ -132,6 +138,16 @@ int GraphBuilder::avg_pool(const std::string& name, int x, const PoolAttrs& attr
 int GraphBuilder::upsample(const std::string& name, int x, int64_t scale) {
   Op op = make_op(OpKind::upsample, name, {x});
   op.upsample_scale = scale;
+  return add(std::move(op));
+}
+
+int GraphBuilder::upsample_linear(const std::string& name, int x, int64_t scale, bool align_corners,
+                                  std::vector<int64_t> size) {
+  Op op = make_op(OpKind::upsample, name, {x});
+  op.upsample_scale = scale;
+  op.upsample_linear = true;
+  op.align_corners = align_corners;
+  op.upsample_size = std::move(size);
   return add(std::move(op));
 }
 

@@ -36,12 +36,16 @@ class GraphBuilder {
   int relu(const std::string& name, int x);
   int leaky_relu(const std::string& name, int x, double negative_slope);
   int dropout(const std::string& name, int x, double p);
+  int channel_dropout(const std::string& name, int x, double p);
   int add(const std::string& name, int a, int b);
   int sub(const std::string& name, int a, int b);
   int concat(const std::string& name, const std::vector<int>& xs);
   int max_pool(const std::string& name, int x, const PoolAttrs& attrs);
   int avg_pool(const std::string& name, int x, const PoolAttrs& attrs);
   int upsample(const std::string& name, int x, int64_t scale);
+  // Linear (bilinear, trilinear) by `scale`, or to `size` (the output's spatial size) when given.
+  int upsample_linear(const std::string& name, int x, int64_t scale, bool align_corners = false,
+                      std::vector<int64_t> size = {});
   int convert_layout(const std::string& name, int x);  // to the other memory layout
 
   // Marks the output and returns the finished graph.

@@ -25,11 +25,13 @@ enum class FieldKind {
   per_dim_positive,  // an integer (repeated per spatial dim) or one per dim, each >= 1
   per_dim_nonneg,    // the same, each >= 0
   padding,           // per_dim_nonneg, or "same"
+  keyword,           // one of the field's `words` (upsample's mode)
 };
 
 struct OpField {
   std::string key;
   FieldKind kind;
+  std::vector<std::string> words = {};  // FieldKind::keyword: the words it may hold
 };
 
 // A keyword a field may hold instead of a number ("same" padding, "depthwise" groups).

@@ -37,8 +37,8 @@ std::vector<std::string> all_op_keys() {
 std::string str(int64_t v) { return std::to_string(v); }
 
 // Reads one declared field by its kind; a wrong type or range fails at the value.
-FieldValue read_field(const Field& f, FieldKind kind, int dims) {
-  switch (kind) {
+FieldValue read_field(const Field& f, const OpField& declared, int dims) {
+  switch (declared.kind) {
     case FieldKind::positive_int: return f.as_int(1);
     case FieldKind::groups:
       if (f.is_string()) {
@@ -60,6 +60,7 @@ FieldValue read_field(const Field& f, FieldKind kind, int dims) {
       if (!padding) return FieldKeyword{"same"};
       return *padding;
     }
+    case FieldKind::keyword: return FieldKeyword{f.as_choice(declared.words, declared.key)};
   }
   f.fail("a field of an unknown kind");  // unreachable: every kind is handled above
 }
@@ -108,7 +109,7 @@ class CustomGraphReader {
     std::vector<int> inputs;
     for (const std::string& input : op.inputs) inputs.push_back(values_.at(input));
     for (const OpField& declared : def.fields)
-      if (auto f = o.get(declared.key)) op.fields.set(declared.key, read_field(*f, declared.kind, block_.dims));
+      if (auto f = o.get(declared.key)) op.fields.set(declared.key, read_field(*f, declared, block_.dims));
 
     int value = -1;
     try {

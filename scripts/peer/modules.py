@@ -53,6 +53,29 @@ class PhiloxDropout(nn.Module):
         return x * scale.to(device=x.device, dtype=x.dtype)
 
 
+class PhiloxChannelDropout(nn.Module):
+    """nn.Dropout2d/3d with convbench's mask rule: channel (n, c) is kept when
+    dropout_keep(n*C + c, seed, p). Like PyTorch's feature dropout, the input is multiplied by a
+    constant noise of shape (N, C, 1, ..., 1) in the input's dtype, which autograd saves."""
+
+    def __init__(self, p, seed):
+        super().__init__()
+        self.p = p
+        self.seed = seed
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        n, c = int(x.shape[0]), int(x.shape[1])
+        keep = philox.dropout_mask(n * c, self.seed, self.p).reshape((n, c) + (1,) * (x.dim() - 2))
+        noise = torch.from_numpy(keep.astype(np.float64) / (1.0 - self.p))
+        return x * noise.to(device=x.device, dtype=x.dtype)
+
+
+def channel_dropout_module(dims, p):
+    return nn.Dropout2d(p) if dims == 2 else nn.Dropout3d(p)
+
+
 class BlockModule(nn.Module):
     def __init__(self):
         super().__init__()
@@ -160,6 +183,17 @@ def build_main_path(m, block, variant):
     raise ValueError(f"unknown variant kind {kind}")
 
 
+def upsample_module(dims, op):
+    """nn.Upsample as convbench resolved the op: nearest by its scale, or linear (bilinear in 2-D,
+    trilinear in 3-D) by its scale or to its size, with its align_corners."""
+    if op.get("mode", "nearest") != "linear":
+        return nn.Upsample(scale_factor=op["scale"], mode="nearest")
+    mode = "bilinear" if dims == 2 else "trilinear"
+    if "size" in op:
+        return nn.Upsample(size=tuple(op["size"]), mode=mode, align_corners=op["align_corners"])
+    return nn.Upsample(scale_factor=op["scale"], mode=mode, align_corners=op["align_corners"])
+
+
 def build_custom_ops(m, block, variant):
     """A custom variant's ops as convbench resolved them (every field present: the resolved spec
     applies the defaults); the channels flowing between them are tracked here, independently."""
@@ -189,6 +223,8 @@ def build_custom_ops(m, block, variant):
             module, cout = nn.Sigmoid(), cin
         elif kind == "dropout":
             module, cout = nn.Dropout(op["p"]), cin
+        elif kind == "channel_dropout":
+            module, cout = channel_dropout_module(dims, op["p"]), cin
         elif kind in ("add", "sub"):
             if channels[inputs[0]] != channels[inputs[1]]:
                 raise ValueError(f"{name}: operands differ in channels")
@@ -206,7 +242,7 @@ def build_custom_ops(m, block, variant):
                              count_include_pad=True)
             cout = cin
         elif kind == "upsample":
-            module, cout = nn.Upsample(scale_factor=op["scale"], mode="nearest"), cin
+            module, cout = upsample_module(dims, op), cin
         else:
             raise ValueError(f"{name}: unknown op kind {kind}")
         m.add_step(name, module, inputs)
@@ -233,6 +269,8 @@ def build_block(block, variant, dropout_seed=None):
             for name, module, _ in list(m.steps):
                 if isinstance(module, nn.Dropout):
                     replace_step(m, name, dropout(module.p))
+                elif isinstance(module, (nn.Dropout2d, nn.Dropout3d)):
+                    replace_step(m, name, PhiloxChannelDropout(module.p, dropout_seed))
         return m.finish(convert_at_boundary(m, block, out))
     if block["dropout"] > 0.0:
         out = m.add_step("dropout", dropout(block["dropout"]), [out])

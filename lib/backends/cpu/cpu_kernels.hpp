@@ -62,6 +62,9 @@ void concat_forward(const std::vector<const Tensor*>& xs, Tensor& y);
 void concat_backward(const Tensor& dy, const std::vector<Tensor*>& dxs, const std::vector<int64_t>& channels);
 void upsample_forward(const Tensor& x, Tensor& y, int64_t scale);
 void upsample_backward(const Tensor& dy, Tensor& dx, int64_t scale);
+// Linear (bilinear, trilinear) to y's size, as PyTorch's kernels; backward scatters (the adjoint).
+void upsample_linear_forward(const Tensor& x, Tensor& y, bool align_corners);
+void upsample_linear_backward(const Tensor& dy, Tensor& dx, bool align_corners);
 
 // Pooling, pool_cpu.cpp. indices: int64 in y's layout, flat index into x's spatial plane.
 void max_pool_forward(const Tensor& x, Tensor& y, Tensor* indices, const PoolAttrs& attrs);

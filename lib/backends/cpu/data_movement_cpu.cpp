@@ -1,8 +1,9 @@
-// Concat along channels, nearest-neighbour upsampling and layout conversion, forward and backward,
-// in both layouts.
+// Concat along channels, upsampling (nearest neighbour, linear) and layout conversion, forward and
+// backward, in both layouts.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
 
@@ -70,7 +71,128 @@ void convert_layout(const Tensor& src, Tensor& dst) {
   transpose_per_sample(src.data<float>(), dst.data<float>(), d.batch(), to_last ? c : s, to_last ? s : c);
 }
 
+// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1:
+// PyTorch's area_pixel_compute_scale / _source_index in float, as its CPU kernels compute them.
+// Without align_corners the scale is in / out (PyTorch's 1 / scale_factor for an integer scale is
+// the same float).
+struct LinearTap {
+  int64_t i0, i1;
+  float w0, w1;
+};
+
+std::vector<LinearTap> linear_taps(int64_t in, int64_t out, bool align_corners) {
+  const float scale = align_corners ? (out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.f)
+                                    : static_cast<float>(in) / static_cast<float>(out);
+  std::vector<LinearTap> taps(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    float src = align_corners ? scale * static_cast<float>(o) : scale * (static_cast<float>(o) + 0.5f) - 0.5f;
+    if (src < 0.f) src = 0.f;
+    const int64_t i0 = static_cast<int64_t>(src);
+    const float w1 = src - static_cast<float>(i0);
+    taps[static_cast<size_t>(o)] = {i0, i0 < in - 1 ? i0 + 1 : i0, 1.f - w1, w1};
+  }
+  return taps;
+}
+
+// The up-to-8 input corners of one output position with their weights (zero weights left out:
+// a 2-D tensor's depth has one tap).
+struct Corners {
+  int count = 0;
+  int64_t at[8];
+  float weight[8];
+};
+
+struct LinearGeometry {
+  Extent in, out;
+  std::vector<LinearTap> d, h, w;
+  LinearGeometry(const TensorDesc& x, const TensorDesc& y, bool align_corners)
+      : in(spatial(x)),
+        out(spatial(y)),
+        d(linear_taps(in.d, out.d, align_corners)),
+        h(linear_taps(in.h, out.h, align_corners)),
+        w(linear_taps(in.w, out.w, align_corners)) {}
+
+  Corners corners(int64_t o) const {
+    const LinearTap& a = d[static_cast<size_t>(o / (out.h * out.w))];
+    const LinearTap& b = h[static_cast<size_t>((o / out.w) % out.h)];
+    const LinearTap& c = w[static_cast<size_t>(o % out.w)];
+    Corners k;
+    for (int i = 0; i < 8; ++i) {
+      const float weight = (i & 4 ? a.w1 : a.w0) * (i & 2 ? b.w1 : b.w0) * (i & 1 ? c.w1 : c.w0);
+      if (weight == 0.f) continue;
+      const int64_t id = i & 4 ? a.i1 : a.i0, ih = i & 2 ? b.i1 : b.i0, iw = i & 1 ? c.i1 : c.i0;
+      k.at[k.count] = (id * in.h + ih) * in.w + iw;
+      k.weight[k.count++] = weight;
+    }
+    return k;
+  }
+};
+
 }  // namespace
+
+void upsample_linear_forward(const Tensor& x, Tensor& y, bool align_corners) {
+  const LinearGeometry g(x.desc, y.desc, align_corners);
+  const int64_t channels = x.desc.channels(), batch = x.desc.batch();
+  const int64_t in_size = g.in.volume(), out_size = g.out.volume();
+  const bool last = x.desc.layout == Layout::channels_last;
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  // One output position of one sample at a time: every channel reads the same corners.
+#pragma omp parallel for schedule(static) if (y.desc.numel() > (1 << 15))
+  for (int64_t p = 0; p < batch * out_size; ++p) {
+    const int64_t n = p / out_size, o = p % out_size;
+    const Corners k = g.corners(o);
+    if (last) {
+      float* dst = yp + p * channels;
+      std::memset(dst, 0, static_cast<size_t>(channels) * sizeof(float));
+      for (int j = 0; j < k.count; ++j) {
+        const float* src = xp + (n * in_size + k.at[j]) * channels;
+        for (int64_t c = 0; c < channels; ++c) dst[c] += k.weight[j] * src[c];
+      }
+    } else {
+      for (int64_t c = 0; c < channels; ++c) {
+        const float* src = xp + (n * channels + c) * in_size;
+        float sum = 0.f;
+        for (int j = 0; j < k.count; ++j) sum += k.weight[j] * src[k.at[j]];
+        yp[(n * channels + c) * out_size + o] = sum;
+      }
+    }
+  }
+}
+
+// The adjoint: each output gradient is scattered to its corners. Threads own disjoint parts of
+// dx (channels_first: planes; channels_last: samples), so no two write one element.
+void upsample_linear_backward(const Tensor& dy, Tensor& dx, bool align_corners) {
+  const LinearGeometry g(dx.desc, dy.desc, align_corners);
+  const int64_t channels = dx.desc.channels(), batch = dx.desc.batch();
+  const int64_t in_size = g.in.volume(), out_size = g.out.volume();
+  const bool last = dx.desc.layout == Layout::channels_last;
+  const float* gp = dy.data<float>();
+  float* dp = dx.data<float>();
+  std::memset(dp, 0, static_cast<size_t>(dx.desc.bytes()));
+  if (last) {
+#pragma omp parallel for schedule(static) if (dy.desc.numel() > (1 << 15))
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t o = 0; o < out_size; ++o) {
+        const Corners k = g.corners(o);
+        const float* src = gp + (n * out_size + o) * channels;
+        for (int j = 0; j < k.count; ++j) {
+          float* dst = dp + (n * in_size + k.at[j]) * channels;
+          for (int64_t c = 0; c < channels; ++c) dst[c] += k.weight[j] * src[c];
+        }
+      }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (dy.desc.numel() > (1 << 15))
+  for (int64_t plane = 0; plane < batch * channels; ++plane) {
+    const float* src = gp + plane * out_size;
+    float* dst = dp + plane * in_size;
+    for (int64_t o = 0; o < out_size; ++o) {
+      const Corners k = g.corners(o);
+      for (int j = 0; j < k.count; ++j) dst[k.at[j]] += k.weight[j] * src[o];
+    }
+  }
+}
 
 void concat_forward(const std::vector<const Tensor*>& xs, Tensor& y) {
   std::vector<int64_t> channels;
@@ -171,13 +293,20 @@ void register_data_movement_kernels(KernelTable& table) {
                                          convert_layout(need(call.grad_output, call.op, "grad_output"), *dx);
                                      }});
   table.add(OpKind::upsample, {[](const ForwardCall& call) {
-                                 upsample_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
-                                                  call.op.upsample_scale);
+                                 const Tensor& x = need(at_or_null(call.inputs, 0), call.op, "input");
+                                 if (call.op.upsample_linear)
+                                   upsample_linear_forward(x, *call.output, call.op.align_corners);
+                                 else
+                                   upsample_forward(x, *call.output, call.op.upsample_scale);
                                },
                                [](const BackwardCall& call) {
-                                 if (Tensor* dx = at_or_null(call.grad_inputs, 0))
-                                   upsample_backward(need(call.grad_output, call.op, "grad_output"), *dx,
-                                                     call.op.upsample_scale);
+                                 Tensor* dx = at_or_null(call.grad_inputs, 0);
+                                 if (dx == nullptr) return;
+                                 const Tensor& dy = need(call.grad_output, call.op, "grad_output");
+                                 if (call.op.upsample_linear)
+                                   upsample_linear_backward(dy, *dx, call.op.align_corners);
+                                 else
+                                   upsample_backward(dy, *dx, call.op.upsample_scale);
                                }});
 }
 

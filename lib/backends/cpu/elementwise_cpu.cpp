@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
 #include "runtime/philox.hpp"
@@ -37,6 +38,46 @@ void sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
   float* __restrict dp = dx.data<float>();
 #pragma omp parallel for simd schedule(static) if (n > kParallelElements)
   for (int64_t i = 0; i < n; ++i) dp[i] = gp[i] * yp[i] * (1.f - yp[i]);
+}
+
+// channel_dropout's channel (n, c) of the element at memory position i, numbered n*C + c.
+struct ChannelOf {
+  int64_t channels, spatial;
+  bool last;
+  int64_t operator()(int64_t i) const {
+    return last ? (i / (spatial * channels)) * channels + i % channels : i / spatial;
+  }
+};
+
+ChannelOf channel_of(const TensorDesc& d) {
+  return {d.channels(), d.spatial_size(), d.layout == Layout::channels_last};
+}
+
+// The noise (N*C floats, 0 or 1/(1-p)) from dropout's keep rule indexed by channel n*C + c, then
+// y = x * noise of the element's channel.
+void channel_dropout_forward(const Tensor& x, Tensor& y, Tensor* noise_out, uint64_t seed, float p) {
+  const int64_t n = same_numel(x, y);
+  const int64_t planes = x.desc.batch() * x.desc.channels();
+  const float scale = static_cast<float>(1.0 / (1.0 - static_cast<double>(p)));
+  std::vector<float> own(noise_out ? 0 : static_cast<size_t>(planes));  // when the noise is not saved
+  float* noise = noise_out ? noise_out->data<float>() : own.data();
+  for (int64_t nc = 0; nc < planes; ++nc) noise[nc] = dropout_keep(static_cast<uint64_t>(nc), seed, p) ? scale : 0.f;
+  const ChannelOf channel = channel_of(x.desc);
+  const float* __restrict xp = x.data<float>();
+  float* __restrict yp = y.data<float>();
+#pragma omp parallel for schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) yp[i] = xp[i] * noise[channel(i)];
+}
+
+// dx = g * noise of the element's channel (PyTorch's backward of its multiply by the noise).
+void channel_dropout_backward(const Tensor& noise, const Tensor& dy, Tensor& dx) {
+  const int64_t n = same_numel(dy, dx);
+  const ChannelOf channel = channel_of(dy.desc);
+  const float* __restrict np = noise.data<float>();
+  const float* __restrict gp = dy.data<float>();
+  float* __restrict dp = dx.data<float>();
+#pragma omp parallel for schedule(static) if (n > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) dp[i] = gp[i] * np[channel(i)];
 }
 
 }  // namespace
@@ -207,6 +248,21 @@ void register_elementwise_kernels(KernelTable& table) {
            dropout_backward(need(at_or_null(call.aux, 0), call.op, "saved mask"),
                             need(call.grad_output, call.op, "grad_output"), *dx, static_cast<float>(call.op.dropout_p));
        }});
+  table.add(OpKind::channel_dropout,
+            {[](const ForwardCall& call) {
+               const Tensor& x = need(at_or_null(call.inputs, 0), call.op, "input");
+               if (!call.training) {
+                 copy(x, *call.output);  // the executor aliases instead; called anyway, it is the identity
+                 return;
+               }
+               channel_dropout_forward(x, *call.output, at_or_null(call.aux, 0), call.seed,
+                                       static_cast<float>(call.op.dropout_p));
+             },
+             [](const BackwardCall& call) {
+               if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                 channel_dropout_backward(need(at_or_null(call.aux, 0), call.op, "saved noise"),
+                                          need(call.grad_output, call.op, "grad_output"), *dx);
+             }});
   table.add(OpKind::add, {[](const ForwardCall& call) {
                             add(need(at_or_null(call.inputs, 0), call.op, "input"),
                                 need(at_or_null(call.inputs, 1), call.op, "second operand"), *call.output);

@@ -118,6 +118,11 @@ int64_t kernel_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bo
       return phase == Phase::backward && op.conv.bias
                  ? kernels::channel_sum_workspace_bytes(act_shape(graph.desc(op.output)))
                  : 0;
+    case OpKind::upsample:
+      // Linear backward accumulates in float (atomicAdd) before writing the gradient's dtype.
+      return phase == Phase::backward && op.upsample_linear
+                 ? kernels::upsample_linear_backward_workspace_bytes(upsample_shape(in, graph.desc(op.output), op))
+                 : 0;
     default: return 0;
   }
 }

@@ -55,14 +55,16 @@ kernels::PoolShape pool_shape(const TensorDesc& in, const TensorDesc& out, const
   return s;
 }
 
-kernels::UpsampleShape upsample_shape(const TensorDesc& in, const TensorDesc& out, int64_t scale) {
+kernels::UpsampleShape upsample_shape(const TensorDesc& in, const TensorDesc& out, const Op& op) {
   kernels::UpsampleShape s;
   s.n = static_cast<int>(in.batch());
   s.c = static_cast<int>(in.channels());
   s.in = spatial3(in);
   s.out = spatial3(out);
-  s.scale = static_cast<int>(scale);
+  s.scale = static_cast<int>(op.upsample_scale);
   s.channels_last = in.layout == Layout::channels_last;
+  s.linear = op.upsample_linear;
+  s.align_corners = op.align_corners;
   return s;
 }
 

@@ -25,7 +25,8 @@ kernels::ActShape act_shape(const TensorDesc& d);
 // Spatial sizes padded to three dims, 2-D tensors getting depth 1 (as the reference backend).
 kernels::Dims3 spatial3(const TensorDesc& d);
 kernels::PoolShape pool_shape(const TensorDesc& in, const TensorDesc& out, const PoolAttrs& a);
-kernels::UpsampleShape upsample_shape(const TensorDesc& in, const TensorDesc& out, int64_t scale);
+// `op`'s scale, mode and align_corners.
+kernels::UpsampleShape upsample_shape(const TensorDesc& in, const TensorDesc& out, const Op& op);
 float* float_data(Tensor* t);
 const float* float_data(const Tensor* t);
 void* raw(Tensor* t);

@@ -1,4 +1,4 @@
-// The CUDA backend's activations (every kind kernels/elementwise.cu lists), dropout, add and sub.
+// The CUDA backend's activations (every kind kernels/elementwise.cu lists), dropout, channel dropout, add and sub.
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 #include "ops/op_registry.hpp"
@@ -44,6 +44,27 @@ void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
                kernels::dropout_backward(b.dtype, b.g.raw(), need(at(call.aux, 0), b.op, "saved mask").data<uint8_t>(),
                                          b.grad_x->raw(), static_cast<float>(1.0 / (1.0 - b.op.dropout_p)),
                                          element_count(b.g.desc), stream);
+             }});
+
+  table.add(OpKind::channel_dropout,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               if (!call.training) {  // the identity (the executor normally aliases instead)
+                 CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(f.y.raw(), x.raw(), static_cast<size_t>(f.y.desc.bytes()),
+                                                      cudaMemcpyDeviceToDevice, stream));
+                 return;
+               }
+               kernels::channel_dropout_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(), raw(at(call.aux, 0)),
+                                                static_cast<float>(f.op.dropout_p),
+                                                static_cast<float>(1.0 / (1.0 - f.op.dropout_p)), call.seed, stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               if (!b.grad_x) return;
+               kernels::channel_dropout_backward(b.dtype, act_shape(b.g.desc), b.g.raw(),
+                                                 need(at(call.aux, 0), b.op, "saved noise").raw(), b.grad_x->raw(),
+                                                 stream);
              }});
 
   // add and sub: the executor aliases add's gradients and sub's first; any tensor it does pass is

@@ -1,5 +1,5 @@
-// Element-wise ops: relu, leaky_relu, sigmoid, dropout, add, sub. Element i of every vector here is logical
-// element i, which is what makes the dropout mask agree across layouts.
+// Element-wise ops: relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub. Element i of every vector here is
+// logical element i, which is what makes the dropout mask agree across layouts.
 #include <algorithm>
 #include <cmath>
 
@@ -40,6 +40,43 @@ void sigmoid_backward(const BackwardCall& call) {
   const std::vector<double> y = load(required(call.output, "sigmoid", "saved output"));
   const std::vector<double> g = load(required(call.grad_output, "sigmoid", "grad_output"));
   store(*grad_x, zip(g, y, [](double gv, double yv) { return gv * yv * (1.0 - yv); }));
+}
+
+// channel_dropout: logical element i belongs to channel i / S of the (n, c) channels, numbered
+// n*C + c; the channel is kept when dropout_keep(n*C + c, seed, p). The saved noise holds 0 or
+// 1/(1-p) per channel (PyTorch's feature-dropout noise); the output is x * mask * scale in double.
+void channel_dropout_forward(const ForwardCall& call) {
+  const Tensor& xt = required(optional_at(call.inputs, 0), "channel_dropout", "input");
+  const std::vector<double> x = load(xt);
+  Tensor& out = required(call.output, "channel_dropout", "output");
+  if (!call.training) {
+    store(out, x);
+    return;
+  }
+  const float p = static_cast<float>(call.op.dropout_p);
+  const double scale = keep_scale(call.op);
+  const int64_t channels = xt.desc.batch() * xt.desc.channels(), spatial = xt.desc.spatial_size();
+  std::vector<double> noise(static_cast<size_t>(channels)), y(x.size());
+  for (int64_t nc = 0; nc < channels; ++nc) {
+    const double m = dropout_keep(static_cast<uint64_t>(nc), call.seed, p) ? 1.0 : 0.0;
+    noise[static_cast<size_t>(nc)] = m * scale;
+    for (int64_t s = 0; s < spatial; ++s) y[nc * spatial + s] = x[nc * spatial + s] * m * scale;
+  }
+  store(out, y);
+  if (Tensor* saved_noise = optional_at(call.aux, 0)) store(*saved_noise, noise);
+}
+
+// g * mask * scale, the mask read from the saved noise (nonzero: kept), so that a noise rounded to
+// a lower precision still scales by the exact 1/(1-p) in double.
+void channel_dropout_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const double scale = keep_scale(call.op);
+  const std::vector<double> noise = load(required(optional_at(call.aux, 0), "channel_dropout", "saved noise"));
+  std::vector<double> g = load(required(call.grad_output, "channel_dropout", "grad_output"));
+  const int64_t spatial = grad_x->desc.spatial_size();
+  for (size_t i = 0; i < g.size(); ++i) g[i] *= noise[i / static_cast<size_t>(spatial)] != 0.0 ? scale : 0.0;
+  store(*grad_x, g);
 }
 
 }  // namespace
@@ -141,6 +178,7 @@ void register_elementwise_kernels(KernelTable& table) {
   table.add(OpKind::add, {add_forward, add_backward});
   table.add(OpKind::sub, {sub_forward, sub_backward});
   table.add(OpKind::sigmoid, {sigmoid_forward, sigmoid_backward});
+  table.add(OpKind::channel_dropout, {channel_dropout_forward, channel_dropout_backward});
 }
 
 }  // namespace convbench::reference

@@ -1,9 +1,87 @@
-// Nearest-neighbour upsampling by an integer scale: output position o reads input position
-// o / scale along every spatial dim (PyTorch's nearest mode for integer scale factors).
+// Upsampling. Nearest neighbour by an integer scale: output position o reads input position
+// o / scale along every spatial dim (PyTorch's nearest mode for integer scale factors). Linear
+// (bilinear, trilinear): each output position mixes the 2^d input positions around its source
+// coordinate, as PyTorch's upsample_{bi,tri}linear kernels; backward scatters back (the adjoint).
+#include <cmath>
+
 #include "backends/reference/reference_kernels.hpp"
 
 namespace convbench::reference {
 namespace {
+
+// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1.
+struct LinearTap {
+  int64_t i0, i1;
+  double w0, w1;
+};
+
+// PyTorch's area_pixel_compute_scale and area_pixel_compute_source_index (not cubic). Without
+// align_corners the scale is in / out: PyTorch uses 1 / scale_factor when given one, which for an
+// integer scale (out = in * scale) is the same number.
+std::vector<LinearTap> linear_taps(int64_t in, int64_t out, bool align_corners) {
+  const double scale = align_corners ? (out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0)
+                                     : static_cast<double>(in) / static_cast<double>(out);
+  std::vector<LinearTap> taps(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    double src = align_corners ? scale * static_cast<double>(o) : scale * (static_cast<double>(o) + 0.5) - 0.5;
+    if (src < 0.0) src = 0.0;
+    const int64_t i0 = static_cast<int64_t>(src);
+    const double w1 = src - static_cast<double>(i0);
+    taps[static_cast<size_t>(o)] = {i0, i0 < in - 1 ? i0 + 1 : i0, 1.0 - w1, w1};
+  }
+  return taps;
+}
+
+// Calls f(input flat position, weight) for the 8 (2-D: 4, with the depth's tap doubled at
+// weight 0) corners of output position `at`.
+template <class F>
+void for_each_corner(const std::array<std::vector<LinearTap>, 3>& taps, const Extent3& in, const Extent3& at, F f) {
+  const LinearTap& a = taps[0][static_cast<size_t>(at[0])];
+  const LinearTap& b = taps[1][static_cast<size_t>(at[1])];
+  const LinearTap& c = taps[2][static_cast<size_t>(at[2])];
+  for (int i = 0; i < 8; ++i) {
+    const int64_t d = i & 4 ? a.i1 : a.i0, h = i & 2 ? b.i1 : b.i0, w = i & 1 ? c.i1 : c.i0;
+    const double weight = (i & 4 ? a.w1 : a.w0) * (i & 2 ? b.w1 : b.w0) * (i & 1 ? c.w1 : c.w0);
+    f((d * in[1] + h) * in[2] + w, weight);
+  }
+}
+
+std::array<std::vector<LinearTap>, 3> linear_taps(const Extent3& in, const Extent3& out, bool align_corners) {
+  return {linear_taps(in[0], out[0], align_corners), linear_taps(in[1], out[1], align_corners),
+          linear_taps(in[2], out[2], align_corners)};
+}
+
+void linear_forward(const Tensor& xt, Tensor& yt, bool align_corners) {
+  const Extent3 in = spatial_extent(xt.desc), out = spatial_extent(yt.desc);
+  const auto taps = linear_taps(in, out, align_corners);
+  const int64_t planes = yt.desc.batch() * yt.desc.channels();
+  const int64_t in_size = volume(in), out_size = volume(out);
+  const std::vector<double> x = load(xt);
+  std::vector<double> y(static_cast<size_t>(yt.desc.numel()), 0.0);
+  for (int64_t o = 0; o < out_size; ++o)
+    for_each_corner(taps, in, unflatten(o, out), [&](int64_t i, double weight) {
+      // A zero weight adds nothing; skipping it keeps a 2-D tensor's depth (whose second tap
+      // PyTorch's bilinear kernel does not have) from turning an infinite input into NaN.
+      if (weight == 0.0) return;
+      for (int64_t p = 0; p < planes; ++p) y[p * out_size + o] += weight * x[p * in_size + i];
+    });
+  store(yt, y);
+}
+
+void linear_backward(const Tensor& gt, Tensor& gxt, bool align_corners) {
+  const Extent3 in = spatial_extent(gxt.desc), out = spatial_extent(gt.desc);
+  const auto taps = linear_taps(in, out, align_corners);
+  const int64_t planes = gt.desc.batch() * gt.desc.channels();
+  const int64_t in_size = volume(in), out_size = volume(out);
+  const std::vector<double> g = load(gt);
+  std::vector<double> gx(static_cast<size_t>(gxt.desc.numel()), 0.0);
+  for (int64_t o = 0; o < out_size; ++o)
+    for_each_corner(taps, in, unflatten(o, out), [&](int64_t i, double weight) {
+      if (weight == 0.0) return;
+      for (int64_t p = 0; p < planes; ++p) gx[p * in_size + i] += weight * g[p * out_size + o];
+    });
+  store(gxt, gx);
+}
 
 // The flat input position every flat output position reads.
 std::vector<int64_t> nearest_sources(const Extent3& in, const Extent3& out, int64_t scale) {
@@ -21,6 +99,7 @@ std::vector<int64_t> nearest_sources(const Extent3& in, const Extent3& out, int6
 void upsample_forward(const ForwardCall& call) {
   const Tensor& xt = required(optional_at(call.inputs, 0), "upsample", "input");
   Tensor& yt = required(call.output, "upsample", "output");
+  if (call.op.upsample_linear) return linear_forward(xt, yt, call.op.align_corners);
   const Extent3 in = spatial_extent(xt.desc), out = spatial_extent(yt.desc);
   const std::vector<int64_t> src = nearest_sources(in, out, call.op.upsample_scale);
   const int64_t planes = yt.desc.batch() * yt.desc.channels();
@@ -32,10 +111,12 @@ void upsample_forward(const ForwardCall& call) {
   store(yt, y);
 }
 
-// Each input position receives the sum of the gradient over its scale^d block.
+// Nearest: each input position receives the sum of the gradient over its scale^d block.
 void upsample_backward(const BackwardCall& call) {
   Tensor* grad_x = optional_at(call.grad_inputs, 0);
   if (grad_x == nullptr) return;
+  if (call.op.upsample_linear)
+    return linear_backward(required(call.grad_output, "upsample", "grad_output"), *grad_x, call.op.align_corners);
   const TensorDesc& out_desc = call.graph.desc(call.op.output);
   const Extent3 in = spatial_extent(grad_x->desc), out = spatial_extent(out_desc);
   const std::vector<int64_t> src = nearest_sources(in, out, call.op.upsample_scale);
