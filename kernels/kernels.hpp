@@ -213,6 +213,26 @@ int64_t upsample_linear_backward_workspace_bytes(const UpsampleShape& shape);
 void upsample_linear_backward(DType dtype, const UpsampleShape& shape, const void* g, void* grad_x, void* workspace,
                               cudaStream_t stream);
 
+// ---- global average pooling (kernels/pool.cu) ------------------------------------------------
+
+// y[n, c] = mean of x over the spatial positions of plane (n, c); y has N * C elements (its
+// spatial sizes are 1, so both layouts store it as n * C + c).
+void global_avg_pool_forward(DType dtype, ActShape x_shape, const void* x, void* y, cudaStream_t stream);
+// grad_x[n, c, s] = g[n, c] / S.
+void global_avg_pool_backward(DType dtype, ActShape x_shape, const void* g, void* grad_x, cudaStream_t stream);
+
+// ---- linear (kernels/linear.cu) -------------------------------------------------------------
+
+// y (N, out) = x (N, in) W^T (+ bias), W (out, in) row-major; activations with spatial size 1 are
+// these matrices in either layout. Backward: grad_x = g W, grad_w = g^T x, grad_b = sum over n of
+// g; each may be null. Accumulation in float, one thread per result element.
+struct LinearShape {
+  int n = 0, in = 0, out = 0;
+};
+void linear_forward(DType dtype, LinearShape shape, const void* x, const void* w, const void* bias, void* y,
+                    cudaStream_t stream);
+void linear_backward(DType dtype, LinearShape shape, const void* x, const void* w, const void* g, void* grad_x,
+                     void* grad_w, void* grad_b, cudaStream_t stream);
 
 // ---- layout (kernels/layout.cu) -------------------------------------------------------------
 

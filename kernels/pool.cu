@@ -181,4 +181,52 @@ void avg_pool_backward(DType dtype, const PoolShape& s, const void* g, void* gra
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
 
+// ---- global average pooling --------------------------------------------------------------
+
+namespace {
+
+// One block per (n, c) plane: its threads stride over the plane's positions and block_sum adds
+// their partial sums in a fixed order.
+template <class T>
+__global__ void global_avg_pool_forward_kernel(ActShape s, const T* x, T* y) {
+  __shared__ float scratch[32];
+  const int plane = blockIdx.x, n = plane / s.c, c = plane % s.c;
+  float sum = 0.0f;
+  for (int sp = threadIdx.x; sp < s.s; sp += blockDim.x) sum += to_float(x[offset_of(n, c, sp, s)]);
+  sum = block_sum(sum, scratch);
+  if (threadIdx.x == 0) y[plane] = from_float<T>(sum / static_cast<float>(s.s));
+}
+
+template <class T>
+__global__ void global_avg_pool_backward_kernel(ActShape s, const T* g, T* grad_x) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= static_cast<int64_t>(s.numel())) return;
+  const int p = static_cast<int>(idx);
+  int n, c, sp;
+  decode(s, p, s.s, n, c, sp);
+  grad_x[p] = from_float<T>(to_float(g[n * s.c + c]) / static_cast<float>(s.s));
+}
+
+}  // namespace
+
+void global_avg_pool_forward(DType dtype, ActShape s, const void* x, void* y, cudaStream_t stream) {
+  if (s.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    global_avg_pool_forward_kernel<T>
+        <<<static_cast<unsigned>(s.n * s.c), kThreads, 0, stream>>>(s, static_cast<const T*>(x), static_cast<T*>(y));
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void global_avg_pool_backward(DType dtype, ActShape s, const void* g, void* grad_x, cudaStream_t stream) {
+  if (s.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    global_avg_pool_backward_kernel<T>
+        <<<blocks_for(s.numel()), kThreads, 0, stream>>>(s, static_cast<const T*>(g), static_cast<T*>(grad_x));
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace convbench::kernels

@@ -277,6 +277,8 @@ inline std::vector<OpCase> op_cases() {
   add("avg_pool3d_padded", {1, 2, 4, 5, 3}, [](GraphBuilder& b, int x) {
     return b.avg_pool("pool", x, pool_attrs({2, 3, 2}, {2, 2, 1}, {1, 1, 0}));
   });
+  add("global_avg_pool2d", {2, 3, 4, 5}, [](GraphBuilder& b, int x) { return b.global_avg_pool("gap", x); });
+  add("global_avg_pool3d", {2, 2, 3, 2, 3}, [](GraphBuilder& b, int x) { return b.global_avg_pool("gap", x); });
   add("upsample2d", {1, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 2); });
   add("upsample3d", {1, 2, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.upsample("up", x, 3); });
   // Linear: by a scale, to sizes that are no multiple of the input (up and down), with and
@@ -311,6 +313,11 @@ inline std::vector<OpCase> op_cases() {
   };
   add("sigmoid2d", {2, 3, 4, 4}, unary(OpKind::sigmoid, "sigmoid"));
   add("sigmoid3d", {1, 2, 3, 3, 2}, unary(OpKind::sigmoid, "sigmoid"));
+  // linear reads (N, C, 1, ..., 1): a global_avg_pool gives the case that input (the harness feeds
+  // the linear op its own values).
+  add("linear2d", {3, 5, 2, 2}, [](GraphBuilder& b, int x) { return b.linear("fc", b.global_avg_pool("gap", x), 4); });
+  add("linear3d_no_bias", {2, 3, 1, 2, 2},
+      [](GraphBuilder& b, int x) { return b.linear("fc", b.global_avg_pool("gap", x), 6, false); });
   return cases;
 }
 

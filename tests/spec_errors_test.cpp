@@ -83,8 +83,8 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
   EXPECT_EQ(
       error_of(custom + "          - {op: convv, name: c}\n"),
       "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, "
-      "conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
-      "concat, max_pool, avg_pool, upsample or convert_layout) (did you mean \"conv\"?)");
+      "conv_transpose, linear, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
+      "concat, max_pool, avg_pool, global_avg_pool, upsample or convert_layout) (did you mean \"conv\"?)");
 }
 
 TEST(SpecErrors, YamlMergeKeysAreExplained) {
@@ -167,8 +167,8 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
   EXPECT_EQ(
       error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
       "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one "
-      "of conv, conv_transpose, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, "
-      "add, sub, concat, max_pool, avg_pool, upsample or convert_layout)");
+      "of conv, conv_transpose, linear, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, "
+      "add, sub, concat, max_pool, avg_pool, global_avg_pool, upsample or convert_layout)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------
@@ -290,6 +290,30 @@ TEST(SpecErrors, ValuesThatCouldOverflow) {
                      "scale: 65536}]}]}\n"),
             "bad.yaml:2:146: blocks[0].variants[0].ops[0].scale: the upsampled size 4294967296 "
             "is larger than 2^31");
+}
+
+// The fields of upsample's linear mode and of linear, where they are written.
+TEST(SpecErrors, UpsampleModeAndLinearFields) {
+  auto custom = [](const std::string& ops) {
+    return kHead + "  - name: b\n    variants: [{kind: custom, ops: " + ops + "}]\n";
+  };
+  EXPECT_EQ(error_of(custom("[{op: upsample, name: u, align_corners: true}]")),
+            "bad.yaml:4:76: blocks[0].variants[0].ops[0].align_corners: align_corners needs mode linear "
+            "(nearest upsampling has no corners to align)");
+  EXPECT_EQ(error_of(custom("[{op: upsample, name: u, mode: linear, scale: 2, size: 4}]")),
+            "bad.yaml:4:91: blocks[0].variants[0].ops[0].size: give either scale or size, not both");
+  EXPECT_EQ(error_of(custom("[{op: upsample, name: u, size: 4}]")),
+            "bad.yaml:4:67: blocks[0].variants[0].ops[0].size: size needs mode linear (nearest upsampling "
+            "takes an integer scale)");
+  EXPECT_EQ(error_of(custom("[{op: upsample, name: u, mode: bilinear}]")),
+            "bad.yaml:4:67: blocks[0].variants[0].ops[0].mode: unknown mode \"bilinear\" (expected nearest or "
+            "linear) (did you mean \"linear\"?)");
+  EXPECT_EQ(error_of(custom("[{op: linear, name: l}]")),
+            "bad.yaml:4:37: blocks[0].variants[0].ops[0].out_features: linear needs out_features (the number "
+            "of outputs), a positive integer");
+  EXPECT_EQ(error_of(custom("[{op: linear, name: l, out_features: 16}]")),
+            "bad.yaml:4:37: blocks[0].variants[0].ops[0].inputs: linear needs an input of spatial size 1, got "
+            "8x8x8 (channels x spatial); put a global_avg_pool before it");
 }
 
 // ---- names and lists --------------------------------------------------------------------------

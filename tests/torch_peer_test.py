@@ -768,6 +768,48 @@ blocks:
             self.compare_saved_bytes(path, tmp)
             self.replay_with_verify(path, tmp, 4)
 
+    def test_classifier_head_matches_pytorch(self):
+        # global_avg_pool (nn.AdaptiveAvgPool2d/3d(1)) and linear (nn.Linear on the flattened
+        # channels): parameters, MACs, saved bytes and one step replayed by verify. The pool reads
+        # a relu's output, which is saved anyway (PyTorch 1.13's mean keeps its input alive).
+        spec = """
+name: head
+sweep:
+  layout: [channels_first, channels_last]
+blocks:
+  - name: plane
+    batch: 3
+    in_channels: 4
+    out_channels: 5
+    size: 6
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c, out_channels: 8}
+          - {op: relu, name: r}
+          - {op: global_avg_pool, name: gap}
+          - {op: linear, name: fc, out_features: 6}
+          - {op: linear, name: out, out_features: 5, bias: false}
+  - name: volume
+    dims: 3
+    batch: 2
+    in_channels: 3
+    out_channels: 4
+    size: 3
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c}
+          - {op: relu, name: r}
+          - {op: global_avg_pool, name: gap}
+          - {op: linear, name: fc, out_features: 4}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "head.yaml", spec)
+            self.compare_with_analyze(path)
+            self.compare_saved_bytes(path, tmp)
+            self.replay_with_verify(path, tmp, 4)
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):

@@ -36,6 +36,11 @@ struct PoolAttrs {
   std::vector<int64_t> kernel, stride, padding;
 };
 
+struct LinearAttrs {
+  int64_t out_features = 0;
+  bool bias = true;
+};
+
 // Attribute fields are plain members (unused ones keep their defaults) so that every op is one
 // flat, copyable record, like ggml's op_params.
 struct Op {
@@ -43,12 +48,13 @@ struct Op {
   std::string name;
   std::vector<int> inputs;   // value ids
   int output = -1;           // value id
-  std::vector<int> params;   // ids into Graph::params: conv {weight, bias?}; norms {weight, bias}
+  std::vector<int> params;   // ids into Graph::params: conv, linear {weight, bias?}; norms {weight, bias}
   std::vector<int> buffers;  // ids into Graph::buffers: batch_norm {running_mean, running_var}
 
   ConvAttrs conv;
   NormAttrs norm;
   PoolAttrs pool;
+  LinearAttrs linear;
   double negative_slope = 0.01;  // leaky_relu
   double dropout_p = 0.0;
   int64_t upsample_scale = 2;

@@ -81,6 +81,13 @@ int GraphBuilder::conv_transpose(const std::string& name, int x, const ConvAttrs
   return add(std::move(op));
 }
 
+int GraphBuilder::linear(const std::string& name, int x, int64_t out_features, bool bias) {
+  Op op = make_op(OpKind::linear, name, {x});
+  op.linear.out_features = out_features;
+  op.linear.bias = bias;
+  return add(std::move(op));
+}
+
 int GraphBuilder::batch_norm(const std::string& name, int x, double eps, double momentum) {
   Op op = make_op(OpKind::batch_norm, name, {x});
   op.norm.eps = eps;
@@ -133,6 +140,10 @@ int GraphBuilder::avg_pool(const std::string& name, int x, const PoolAttrs& attr
   Op op = make_op(OpKind::avg_pool, name, {x});
   op.pool = attrs;
   return add(std::move(op));
+}
+
+int GraphBuilder::global_avg_pool(const std::string& name, int x) {
+  return add(make_op(OpKind::global_avg_pool, name, {x}));
 }
 
 int GraphBuilder::upsample(const std::string& name, int x, int64_t scale) {

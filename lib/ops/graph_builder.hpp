@@ -31,6 +31,7 @@ class GraphBuilder {
   // The same, one method per op kind, for the variant builders and tests.
   int conv(const std::string& name, int x, const ConvAttrs& attrs);
   int conv_transpose(const std::string& name, int x, const ConvAttrs& attrs);
+  int linear(const std::string& name, int x, int64_t out_features, bool bias = true);
   int batch_norm(const std::string& name, int x, double eps = 1e-5, double momentum = 0.1);
   int group_norm(const std::string& name, int x, int64_t groups, double eps = 1e-5);
   int relu(const std::string& name, int x);
@@ -42,6 +43,7 @@ class GraphBuilder {
   int concat(const std::string& name, const std::vector<int>& xs);
   int max_pool(const std::string& name, int x, const PoolAttrs& attrs);
   int avg_pool(const std::string& name, int x, const PoolAttrs& attrs);
+  int global_avg_pool(const std::string& name, int x);
   int upsample(const std::string& name, int x, int64_t scale);
   // Linear (bilinear, trilinear) by `scale`, or to `size` (the output's spatial size) when given.
   int upsample_linear(const std::string& name, int x, int64_t scale, bool align_corners = false,

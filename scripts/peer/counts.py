@@ -31,7 +31,7 @@ def named_stat_buffers(module):
 
 
 def trace_convs(module, x, train):
-    """Runs one forward with hooks on every conv; returns (records, output shape)."""
+    """Runs one forward with hooks on every conv and linear; returns (records, output shape)."""
     records = []
     names = {id(mod): name for name, mod in module.named_modules()}
 
@@ -40,12 +40,13 @@ def trace_convs(module, x, train):
             "name": names[id(mod)],
             "transposed": isinstance(mod, nn.modules.conv._ConvTransposeNd),
             "x_shape": list(inputs[0].shape), "w_shape": list(mod.weight.shape),
-            "out_shape": list(output.shape), "groups": mod.groups,
+            "out_shape": list(output.shape), "groups": getattr(mod, "groups", 1),
             "input_requires_grad": bool(inputs[0].requires_grad),
         })
 
+    # nn.Linear (convbench's linear op) counts as a 1x1 conv: N x out x in MACs.
     handles = [mod.register_forward_hook(hook) for mod in module.modules()
-               if isinstance(mod, nn.modules.conv._ConvNd)]
+               if isinstance(mod, (nn.modules.conv._ConvNd, nn.Linear))]
     try:
         module.train(train)
         with torch.set_grad_enabled(train):

@@ -76,6 +76,16 @@ def channel_dropout_module(dims, p):
     return nn.Dropout2d(p) if dims == 2 else nn.Dropout3d(p)
 
 
+class FlatLinear(nn.Linear):
+    """nn.Linear on a (N, C, 1, ..., 1) activation: flatten, the linear map, and a view back to
+    (N, out_features, 1, ..., 1), as convbench's linear op. Its parameters are the op's
+    <name>.weight (out, in) and <name>.bias."""
+
+    def forward(self, x):
+        y = super().forward(torch.flatten(x, 1))
+        return y.view(tuple(y.shape) + (1,) * (x.dim() - 2))
+
+
 class BlockModule(nn.Module):
     def __init__(self):
         super().__init__()
@@ -241,8 +251,12 @@ def build_custom_ops(m, block, variant):
                 module = cls(tuple(kernel), stride=tuple(stride), padding=tuple(padding),
                              count_include_pad=True)
             cout = cin
+        elif kind == "global_avg_pool":
+            module, cout = (nn.AdaptiveAvgPool2d(1) if dims == 2 else nn.AdaptiveAvgPool3d(1)), cin
         elif kind == "upsample":
             module, cout = upsample_module(dims, op), cin
+        elif kind == "linear":
+            module, cout = FlatLinear(cin, op["out_features"], bias=op["bias"]), op["out_features"]
         else:
             raise ValueError(f"{name}: unknown op kind {kind}")
         m.add_step(name, module, inputs)

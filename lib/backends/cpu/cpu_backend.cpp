@@ -16,6 +16,7 @@ CpuBackend::CpuBackend() : onednn_(std::make_unique<cpu::OneDnnOps>()) {
   cpu::register_elementwise_kernels(kernels_);
   cpu::register_data_movement_kernels(kernels_);
   cpu::register_pool_kernels(kernels_);
+  cpu::register_linear_kernels(kernels_);
 }
 CpuBackend::~CpuBackend() = default;
 

@@ -30,6 +30,7 @@ void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_elementwise_kernels(KernelTable& table);
 void register_data_movement_kernels(KernelTable& table);  // concat, upsample, convert_layout
 void register_pool_kernels(KernelTable& table);
+void register_linear_kernels(KernelTable& table);  // linear_cpu.cpp
 
 template <class T>
 T* at_or_null(const std::vector<T*>& v, size_t i) {
@@ -72,6 +73,8 @@ void max_pool_forward(const Tensor& x, Tensor& y, Tensor* indices, const PoolAtt
 void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy, Tensor& dx, const PoolAttrs& attrs);
 void avg_pool_forward(const Tensor& x, Tensor& y, const PoolAttrs& attrs);
 void avg_pool_backward(const Tensor& dy, Tensor& dx, const PoolAttrs& attrs);
+void global_avg_pool_forward(const Tensor& x, Tensor& y);  // y: N * C values
+void global_avg_pool_backward(const Tensor& dy, Tensor& dx);
 
 // 3-D depthwise convolution (groups == in == out channels), depthwise_conv_cpu.cpp: oneDNN 2.6
 // has no depthwise kernel for 3-D. No workspace.

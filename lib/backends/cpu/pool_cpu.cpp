@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
 
@@ -173,7 +174,51 @@ void avg_pool_backward(const Tensor& dy, Tensor& dx, const PoolAttrs& attrs) {
   }
 }
 
+// global_avg_pool: the mean of each (n, c) plane into y (N * C values in either layout: its
+// spatial sizes are 1), summed in double; backward spreads g / S over the plane.
+void global_avg_pool_forward(const Tensor& x, Tensor& y) {
+  const int64_t batch = x.desc.batch(), channels = x.desc.channels(), spatial = x.desc.spatial_size();
+  const bool last = x.desc.layout == Layout::channels_last;
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+#pragma omp parallel for schedule(static) if (x.desc.numel() > (1 << 15))
+  for (int64_t n = 0; n < batch; ++n) {
+    std::vector<double> sums(static_cast<size_t>(channels), 0.0);
+    const float* xn = xp + n * channels * spatial;
+    if (last) {
+      for (int64_t s = 0; s < spatial; ++s)
+        for (int64_t c = 0; c < channels; ++c) sums[static_cast<size_t>(c)] += xn[s * channels + c];
+    } else {
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t s = 0; s < spatial; ++s) sums[static_cast<size_t>(c)] += xn[c * spatial + s];
+    }
+    for (int64_t c = 0; c < channels; ++c)
+      yp[n * channels + c] = static_cast<float>(sums[static_cast<size_t>(c)] / static_cast<double>(spatial));
+  }
+}
+
+void global_avg_pool_backward(const Tensor& dy, Tensor& dx) {
+  const int64_t channels = dx.desc.channels(), spatial = dx.desc.spatial_size(), count = dx.desc.numel();
+  const bool last = dx.desc.layout == Layout::channels_last;
+  const float inv = 1.f / static_cast<float>(spatial);
+  const float* gp = dy.data<float>();
+  float* dp = dx.data<float>();
+#pragma omp parallel for schedule(static) if (count > (1 << 15))
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t plane = last ? (i / (spatial * channels)) * channels + i % channels : i / spatial;
+    dp[i] = gp[plane] * inv;
+  }
+}
+
 void register_pool_kernels(KernelTable& table) {
+  table.add(OpKind::global_avg_pool, {[](const ForwardCall& call) {
+                                        global_avg_pool_forward(need(at_or_null(call.inputs, 0), call.op, "input"),
+                                                                *call.output);
+                                      },
+                                      [](const BackwardCall& call) {
+                                        if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                          global_avg_pool_backward(need(call.grad_output, call.op, "grad_output"), *dx);
+                                      }});
   table.add(OpKind::max_pool, {[](const ForwardCall& call) {
                                  max_pool_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output,
                                                   at_or_null(call.aux, 0), call.op.pool);

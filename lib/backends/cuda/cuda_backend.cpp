@@ -298,6 +298,7 @@ void CudaBackend::register_kernels() {
   register_elementwise_kernels(kernels_, stream);
   register_data_movement_kernels(kernels_, stream);
   register_pool_kernels(kernels_, stream);
+  register_linear_kernels(kernels_, stream);
 }
 
 void CudaBackend::forward(const ForwardCall& call) {

@@ -74,5 +74,6 @@ void register_norm_kernels(KernelTable& table, cudaStream_t stream);           /
 void register_elementwise_kernels(KernelTable& table, cudaStream_t stream);    // elementwise_cuda.cpp
 void register_data_movement_kernels(KernelTable& table, cudaStream_t stream);  // data_movement_cuda.cpp
 void register_pool_kernels(KernelTable& table, cudaStream_t stream);           // pool_cuda.cpp
+void register_linear_kernels(KernelTable& table, cudaStream_t stream);         // linear_cuda.cpp
 
 }  // namespace convbench::cuda

@@ -1,4 +1,4 @@
-// The CUDA backend's max and avg pooling (kernels/pool.cu).
+// The CUDA backend's max, avg and global avg pooling (kernels/pool.cu).
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 
@@ -37,6 +37,19 @@ void register_pool_kernels(KernelTable& table, cudaStream_t stream) {
                                  kernels::avg_pool_backward(b.dtype, pool_shape(b.grad_x->desc, b.g.desc, b.op.pool),
                                                             b.g.raw(), b.grad_x->raw(), stream);
                                }});
+
+  table.add(OpKind::global_avg_pool, {[stream](const ForwardCall& call) {
+                                        const Fwd f(call);
+                                        const Tensor& x = f.input(0);
+                                        kernels::global_avg_pool_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(),
+                                                                         stream);
+                                      },
+                                      [stream](const BackwardCall& call) {
+                                        const Bwd b(call);
+                                        if (!b.grad_x) return;
+                                        kernels::global_avg_pool_backward(b.dtype, act_shape(b.grad_x->desc), b.g.raw(),
+                                                                          b.grad_x->raw(), stream);
+                                      }});
 }
 
 }  // namespace convbench::cuda

@@ -1,5 +1,5 @@
-// Max and average pooling with zero-sized (never winning / zero-valued) padding, as PyTorch's
-// max_pool and avg_pool with ceil_mode=False and count_include_pad=True (its defaults).
+// Max, average and global average pooling. Max and average pooling with zero-sized (never winning / zero-valued)
+// padding, as PyTorch's max_pool and avg_pool with ceil_mode=False and count_include_pad=True (its defaults).
 #include <cmath>
 #include <limits>
 
@@ -139,9 +139,34 @@ void avg_pool_backward(const BackwardCall& call) {
   store(*grad_x, gx);
 }
 
+// global_avg_pool: the mean of each (n, c) plane; backward spreads g / S over the plane.
+void global_avg_pool_forward(const ForwardCall& call) {
+  const Tensor& xt = required(optional_at(call.inputs, 0), "global_avg_pool", "input");
+  const int64_t planes = xt.desc.batch() * xt.desc.channels(), spatial = xt.desc.spatial_size();
+  const std::vector<double> x = load(xt);
+  std::vector<double> y(static_cast<size_t>(planes), 0.0);
+  for (int64_t p = 0; p < planes; ++p) {
+    double sum = 0.0;
+    for (int64_t s = 0; s < spatial; ++s) sum += x[p * spatial + s];
+    y[static_cast<size_t>(p)] = sum / static_cast<double>(spatial);
+  }
+  store(required(call.output, "global_avg_pool", "output"), y);
+}
+
+void global_avg_pool_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const int64_t spatial = grad_x->desc.spatial_size();
+  const std::vector<double> g = load(required(call.grad_output, "global_avg_pool", "grad_output"));
+  std::vector<double> gx(static_cast<size_t>(grad_x->desc.numel()));
+  for (size_t i = 0; i < gx.size(); ++i) gx[i] = g[i / static_cast<size_t>(spatial)] / static_cast<double>(spatial);
+  store(*grad_x, gx);
+}
+
 void register_pool_kernels(KernelTable& table) {
   table.add(OpKind::max_pool, {max_pool_forward, max_pool_backward});
   table.add(OpKind::avg_pool, {avg_pool_forward, avg_pool_backward});
+  table.add(OpKind::global_avg_pool, {global_avg_pool_forward, global_avg_pool_backward});
 }
 
 }  // namespace convbench::reference

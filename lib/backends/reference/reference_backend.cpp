@@ -24,6 +24,7 @@ ReferenceBackend::ReferenceBackend() {
   reference::register_pool_kernels(kernels_);
   reference::register_upsample_kernels(kernels_);
   reference::register_layout_kernels(kernels_);
+  reference::register_linear_kernels(kernels_);
 }
 
 std::optional<std::string> ReferenceBackend::limitation(const Graph&, const Op&) const { return std::nullopt; }

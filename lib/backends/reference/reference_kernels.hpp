@@ -140,8 +140,14 @@ void max_pool_backward(const BackwardCall& call);
 void avg_pool_forward(const ForwardCall& call);
 void avg_pool_backward(const BackwardCall& call);
 
+void global_avg_pool_forward(const ForwardCall& call);
+void global_avg_pool_backward(const BackwardCall& call);
+
 void upsample_forward(const ForwardCall& call);
 void upsample_backward(const BackwardCall& call);
+
+void linear_forward(const ForwardCall& call);
+void linear_backward(const BackwardCall& call);
 
 // Each op family's file registers its kinds' forward and backward kernels (reference_backend.cpp
 // calls them all).
@@ -152,5 +158,6 @@ void register_norm_kernels(KernelTable& table);
 void register_pool_kernels(KernelTable& table);
 void register_upsample_kernels(KernelTable& table);
 void register_layout_kernels(KernelTable& table);
+void register_linear_kernels(KernelTable& table);
 
 }  // namespace convbench::reference

@@ -1,0 +1,52 @@
+// linear (PyTorch's nn.Linear on the flattened channels): input (N, in, 1, ..., 1), output
+// (N, out_features, 1, ..., 1); weight (out_features, in) and bias (out_features), both
+// initialised as nn.Linear does (uniform in +-1/sqrt(in)). Backward reads the input (the weight is
+// a parameter). MACs N x in x out forward, the same for backward-data (when the input needs a
+// gradient) and backward-weight; the bias adds one FLOP per output element forward and one per
+// output element to its gradient, as a conv's.
+#include <string>
+
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+OpDefinition define_linear() {
+  OpDefinition d;
+  d.kind = OpKind::linear;
+  d.fields = {{"out_features", FieldKind::positive_int}, {"bias", FieldKind::boolean}};
+  // out_features is required (0: not given, refused by infer at the op); bias defaults to the block's.
+  d.apply_fields = [](const OpFieldValues& f, const FieldContext& c, Op& op) {
+    op.linear.out_features = f.get<int64_t>("out_features").value_or(0);
+    op.linear.bias = f.get<bool>("bias").value_or(c.block_bias);
+  };
+  d.saved = {{0}, false};
+  d.work = [](const WorkQuery& q) {
+    const TensorDesc& in = q.graph.desc(q.op.inputs.at(0));
+    const int64_t macs = checked_mul(checked_mul(in.batch(), in.channels()), q.op.linear.out_features);
+    OpWork w;
+    w.macs = {macs, q.input_requires_grad.at(0) ? macs : 0, macs};
+    if (q.op.linear.bias) w.elementwise = {q.output_elements(), 0, q.output_elements()};
+    return w;
+  };
+  d.attributes = [](const Op& op) {
+    return nlohmann::ordered_json{{"out_features", op.linear.out_features}, {"bias", op.linear.bias}};
+  };
+  d.infer = [](const Graph& graph, Op& op) {
+    const TensorDesc& in = graph.desc(op.inputs.at(0));
+    require_at(op.linear.out_features >= 1, op.name, {"out_features"},
+               "linear needs out_features (the number of outputs), a positive integer");
+    require_at(op.linear.out_features <= kMaxDimSize, op.name, {"out_features"}, "out_features is larger than 2^31");
+    require_at(in.spatial_size() == 1, op.name, {"inputs", 0},
+               "linear needs an input of spatial size 1, got " + channels_and_spatial(in) +
+                   " (channels x spatial); put a global_avg_pool before it");
+    OpShape s{in, {}, {}};
+    s.output.shape[1] = op.linear.out_features;
+    s.params.push_back({"weight", {op.linear.out_features, in.channels()}, in.channels()});
+    if (op.linear.bias) s.params.push_back({"bias", {op.linear.out_features}, in.channels()});
+    return s;
+  };
+  return d;
+}
+
+}  // namespace convbench
