@@ -135,6 +135,29 @@ TEST(NetworkSpec, CustomVariantReplacesTheConvWithSlotExpressions) {
   EXPECT_FALSE(has_op(g, "d1.block.reduce.conv"));
 }
 
+TEST(NetworkSpec, ChannelDropoutKindEndsEverySlotWithChannelDropout) {
+  std::string text = small_network();
+  text.replace(text.find("    dropout: 0.1\n"), 17, "    dropout: 0.1\n    dropout_kind: channel\n");
+  const Spec spec = parse(text);
+  for (const VariantSpec& v : spec.blocks[0].variants) {
+    const Graph g = build_variant_graph(spec.blocks[0], v);
+    EXPECT_EQ(op_named(g, "d1.block.convs.1.dropout").kind, OpKind::channel_dropout) << v.name;
+    EXPECT_EQ(op_named(g, "d1.block.reduce.dropout").kind, OpKind::channel_dropout) << v.name;
+    EXPECT_DOUBLE_EQ(op_named(g, "d1.block.reduce.dropout").dropout_p, 0.1);
+  }
+}
+
+TEST(NetworkSpec, SizeOfResizesToAnotherValuesSpatialSize) {
+  const Spec spec =
+      parse(small_network("      - name: up\n"
+                          "        ops:\n"
+                          "          - {op: upsample, name: up, mode: linear, size_of: d0}\n"
+                          "          - {op: concat, name: cat, inputs: [d0, up]}\n"));
+  const Graph g = build_variant_graph(spec.blocks[0], spec.blocks[0].variants[0]);
+  EXPECT_EQ(g.desc(op_named(g, "up.up").output).shape, (std::vector<int64_t>{2, 16, 16, 16}));
+  EXPECT_EQ(op_named(g, "up.up").upsample_size, (std::vector<int64_t>{16, 16}));
+}
+
 TEST(NetworkSpec, JsonAndYamlGiveTheSameGraph) {
   const std::string json = R"({"networks": [{"name": "n", "batch": 1, "in_channels": 2, "size": 8,
     "variants": ["standard"],

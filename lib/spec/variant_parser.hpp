@@ -25,6 +25,6 @@ void parse_custom_ops(const Field& variant, const BlockSpec& block, VariantSpec&
 
 // One custom-op field read as its definition declares it (a wrong type or range fails at `f`);
 // a network's op entries read theirs with it once their $params are substituted.
-FieldValue read_op_field(const Field& f, FieldKind kind, int dims);
+FieldValue read_op_field(const Field& f, const OpField& declared, int dims);
 
 }  // namespace convbench

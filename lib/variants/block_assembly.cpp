@@ -1,7 +1,5 @@
 #include "variants/block_assembly.hpp"
 
-#include "ops/op_registry.hpp"
-
 namespace convbench {
 namespace {
 
@@ -43,16 +41,8 @@ int BlockAssembler::norm(const std::string& unit, int y) {
 
 int BlockAssembler::dropout(int y) {
   if (block_.dropout <= 0.0) return y;
-  if (dropout_kind_ == DropoutKind::element) return b_.dropout(prefix_ + "dropout", y, block_.dropout);
-  // nn.Dropout2d/3d: its op comes from the registry, so this builds wherever the op is defined.
-  const OpDefinition* def = find_op_definition("channel_dropout");
-  if (!def) throw GraphError("dropout_kind: channel needs the channel_dropout op, which this build lacks");
-  Op op;
-  op.kind = def->kind;
-  op.name = prefix_ + "dropout";
-  op.inputs = {y};
-  op.dropout_p = block_.dropout;
-  return b_.add(std::move(op));
+  if (dropout_kind_ == DropoutKind::channel) return b_.channel_dropout(prefix_ + "dropout", y, block_.dropout);
+  return b_.dropout(prefix_ + "dropout", y, block_.dropout);
 }
 
 int BlockAssembler::finish_main_path(int x, int main) {

@@ -362,7 +362,7 @@ class NetworkExpander {
     check_arity(e, def, inputs);
     OpFieldValues fields;
     for (const OpField& declared : def.fields)
-      if (auto f = e.get(declared.key)) fields.set(declared.key, read_op_field(value(*f, s), declared.kind, net_.dims));
+      if (auto f = e.get(declared.key)) fields.set(declared.key, read_op_field(value(*f, s), declared, net_.dims));
     if (auto f = e.get("size_of")) {
       if (!has_field(def, "size")) f->fail("size_of needs upsample's `size` field, which this build's upsample lacks");
       if (e.get("size") || e.get("scale")) f->fail("give either size_of or size/scale, not both");
@@ -478,9 +478,10 @@ class NetworkExpander {
   }
 
   // A channel field of a network custom variant's op: an integer, or in, out, in*K, out/K.
-  FieldValue channel_value(const Field& f, FieldKind kind, const BlockSpec& slot, const std::string& ctx) const {
-    if (!f.is_string() || (kind == FieldKind::groups && f.node().text == "depthwise"))
-      return read_op_field(f, kind, slot.dims);
+  FieldValue channel_value(const Field& f, const OpField& declared, const BlockSpec& slot,
+                           const std::string& ctx) const {
+    if (!f.is_string() || (declared.kind == FieldKind::groups && f.node().text == "depthwise"))
+      return read_op_field(f, declared, slot.dims);
     const std::string& t = f.node().text;
     const std::string base = t.substr(0, t.find_first_of("*/"));
     if (base != "in" && base != "out") f.fail("expected an integer, in, out, in*K or out/K, got \"" + t + "\"" + ctx);
@@ -547,9 +548,9 @@ class NetworkExpander {
                                                                        : slot.dilation;
           fields.set(declared.key, v2);
         } else if (std::find(kChannelFields.begin(), kChannelFields.end(), declared.key) != kChannelFields.end()) {
-          fields.set(declared.key, channel_value(*f, declared.kind, slot, ctx));
+          fields.set(declared.key, channel_value(*f, declared, slot, ctx));
         } else {
-          fields.set(declared.key, read_op_field(*f, declared.kind, slot.dims));
+          fields.set(declared.key, read_op_field(*f, declared, slot.dims));
         }
       }
       last = add_checked(o, def.kind, prefix + name, inputs, fields, slot.kernel, slot.bias,
