@@ -1,5 +1,6 @@
 // convbench validate SPEC: checks a spec completely (every variant graph built and counted), and
 // with --resolved-json writes the resolved spec the PyTorch peer builds its modules from.
+#include <algorithm>
 #include <iostream>
 
 #include "commands.hpp"
@@ -31,9 +32,14 @@ Command add_validate_command(CLI::App& app) {
             const ResultSet rows = analyze_spec(spec);  // builds and counts every variant
             if (!opt->resolved_json.empty())
               write_output_files({{outputs[0], resolved_spec_json(spec).dump(1) + "\n"}}, {opt->spec});
-            if (opt->resolved_json != "-")
-              std::cout << spec.file << ": ok (" << spec.blocks.size() << " block points, " << rows.rows.size()
-                        << " variant runs)\n";
+            if (opt->resolved_json != "-") {
+              const auto networks = std::count_if(spec.blocks.begin(), spec.blocks.end(),
+                                                  [](const BlockSpec& b) { return b.network != nullptr; });
+              const auto blocks = static_cast<std::ptrdiff_t>(spec.blocks.size()) - networks;
+              std::cout << spec.file << ": ok (" << blocks << " block points, ";
+              if (networks) std::cout << networks << " network points, ";
+              std::cout << rows.rows.size() << " variant runs)\n";
+            }
             return 0;
           }};
 }

@@ -26,12 +26,24 @@ std::vector<std::string> config_files() {
   return files;
 }
 
+// A whole network (configs/vbnet.yaml, resnet50.yaml) at the smallest size its downsampling
+// stages still fit: batch 2 (a training batch norm needs two values per channel, and the deepest
+// stages are 1x1), 16 voxels a side in 3-D, 32 pixels in 2-D (a full-size training
+// step of either takes minutes on this machine's CPU; tests/network_peer_test.py checks their
+// full-size counts).
+BlockSpec network_shrunk(BlockSpec b) {
+  b.batch = 2;
+  for (int64_t& s : b.size) s = std::min<int64_t>(s, b.dims == 3 ? 16 : 32);
+  return b;
+}
+
 TEST(ConfigMemory, CpuMeasuredPeakEqualsPredictionAtFullSize) {
   CpuBackend cpu;
   for (const std::string& file : config_files()) {
     const Spec spec = load_spec_file(file);
-    for (const BlockSpec& block : spec.blocks)
-      for (const VariantSpec& v : block.variants) {
+    for (const BlockSpec& full : spec.blocks)
+      for (const VariantSpec& v : full.variants) {
+        const BlockSpec block = full.network ? network_shrunk(full) : full;
         SCOPED_TRACE(file + ": " + block.name + " [" + point_label(block) + "] / " + v.name);
         testing::expect_measured_equals_predicted(cpu, build_variant_graph(block, v), block.mode == RunMode::train);
       }
@@ -43,8 +55,12 @@ TEST(ConfigMemory, ReferenceMeasuredPeakEqualsPredictionShrunk) {
   for (const std::string& file : config_files()) {
     const Spec spec = load_spec_file(file);
     for (BlockSpec block : spec.blocks) {
-      block.batch = 1;
-      for (int64_t& s : block.size) s = std::min<int64_t>(s, 8);
+      if (block.network) {
+        block = network_shrunk(block);
+      } else {
+        block.batch = 1;
+        for (int64_t& s : block.size) s = std::min<int64_t>(s, 8);
+      }
       for (const VariantSpec& v : block.variants)
         for (bool training : {true, false}) {
           SCOPED_TRACE(file + ": " + block.name + " [" + point_label(block) + "] / " + v.name +

@@ -525,7 +525,8 @@ StepResult training_step(Backend& backend, const Graph& g, bool training) {
 // The block at test size: batch at most 2, spatial size at most 16 (2-D) or 8 (3-D).
 BlockSpec shrunk(BlockSpec b) {
   b.batch = std::min<int64_t>(b.batch, 2);
-  for (int64_t& s : b.size) s = std::min<int64_t>(s, b.dims == 2 ? 16 : 8);
+  // A network's downsampling stages need more: 16 voxels a side (VBNet halves four times).
+  for (int64_t& s : b.size) s = std::min<int64_t>(s, b.network ? (b.dims == 2 ? 32 : 16) : b.dims == 2 ? 16 : 8);
   return b;
 }
 

@@ -24,6 +24,11 @@ def main():
     binary, source = sys.argv[1], sys.argv[2]
     failures = 0
     for config in sorted(glob.glob(os.path.join(source, "configs", "*.yaml"))):
+        # The peer builds blocks, not networks (tests/network_peer_test.py checks those).
+        with open(config) as f:
+            if "\nnetworks:" in "\n" + f.read():
+                print(f"== {os.path.basename(config)}: skipped, a network spec")
+                continue
         with tempfile.TemporaryDirectory() as dumps:
             subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), config,
                             "--dump-tensors", dumps, "--dump-scale", "--counts-only",

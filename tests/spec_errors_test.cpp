@@ -51,7 +51,7 @@ TEST(SpecErrors, UnknownBlockKeySuggestsTheNearestKey) {
 TEST(SpecErrors, UnknownTopLevelKeys) {
   EXPECT_EQ(error_of("blokcs: []\n"), "bad.yaml:1:1: blokcs: unknown key \"blokcs\" (did you mean \"blocks\"?)");
   EXPECT_EQ(error_of("name: x\nzzz: 1\n"),
-            "bad.yaml:2:1: zzz: unknown key \"zzz\" (valid keys: name, defaults, blocks or sweep)");
+            "bad.yaml:2:1: zzz: unknown key \"zzz\" (valid keys: name, defaults, blocks, networks or sweep)");
 }
 
 TEST(SpecErrors, UnknownKeyInDefaults) {
@@ -155,7 +155,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
             "in the block or in `defaults`)");
   EXPECT_EQ(error_of("name: nothing\n"),
             "bad.yaml:1:1: blocks: missing required field \"blocks\" (the list of blocks to "
-            "compare)");
+            "compare; or `networks`, the networks to compare)");
   EXPECT_EQ(error_of("blocks:\n  - batch: 2\n"),
             "bad.yaml:2:5: blocks[0].name: missing required field \"name\" (every block needs a "
             "unique name)");
@@ -485,14 +485,14 @@ TEST(SpecErrors, MalformedYamlIsReportedAtYamlCppsMark) {
 
 TEST(SpecErrors, TopLevelMustBeOneMap) {
   EXPECT_EQ(error_of("- a\n- b\n"),
-            "bad.yaml:1:1: the top level must be a map with `blocks` (and optionally name, "
-            "defaults, sweep), got a list");
+            "bad.yaml:1:1: the top level must be a map with `blocks` and/or `networks` (and "
+            "optionally name, defaults, sweep), got a list");
   EXPECT_EQ(error_of("[1, 2]", "bad.json"),
-            "bad.json:1:1: the top level must be a map with `blocks` (and optionally name, "
-            "defaults, sweep), got a list");
+            "bad.json:1:1: the top level must be a map with `blocks` and/or `networks` (and "
+            "optionally name, defaults, sweep), got a list");
   EXPECT_EQ(error_of("just text\n"),
-            "bad.yaml:1:1: the top level must be a map with `blocks` (and optionally name, "
-            "defaults, sweep), got the string \"just text\"");
+            "bad.yaml:1:1: the top level must be a map with `blocks` and/or `networks` (and "
+            "optionally name, defaults, sweep), got the string \"just text\"");
   EXPECT_EQ(error_of(""), "bad.yaml:1:1: the spec is empty (expected a map with `blocks`)");
   EXPECT_EQ(error_of("# only a comment\n"), "bad.yaml:1:1: the spec is empty (expected a map with `blocks`)");
   EXPECT_EQ(error_of("blocks: []\n---\nblocks: []\n"),

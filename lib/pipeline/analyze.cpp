@@ -33,6 +33,7 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
   r.block = block.name;
   r.variant = variant.name;
   r.kind = variant.kind;
+  if (block.network) r.subject = "network";
   r.point = block.point;
   r.point_label = point_label(block);
   r.is_baseline = variant.name == block.baseline;

@@ -234,6 +234,10 @@ const std::vector<Column>& columns() {
 // headline time and its ratio, throughput, the peak and its ratio, FLOPs ratio, status.
 const std::vector<std::string> kCompact = {"time_ms", "graph_ms", "time_x", "samples_per_s",
                                            "peak",    "peak_x",   "flop_x", "status"};
+// A whole network's run also shows its forward GFLOP and GMAC: what papers compare networks by
+// (their "FLOPs" are usually MACs).
+const std::vector<std::string> kCompactNetwork = {"time_ms", "graph_ms",  "time_x",   "samples_per_s", "peak",
+                                                  "peak_x",  "gflop_fwd", "gmac_fwd", "flop_x",        "status"};
 // params x gives way to GMAC fwd (params are shown whole); --wide has both.
 const std::vector<std::string> kCompactAnalysis = {"params",         "gflop_fwd", "gflop_bwd", "gmac_fwd",
                                                    "peak_predicted", "saved",     "flop_x",    "peak_x"};
@@ -306,9 +310,10 @@ std::vector<std::vector<const ResultRow*>> rows_by_block(const ResultSet& result
   return groups;
 }
 
-std::vector<std::string> columns_for(const TableOptions& options, TableStyle style, bool measured) {
+std::vector<std::string> columns_for(const TableOptions& options, TableStyle style, bool measured, bool network) {
   if (!options.columns.empty()) return options.columns;
   if (options.wide || style == TableStyle::markdown) return kWide;
+  if (measured && network) return kCompactNetwork;
   return measured ? kCompact : kCompactAnalysis;
 }
 
@@ -384,7 +389,8 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
 std::string format_tables(const ResultSet& results, TableStyle style, bool colour, const TableOptions& options) {
   std::string out;
   for (const auto& group : rows_by_block(results)) {
-    const BlockTable b = block_table(group, columns_for(options, style, any_measured(group)));
+    const BlockTable b =
+        block_table(group, columns_for(options, style, any_measured(group), group.front()->subject == "network"));
     if (style == TableStyle::markdown)
       out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
     else

@@ -186,6 +186,7 @@ json row_to_json(const ResultRow& r) {
   // Written only where the step converts, so rows without conversions read as before.
   if (r.layout_conversion != "none") j["layout_conversion"] = r.layout_conversion;
   if (!r.kernel.empty()) j["kernel"] = r.kernel;
+  if (r.subject != "block") j["subject"] = r.subject;
   if (!r.graph_hash.empty()) j["graph_hash"] = r.graph_hash;
   json memory = {{"predicted_peak_bytes", r.predicted.peak_bytes}, {"predicted", memory_figures(r.predicted)}};
   if (r.measured) {
@@ -233,6 +234,8 @@ ResultRow row_from_json(const JsonField& j) {
   if (r.block.empty()) j.at("block").fail("expected a non-empty string");
   if (r.variant.empty()) j.at("variant").fail("expected a non-empty string");
   r.kind = j.string("kind", "");
+  r.subject = j.string("subject", "block");
+  if (r.subject != "block" && r.subject != "network") j.at("subject").fail("expected \"block\" or \"network\"");
   if (const auto point = j.object("point")) {
     for (const auto& [k, v] : point->value().items()) {
       if (!v.is_primitive() || v.is_null())

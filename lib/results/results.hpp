@@ -58,6 +58,9 @@ struct MemoryFigures {
 
 struct ResultRow {
   std::string block, variant, kind;
+  // What `block` names: "block", or "network" for a row of a spec's `networks:` (JSON writes the
+  // key `subject` only for networks, so block rows read as before).
+  std::string subject = "block";
   std::vector<std::pair<std::string, std::string>> point;  // swept field -> JSON text
   std::string point_label;
   bool is_baseline = false;

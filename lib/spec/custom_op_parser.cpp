@@ -222,6 +222,8 @@ class CustomGraphReader {
 
 }  // namespace
 
+FieldValue read_op_field(const Field& f, const OpField& declared, int dims) { return read_field(f, declared, dims); }
+
 void parse_custom_ops(const Field& variant, const BlockSpec& block, VariantSpec& out) {
   CustomGraphReader(variant, block).read(out);
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,9 +47,14 @@ struct VariantSpec {
   int64_t multiplier = 1;         // separable
   std::vector<CustomOpSpec> ops;  // custom
   std::string output;             // custom: the value that is the block output (default last op)
-  std::string key_path;           // e.g. blocks[0].variants[1]
+  // In a network: the slot classes this variant goes into (empty: every slot); slots of other
+  // classes get `standard`. A network's custom variant keeps its ops unresolved (NetworkSpec).
+  std::vector<std::string> fills;
+  std::string key_path;  // e.g. blocks[0].variants[1]
   SourceLocation where;
 };
+
+struct NetworkSpec;  // spec/network_spec.hpp
 
 struct BlockSpec {
   std::string name;
@@ -78,15 +84,21 @@ struct BlockSpec {
   // The swept fields and their values for this expanded block, in sweep order, each value as
   // compact JSON text (e.g. {"batch": "8", "layout": "\"channels_last\""}). Empty without sweep.
   std::vector<std::pair<std::string, std::string>> point;
-  std::string key_path;  // blocks[i]
+  std::string key_path;  // blocks[i] (networks[i] for a network)
   SourceLocation where;
+  // Set when this entry is a network (spec/network_spec.hpp): the fields above then hold the
+  // network's input (batch, in_channels, size, dtype, layout, mode) and its slot defaults (kernel,
+  // padding as resolved with that kernel, dilation, bias, norm, act, dropout); out_channels and
+  // stride are not used. Networks follow the blocks in Spec::blocks, so every command that runs
+  // blocks runs networks the same way, one row per network x variant x sweep point.
+  std::shared_ptr<const NetworkSpec> network;
 };
 
 struct Spec {
   std::string name;
   std::string file;
   std::string sha256;             // of the bytes read (load_spec_file), for the provenance of results
-  std::vector<BlockSpec> blocks;  // expanded: every block at every sweep point, block-major
+  std::vector<BlockSpec> blocks;  // expanded: every block at every sweep point, block-major, then the networks
 };
 
 std::string_view to_string(NormKind kind);

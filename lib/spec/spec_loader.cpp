@@ -12,6 +12,7 @@
 
 #include "ops/graph_builder.hpp"
 #include "spec/input_file.hpp"
+#include "spec/network_parser.hpp"
 #include "spec/source_tree.hpp"
 #include "spec/spec_field.hpp"
 #include "spec/suggest.hpp"
@@ -21,7 +22,7 @@
 namespace convbench {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "defaults", "blocks", "sweep"};
+const std::vector<std::string> kTopKeys = {"name", "defaults", "blocks", "networks", "sweep"};
 const std::vector<std::string> kBlockFields = {"name",    "dims",     "batch",       "in_channels", "out_channels",
                                                "size",    "kernel",   "stride",      "padding",     "dilation",
                                                "bias",    "norm",     "norm_groups", "act",         "negative_slope",
@@ -190,7 +191,8 @@ bool path_within(const std::string& path, const std::string& prefix) {
 // An error in a value that several blocks or sweep points share says which one it failed for.
 InputError with_context(const InputError& e, const Field& block, const std::string& label) {
   std::string note;
-  if (!path_within(e.key_path(), block.path())) note = "block \"" + block.get("name")->node().text + "\"";
+  if (!path_within(e.key_path(), block.path()))
+    note = (path_within(block.path(), "networks") ? "network \"" : "block \"") + block.get("name")->node().text + "\"";
   if (!label.empty() && !path_within(e.key_path(), "sweep"))
     note += (note.empty() ? "" : ", ") + std::string("sweep point ") + label;
   if (note.empty()) return e;
@@ -224,8 +226,9 @@ void apply_sweep_overrides(const SpecLimits& limits, std::vector<std::shared_ptr
     if (values_text.empty())
       throw InputError({"command line", 0, 0}, kSweepFlag,
                        "expected FIELD=V1,V2,... (e.g. batch=1,2,4), got no values for \"" + key + "\"");
-    const bool sweepable = key != "name" && key != "variants" &&
-                           std::find(kBlockFields.begin(), kBlockFields.end(), key) != kBlockFields.end();
+    const bool sweepable = (key != "name" && key != "variants" &&
+                            std::find(kBlockFields.begin(), kBlockFields.end(), key) != kBlockFields.end()) ||
+                           is_network_sweepable(key);
     if (!sweepable)
       throw InputError({"command line", 0, 0}, kSweepFlag,
                        "\"" + key + "\" is not a block field that can be swept (" + key + "=" + values_text + ")");
@@ -257,6 +260,9 @@ std::vector<SweepAxis> read_sweep(const Field& root) {
   std::vector<std::string> sweepable;
   for (const std::string& field : kBlockFields)
     if (field != "name" && field != "variants") sweepable.push_back(field);
+  for (const std::string& field : network_fields())
+    if (is_network_sweepable(field) && std::find(sweepable.begin(), sweepable.end(), field) == sweepable.end())
+      sweepable.push_back(field);
   sweep->check_keys(sweepable);
   for (const auto& [key, values] : sweep->entries()) axes.push_back({key, values.non_empty_list("values to sweep")});
   return axes;
@@ -311,10 +317,33 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
             " per run of --max-runs " + str(limits.max_runs) + ", which raises it)");
 }
 
-Spec parse_root(const Field& root, const SpecLimits& limits) {
+// A swept field must mean something for every block and network it is applied to: a sweep of
+// out_channels in a file with a network, or of dropout_kind with a block, is refused at the
+// sweep's key (or --sweep) rather than silently duplicating rows.
+void check_sweep_applies(const Field& root, const std::vector<SweepAxis>& axes, bool has_blocks, bool has_networks) {
+  for (const SweepAxis& axis : axes) {
+    const bool block_field = std::find(kBlockFields.begin(), kBlockFields.end(), axis.key) != kBlockFields.end();
+    std::string why;
+    if (has_networks && !is_network_sweepable(axis.key))
+      why = "\"" + axis.key +
+            "\" is not a field a network has (a network's slots and units say it); it cannot be swept in a spec with "
+            "networks";
+    else if (has_blocks && !block_field)
+      why = "\"" + axis.key + "\" is a network field only; it cannot be swept in a spec with blocks";
+    if (why.empty()) continue;
+    // From the file's `sweep` unless --sweep replaced it (its values then come from the flag).
+    const auto sweep = root.get("sweep");
+    if (sweep && axis.values.front().file() == root.file())
+      for (const Field& key : sweep->keys())
+        if (key.node().text == axis.key) key.fail(why);
+    throw InputError({"command line", 0, 0}, kSweepFlag, why);
+  }
+}
+
+Spec parse_root(const Field& root, const std::shared_ptr<const SourceNode>& tree, const SpecLimits& limits) {
   if (!root.is_map())
     root.fail(
-        "the top level must be a map with `blocks` (and optionally name, defaults, "
+        "the top level must be a map with `blocks` and/or `networks` (and optionally name, defaults, "
         "sweep), got " +
         root.describe());
   root.check_keys(kTopKeys);
@@ -329,13 +358,18 @@ Spec parse_root(const Field& root, const SpecLimits& limits) {
   const std::string flag_file = kSweepFlag;
   apply_sweep_overrides(limits, override_trees, flag_file, axes);
   const auto blocks_field = root.get("blocks");
-  if (!blocks_field) root.fail_missing("blocks", " (the list of blocks to compare)");
-  const std::vector<Field> blocks = blocks_field->non_empty_list("blocks");
+  const auto networks_field = root.get("networks");
+  if (!blocks_field && !networks_field)
+    root.fail_missing("blocks", " (the list of blocks to compare; or `networks`, the networks to compare)");
+  const std::vector<Field> blocks = blocks_field ? blocks_field->non_empty_list("blocks") : std::vector<Field>{};
+  const std::vector<Field> networks =
+      networks_field ? networks_field->non_empty_list("networks") : std::vector<Field>{};
+  check_sweep_applies(root, axes, !blocks.empty(), !networks.empty());
 
   int64_t points = 1;
   for (const SweepAxis& axis : axes) {
     points *= static_cast<int64_t>(axis.values.size());  // stays below the limit: no overflow
-    if (points * static_cast<int64_t>(blocks.size()) > kMaxExpandedBlocks) {
+    if (points * static_cast<int64_t>(blocks.size() + networks.size()) > kMaxExpandedBlocks) {
       const std::string why = "the sweep expands the blocks to more than " + str(kMaxExpandedBlocks) + " block runs";
       if (root.get("sweep")) root.get("sweep")->fail(why);
       throw InputError({"command line", 0, 0}, kSweepFlag, why);
@@ -352,7 +386,18 @@ Spec parse_root(const Field& root, const SpecLimits& limits) {
     if (const auto [it, inserted] = names.emplace(text, block.path()); !inserted)
       name->fail("duplicate block name \"" + text + "\" (" + it->second + " has it too)");
   }
-  check_work(root, blocks, defaults, points, limits);
+  for (const Field& network : networks) {
+    if (!network.is_map()) network.fail("expected a map of network fields, got " + network.describe());
+    network.check_keys(network_fields(), " in a network");
+    const auto name = network.get("name");
+    if (!name) network.fail_missing("name", " (every network needs a unique name, distinct from the blocks')");
+    const std::string text = name->as_string();
+    if (const auto [it, inserted] = names.emplace(text, network.path()); !inserted)
+      name->fail("duplicate name \"" + text + "\" (" + it->second + " has it too)");
+  }
+  std::vector<Field> counted = blocks;  // a network's variants count as runs like a block's
+  counted.insert(counted.end(), networks.begin(), networks.end());
+  check_work(root, counted, defaults, points, limits);
 
   for (const Field& block : blocks) {
     for (int64_t p = 0; p < points; ++p) {
@@ -363,6 +408,18 @@ Spec parse_root(const Field& root, const SpecLimits& limits) {
         BlockSpec labelled;  // only to reuse point_label's formatting
         for (const auto& [key, value] : point) labelled.point.emplace_back(key, to_compact_json(value.node()));
         throw with_context(e, block, point_label(labelled));
+      }
+    }
+  }
+  for (const Field& network : networks) {
+    for (int64_t p = 0; p < points; ++p) {
+      const SweepPoint point = sweep_point(axes, p);
+      try {
+        spec.blocks.push_back(parse_network(network, tree, point));
+      } catch (const InputError& e) {
+        BlockSpec labelled;
+        for (const auto& [key, value] : point) labelled.point.emplace_back(key, to_compact_json(value.node()));
+        throw with_context(e, network, point_label(labelled));
       }
     }
   }
@@ -381,7 +438,7 @@ Spec parse_spec_text(const std::string& text, const std::string& file_name, cons
   }
   try {
     const std::shared_ptr<const SourceNode> root = parse_source_tree(text, file_name);
-    return parse_root(Field(*root, "", file_name), limits);
+    return parse_root(Field(*root, "", file_name), root, limits);
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {

@@ -23,4 +23,8 @@ std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& 
 // groups is never -1. Every op must contribute to the output.
 void parse_custom_ops(const Field& variant, const BlockSpec& block, VariantSpec& out);
 
+// One custom-op field read as its definition declares it (a wrong type or range fails at `f`);
+// a network's op entries read theirs with it once their $params are substituted.
+FieldValue read_op_field(const Field& f, const OpField& declared, int dims);
+
 }  // namespace convbench

@@ -35,7 +35,11 @@ Plan make_plan(const Spec& spec, const ResultSet& analysis) {
   plan.spec_file = spec.file;
   plan.spec_sha256 = spec.sha256;
   size_t row = 0;
-  for (const nlohmann::ordered_json& block : resolved["blocks"]) {
+  // Networks follow the blocks, as in Spec::blocks and the analysis rows.
+  nlohmann::ordered_json entries = resolved["blocks"];
+  if (resolved.contains("networks"))
+    for (const nlohmann::ordered_json& network : resolved["networks"]) entries.push_back(network);
+  for (const nlohmann::ordered_json& block : entries) {
     for (const nlohmann::ordered_json& variant : block["variants"]) {
       if (row >= analysis.rows.size()) throw std::logic_error("make_plan: fewer analysis rows than items");
       const ResultRow& r = analysis.rows[row++];

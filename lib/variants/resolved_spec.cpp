@@ -3,6 +3,9 @@
 #include <stdexcept>
 
 #include "ops/op_registry.hpp"
+#include "spec/network_spec.hpp"
+#include "spec/source_tree.hpp"
+#include "variants/network_builder.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
@@ -81,16 +84,113 @@ ojson resolved_block(const BlockSpec& b) {
           {"variants", std::move(variants)}};
 }
 
+ojson as_written(const Field& f) { return ojson::parse(to_compact_json(f.node())); }
+
+// A stage's entries as written, with every unit instance's args completed by the unit's defaults.
+ojson entries_with_args(const Field& entries, const std::optional<Field>& units) {
+  ojson out = ojson::array();
+  for (const Field& e : entries.items()) {
+    ojson entry = as_written(e);
+    const auto unit = e.get("unit");
+    const std::optional<Field> def = unit && units ? units->get(unit->node().text) : std::nullopt;
+    if (def && def->get("params")) {
+      ojson args = e.get("args") ? as_written(*e.get("args")) : ojson::object();
+      for (const auto& [key, value] : def->get("params")->entries())
+        if (!args.contains(key)) args[key] = as_written(value);
+      entry["args"] = std::move(args);
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+// A network: its fields with defaults filled, its units and stages as written (args completed),
+// and per variant the expansion (every op with its name, kind, inputs and attributes), so that an
+// independent expander can be checked against it op by op.
+ojson resolved_network(const BlockSpec& b) {
+  const NetworkSpec& n = *b.network;
+  const Field net = n.field();
+  ojson point = ojson::object();
+  for (const auto& [key, value] : b.point) point[key] = ojson::parse(value);
+  ojson variants = ojson::array();
+  for (const VariantSpec& v : b.variants) {
+    ojson out = {{"kind", v.kind}, {"name", v.name}};
+    if (v.kind == "bottleneck") {
+      out["ratio"] = v.ratio;
+      out["groups"] = v.groups;
+    } else if (v.kind == "grouped") {
+      out["groups"] = v.groups;
+    } else if (v.kind == "separable") {
+      out["multiplier"] = v.multiplier;
+    }
+    for (const Field& f : net.get("variants")->items())
+      if (f.is_map() && f.get("ops") && f.get("name") && f.get("name")->node().text == v.name) {
+        out["ops"] = as_written(*f.get("ops"));
+        if (f.get("output")) out["output"] = as_written(*f.get("output"));
+      }
+    out["fills"] = v.fills;
+    const Graph g = build_variant_graph(b, v);
+    out["output_shape"] = g.desc(g.output).shape;
+    out["expanded_ops"] = expanded_ops_json(g);
+    variants.push_back(std::move(out));
+  }
+  const auto units = net.get("units");
+  ojson units_json = ojson::object();
+  if (units)
+    for (const auto& [name, unit] : units->entries()) {
+      ojson u = {{"params", unit.get("params") ? as_written(*unit.get("params")) : ojson::object()},
+                 {"ops", entries_with_args(*unit.get("ops"), units)}};
+      units_json[name] = std::move(u);
+    }
+  ojson stages = ojson::array();
+  for (const Field& st : net.get("stages")->items())
+    stages.push_back({{"name", st.get("name")->node().text}, {"ops", entries_with_args(*st.get("ops"), units)}});
+  return {{"name", b.name},
+          {"kind", "network"},
+          {"dims", b.dims},
+          {"batch", b.batch},
+          {"in_channels", b.in_channels},
+          {"size", b.size},
+          {"kernel", b.kernel},
+          {"padding", n.padding ? ojson(*n.padding) : ojson("same")},
+          {"dilation", b.dilation},
+          {"bias", b.bias},
+          {"norm", std::string(to_string(b.norm))},
+          {"norm_groups", b.norm_groups},
+          {"act", std::string(to_string(b.act))},
+          {"negative_slope", b.negative_slope},
+          {"dropout", b.dropout},
+          {"dropout_kind", std::string(to_string(n.dropout_kind))},
+          {"dtype", std::string(to_string(b.dtype))},
+          {"layout", std::string(to_string(b.layout))},
+          {"mode", std::string(to_string(b.mode))},
+          {"baseline", b.baseline},
+          {"point", std::move(point)},
+          {"point_label", point_label(b)},
+          {"units", std::move(units_json)},
+          {"stages", std::move(stages)},
+          {"variants", std::move(variants)}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json resolved_spec_json(const Spec& spec) {
   ojson blocks = ojson::array();
-  for (const BlockSpec& b : spec.blocks) blocks.push_back(resolved_block(b));
-  return {{"schema", kResolvedSpecSchema},
-          {"name", spec.name},
-          {"file", spec.file},
-          {"sha256", spec.sha256},
-          {"blocks", std::move(blocks)}};
+  ojson networks = ojson::array();
+  for (const BlockSpec& b : spec.blocks) {
+    if (b.network)
+      networks.push_back(resolved_network(b));
+    else
+      blocks.push_back(resolved_block(b));
+  }
+  ojson out = {{"schema", kResolvedSpecSchema},
+               {"name", spec.name},
+               {"file", spec.file},
+               {"sha256", spec.sha256},
+               {"blocks", std::move(blocks)}};
+  // Only specs with networks have the key, so block-only resolved specs stay as they were.
+  if (!networks.empty()) out["networks"] = std::move(networks);
+  return out;
 }
 
 }  // namespace convbench

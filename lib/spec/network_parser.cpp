@@ -1,0 +1,224 @@
+#include "spec/network_parser.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "spec/suggest.hpp"
+
+namespace convbench {
+namespace {
+
+const std::vector<std::string> kVariantKinds = {"standard", "bottleneck", "separable", "grouped", "custom"};
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+std::vector<std::string> variant_keys(const std::string& kind) {
+  if (kind == "bottleneck") return {"kind", "name", "ratio", "groups", "fills"};
+  if (kind == "separable") return {"kind", "name", "multiplier", "fills"};
+  if (kind == "grouped") return {"kind", "name", "groups", "fills"};
+  if (kind == "custom") return {"kind", "name", "ops", "output", "fills"};
+  return {"kind", "name", "fills"};
+}
+
+// A network's variant: the kind and its parameters. Whether they fit a slot's channels is
+// checked per slot when the network is expanded (the slots differ in channels).
+VariantSpec parse_network_variant(const Field& v) {
+  VariantSpec out;
+  out.key_path = v.path();
+  out.where = v.where();
+  if (v.is_string()) {
+    out.kind = v.as_choice(kVariantKinds, "variant kind");
+    if (out.kind == "grouped") v.fail_missing("groups", " (write the variant as {kind: grouped, groups: N})");
+    if (out.kind == "custom") v.fail_missing("ops", " (write the variant as {kind: custom, ops: [...]})");
+    out.name = out.kind;
+    return out;
+  }
+  if (!v.is_map()) v.fail("expected a variant kind or a map with `kind`, got " + v.describe());
+  const auto kind = v.get("kind");
+  if (!kind) v.fail_missing("kind", " (one of " + join_alternatives(kVariantKinds) + ")");
+  out.kind = kind->as_choice(kVariantKinds, "variant kind");
+  v.check_keys(variant_keys(out.kind), " for a " + out.kind + " variant in a network");
+  out.name = out.kind;
+  if (auto name = v.get("name")) out.name = name->as_string();
+  if (auto f = v.get("ratio")) out.ratio = f->as_int(1);
+  if (auto f = v.get("multiplier")) out.multiplier = f->as_int(1);
+  if (auto f = v.get("groups")) out.groups = f->as_int(1);
+  if (out.kind == "grouped" && !v.get("groups"))
+    v.fail_missing("groups", " (a grouped variant needs its number of groups)");
+  if (out.kind == "custom") {
+    const auto ops = v.get("ops");
+    if (!ops) v.fail_missing("ops", " (a custom variant needs its list of ops)");
+    for (const Field& op : ops->non_empty_list("ops")) {
+      if (!op.is_map()) op.fail("expected a map with `op` and `name`, got " + op.describe());
+      if (!op.get("op")) op.fail_missing("op");
+      if (!op.get("name")) op.fail_missing("name", " (the name later ops and the op names in results use)");
+      if (op.get("op")->is_string() && op.get("op")->node().text == "slot")
+        op.get("op")->fail("a variant cannot contain a slot: it is what fills one");
+    }
+    if (auto f = v.get("output")) out.output = f->as_string();
+  }
+  if (auto fills = v.get("fills")) {
+    for (const Field& c : fills->non_empty_list("slot classes")) {
+      const std::string cls = c.as_string();
+      if (std::find(out.fills.begin(), out.fills.end(), cls) != out.fills.end())
+        c.fail("slot class \"" + cls + "\" is listed twice");
+      out.fills.push_back(cls);
+    }
+  }
+  return out;
+}
+
+// Units and stages: the structure every expansion relies on, checked once here.
+void check_units(const Field& network) {
+  const auto units = network.get("units");
+  if (!units) return;
+  if (!units->is_map()) units->fail("expected a map of unit name -> {params, ops}, got " + units->describe());
+  for (const auto& [name, unit] : units->entries()) {
+    if (name.find('.') != std::string::npos || name.empty())
+      unit.fail("a unit name cannot be empty or contain '.', got \"" + name + "\"");
+    if (!unit.is_map()) unit.fail("expected a map with `ops` (and optionally `params`), got " + unit.describe());
+    unit.check_keys({"params", "ops"}, " in a unit");
+    if (auto params = unit.get("params"))
+      if (!params->is_map())
+        params->fail("expected a map of parameter -> default value (or `required`), got " + params->describe());
+    if (!unit.get("ops")) unit.fail_missing("ops", " (the unit's entries)");
+    unit.get("ops")->non_empty_list("unit entries");
+  }
+}
+
+void check_stages(const Field& network) {
+  const auto stages = network.get("stages");
+  if (!stages) network.fail_missing("stages", " (the network's stages, in order)");
+  std::map<std::string, std::string> seen;
+  for (const Field& stage : stages->non_empty_list("stages")) {
+    if (!stage.is_map()) stage.fail("expected a map with `name` and `ops`, got " + stage.describe());
+    stage.check_keys({"name", "ops"}, " in a stage");
+    const auto name = stage.get("name");
+    if (!name) stage.fail_missing("name", " (the first component of its ops' names)");
+    const std::string text = name->as_string();
+    if (text == "input") name->fail("\"input\" is the network input; give the stage another name");
+    if (text.find('.') != std::string::npos) name->fail("a stage name cannot contain '.', got \"" + text + "\"");
+    if (const auto [it, inserted] = seen.emplace(text, stage.path()); !inserted)
+      name->fail("duplicate stage name \"" + text + "\" (" + it->second + " has it too)");
+    if (!stage.get("ops")) stage.fail_missing("ops", " (the stage's entries)");
+    stage.get("ops")->non_empty_list("stage entries");
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& network_fields() {
+  static const std::vector<std::string> fields = {
+      "name",   "dims", "batch",       "in_channels", "size",           "kernel",  "padding",      "dilation",
+      "bias",   "norm", "norm_groups", "act",         "negative_slope", "dropout", "dropout_kind", "dtype",
+      "layout", "mode", "baseline",    "variants",    "units",          "stages"};
+  return fields;
+}
+
+bool is_network_sweepable(const std::string& key) {
+  static const std::vector<std::string> sweepable = {
+      "dims",        "batch", "in_channels",    "size",    "kernel",       "padding", "dilation", "bias", "norm",
+      "norm_groups", "act",   "negative_slope", "dropout", "dropout_kind", "dtype",   "layout",   "mode"};
+  return std::find(sweepable.begin(), sweepable.end(), key) != sweepable.end();
+}
+
+BlockSpec parse_network(const Field& network, const std::shared_ptr<const SourceNode>& tree,
+                        const std::vector<std::pair<std::string, Field>>& point) {
+  if (!network.is_map()) network.fail("expected a map of network fields, got " + network.describe());
+  network.check_keys(network_fields(), " in a network");
+  const auto find = [&](const std::string& key) -> std::optional<Field> {
+    for (const auto& [k, v] : point)
+      if (k == key) return v;
+    return network.get(key);
+  };
+  const auto require = [&](const std::string& key) {
+    if (auto f = find(key)) return *f;
+    network.fail_missing(key);
+  };
+
+  auto spec = std::make_shared<NetworkSpec>();
+  spec->tree = tree;
+  spec->file = network.file();
+  spec->node = &network.node();
+  spec->key_path = network.path();
+
+  BlockSpec b;
+  const auto name = network.get("name");
+  if (!name) network.fail_missing("name", " (every network needs a unique name)");
+  b.name = name->as_string();
+  b.key_path = network.path();
+  b.where = network.where();
+  for (const auto& [key, value] : point) b.point.emplace_back(key, to_compact_json(value.node()));
+  if (auto f = find("dims")) {
+    const int64_t dims = f->as_int(1);
+    if (dims != 2 && dims != 3) f->fail("dims must be 2 or 3, got " + str(dims));
+    b.dims = static_cast<int>(dims);
+  }
+  b.batch = require("batch").as_int(1);
+  b.in_channels = require("in_channels").as_int(1);
+  b.size = require("size").as_per_dim(b.dims, 1);
+  b.kernel = find("kernel") ? find("kernel")->as_per_dim(b.dims, 1) : std::vector<int64_t>(b.size.size(), 3);
+  b.stride = std::vector<int64_t>(b.size.size(), 1);
+  b.dilation = find("dilation") ? find("dilation")->as_per_dim(b.dims, 1) : std::vector<int64_t>(b.size.size(), 1);
+  if (auto f = find("padding")) spec->padding = f->as_padding(b.dims);
+  b.padding = spec->padding.value_or(std::vector<int64_t>{});
+  if (!spec->padding)
+    for (int d = 0; d < b.dims; ++d) b.padding.push_back(b.dilation[d] * (b.kernel[d] - 1) / 2);
+  if (auto f = find("bias")) b.bias = f->as_bool();
+  if (auto f = find("norm")) {
+    const std::string norm = f->as_choice({"batch", "group", "none"}, "norm");
+    b.norm = norm == "batch" ? NormKind::batch : norm == "group" ? NormKind::group : NormKind::none;
+  }
+  if (auto f = find("norm_groups")) b.norm_groups = f->as_int(1);
+  if (auto f = find("act")) {
+    const std::string act = f->as_choice({"relu", "leaky_relu", "none"}, "act");
+    b.act = act == "relu" ? ActKind::relu : act == "leaky_relu" ? ActKind::leaky_relu : ActKind::none;
+  }
+  if (auto f = find("negative_slope")) b.negative_slope = f->as_number();
+  if (auto f = find("dropout")) {
+    b.dropout = f->as_number();
+    if (b.dropout < 0.0 || b.dropout >= 1.0) f->fail("dropout must be in [0, 1), got " + f->node().text);
+  }
+  if (auto f = find("dropout_kind"))
+    spec->dropout_kind =
+        f->as_choice({"element", "channel"}, "dropout_kind") == "channel" ? DropoutKind::channel : DropoutKind::element;
+  if (auto f = find("dtype")) b.dtype = *parse_dtype(f->as_choice({"float32", "tf32", "float16", "bfloat16"}, "dtype"));
+  if (auto f = find("layout")) b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
+  if (auto f = find("mode"))
+    b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;
+  std::vector<int64_t> input = {b.batch, b.in_channels};
+  input.insert(input.end(), b.size.begin(), b.size.end());
+  if (!checked_product(input))
+    network.fail("the network's input tensor " + shape_text(input) + " has more elements than int64 can count");
+
+  check_units(network);
+  check_stages(network);
+
+  const std::vector<Field> variants = require("variants").non_empty_list("variants");
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    VariantSpec v = parse_network_variant(variants[i]);
+    if (const auto [it, inserted] = index.emplace(v.name, i); !inserted)
+      variants[i]
+          .get("name")
+          .value_or(variants[i])
+          .fail("duplicate variant name \"" + v.name + "\" (variants[" + str(static_cast<int64_t>(it->second)) +
+                "] has it too); give each variant its own `name:`");
+    b.variants.push_back(std::move(v));
+  }
+  b.baseline = b.variants.front().name;
+  if (auto f = network.get("baseline")) {
+    b.baseline = f->as_string();
+    std::vector<std::string> names;
+    for (const VariantSpec& v : b.variants) names.push_back(v.name);
+    if (!index.count(b.baseline))
+      f->fail("baseline \"" + b.baseline + "\" is not a variant of this network (variants: " +
+              join_alternatives(names) + ")" + did_you_mean(b.baseline, names));
+  }
+  b.network = std::move(spec);
+  return b;
+}
+
+std::string_view to_string(DropoutKind kind) { return kind == DropoutKind::channel ? "channel" : "element"; }
+
+}  // namespace convbench

@@ -1,0 +1,27 @@
+// Reads one network of the `networks:` section at one sweep point (README "Networks"): its input,
+// its slot defaults and its variants, with located errors. Units and stages are checked for their
+// structure here (maps, lists, unique stage names); what they mean is checked when a variant is
+// expanded (variants/network_builder.hpp), which `validate` and every command do before running.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spec/network_spec.hpp"
+#include "spec/spec.hpp"
+#include "spec/spec_field.hpp"
+
+namespace convbench {
+
+// The keys a network map may have, and those a sweep may set for a network.
+const std::vector<std::string>& network_fields();
+bool is_network_sweepable(const std::string& key);
+
+// `point`: the swept fields at this point (each overrides the network's own value). `tree` owns
+// the nodes `network` refers to.
+BlockSpec parse_network(const Field& network, const std::shared_ptr<const SourceNode>& tree,
+                        const std::vector<std::pair<std::string, Field>>& point);
+
+}  // namespace convbench

@@ -1,0 +1,85 @@
+#include "variants/block_assembly.hpp"
+
+namespace convbench {
+namespace {
+
+std::vector<int64_t> repeat(int64_t v, int dims) { return std::vector<int64_t>(static_cast<size_t>(dims), v); }
+
+}  // namespace
+
+int BlockAssembler::cna(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride,
+                        int64_t groups) {
+  ConvAttrs a;
+  a.out_channels = out;
+  a.kernel = spatial ? block_.kernel : repeat(1, block_.dims);
+  a.padding = spatial ? block_.padding : repeat(0, block_.dims);
+  a.dilation = spatial ? block_.dilation : repeat(1, block_.dims);
+  a.stride = std::move(stride);
+  a.groups = groups;
+  a.bias = block_.bias;
+  return norm_act(unit, b_.conv(prefix_ + unit + "conv", x, a));
+}
+
+int BlockAssembler::norm_act(const std::string& unit, int y) {
+  y = norm(unit, y);
+  switch (block_.act) {
+    case ActKind::relu: return b_.relu(prefix_ + unit + "act", y);
+    case ActKind::leaky_relu: return b_.leaky_relu(prefix_ + unit + "act", y, block_.negative_slope);
+    case ActKind::none: return y;
+  }
+  return y;
+}
+
+int BlockAssembler::norm(const std::string& unit, int y) {
+  switch (block_.norm) {
+    case NormKind::batch: return b_.batch_norm(prefix_ + unit + "norm", y);
+    case NormKind::group: return b_.group_norm(prefix_ + unit + "norm", y, block_.norm_groups);
+    case NormKind::none: return y;
+  }
+  return y;
+}
+
+int BlockAssembler::dropout(int y) {
+  if (block_.dropout <= 0.0) return y;
+  if (dropout_kind_ == DropoutKind::channel) return b_.channel_dropout(prefix_ + "dropout", y, block_.dropout);
+  return b_.dropout(prefix_ + "dropout", y, block_.dropout);
+}
+
+int BlockAssembler::finish_main_path(int x, int main) {
+  main = dropout(main);
+  if (!block_.residual) return main;
+  bool unit_stride = true;
+  for (int64_t s : block_.stride) unit_stride = unit_stride && s == 1;
+  int shortcut = x;
+  if (block_.in_channels != block_.out_channels || !unit_stride) {
+    ConvAttrs a;
+    a.out_channels = block_.out_channels;
+    a.kernel = repeat(1, block_.dims);
+    a.stride = block_.stride;
+    a.padding = repeat(0, block_.dims);
+    a.dilation = repeat(1, block_.dims);
+    a.bias = block_.bias;
+    shortcut = norm("shortcut.", b_.conv(prefix_ + "shortcut.conv", x, a));
+  }
+  return b_.add(prefix_ + "add", main, shortcut);
+}
+
+int BlockAssembler::main_path(const VariantSpec& v, int x) {
+  const std::vector<int64_t> one = repeat(1, block_.dims);
+  if (v.kind == "standard") return cna("", x, block_.out_channels, true, block_.stride, 1);
+  if (v.kind == "grouped") return cna("", x, block_.out_channels, true, block_.stride, v.groups);
+  if (v.kind == "bottleneck") {
+    const int64_t mid = block_.out_channels / v.ratio;
+    int y = cna("reduce.", x, mid, false, one, 1);
+    y = cna("spatial.", y, mid, true, block_.stride, v.groups);
+    return cna("expand.", y, block_.out_channels, false, one, 1);
+  }
+  if (v.kind == "separable") {
+    const int64_t wide = block_.in_channels * v.multiplier;
+    const int y = cna("depthwise.", x, wide, true, block_.stride, block_.in_channels);
+    return cna("pointwise.", y, block_.out_channels, false, one, 1);
+  }
+  throw GraphError("unknown variant kind \"" + v.kind + "\"");
+}
+
+}  // namespace convbench

@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""configs/vbnet.yaml and configs/resnet50.yaml against independent PyTorch definitions.
+
+    /usr/bin/python3 tests/network_peer_test.py PATH/TO/convbench
+
+- VBNet: the seed's own module code (tests/vbnet_reference.py), CBR and the post's BottleNeck:
+  parameters at the full size (10,052,609 and 1,145,061: what the seed's users printed), and
+  parameters, buffers and forward MACs of every conv at a reduced size (--sweep, no edit).
+- ResNet-50: torchvision's resnet50 structure written out here (Debian 12 has no
+  python3-torchvision): 25,557,032 parameters; the SubtractedConv variants (seed 002) put into
+  the 3x3 convs only, or into every conv; parameters, buffers and forward MACs at a reduced size.
+
+MACs are counted with forward hooks on every Conv/ConvTranspose/Linear module, so they come from
+the modules PyTorch ran, not from convbench's arithmetic. Exits 0 with "SKIP: ..." without torch.
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError as e:
+    print(f"SKIP: torch not importable by {sys.executable}: {e}")
+    sys.exit(0)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import vbnet_reference  # noqa: E402
+
+CONVBENCH = None
+
+
+def analyze(config, *sweeps):
+    args = [CONVBENCH, "analyze", os.path.join(ROOT, "configs", config), "--json", "-"]
+    for s in sweeps:
+        args += ["--sweep", s]
+    run = subprocess.run(args, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed: {run.stderr}")
+    return {row["variant"]: row for row in json.loads(run.stdout)["results"]}
+
+
+def counts(model, x):
+    """Parameters, buffers (running statistics, not num_batches_tracked, as convbench counts) and
+    the forward MACs of every conv, transposed conv and linear layer, from hooks."""
+    macs = []
+
+    def hook(module, inputs, output):
+        if isinstance(module, (nn.Conv2d, nn.Conv3d)):
+            k = 1
+            for d in module.kernel_size:
+                k *= d
+            macs.append(output.numel() * (module.in_channels // module.groups) * k)
+        elif isinstance(module, (nn.ConvTranspose2d, nn.ConvTranspose3d)):
+            k = 1
+            for d in module.kernel_size:
+                k *= d
+            macs.append(inputs[0].numel() * (module.out_channels // module.groups) * k)
+        elif isinstance(module, nn.Linear):
+            macs.append(output.numel() * module.in_features)
+
+    handles = [m.register_forward_hook(hook) for m in model.modules()]
+    model.train()
+    with torch.no_grad():
+        out = model(x)
+    for h in handles:
+        h.remove()
+    params = sum(p.numel() for p in model.parameters())
+    buffers = sum(b.numel() for name, b in model.named_buffers() if not name.endswith("num_batches_tracked"))
+    return params, buffers, sum(macs), list(out.shape)
+
+
+# ---- torchvision's ResNet-50 (torchvision/models/resnet.py, v1.5), and seed 002's SubtractedConv ----
+
+class SubtractedConv(nn.Module):
+    def __init__(self, i, o, k, stride=1):
+        super().__init__()
+        self.point_wise = nn.Conv2d(i, o // 2, 1, stride=stride, bias=False)
+        self.depth_wise = nn.Conv2d(o // 2, o // 2, k, padding=k // 2, groups=o // 2, bias=False)
+        self.low_pass = nn.Conv2d(o // 2, o // 2, k, padding=k // 2, bias=False)
+
+    def forward(self, x):
+        p = self.point_wise(x)
+        return torch.cat([self.depth_wise(p) - p, self.low_pass(p)], 1)
+
+
+def conv(i, o, k, stride, where, replace):
+    """A conv of the network: nn.Conv2d, or SubtractedConv where `replace` says so."""
+    if replace == "all" or (replace == "3x3" and where == "spatial"):
+        return SubtractedConv(i, o, k, stride)
+    return nn.Conv2d(i, o, k, stride=stride, padding=k // 2, bias=False)
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, inplanes, planes, stride, downsample, replace):
+        super().__init__()
+        width = planes
+        self.conv1 = conv(inplanes, width, 1, 1, "conv", replace)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = conv(width, width, 3, stride, "spatial", replace)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = conv(width, planes * 4, 1, 1, "conv", replace)
+        self.bn3 = nn.BatchNorm2d(planes * 4)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = downsample
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        return self.relu(out + identity)
+
+
+class ResNet50(nn.Module):
+    def __init__(self, replace=None, num_classes=1000):
+        super().__init__()
+        self.inplanes = 64
+        self.conv1 = conv(3, 64, 7, 2, "stem", replace)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+        self.layer1 = self._make_layer(64, 3, 1, replace)
+        self.layer2 = self._make_layer(128, 4, 2, replace)
+        self.layer3 = self._make_layer(256, 6, 2, replace)
+        self.layer4 = self._make_layer(512, 3, 2, replace)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(512 * 4, num_classes)
+
+    def _make_layer(self, planes, blocks, stride, replace):
+        downsample = nn.Sequential(conv(self.inplanes, planes * 4, 1, stride, "conv", replace),
+                                   nn.BatchNorm2d(planes * 4))
+        layers = [Bottleneck(self.inplanes, planes, stride, downsample, replace)]
+        self.inplanes = planes * 4
+        layers += [Bottleneck(self.inplanes, planes, 1, None, replace) for _ in range(1, blocks)]
+        return nn.Sequential(*layers)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+class NetworkConfigs(unittest.TestCase):
+    def check_row(self, row, model, x):
+        params, buffers, macs, shape = counts(model, x)
+        self.assertEqual(row["subject"], "network")
+        self.assertEqual(row["params"], params, row["variant"])
+        self.assertEqual(row["buffers"], buffers, row["variant"])
+        self.assertEqual(row["macs"]["forward"], macs, row["variant"])
+        self.assertEqual(row["output_shape"][:2], shape[:2], row["variant"])
+
+    def test_vbnet_full_size_parameters_are_the_seeds(self):
+        rows = analyze("vbnet.yaml")
+        self.assertEqual(rows["standard"]["params"], 10052609)
+        self.assertEqual(rows["post-bottleneck"]["params"], 1145061)
+        self.assertEqual(rows["standard"]["input_shape"], [6, 1, 32, 128, 128])
+        for bott, variant in ((False, "standard"), (True, "post-bottleneck")):
+            self.assertEqual(rows[variant]["params"], sum(p.numel() for p in vbnet_reference.make(bott).parameters()))
+
+    def test_vbnet_reduced_size_counts_match_the_seeds_module(self):
+        rows = analyze("vbnet.yaml", "batch=1", "size=[16,32,32]")
+        torch.manual_seed(0)
+        x = torch.randn(1, 1, 16, 32, 32)
+        self.check_row(rows["standard"], vbnet_reference.make(False), x)
+        self.check_row(rows["post-bottleneck"], vbnet_reference.make(True), x)
+
+    def test_resnet50_full_size_parameters_are_torchvisions(self):
+        rows = analyze("resnet50.yaml")
+        self.assertEqual(rows["plain"]["params"], 25557032)
+        self.assertEqual(sum(p.numel() for p in ResNet50().parameters()), 25557032)
+        self.assertEqual(rows["plain"]["output_shape"][:2], [16, 1000])
+
+    def test_resnet50_reduced_size_counts_match_torch(self):
+        rows = analyze("resnet50.yaml", "batch=2", "size=64")
+        torch.manual_seed(0)
+        x = torch.randn(2, 3, 64, 64)
+        for variant, replace in (("plain", None), ("subtracted-3x3", "3x3"), ("subtracted-all", "all")):
+            with self.subTest(variant=variant):
+                self.check_row(rows[variant], ResNet50(replace), x)
+
+
+if __name__ == "__main__":
+    CONVBENCH = os.path.abspath(sys.argv.pop(1))
+    unittest.main()
