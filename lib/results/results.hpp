@@ -58,6 +58,8 @@ struct MemoryFigures {
 
 struct ResultRow {
   std::string block, variant, kind;
+  // A whole network's row (the spec's networks: section): `block` holds the network's name.
+  bool network = false;
   std::vector<std::pair<std::string, std::string>> point;  // swept field -> JSON text
   std::string point_label;
   bool is_baseline = false;
