@@ -23,12 +23,22 @@ struct OpFacts {
   int64_t bytes = 0;              // minimum traffic: every tensor it reads or writes, once
   std::optional<double> time_ms;  // measured with --per-op (the device synchronised around it)
   int64_t saved_bytes = 0;        // counted saved tensors this op keeps first (see MemoryFacts)
+  int64_t params = 0;             // elements of the op's trainable parameters
 
   // Derived from the device's limits (absent when they are unknown).
   double intensity() const { return bytes > 0 ? static_cast<double>(flops) / static_cast<double>(bytes) : 0; }
   std::string bound;                 // "compute" | "memory" | "" (limits unknown)
   std::optional<double> floor_ms;    // max(FLOPs / peak, bytes / bandwidth)
   std::optional<double> of_floor;    // floor_ms / time_ms: 1 means at the roofline
+  std::optional<double> time_share;  // time_ms / the row's headline time
+};
+
+// A network's stage: the ops whose names start with "<name>." (explain/stage_breakdown.hpp).
+struct StageFacts {
+  std::string name;
+  int ops = 0;
+  int64_t params = 0, macs = 0, flops = 0, saved_bytes = 0;
+  std::optional<double> time_ms;     // its ops' per-op times added up, when every op has one
   std::optional<double> time_share;  // time_ms / the row's headline time
 };
 
@@ -56,6 +66,7 @@ struct VariantFacts {
   std::optional<double> time_ms;                       // headline median: the step (train) or forward (infer)
   int64_t params = 0, macs = 0, flops = 0, bytes = 0;  // headline phase
   std::vector<OpFacts> ops;
+  std::vector<StageFacts> stages;  // a network's rows only: its ops by stage
   MemoryFacts memory;
   LaunchFacts launches;
 };

@@ -39,6 +39,24 @@ TextTable op_table(const VariantFacts& f) {
   return t;
 }
 
+// A network's cost by stage (explain/stage_breakdown.hpp), with each stage's share of the totals.
+TextTable stage_table(const VariantFacts& f) {
+  TextTable t;
+  t.header = {"stage", "ops", "params", "share", "GMAC", "share", "saved", "share", "ms", "time share"};
+  t.right_aligned = {false, true, true, true, true, true, true, true, true, true};
+  auto share = [](int64_t part, int64_t whole) {
+    return whole > 0 ? format_fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 0) + "%"
+                     : std::string("-");
+  };
+  for (const StageFacts& s : f.stages)
+    t.rows.push_back({s.name, std::to_string(s.ops), format_count(s.params), share(s.params, f.params),
+                      format_fixed(static_cast<double>(s.macs) / 1e9, 3), share(s.macs, f.macs),
+                      f.training ? format_mib(s.saved_bytes) : "-",
+                      f.training ? share(s.saved_bytes, f.memory.saved_bytes) : "-", opt_fixed(s.time_ms, 3),
+                      opt_percent(s.time_share)});
+  return t;
+}
+
 TextTable saved_table(const VariantFacts& f) {
   TextTable t;
   t.header = {"saved tensor", "bytes", "kept by"};
@@ -106,6 +124,7 @@ std::string render(const Explanation& e, Style style) {
     for (const VariantExplanation& v : b.variants) {
       heading(3, headline(v, b));
       bullets(v.sentences);
+      if (!v.facts.stages.empty()) out << table(stage_table(v.facts)) << "\n";
       out << table(op_table(v.facts)) << "\n";
       if (v.facts.training && !v.facts.memory.saved.empty()) out << table(saved_table(v.facts)) << "\n";
       para(at_peak_line(v.facts));
@@ -118,7 +137,9 @@ std::string render(const Explanation& e, Style style) {
       "intensity; bound: compute when it is at or above the ridge point (peak FLOP/s over bandwidth), else memory; "
       "of floor: max(FLOP / peak, bytes / bandwidth) over the measured time (over 100%: the op beat the floor, "
       "its data partly in cache or the measured bandwidth below what it reached). saved: bytes this op keeps for "
-      "backward (a tensor kept by several ops counts once, for the first). Sentences are generated from these "
+      "backward (a tensor kept by several ops counts once, for the first). A network's stage table adds its ops up by "
+      "stage (the first part of their names), with each stage's share of the variant's params, GMAC, saved bytes "
+      "and headline time; a stage shows no time unless every op in it was timed. Sentences are generated from these "
       "figures by fixed rules (README, \"Reading an explanation\").");
   return out.str();
 }
@@ -130,7 +151,8 @@ nlohmann::json op_json(const OpFacts& o) {
                       {"flops", o.flops},
                       {"bytes", o.bytes},
                       {"intensity_flop_per_byte", o.intensity()},
-                      {"saved_bytes", o.saved_bytes}};
+                      {"saved_bytes", o.saved_bytes},
+                      {"params", o.params}};
   j["time_ms"] = o.time_ms ? nlohmann::json(*o.time_ms) : nlohmann::json(nullptr);
   j["time_share"] = o.time_share ? nlohmann::json(*o.time_share) : nlohmann::json(nullptr);
   j["bound"] = o.bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.bound);
@@ -155,6 +177,16 @@ nlohmann::json variant_json(const VariantExplanation& v) {
   j["time_ms"] = f.time_ms ? nlohmann::json(*f.time_ms) : nlohmann::json(nullptr);
   j["ops"] = nlohmann::json::array();
   for (const OpFacts& o : f.ops) j["ops"].push_back(op_json(o));
+  if (!f.stages.empty()) {
+    j["stages"] = nlohmann::json::array();
+    for (const StageFacts& s : f.stages) {
+      nlohmann::json js = {{"name", s.name}, {"ops", s.ops},     {"params", s.params},
+                           {"macs", s.macs}, {"flops", s.flops}, {"saved_bytes", s.saved_bytes}};
+      js["time_ms"] = s.time_ms ? nlohmann::json(*s.time_ms) : nlohmann::json(nullptr);
+      js["time_share"] = s.time_share ? nlohmann::json(*s.time_share) : nlohmann::json(nullptr);
+      j["stages"].push_back(js);
+    }
+  }
   nlohmann::json mem = {{"peak_bytes_predicted", f.memory.peak_bytes},
                         {"peak_op", f.memory.peak_op},
                         {"peak_phase", f.memory.peak_phase},

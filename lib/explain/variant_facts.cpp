@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <map>
 
+#include "explain/stage_breakdown.hpp"
 #include "results/trust.hpp"
 
 namespace convbench {
-namespace {}  // namespace
-
 VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& analysis, const ResultRow& row) {
   VariantFacts f;
   f.block = row.block;
@@ -50,6 +49,7 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
     o.flops = f.training ? c.flops.forward + c.flops.backward() : c.flops.forward;
     o.bytes = f.training ? c.bytes_forward + c.bytes_backward : c.bytes_forward;
     o.time_ms = op_headline_ms(row, op.name);
+    for (int p : op.params) o.params += graph.params.at(static_cast<size_t>(p)).desc.numel();
     if (const auto it = saved_by_op.find(op.name); it != saved_by_op.end()) o.saved_bytes = it->second;
     if (o.time_ms) {
       op_sum += *o.time_ms;
@@ -65,6 +65,7 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
     f.launches.op_time_sum_ms = op_sum;
     if (f.time_ms && *f.time_ms > 0) f.launches.outside_ops_share = std::max(0.0, 1.0 - op_sum / *f.time_ms);
   }
+  if (is_network(row)) f.stages = stage_breakdown(f.ops, f.time_ms);
   // The run's status when it failed, else how far its times can be trusted (results/trust.hpp).
   f.trust = row.status == RunStatus::ok ? to_string(assess_trust(row).level) : to_string(row.status);
   return f;

@@ -7,6 +7,7 @@
 
 #include "report/layout_table.hpp"
 #include "report/markup_escape.hpp"
+#include "report/network_vs_block.hpp"
 
 #include "report/run_warnings.hpp"
 #include "results/trust.hpp"
@@ -390,7 +391,7 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
   std::string out;
   for (const auto& group : rows_by_block(results)) {
     const BlockTable b =
-        block_table(group, columns_for(options, style, any_measured(group), group.front()->subject == "network"));
+        block_table(group, columns_for(options, style, any_measured(group), is_network(*group.front())));
     if (style == TableStyle::markdown)
       out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
     else
@@ -403,6 +404,14 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
       else
         out += printable(l->title) + "\n" + l->table.render_terminal(colour) + layouts_note(group) + "\n\n";
     }
+  }
+  // Networks and blocks in one run: each variant's effect at both scales, side by side.
+  if (const std::optional<BlockTable> nb = network_vs_block_table(results)) {
+    if (style == TableStyle::markdown)
+      out += "### " + markdown_escape(nb->title) + "\n\n" + nb->table.render_markdown() + "\n" +
+             markdown_escape(one_line(network_vs_block_note(results))) + "\n\n";
+    else
+      out += printable(nb->title) + "\n" + nb->table.render_terminal(colour) + network_vs_block_note(results) + "\n";
   }
   return out + tables_footnote(results);
 }

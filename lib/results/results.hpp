@@ -108,6 +108,8 @@ struct ResultSet {
 // The phase that sums a row up: the whole training step in train mode, forward in infer mode.
 // Its time, FLOPs and minimum bytes give the achieved rates and the roofline position.
 bool is_training(const ResultRow& r);
+// The row is a whole network's (subject "network"), not a block's.
+inline bool is_network(const ResultRow& r) { return r.subject == "network"; }
 const std::optional<TimeStats>& headline_time(const ResultRow& r);
 // The row's layout as titles and diffs say it: "channels_last", or "channels_last (boundary-converted)"
 // when the step converts at the block's boundary.
