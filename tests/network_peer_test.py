@@ -40,7 +40,64 @@ def analyze(config, *sweeps):
     run = subprocess.run(args, capture_output=True, text=True)
     if run.returncode != 0:
         raise AssertionError(f"{' '.join(args)} failed: {run.stderr}")
-    return {row["variant"]: row for row in json.loads(run.stdout)["results"]}
+    # The network's rows only: a config may also hold blocks with the same variant names.
+    return {row["variant"]: row for row in json.loads(run.stdout)["results"] if row.get("subject") == "network"}
+
+
+def resolved_network(config, *sweeps):
+    args = [CONVBENCH, "validate", os.path.join(ROOT, "configs", config), "--resolved-json", "-"]
+    for s in sweeps:
+        args += ["--sweep", s]
+    run = subprocess.run(args, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed: {run.stderr}")
+    return json.loads(run.stdout)["networks"][0]
+
+
+def saved_bytes(model, x):
+    """Bytes of the distinct storages autograd saves in one training forward, without parameters,
+    buffers and the input (as convbench's `saved`; the peer's own rule, scripts/peer/measure.py)."""
+    def storage_of(t):
+        st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+        return st.data_ptr(), st.nbytes()
+
+    resident = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers())}
+    seen = {}
+
+    def pack(t):
+        ptr, nbytes = storage_of(t)
+        seen[ptr] = nbytes
+        return t
+
+    model.train()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = model(x)
+    del y
+    return sum(n for p, n in seen.items() if p not in resident and p != storage_of(x)[0])
+
+
+def post_count_ops(variant, input_shape):
+    """The post's "GFLOPs" (pthflops' count_ops, as the issue describes it), from convbench's
+    expanded graph: conv MACs without bias, 2 per element for batch norm and ReLU, 1 per element
+    for an add, 0 for transposed convs, upsampling, concat and dropout."""
+    shapes = {"input": input_shape}
+    total = 0
+    for op in variant["expanded_ops"]:
+        out = op["output_shape"]
+        shapes[op["name"]] = out
+        n = 1
+        for d in out:
+            n *= d
+        if op["op"] == "conv":
+            k = 1
+            for d in op["kernel"]:
+                k *= d
+            total += n * (shapes[op["inputs"][0]][1] // op["groups"]) * k
+        elif op["op"] in ("batch_norm", "relu"):
+            total += 2 * n
+        elif op["op"] == "add":
+            total += n
+    return total
 
 
 def counts(model, x):
@@ -171,6 +228,38 @@ class NetworkConfigs(unittest.TestCase):
         x = torch.randn(1, 1, 16, 32, 32)
         self.check_row(rows["standard"], vbnet_reference.make(False), x)
         self.check_row(rows["post-bottleneck"], vbnet_reference.make(True), x)
+
+    def test_vbnet_reduced_size_saved_bytes_and_backward_macs_match_the_seeds_module(self):
+        # Saved activations by PyTorch's own saving rules (Dropout3d keeps its N x C noise, the
+        # same-size trilinear interpolation nothing), and the backward MACs of every conv as
+        # autograd runs them: grad-input and grad-weight each repeat the forward's MACs, except
+        # the first conv's grad-input (the network input needs no gradient).
+        rows = analyze("vbnet.yaml", "batch=1", "size=[16,32,32]")
+        torch.manual_seed(0)
+        x = torch.randn(1, 1, 16, 32, 32)
+        for variant, bott in (("standard", False), ("post-bottleneck", True)):
+            with self.subTest(variant=variant):
+                model = vbnet_reference.make(bott)
+                self.assertEqual(rows[variant]["memory"]["predicted"]["saved_bytes"], saved_bytes(model, x))
+                first = model.downs[0].down.conv if not bott else model.downs[0].down.conv_1
+                first_macs = (16 * 32 * 32) * first.out_channels * first.in_channels
+                for d in first.kernel_size:
+                    first_macs *= d
+                macs = rows[variant]["macs"]
+                self.assertEqual(macs["backward_weight"], macs["forward"])
+                self.assertEqual(macs["backward_data"], macs["forward"] - first_macs)
+                self.assertEqual(counts(model, x)[2], macs["forward"])
+
+    def test_vbnet_post_gflops_follow_the_posts_counting_rule(self):
+        # The post printed 191.78 and 16.05 "GFLOPs" (pthflops' count_ops at 6x1x32x128x128).
+        # Its rule applied to convbench's expanded graph gives 191.73 and 16.04 G: within 0.1%.
+        net = resolved_network("vbnet.yaml")
+        shape = [net["batch"], net["in_channels"]] + net["size"]
+        by_name = {v["name"]: v for v in net["variants"]}
+        for variant, post in (("standard", 191.78e9), ("post-bottleneck", 16.05e9)):
+            with self.subTest(variant=variant):
+                ours = post_count_ops(by_name[variant], shape)
+                self.assertLess(abs(ours - post) / post, 1e-3, f"{ours / 1e9:.3f} G against the post's {post / 1e9} G")
 
     def test_resnet50_full_size_parameters_are_torchvisions(self):
         rows = analyze("resnet50.yaml")
