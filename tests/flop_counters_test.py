@@ -33,8 +33,14 @@ def main():
         print(table(entries))
         bad = [e for e in entries if not e["agree"]]
         if not entries:
-            print("no rows")
-            failures += 1
+            # A config of networks only: the peer builds blocks' modules; the networks' counts
+            # are checked against independent PyTorch modules by ctest network_peer.
+            with open(config) as f:
+                text = f.read()
+            networks_only = "\nnetworks:" in text and "\nblocks:" not in text
+            print("no block rows: a config of networks only (ctest network_peer checks those)" if networks_only
+                  else "no rows")
+            failures += 0 if networks_only else 1
         for e in bad:
             failures += 1
             wrong = {k: (v, e["predicted"].get(k)) for k, v in e["values"].items() if e["predicted"].get(k) != v}

@@ -90,6 +90,42 @@ TEST(ReportAgainst, TamperedMacCountIsAMismatch) {
   std::filesystem::remove(tampered);
 }
 
+// A peer file written with --counters: each counter's number, its ratio to our forward MACs and
+// what its rule predicts; a counter that no longer gives its explained number says BROKEN. The
+// counters are information: only convbench's own counts against the peer's decide the exit code.
+TEST(ReportAgainst, FlopCountersTableShowsEachCounterAndWhetherItsRuleHolds) {
+  json peer = json::parse(read_file(source_path(kPeer)));
+  const int64_t macs = peer["results"][0]["macs"]["forward"].get<int64_t>();
+  peer["results"][0]["counters"] = {
+      {"values", {{"flop_counter_forward", 2 * macs}, {"thop", macs + 7}}},
+      {"predicted", {{"flop_counter_forward", 2 * macs}, {"thop", macs + 5}}},
+      {"rules",
+       {{"flop_counter_forward", "2 x conv MACs (FLOPs), no bias/norm/act"}, {"thop", "conv MACs, BN 4/elem"}}},
+      {"errors", {{"fvcore", "RuntimeError: cannot trace"}}}};
+  const std::string with_counters = temp_path("peer_with_counters.json");
+  std::ofstream(with_counters) << peer.dump(1);
+  const auto r = run_cli("report " + source_path(kOurs) + " --against " + with_counters);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("FLOP counters (the peer's --counters) against convbench's forward MACs"), std::string::npos)
+      << r.out;
+  const auto line_of = [&](const std::string& counter) {
+    const size_t at = r.out.find("  " + counter + "  ");
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  EXPECT_NE(line_of("flop_counter_forward").find("2.0000x"), std::string::npos) << r.out;
+  EXPECT_NE(line_of("flop_counter_forward").find("holds"), std::string::npos) << r.out;
+  EXPECT_NE(line_of("thop").find("BROKEN"), std::string::npos) << r.out;
+  EXPECT_NE(line_of("fvcore").find("RuntimeError: cannot trace"), std::string::npos) << r.out;
+  // Back through JSON: the section survives a load and a write.
+  const ResultSet loaded = load_results_file(with_counters);
+  EXPECT_EQ(loaded.rows[0].counters["values"]["thop"].get<int64_t>(), macs + 7);
+  EXPECT_TRUE(loaded.rows[1].counters.empty());
+  std::filesystem::remove(with_counters);
+  // Without counters, no such table.
+  const auto plain = run_cli("report " + source_path(kOurs) + " --against " + source_path(kPeer));
+  EXPECT_EQ(plain.out.find("FLOP counters"), std::string::npos);
+}
+
 TEST(ReportAgainst, HtmlReportCarriesTheSameSideBySideTable) {
   const auto r = run_cli("report " + source_path(kOurs) + " --against " + source_path(kPeer) + " --format html");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -119,6 +119,9 @@ std::string render(const Explanation& e, Style style) {
     }
   };
   para(limits_line(e));
+  bool any_stages = false;
+  for (const BlockExplanation& b : e.blocks)
+    for (const VariantExplanation& v : b.variants) any_stages = any_stages || !v.facts.stages.empty();
   for (const BlockExplanation& b : e.blocks) {
     heading(2, b.block + (b.point_label.empty() ? "" : " [" + b.point_label + "]") + " on " + e.device);
     for (const VariantExplanation& v : b.variants) {
@@ -137,10 +140,12 @@ std::string render(const Explanation& e, Style style) {
       "intensity; bound: compute when it is at or above the ridge point (peak FLOP/s over bandwidth), else memory; "
       "of floor: max(FLOP / peak, bytes / bandwidth) over the measured time (over 100%: the op beat the floor, "
       "its data partly in cache or the measured bandwidth below what it reached). saved: bytes this op keeps for "
-      "backward (a tensor kept by several ops counts once, for the first). A network's stage table adds its ops up by "
-      "stage (the first part of their names), with each stage's share of the variant's params, GMAC, saved bytes "
-      "and headline time; a stage shows no time unless every op in it was timed. Sentences are generated from these "
-      "figures by fixed rules (README, \"Reading an explanation\").");
+      "backward (a tensor kept by several ops counts once, for the first). " +
+      std::string(any_stages ? "A network's stage table adds its ops up by stage (the first part of their names), "
+                               "with each stage's share of the variant's params, GMAC, saved bytes and headline time; "
+                               "a stage shows no time unless every op in it was timed. "
+                             : "") +
+      "Sentences are generated from these figures by fixed rules (README, \"Reading an explanation\").");
   return out.str();
 }
 

@@ -3,11 +3,17 @@
 #include <map>
 #include <set>
 
+#include "report/flop_counters_table.hpp"
 #include "report/markup_escape.hpp"
 #include "report/text_table.hpp"
 
 namespace convbench {
 namespace {
+
+constexpr const char* kCountersNote =
+    "its rule predicts: the counter's number computed from convbench's MACs and the ops' element counts by the "
+    "counter's documented rule (scripts/peer/counters.py, README \"The FLOP counters side by side\"); BROKEN: the "
+    "counter no longer gives its explained number.";
 
 bool has_counts(const ResultRow& r) {
   return r.status == RunStatus::ok || r.params != 0 || r.macs.forward != 0 || r.macs.backward() != 0;
@@ -209,6 +215,12 @@ std::string format_peer_comparison(const PeerComparison& c, TableStyle style) {
              b.times.render_terminal() + "\n";
     }
   }
+  if (const std::optional<TextTable> counters = flop_counters_table(c)) {
+    const std::string title = "FLOP counters (the peer's --counters) against convbench's forward MACs";
+    out += md ? "### " + markdown_escape(title) + "\n\n" + counters->render_markdown() + "\n"
+              : printable(title) + "\n" + counters->render_terminal() + "\n";
+    out += std::string(kCountersNote) + "\n\n";
+  }
   auto shown = [md](const RowKey& k) { return md ? markdown_escape(k.text()) : printable(k.text()); };
   for (const RowKey& k : c.only_in_ours) out += std::string(md ? "- " : "") + "only in ours: " + shown(k) + "\n";
   for (const RowKey& k : c.only_in_peer) out += std::string(md ? "- " : "") + "only in peer: " + shown(k) + "\n";
@@ -231,6 +243,9 @@ std::string peer_comparison_html(const PeerComparison& c) {
     for (const RowKey& k : c.only_in_peer) out += "<li>only in peer: " + html_escape(k.text()) + "</li>\n";
     out += "</ul>\n";
   }
+  if (const std::optional<TextTable> counters = flop_counters_table(c))
+    out += "<h3>FLOP counters (the peer's --counters) against convbench's forward MACs</h3>\n" +
+           counters->render_html() + "<p>" + html_escape(kCountersNote) + "</p>\n";
   out += "<ul class=\"notes\">\n";
   for (const std::string& note : footnotes(c)) out += "<li>" + html_escape(note) + "</li>\n";
   return out + "</ul>\n</section>\n";

@@ -222,6 +222,7 @@ json row_to_json(const ResultRow& r) {
     if (!r.op_details.empty()) j["op_details"] = r.op_details;
     if (!r.op_times.empty()) j["op_times"] = r.op_times;
   }
+  if (!r.counters.empty()) j["counters"] = r.counters;
   return j;
 }
 
@@ -284,6 +285,7 @@ ResultRow row_from_json(const JsonField& j) {
   r.message = j.string("message", "");
   if (const auto d = j.object("op_details")) r.op_details = d->value();
   if (const auto t = j.object("op_times")) r.op_times = t->value();
+  if (const auto c = j.object("counters")) r.counters = c->value();
   const auto t = j.object("time_ms");
   r.forward = time_stats_from(t, "forward");
   r.backward = time_stats_from(t, "backward");

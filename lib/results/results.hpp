@@ -96,6 +96,10 @@ struct ResultRow {
   nlohmann::json op_details = nlohmann::json::object();
   // With --per-op: each op's median forward_ms / backward_ms (synchronised around every op).
   nlohmann::json op_times = nlohmann::json::object();
+  // A PyTorch peer's row run with --counters (scripts/peer/counters.py): the FLOP counters'
+  // numbers ("values"), what each one's rule predicts ("predicted"), the rules ("rules") and any
+  // counter's error ("errors"). Empty for convbench's own rows.
+  nlohmann::json counters = nlohmann::json::object();
 };
 
 struct ResultSet {

@@ -215,8 +215,13 @@ def run_row(block, variant, opts, device):
                                        "input_requires_grad")} for r in counts["convs"]]
     row["flop_counter"] = flop_counter_section(block, variant, device)
     if getattr(opts, "counters", False):
-        from peer.counters import counters_section  # the peer environment's packages
-        row["counters"] = counters_section(block, variant)
+        from peer.counters import RULES, counters_section, predict  # the peer environment's packages
+        section = counters_section(block, variant)
+        # What each counter's rule predicts from the peer's own MACs (equal to convbench's:
+        # `report --against` checks that), and the rule in words, for `report --against`'s table.
+        section["predicted"] = predict(row, section)
+        section["rules"] = {k: RULES[k] for k in section["predicted"]}
+        row["counters"] = section
     if opts.counts_only:
         return row
     runner = None
