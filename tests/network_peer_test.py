@@ -275,6 +275,26 @@ class NetworkConfigs(unittest.TestCase):
             with self.subTest(variant=variant):
                 self.check_row(rows[variant], ResNet50(replace), x)
 
+    def test_resnet50_reduced_size_saved_bytes_and_backward_macs_match_torch(self):
+        # Saved activations by autograd's own accounting (torchvision's in-place ReLUs keep one
+        # storage where convbench's ReLU writes a new tensor: the saved storages are the same),
+        # and backward MACs: grad-weight repeats the forward's, grad-input too except the stem
+        # conv's (the network input needs no gradient).
+        rows = analyze("resnet50.yaml", "batch=2", "size=64")
+        torch.manual_seed(0)
+        x = torch.randn(2, 3, 64, 64)
+        for variant, replace in (("plain", None), ("subtracted-3x3", "3x3"), ("subtracted-all", "all")):
+            with self.subTest(variant=variant):
+                model = ResNet50(replace)
+                self.assertEqual(rows[variant]["memory"]["predicted"]["saved_bytes"], saved_bytes(model, x))
+                stem = model.conv1 if replace != "all" else model.conv1.point_wise
+                stem_macs = 2 * 32 * 32 * stem.out_channels * stem.in_channels
+                for d in stem.kernel_size:
+                    stem_macs *= d
+                macs = rows[variant]["macs"]
+                self.assertEqual(macs["backward_weight"], macs["forward"])
+                self.assertEqual(macs["backward_data"], macs["forward"] - stem_macs)
+
 
 if __name__ == "__main__":
     CONVBENCH = os.path.abspath(sys.argv.pop(1))
