@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import vbnet_reference  # noqa: E402
-from peer.networks import ResNet50  # noqa: E402
+from peer.networks import ResNet50, autograd_saved_bytes as saved_bytes  # noqa: E402
 
 CONVBENCH = None
 
@@ -54,28 +54,6 @@ def resolved_network(config, *sweeps):
     if run.returncode != 0:
         raise AssertionError(f"{' '.join(args)} failed: {run.stderr}")
     return json.loads(run.stdout)["networks"][0]
-
-
-def saved_bytes(model, x):
-    """Bytes of the distinct storages autograd saves in one training forward, without parameters,
-    buffers and the input (as convbench's `saved`; the peer's own rule, scripts/peer/measure.py)."""
-    def storage_of(t):
-        st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-        return st.data_ptr(), st.nbytes()
-
-    resident = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers())}
-    seen = {}
-
-    def pack(t):
-        ptr, nbytes = storage_of(t)
-        seen[ptr] = nbytes
-        return t
-
-    model.train()
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        y = model(x)
-    del y
-    return sum(n for p, n in seen.items() if p not in resident and p != storage_of(x)[0])
 
 
 def post_count_ops(variant, input_shape):

@@ -33,6 +33,8 @@ except ImportError as e:
     sys.exit(0)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from peer.networks import autograd_saved_bytes  # noqa: E402
 CONFIG = os.path.join(ROOT, "configs", "tresnet-m.yaml")
 CONVBENCH = None
 
@@ -123,22 +125,7 @@ class TResNetM(unittest.TestCase):
         torch.manual_seed(0)
         x = torch.randn(2, 3, 64, 64)
 
-        def storage_of(t):
-            st = t.untyped_storage()
-            return st.data_ptr(), st.nbytes()
-
-        resident = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers())}
-        seen = {}
-
-        def pack(t):
-            ptr, nbytes = storage_of(t)
-            seen[ptr] = nbytes
-            return t
-
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            y = model(x)
-        del y
-        theirs = sum(n for p, n in seen.items() if p not in resident and p != storage_of(x)[0])
+        theirs = autograd_saved_bytes(model, x)
         self.assertEqual(theirs, ours - in_place + reflect_padded,
                          f"timm {theirs:,}, convbench {ours:,}: in-place {in_place:,}, reflect pad {reflect_padded:,}")
 

@@ -126,3 +126,26 @@ def network_model(network, variant):
     """(module, description) of the PyTorch twin of a network config's variant, or None."""
     make = NETWORK_MODELS.get((network, variant))
     return make() if make else None
+
+
+def autograd_saved_bytes(model, x):
+    """Bytes of the distinct storages autograd saves in one training forward of `model` on `x`,
+    without parameters, buffers and the input (as convbench's `saved`; the peer's own rule for
+    blocks is peer/measure.py's saved_bytes)."""
+    def storage_of(t):
+        st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+        return st.data_ptr(), st.nbytes()
+
+    resident = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers())}
+    seen = {}
+
+    def pack(t):
+        ptr, nbytes = storage_of(t)
+        seen[ptr] = nbytes
+        return t
+
+    model.train()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = model(x)
+    del y
+    return sum(n for p, n in seen.items() if p not in resident and p != storage_of(x)[0])
