@@ -24,6 +24,7 @@ packages=(
   libyaml-cpp-dev libyaml-cpp0.7
   libgtest-dev
   libdnnl-dev libdnnl2 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers
+  libsqlite3-dev libsqlite3-0
 )
 manifest="${packages[*]}"
 

@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "analysis/memory_model.hpp"
 #include "backends/cuda/cuda_backend.hpp"
@@ -75,6 +76,23 @@ double relative_error(const Values& actual, const Values& expected) {
     norm += expected[i] * expected[i];
   }
   return norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+// ||actual - expected|| / max(||expected||, floor): the floor is for results that are zero up to
+// rounding, judged against a scale they belong with instead of against their own noise.
+double relative_error(const Values& actual, const Values& expected, double floor) {
+  const double err = relative_error(actual, expected);
+  double norm = 0.0;
+  for (double v : expected)
+    if (!std::isnan(v)) norm += v * v;
+  norm = std::sqrt(norm);
+  return norm >= floor || floor <= 0.0 ? err : err * norm / floor;
+}
+
+double l2_norm(const Values& v) {
+  double s = 0.0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
 }
 
 void expect_close(const Values& actual, const Values& expected, double tol, const std::string& what) {
@@ -375,11 +393,12 @@ TEST(GpuOps, ConvsOnTheBlockInputSkipTheDataGradient) {
       log.run(what, [&] {
         ASSERT_FALSE(g.requires_grad()[static_cast<size_t>(g.ops.back().inputs[0])]);
         compare_op(gpu, g, true, what);
-        // The backward workspace is the filter gradient's alone.
+        // The backward workspace is the filter gradient's alone; a frozen conv's weight is a
+        // buffer, so it has none.
         gpu.clear_op_details();
         run_op(gpu, g, random_op_values(g, 3), true, 1);
         const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
-        EXPECT_TRUE(d.contains("backward_filter")) << d.dump();
+        EXPECT_EQ(d.contains("backward_filter"), !g.ops.back().params.empty()) << d.dump();
         EXPECT_FALSE(d.contains(kind == OpKind::conv ? "backward_data" : "forward")) << d.dump();
       });
     }
@@ -405,8 +424,17 @@ TEST(GpuOps, FindModeMatchesTheReferenceAndRecordsItsTimings) {
         const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
         EXPECT_EQ(d.at("mode"), "find");
         for (const char* dir : {"forward", "backward_data", "backward_filter"}) {
+          // A frozen conv trains no weight: no filter gradient to find an algorithm for.
+          if (std::string(dir) == "backward_filter" && g.ops.back().params.empty()) {
+            EXPECT_FALSE(d.contains(dir)) << d.dump();
+            continue;
+          }
           ASSERT_TRUE(d.contains(dir)) << d.dump();
-          EXPECT_GE(d.at(dir).at("find_ms").get<double>(), 0.0) << d.dump();
+          // Where cudnnFind returned nothing usable, the heuristic's choice ran and says why.
+          if (d.at(dir).contains("find_found_none"))
+            EXPECT_FALSE(d.at(dir).contains("find_ms")) << d.dump();
+          else
+            EXPECT_GE(d.at(dir).at("find_ms").get<double>(), 0.0) << d.dump();
           if (dtype == DType::float32) {
             EXPECT_EQ(d.at(dir).at("math"), "FMA_MATH") << d.dump();
           }
@@ -522,6 +550,58 @@ StepResult training_step(Backend& backend, const Graph& g, bool training) {
   return r;
 }
 
+// The floor each parameter's gradient is judged against: the largest gradient of its own op. A
+// conv bias right before a batch norm has a zero gradient up to rounding (the norm removes the
+// mean), so its own norm is noise; the op's weight gradient is the scale its rounding belongs to.
+std::vector<double> gradient_floors(const Graph& g, const std::vector<Values>& grads) {
+  std::vector<double> floors(grads.size(), 0.0);
+  for (size_t p = 0; p < grads.size(); ++p)
+    for (size_t q = 0; q < grads.size(); ++q)
+      if (g.params[q].op == g.params[p].op) floors[p] = std::max(floors[p], l2_norm(grads[q]));
+  return floors;
+}
+
+// A GPU step against the reference's step in the same dtype. Within the dtype's tolerance it
+// passes. Beyond it, in a reduced-precision dtype, both are measured against the float64 step of
+// the same block (`truth`): rounding to bfloat16/float16 at every op boundary, or tf32 operands,
+// can move a ReLU input across 0 in one backend and not the other and shift a cancelling sum (a
+// norm's grad-beta over a few dozen elements) by several percent in both. The GPU passes if it is
+// no further from the truth than three times the reference's own distance: a wrong kernel is far
+// from both, rounding is near the reference's own.
+void expect_step_close(const Graph& g, const StepResult& got, const StepResult& want, const StepResult* truth,
+                       DType dtype) {
+  const double tol = tolerance(dtype);
+  auto check = [&](const Values& a, const Values& w, const Values* t, double floor, const std::string& what) {
+    const double err = relative_error(a, w, floor);
+    if (err <= tol) return;
+    if (t == nullptr) {
+      ADD_FAILURE() << what << ": relative error " << err << " > " << tol << " (" << a.size() << " values)";
+      return;
+    }
+    const double ours = relative_error(a, *t, floor), theirs = relative_error(w, *t, floor);
+    EXPECT_TRUE(ours <= 3.0 * theirs) << what << ": relative error " << err << " > " << tol << " to the reference in "
+                                      << to_string(dtype) << ", and " << ours
+                                      << " to the float64 step, more than 3x the reference's own " << theirs << " ("
+                                      << a.size() << " values)";
+  };
+  check(got.output, want.output, truth ? &truth->output : nullptr, 0.0, "block output");
+  ASSERT_EQ(got.grads.size(), want.grads.size());
+  const std::vector<double> floors = gradient_floors(g, truth ? truth->grads : want.grads);
+  for (size_t p = 0; p < got.grads.size(); ++p)
+    check(got.grads[p], want.grads[p], truth ? &truth->grads[p] : nullptr, floors[p], g.params[p].name);
+  ASSERT_EQ(got.buffers.size(), want.buffers.size());
+  for (size_t b = 0; b < got.buffers.size(); ++b)
+    check(got.buffers[b], want.buffers[b], truth ? &truth->buffers[b] : nullptr, 0.0, g.buffers[b].name);
+}
+
+// The reference's step of the same block in float64 when `dtype` rounds more than float32 does.
+std::optional<StepResult> float64_step(BlockSpec block, const VariantSpec& v, bool training) {
+  if (block.dtype == DType::float32 || block.dtype == DType::float64) return std::nullopt;
+  block.dtype = DType::float64;
+  ReferenceBackend ref;
+  return training_step(ref, build_variant_graph(block, v), training);
+}
+
 // The block at test size: batch at most 2, spatial size at most 16 (2-D) or 8 (3-D).
 BlockSpec shrunk(BlockSpec b) {
   b.batch = std::min<int64_t>(b.batch, 2);
@@ -574,13 +654,8 @@ TEST(GpuVariants, EveryConfigVariantMatchesTheReference) {
               // The reference rounds tf32 conv operands as tensor cores do; an algorithm that ran
               // with FMA_MATH did not round them. On a mismatch, the choices say which did.
               SCOPED_TRACE(dtype == DType::tf32 ? "cuDNN choices: " + gpu.op_details().dump() : std::string());
-              const double tol = tolerance(dtype);
-              expect_close(got.output, want.output, tol, "block output");
-              ASSERT_EQ(got.grads.size(), want.grads.size());
-              for (size_t p = 0; p < got.grads.size(); ++p)
-                expect_close(got.grads[p], want.grads[p], tol, g.params[p].name);
-              for (size_t b = 0; b < got.buffers.size(); ++b)
-                expect_close(got.buffers[b], want.buffers[b], tol, g.buffers[b].name);
+              const std::optional<StepResult> truth = float64_step(block, v, training);
+              expect_step_close(g, got, want, truth ? &*truth : nullptr, dtype);
             });
             ++checked;
           }
@@ -627,9 +702,8 @@ TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
               ReferenceBackend ref;
               const StepResult want = training_step(ref, g, true);
               const StepResult got = training_step(gpu, g, true);
-              expect_close(got.output, want.output, tolerance(dtype), "block output");
-              for (size_t p = 0; p < got.grads.size(); ++p)
-                expect_close(got.grads[p], want.grads[p], tolerance(dtype), g.params[p].name);
+              const std::optional<StepResult> truth = float64_step(block, v, true);
+              expect_step_close(g, got, want, truth ? &*truth : nullptr, dtype);
             });
           }
       }
@@ -793,6 +867,7 @@ TEST(GpuGraphs, AReplayedStepWritesWhatTheEagerStepWrote) {
             eager_output = download(gpu, y);
             for (const Tensor& grad : s.grads) eager_grads.push_back(download(gpu, grad));
           }
+          const std::vector<double> floors = gradient_floors(g, eager_grads);
           Executor::clear_grads(s);
           Tensor y;
           std::unique_ptr<ReplayableWork> step = gpu.measurement().capture([&] {
@@ -806,9 +881,12 @@ TEST(GpuGraphs, AReplayedStepWritesWhatTheEagerStepWrote) {
             for (Tensor& grad : s.grads) gpu.fill(grad, std::numeric_limits<double>::quiet_NaN());
             step->replay();
             gpu.synchronize();
-            EXPECT_LE(relative_error(download(gpu, y), eager_output), 1e-6) << "replay " << replay;
+            // Not bit for bit: cuDNN's heuristic may pick a nondeterministic algorithm (atomic
+            // adds in the data gradient), which differs between any two steps by ~1e-6 of the
+            // result; a conv bias before a norm is judged against its op's weight gradient.
+            EXPECT_LE(relative_error(download(gpu, y), eager_output), 1e-5) << "replay " << replay;
             for (size_t i = 0; i < s.grads.size(); ++i)
-              EXPECT_LE(relative_error(download(gpu, s.grads[i]), eager_grads[i]), 1e-6)
+              EXPECT_LE(relative_error(download(gpu, s.grads[i]), eager_grads[i], floors[i]), 1e-5)
                   << g.params[i].name << ", replay " << replay;
           }
           Executor::clear_grads(s);

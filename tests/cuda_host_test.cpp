@@ -190,12 +190,16 @@ TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
   EXPECT_EQ(cudnn_data_type(DType::bfloat16), CUDNN_DATA_BFLOAT16);
   EXPECT_THROW(cudnn_data_type(DType::float64), std::invalid_argument);
   ConvAlgoChoice c{
-      ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}};
+      ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}, {}};
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j.at("algo"), "ALGO_1");
   EXPECT_EQ(j.at("math"), "FMA_MATH");
   EXPECT_EQ(j.at("workspace_bytes"), 4096);
   EXPECT_FALSE(j.contains("find_ms"));
+  EXPECT_FALSE(j.contains("find_found_none"));
+  // Find mode that found nothing usable says so next to the heuristic's choice.
+  c.find_found_none = "8 returned, none usable: IMPLICIT_GEMM (FMA_MATH): CUDNN_STATUS_NOT_SUPPORTED";
+  EXPECT_EQ(to_json(c).at("find_found_none"), c.find_found_none);
 }
 
 TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
@@ -205,7 +209,8 @@ TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
                    true,
                    0,
                    -1.0f,
-                   {"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"}};
+                   {"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"},
+                   {}};
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j.at("algo"), "GEMM");
   EXPECT_EQ(j.at("fallback_from"),

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "analysis/variant_analysis.hpp"
 #include "spec/network_spec.hpp"
@@ -73,10 +75,12 @@ bool has_op(const Graph& g, const std::string& name) {
   return std::any_of(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; });
 }
 
-const Op& op_named(const Graph& g, const std::string& name) {
+// A string_view, not a std::string: GCC 13 flags a reference returned by a function that took a
+// temporary string as possibly dangling (-Wdangling-reference), though it points into the graph.
+const Op& op_named(const Graph& g, std::string_view name) {
   for (const Op& op : g.ops)
     if (op.name == name) return op;
-  throw std::runtime_error("no op " + name);
+  throw std::runtime_error("no op " + std::string(name));
 }
 
 TEST(NetworkSpec, ParsesANetworkIntoOneEntryPerSweepPoint) {

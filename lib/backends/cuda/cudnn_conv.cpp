@@ -69,6 +69,7 @@ nlohmann::json to_json(const ConvAlgoChoice& c) {
                       {"workspace_bytes", c.workspace_bytes}};
   if (c.find_ms >= 0) j["find_ms"] = c.find_ms;
   if (!c.fallback_from.empty()) j["fallback_from"] = c.fallback_from;
+  if (!c.find_found_none.empty()) j["find_found_none"] = c.find_found_none;
   return j;
 }
 
@@ -271,12 +272,18 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
   // Candidates in cuDNN's order of preference (heuristic) or of measured time (find); their
   // workspace is asked for below, with each one's own math type.
   std::vector<ConvAlgoCandidate> candidates;
-  auto collect = [&](const auto* results, int count) {
-    for (int i = 0; i < count; ++i)
-      if (usable(results[i], plan.dtype))
+  std::string rejected;  // "ALGO (MATH): status" of each result that was not usable
+  auto collect = [&](const auto* results, int count, bool measured) {
+    for (int i = 0; i < count; ++i) {
+      if (usable(results[i], plan.dtype)) {
         candidates.push_back({static_cast<int>(results[i].algo), results[i].mathType,
-                              results[i].determinism == CUDNN_DETERMINISTIC, 0,
-                              mode_ == CudnnAlgoMode::find ? results[i].time : -1.0f});
+                              results[i].determinism == CUDNN_DETERMINISTIC, 0, measured ? results[i].time : -1.0f});
+        continue;
+      }
+      if (!rejected.empty()) rejected += ", ";
+      rejected += algo_name(d, static_cast<int>(results[i].algo)) + " (" + std::string(math_name(results[i].mathType)) +
+                  "): " + cudnnGetErrorString(results[i].status);
+    }
   };
   CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, plan.math));
   int max_count = 0, returned = 0;
@@ -295,47 +302,60 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
     out = std::make_unique<Scratch>(out_bytes, release_memory_, stream);
     ws = std::make_unique<Scratch>(find_workspace_bytes(plan, d), release_memory_, stream);
   }
-  const bool find = mode_ == CudnnAlgoMode::find;
-  switch (d) {
-    case ConvDirection::forward: {
-      CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_count));
-      std::vector<cudnnConvolutionFwdAlgoPerf_t> r(static_cast<size_t>(max_count));
-      if (find)
-        CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            handle_, plan.x, a->get(), plan.w, b->get(), plan.conv, plan.y, out->get(), max_count, &returned, r.data(),
-            ws->get(), static_cast<size_t>(ws->bytes())));
-      else
-        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, plan.x, plan.w, plan.conv, plan.y,
-                                                                     max_count, &returned, r.data()));
-      collect(r.data(), returned);
-      break;
-    }
-    case ConvDirection::backward_data: {
-      CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle_, &max_count));
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> r(static_cast<size_t>(max_count));
-      if (find)
-        CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-            handle_, plan.w, a->get(), plan.y, b->get(), plan.conv, plan.x, out->get(), max_count, &returned, r.data(),
-            ws->get(), static_cast<size_t>(ws->bytes())));
-      else
-        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, plan.w, plan.y, plan.conv, plan.x,
-                                                                          max_count, &returned, r.data()));
-      collect(r.data(), returned);
-      break;
-    }
-    case ConvDirection::backward_filter: {
-      CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle_, &max_count));
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> r(static_cast<size_t>(max_count));
-      if (find)
-        CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-            handle_, plan.x, a->get(), plan.y, b->get(), plan.conv, plan.w, out->get(), max_count, &returned, r.data(),
-            ws->get(), static_cast<size_t>(ws->bytes())));
-      else
-        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, plan.x, plan.y, plan.conv, plan.w,
+  // cuDNN's list for the direction: measured by cudnnFind, or its heuristic's order.
+  auto query = [&](bool find) {
+    switch (d) {
+      case ConvDirection::forward: {
+        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_count));
+        std::vector<cudnnConvolutionFwdAlgoPerf_t> r(static_cast<size_t>(max_count));
+        if (find)
+          CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+              handle_, plan.x, a->get(), plan.w, b->get(), plan.conv, plan.y, out->get(), max_count, &returned,
+              r.data(), ws->get(), static_cast<size_t>(ws->bytes())));
+        else
+          CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, plan.x, plan.w, plan.conv, plan.y,
+                                                                       max_count, &returned, r.data()));
+        collect(r.data(), returned, find);
+        break;
+      }
+      case ConvDirection::backward_data: {
+        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle_, &max_count));
+        std::vector<cudnnConvolutionBwdDataAlgoPerf_t> r(static_cast<size_t>(max_count));
+        if (find)
+          CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+              handle_, plan.w, a->get(), plan.y, b->get(), plan.conv, plan.x, out->get(), max_count, &returned,
+              r.data(), ws->get(), static_cast<size_t>(ws->bytes())));
+        else
+          CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, plan.w, plan.y, plan.conv, plan.x,
                                                                             max_count, &returned, r.data()));
-      collect(r.data(), returned);
-      break;
+        collect(r.data(), returned, find);
+        break;
+      }
+      case ConvDirection::backward_filter: {
+        CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle_, &max_count));
+        std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> r(static_cast<size_t>(max_count));
+        if (find)
+          CONVBENCH_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+              handle_, plan.x, a->get(), plan.y, b->get(), plan.conv, plan.w, out->get(), max_count, &returned,
+              r.data(), ws->get(), static_cast<size_t>(ws->bytes())));
+        else
+          CONVBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, plan.x, plan.y, plan.conv,
+                                                                              plan.w, max_count, &returned, r.data()));
+        collect(r.data(), returned, find);
+        break;
+      }
     }
+  };
+  const bool find = mode_ == CudnnAlgoMode::find;
+  query(find);
+  // cudnnFind can return no usable result where the heuristic's algorithms run (seen on an H200,
+  // cuDNN 9.19, for 3-D channels-last problems): then the heuristic's order is used and the
+  // choice says so, with what Find returned, instead of refusing a convolution that runs.
+  std::string find_found_none;
+  if (find && candidates.empty()) {
+    find_found_none = std::to_string(returned) + " returned, none usable: " + rejected;
+    rejected.clear();
+    query(false);
   }
 
   // Every candidate whose workspace, asked for with its own math type, fits the limit, in
@@ -369,10 +389,13 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
                         std::string(to_string(plan.dtype)) + " " + std::string(to_string(plan.layout)) +
                         " convolution (" + plan.shapes + ") with " + std::string(math_name(plan.math)) +
                         " within the workspace limit of " + std::to_string(workspace_limit_) + " bytes (" +
-                        std::to_string(returned) + " returned, " + std::to_string(candidates.size()) + " usable)");
+                        std::to_string(returned) + " returned, " + std::to_string(candidates.size()) + " usable" +
+                        (rejected.empty() ? "" : "; rejected: " + rejected) +
+                        (find_found_none.empty() ? "" : "; cudnnFind first: " + find_found_none) + ")");
   const ConvAlgoCandidate& first = result.candidates.front();
   result.choice =
-      ConvAlgoChoice{d, first.algo, first.math, first.deterministic, first.workspace_bytes, first.find_ms, {}};
+      ConvAlgoChoice{d, first.algo, first.math, first.deterministic, first.workspace_bytes, first.find_ms, {}, {}};
+  result.choice.find_found_none = find_found_none;
   return result;
 }
 

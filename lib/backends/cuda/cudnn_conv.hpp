@@ -56,6 +56,9 @@ struct ConvAlgoChoice {
   float find_ms = -1.0f;        // cudnnFind's own timing of it (find mode only)
   // The algorithms that failed at execution before this one ran, each "ALGO (MATH): why".
   std::vector<std::string> fallback_from;
+  // Find mode only: what cudnnFind returned when none of it was usable ("8 returned, none usable:
+  // ALGO (MATH): status, ..."); the choice then comes from the heuristic's order.
+  std::string find_found_none;
 };
 // "IMPLICIT_PRECOMP_GEMM", "ALGO_1", ... (the enum name without its direction prefix).
 std::string algo_name(ConvDirection direction, int algo);
