@@ -15,7 +15,9 @@ namespace {
 using nlohmann::json;
 
 json directions(const DirectionCounts& c) {
-  return {{"forward", c.forward}, {"backward_data", c.backward_data}, {"backward_weight", c.backward_weight}};
+  json j = {{"forward", c.forward}, {"backward_data", c.backward_data}, {"backward_weight", c.backward_weight}};
+  if (c.recompute != 0) j["recompute"] = c.recompute;  // memory policy recompute only
+  return j;
 }
 
 DirectionCounts directions_from(const std::optional<JsonField>& j) {
@@ -24,6 +26,7 @@ DirectionCounts directions_from(const std::optional<JsonField>& j) {
   c.forward = j->integer("forward", 0);
   c.backward_data = j->integer("backward_data", 0);
   c.backward_weight = j->integer("backward_weight", 0);
+  c.recompute = j->integer("recompute", 0);
   return c;
 }
 

@@ -118,7 +118,7 @@ const std::optional<TimeStats>& headline_time(const ResultRow& r);
 // The row's layout as titles and diffs say it: "channels_last", or "channels_last (boundary-converted)"
 // when the step converts at the block's boundary.
 std::string layout_text(const ResultRow& r);
-// The op's median time over the row's headline phase (forward, plus backward in training), from
+// The op's median time over the row's headline phase (forward, plus backward and any recomputation in training), from
 // its --per-op times; nullopt when the row has none for the op.
 std::optional<double> op_headline_ms(const ResultRow& r, const std::string& op_name);
 int64_t headline_flops(const ResultRow& r);
