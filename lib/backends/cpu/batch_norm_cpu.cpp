@@ -137,10 +137,12 @@ namespace {
 // both passes (no tensor-sized scratch).
 struct AbnElement {
   float slope, inv_slope;
+  // With a 0/1 factor instead of selects, which GCC keeps as branches (-ftrapping-math): the
+  // signs of y are random, and a mispredicted branch per element cost 20x the loop's time.
   void operator()(float y, float g, float beta, float inv_gamma, float& xhat, float& dz) const {
-    const bool positive = y > 0.f;
-    xhat = ((positive ? y : y * inv_slope) - beta) * inv_gamma;
-    dz = positive ? g : g * slope;
+    const float positive = static_cast<float>(y > 0.f);
+    xhat = (y * (positive + (1.f - positive) * inv_slope) - beta) * inv_gamma;
+    dz = g * (positive + (1.f - positive) * slope);
   }
 };
 
@@ -170,29 +172,54 @@ void batch_norm_act_backward(const BackwardCall& call) {
                            static_cast<float>(1.0 / call.op.negative_slope)};
   std::vector<float> inv_gamma(static_cast<size_t>(channels));
   for (int64_t c = 0; c < channels; ++c) inv_gamma[static_cast<size_t>(c)] = 1.f / gamma[c];
-  // Per (sample, channel) plane: sum(dz) and sum(dz * xhat), in float over short runs and in
-  // double across them (as channel_sums, for the same cancellation).
+  // Per (sample, channel) plane: sum(dz) and sum(dz * xhat), in float over runs of 1024 positions
+  // and in double across them (as channel_sums, for the same cancellation). channels_first planes
+  // are contiguous; channels_last rows of C channels are summed per thread and merged.
   std::vector<double> s1(static_cast<size_t>(planes), 0.0), s2(s1.size(), 0.0);
+  if (!last) {
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < planes; ++p) {
-    const int64_t n = p / channels, c = p % channels;
-    const float b = beta[c], ig = inv_gamma[static_cast<size_t>(c)];
-    double t1 = 0.0, t2 = 0.0;
-    for (int64_t start = 0; start < spatial; start += 1024) {
-      const int64_t end = std::min(spatial, start + 1024);
-      float f1 = 0.f, f2 = 0.f;
-      for (int64_t sp = start; sp < end; ++sp) {
-        const int64_t i = last ? (n * spatial + sp) * channels + c : p * spatial + sp;
-        float xhat, dz;
-        element(y[i], dy[i], b, ig, xhat, dz);
-        f1 += dz;
-        f2 += dz * xhat;
+    for (int64_t p = 0; p < planes; ++p) {
+      const int64_t c = p % channels;
+      const float b = beta[c], ig = inv_gamma[static_cast<size_t>(c)];
+      const float* yp = y + p * spatial;
+      const float* gp = dy + p * spatial;
+      double t1 = 0.0, t2 = 0.0;
+      for (int64_t start = 0; start < spatial; start += 1024) {
+        const int64_t end = std::min(spatial, start + 1024);
+        float f1 = 0.f, f2 = 0.f;
+#pragma omp simd reduction(+ : f1, f2)
+        for (int64_t sp = start; sp < end; ++sp) {
+          float xhat, dz;
+          element(yp[sp], gp[sp], b, ig, xhat, dz);
+          f1 += dz;
+          f2 += dz * xhat;
+        }
+        t1 += f1;
+        t2 += f2;
       }
-      t1 += f1;
-      t2 += f2;
+      s1[static_cast<size_t>(p)] = t1;
+      s2[static_cast<size_t>(p)] = t2;
     }
-    s1[static_cast<size_t>(p)] = t1;
-    s2[static_cast<size_t>(p)] = t2;
+  } else {
+#pragma omp parallel
+    {
+      std::vector<double> t1(s1.size(), 0.0), t2(s2.size(), 0.0);
+#pragma omp for schedule(static)
+      for (int64_t row = 0; row < batch * spatial; ++row) {
+        const int64_t k = (row / spatial) * channels;
+        for (int64_t c = 0; c < channels; ++c) {
+          float xhat, dz;
+          element(y[row * channels + c], dy[row * channels + c], beta[c], inv_gamma[static_cast<size_t>(c)], xhat, dz);
+          t1[static_cast<size_t>(k + c)] += dz;
+          t2[static_cast<size_t>(k + c)] += static_cast<double>(dz) * xhat;
+        }
+      }
+#pragma omp critical
+      for (size_t i = 0; i < s1.size(); ++i) {
+        s1[i] += t1[i];
+        s2[i] += t2[i];
+      }
+    }
   }
   std::vector<double> sum_dz(static_cast<size_t>(channels), 0.0), sum_dz_xhat(sum_dz.size(), 0.0);
   for (int64_t p = 0; p < planes; ++p) {
@@ -214,13 +241,32 @@ void batch_norm_act_backward(const BackwardCall& call) {
     o[static_cast<size_t>(c)] = static_cast<float>(ac * sum_dz[c] / count);
   }
   float* out = dx->data<float>();
-  const int64_t total = d.numel();
+  if (!last) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < total; ++i) {
-    const auto c = static_cast<size_t>(last ? i % channels : (i / spatial) % channels);
-    float xhat, dz;
-    element(y[i], dy[i], beta[c], inv_gamma[c], xhat, dz);
-    out[i] = a[c] * dz - b[c] * xhat - o[c];
+    for (int64_t p = 0; p < planes; ++p) {
+      const auto c = static_cast<size_t>(p % channels);
+      const float ac = a[c], bc = b[c], oc = o[c], be = beta[c], ig = inv_gamma[c];
+      const float* yp = y + p * spatial;
+      const float* gp = dy + p * spatial;
+      float* op = out + p * spatial;
+#pragma omp simd
+      for (int64_t sp = 0; sp < spatial; ++sp) {
+        float xhat, dz;
+        element(yp[sp], gp[sp], be, ig, xhat, dz);
+        op[sp] = ac * dz - bc * xhat - oc;
+      }
+    }
+  } else {
+#pragma omp parallel for schedule(static)
+    for (int64_t row = 0; row < batch * spatial; ++row) {
+      const int64_t base = row * channels;
+#pragma omp simd
+      for (int64_t c = 0; c < channels; ++c) {
+        float xhat, dz;
+        element(y[base + c], dy[base + c], beta[c], inv_gamma[static_cast<size_t>(c)], xhat, dz);
+        out[base + c] = a[static_cast<size_t>(c)] * dz - b[static_cast<size_t>(c)] * xhat - o[static_cast<size_t>(c)];
+      }
+    }
   }
 }
 
