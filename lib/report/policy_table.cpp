@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "report/text_table.hpp"
+#include "results/trust.hpp"
 
 namespace convbench {
 namespace {
@@ -37,11 +38,15 @@ std::string signed_mib(int64_t bytes) { return (bytes < 0 ? "-" : "+") + format_
 
 std::string tensors(int64_t n) { return std::to_string(n) + (n == 1 ? " tensor" : " tensors"); }
 
-// The headline time's ratio, when both rows ran and were timed.
+bool disturbed(const ResultRow& r) { return assess_trust(r).level == Trust::disturbed; }
+
+// The headline time's ratio, when both rows ran and were timed, and neither was disturbed (their
+// times would say more about the machine than about the policy).
 std::optional<double> time_ratio(const PolicyPair& p) {
   const std::optional<TimeStats>& a = headline_time(*p.with);
   const std::optional<TimeStats>& b = headline_time(*p.plain);
   if (!ran(*p.with) || !ran(*p.plain) || !a || !b || b->median <= 0) return std::nullopt;
+  if (disturbed(*p.with) || disturbed(*p.plain)) return std::nullopt;
   return a->median / b->median;
 }
 
@@ -100,6 +105,8 @@ std::string policies_note(const std::vector<const ResultRow*>& block_rows) {
     if (const std::optional<double> time = time_ratio(p))
       s += "; the " + std::string(is_training(r) ? "step" : "forward pass") + " takes " + format_ratio(*time) +
            " the time";
+    else if (headline_time(r) && headline_time(plain) && (disturbed(r) || disturbed(plain)))
+      s += "; the times are not compared (disturbed: see the warnings)";
     if (r.flops.recompute > 0)
       s += "; the forward run again in backward adds " + format_giga(r.flops.recompute) + " GFLOP";
     note += s + ".\n";
