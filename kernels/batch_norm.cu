@@ -46,9 +46,11 @@ __global__ void batch_norm_stats_finish(int channels, int splits, const Welford<
 
 // y = (x - mean) * invstd * gamma + beta; `invstd_from_var`: the second array holds variances
 // (inference, running_var) instead of 1/std.
+// With `leaky` (batch_norm_act), leaky ReLU with `slope` follows. y may be x (in place): each
+// thread reads its fragment before writing it.
 template <class T>
 __global__ void batch_norm_apply(ActShape s, const T* x, const float* mean, const float* second, bool invstd_from_var,
-                                 float eps, const T* gamma, const T* beta, T* y, bool vec) {
+                                 float eps, const T* gamma, const T* beta, T* y, bool vec, bool leaky, float slope) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
   const int64_t p0 = frag_start<T>();
@@ -61,6 +63,7 @@ __global__ void batch_norm_apply(ActShape s, const T* x, const float* mean, cons
     const int c = channel_at(static_cast<int>(p0 + k), s);
     const float invstd = invstd_from_var ? 1.0f / sqrtf(second[c] + eps) : second[c];
     v[k] = (v[k] - mean[c]) * invstd * to_float(gamma[c]) + to_float(beta[c]);
+    if (leaky && !(v[k] > 0.0f)) v[k] *= slope;
   }
   store_frag(y, p0, count, vec, v);
 }
@@ -118,6 +121,48 @@ __global__ void batch_norm_grad_input(ActShape s, const T* x, const T* g, const 
   store_frag(grad_x, p0, count, vec, out);
 }
 
+// batch_norm_act's backward reads the saved output y: z = y (y > 0) or y / slope, xhat =
+// (z - beta) / gamma, dz = g (y > 0) or g * slope.
+template <class T>
+struct AbnElement {
+  const T* y;
+  const T* g;
+  const T* gamma;
+  const T* beta;
+  float slope;
+  __device__ void operator()(int offset, int c, float& xhat, float& dz) const {
+    const float yv = to_float(y[offset]), gv = to_float(g[offset]);
+    const bool positive = yv > 0.0f;
+    xhat = ((positive ? yv : yv / slope) - to_float(beta[c])) / to_float(gamma[c]);
+    dz = positive ? gv : gv * slope;
+  }
+};
+
+// sum(dz) and sum(dz * xhat) per channel.
+template <class T>
+struct LoadAbnGradSums {
+  AbnElement<T> e;
+  __device__ void operator()(Sums<2>& acc, int offset, int c, int, int) const {
+    float xhat, dz;
+    e(offset, c, xhat, dz);
+    acc.v[0] += dz;
+    acc.v[1] += dz * xhat;
+  }
+};
+
+// grad_x = gamma * invstd * (dz - mean(dz) - xhat * mean(dz * xhat)), one thread per element.
+template <class T>
+__global__ void batch_norm_act_grad_input(ActShape s, AbnElement<T> e, const float* invstd, const float* sums,
+                                          float inv_count, T* grad_x) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<int64_t>(s.numel())) return;
+  const int c = channel_at(static_cast<int>(i), s);
+  float xhat, dz;
+  e(static_cast<int>(i), c, xhat, dz);
+  const float a = to_float(e.gamma[c]) * invstd[c];
+  grad_x[i] = from_float<T>(a * (dz - sums[c] * inv_count - xhat * sums[s.c + c] * inv_count));
+}
+
 // Workspace regions: the chunk partials, then 2 * C floats of per-channel results.
 template <class Acc>
 int64_t partial_bytes(ActShape s) {
@@ -145,7 +190,7 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
     if (!a.training) {
       batch_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
           s, x, a.running_mean, a.running_var, true, static_cast<float>(a.eps), static_cast<const T*>(a.gamma),
-          static_cast<const T*>(a.beta), static_cast<T*>(a.y), vec);
+          static_cast<const T*>(a.beta), static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
       return;
     }
     if (static_cast<int64_t>(s.n) * s.s < 2)
@@ -159,7 +204,7 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
     CONVBENCH_CUDA_CHECK_LAUNCH();
     batch_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
         s, x, stats, stats + s.c, false, 0.0f, static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
-        static_cast<T*>(a.y), vec);
+        static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -183,6 +228,29 @@ void batch_norm_backward(DType dtype, const BatchNormBackward& a, void* workspac
       batch_norm_grad_input<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
           s, x, g, a.save_mean, a.save_invstd, static_cast<const T*>(a.gamma), sums, inv_count,
           static_cast<T*>(a.grad_x), all_aligned16(a.x, a.g, a.grad_x));
+    }
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void batch_norm_act_backward(DType dtype, const BatchNormActBackward& a, void* workspace, cudaStream_t stream) {
+  const ActShape s = a.shape;
+  if (s.numel() <= 0) return;
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const AbnElement<T> e{static_cast<const T*>(a.y), static_cast<const T*>(a.g), static_cast<const T*>(a.gamma),
+                          static_cast<const T*>(a.beta), a.negative_slope};
+    const ChannelReducePlan plan = channel_reduce_plan(s);
+    auto* partial = static_cast<Sums<2>*>(workspace);
+    float* sums = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Sums<2>>(s));
+    launch_channel_partials(s, plan, LoadAbnGradSums<T>{e}, partial, stream);
+    batch_norm_grad_finish<T><<<blocks_for(s.c), kThreads, 0, stream>>>(
+        s.c, plan.splits, partial, sums, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
+    CONVBENCH_CUDA_CHECK_LAUNCH();
+    if (a.grad_x) {
+      const float inv_count = static_cast<float>(1.0 / (static_cast<double>(s.n) * s.s));
+      batch_norm_act_grad_input<T><<<blocks_for(s.numel()), kThreads, 0, stream>>>(s, e, a.save_invstd, sums, inv_count,
+                                                                                   static_cast<T*>(a.grad_x));
     }
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();

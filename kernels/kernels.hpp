@@ -113,6 +113,9 @@ struct BatchNormForward {
   float* save_invstd;  // training, may be null
   double eps, momentum;
   bool training;
+  // batch_norm_act: leaky ReLU follows (y may then be x: in place).
+  bool leaky = false;
+  float negative_slope = 0.0f;
 };
 void batch_norm_forward(DType dtype, const BatchNormForward& args, void* workspace, cudaStream_t stream);
 struct BatchNormBackward {
@@ -127,6 +130,21 @@ struct BatchNormBackward {
   void* grad_beta;   // may be null
 };
 void batch_norm_backward(DType dtype, const BatchNormBackward& args, void* workspace, cudaStream_t stream);
+// batch_norm_act (Inplace-ABN): from the saved output y alone, undoing leaky ReLU (y / slope where
+// y <= 0) and the affine ((z - beta) / gamma) to get xhat. Workspace: batch_norm_backward's.
+struct BatchNormActBackward {
+  ActShape shape;
+  const void* y;
+  const void* g;
+  const float* save_invstd;
+  const void* gamma;
+  const void* beta;
+  float negative_slope;
+  void* grad_x;      // may be null
+  void* grad_gamma;  // may be null
+  void* grad_beta;   // may be null
+};
+void batch_norm_act_backward(DType dtype, const BatchNormActBackward& args, void* workspace, cudaStream_t stream);
 
 // ---- group norm (kernels/group_norm.cu) -----------------------------------------------------
 

@@ -125,6 +125,7 @@ OpValues random_op_values(const Graph& g, uint64_t seed) {
   for (int p : op.params)
     v.params.push_back(
         reftest::random_values(static_cast<size_t>(g.params[static_cast<size_t>(p)].desc.numel()), ++seed));
+  reftest::keep_weight_away_from_zero(op, v.params);
   for (int b : op.buffers)  // positive, as running variances are
     v.buffers.push_back(
         reftest::random_values(static_cast<size_t>(g.buffers[static_cast<size_t>(b)].desc.numel()), ++seed, 0.5, 1.5));

@@ -47,7 +47,8 @@ TEST(ResolvedSpec, EveryDefaultAppearsResolvedAsTheVariantBuilderAppliedIt) {
   EXPECT_EQ(first["padding"], nlohmann::ordered_json({4, 4}));  // "same": dilation * (kernel - 1) / 2
   EXPECT_EQ(first["norm"], "batch");
   EXPECT_EQ(first["baseline"], "standard");
-  EXPECT_EQ(first["variants"][1].dump(), R"({"kind":"bottleneck","name":"bottleneck","ratio":2,"groups":1})");
+  EXPECT_EQ(first["variants"][1].dump(),
+            R"({"kind":"bottleneck","name":"bottleneck","ratio":2,"groups":1,"memory_policy":"none"})");
 
   const auto& ops = first["variants"][2]["ops"];
   EXPECT_EQ(ops[0]["inputs"], nlohmann::ordered_json({"input"}));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "spec/spec_loader.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -17,6 +18,19 @@ const std::string kSpecs = std::string(CONVBENCH_SOURCE_DIR) + "/tests/data/spec
 std::string error_of(const std::string& text, const std::string& file = "bad.yaml") {
   try {
     parse_spec_text(text, file);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// The first error of parsing the spec and building every variant's graph (where what a variant's
+// memory policy cannot apply to is found), or "(no error)".
+std::string build_error_of(const std::string& text, const std::string& file = "bad.yaml") {
+  try {
+    const Spec spec = parse_spec_text(text, file);
+    for (const BlockSpec& b : spec.blocks)
+      for (const VariantSpec& v : b.variants) build_variant_graph(b, v);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -62,7 +76,7 @@ TEST(SpecErrors, UnknownKeyInDefaults) {
 TEST(SpecErrors, VariantParameterOfAnotherKind) {
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: separable, ratio: 2}]\n"),
             "bad.yaml:4:34: blocks[0].variants[0].ratio: unknown key \"ratio\" for a separable "
-            "variant (valid keys: kind, name or multiplier)");
+            "variant (valid keys: kind, name, multiplier or memory_policy)");
 }
 
 TEST(SpecErrors, MisspeltVariantKindKey) {
@@ -83,7 +97,8 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
   EXPECT_EQ(
       error_of(custom + "          - {op: convv, name: c}\n"),
       "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, conv_transpose, linear, "
-      "batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, concat, max_pool, "
+      "batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
+      "concat, max_pool, "
       "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice or space_to_depth) (did you mean "
       "\"conv\"?)");
 }
@@ -168,7 +183,8 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
   EXPECT_EQ(
       error_of(kHead + "  - name: b\n    variants: [{kind: custom, ops: [{name: x}]}]\n"),
       "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one of conv, conv_transpose, "
-      "linear, batch_norm, group_norm, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, concat, "
+      "linear, batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
+      "concat, "
       "max_pool, avg_pool, global_avg_pool, upsample, convert_layout, mul, slice or space_to_depth)");
 }
 
@@ -318,6 +334,47 @@ TEST(SpecErrors, UpsampleModeAndLinearFields) {
 }
 
 // ---- names and lists --------------------------------------------------------------------------
+
+TEST(SpecErrors, MemoryPolicies) {
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    memory_policy: recompte\n"),
+            "bad.yaml:4:20: blocks[0].memory_policy: unknown memory policy \"recompte\" (expected none, recompute, "
+            "inplace_abn or inplace_act) (did you mean \"recompute\"?)");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: standard, memory_policy: 1}]\n"),
+            "bad.yaml:4:48: blocks[0].variants[0].memory_policy: expected none, recompute, inplace_abn or "
+            "inplace_act, got the integer 1");
+  // What a policy cannot apply to is refused where the policy was given: in inference there is no
+  // backward to recompute for; inplace_act needs an activation.
+  EXPECT_EQ(build_error_of(kHead + "  - name: b\n    mode: infer\n    memory_policy: recompute\n"),
+            "bad.yaml:5:20: blocks[0].memory_policy: memory_policy recompute runs the forward again in backward, and "
+            "mode: infer has no backward (nothing is saved to recompute); use memory_policy: none, or mode: train "
+            "(for variant \"standard\")");
+  EXPECT_EQ(build_error_of(kHead + "  - name: b\n    act: none\n    variants: [{kind: standard, memory_policy: "
+                                   "inplace_act}]\n"),
+            "bad.yaml:5:48: blocks[0].variants[0].memory_policy: memory_policy inplace_act: the variant has no "
+            "activation (relu, leaky_relu, sigmoid)");
+  // Inplace-ABN undoes the activation from its output: ReLU's cannot be undone where it is 0.
+  EXPECT_EQ(build_error_of(kHead + "  - name: b\n    memory_policy: inplace_abn\n"),
+            "bad.yaml:4:20: blocks[0].memory_policy: memory_policy inplace_abn: norm -> act is batch norm followed by "
+            "relu, and ReLU's output is 0 wherever its input was negative, so backward cannot recover the input from "
+            "it; use act: leaky_relu (the activation of Inplace-ABN), or memory_policy: inplace_act (for variant "
+            "\"standard\")");
+  EXPECT_EQ(build_error_of(kHead + "  - name: b\n    norm: group\n    act: leaky_relu\n    memory_policy: "
+                                   "inplace_abn\n"),
+            "bad.yaml:6:20: blocks[0].memory_policy: memory_policy inplace_abn: the variant has no batch_norm followed "
+            "by leaky_relu to fuse (Inplace-ABN fuses batch norm; this variant's norm is group norm) (for variant "
+            "\"standard\")");
+  EXPECT_EQ(build_error_of(kHead + "  - name: b\n    act: leaky_relu\n    negative_slope: -0.5\n    "
+                                   "variants: [{kind: standard, memory_policy: inplace_abn}]\n"),
+            "bad.yaml:6:48: blocks[0].variants[0].memory_policy: memory_policy inplace_abn: act has negative_slope "
+            "-0.5; Inplace-ABN recovers the activation's input by dividing its negative outputs by the slope, which "
+            "must be positive");
+  EXPECT_EQ(build_error_of(kHead + "  - name: b\n    act: leaky_relu\n    memory_policy: inplace_abn\n"), "(no error)");
+  // A swept policy is refused at the sweep's value, for the block and point it failed for.
+  EXPECT_EQ(build_error_of("sweep: {memory_policy: [none, recompute]}\n" + kHead + "  - name: b\n    mode: infer\n"),
+            "bad.yaml:1:31: sweep.memory_policy[1]: memory_policy recompute runs the forward again in backward, and "
+            "mode: infer has no backward (nothing is saved to recompute); use memory_policy: none, or mode: train "
+            "(for variant \"standard\", block \"b\", sweep point memory_policy=recompute)");
+}
 
 TEST(SpecErrors, DuplicateBlockNames) {
   EXPECT_EQ(error_of(kHead + "  - name: a\n  - name: b\n  - name: a\n"),

@@ -512,6 +512,9 @@ class AnalyzeAgreementTest(unittest.TestCase):
                 self.assertEqual(row[field], peer[field], (key, field))
             for direction in ("forward", "backward_data", "backward_weight"):
                 self.assertEqual(row["macs"][direction], peer["macs"][direction], (key, direction))
+            # Memory policy recompute: the convs run again in backward, which the peer counts with
+            # forward hooks firing inside torch.utils.checkpoint's recomputation.
+            self.assertEqual(row["macs"].get("recompute", 0), peer["macs"].get("recompute", 0), (key, "recompute"))
 
     def setUp(self):
         self.assertTrue(CONVBENCH and os.access(CONVBENCH, os.X_OK), f"convbench binary: {CONVBENCH}")
@@ -930,6 +933,95 @@ blocks:
             self.compare_with_analyze(path)
             self.compare_saved_bytes(path, tmp)
             self.replay_with_verify(path, tmp, 4)
+
+    def test_memory_policies_match_pytorch(self):
+        # recompute = torch.utils.checkpoint(use_reentrant=False) over the block, inplace_act =
+        # nn.ReLU/LeakyReLU(inplace=True) and an in-place sigmoid, inplace_abn = the peer's own
+        # InPlaceABNFunction: the same counts (the recomputed convs included: a block ending in a
+        # conv, which saves only its input, stops its recomputation before it, as PyTorch's early
+        # stop does), the same saved bytes, and one training step replayed by verify.
+        spec = """
+name: policies
+sweep:
+  layout: [channels_first, channels_last]
+defaults: {batch: 2, in_channels: 4, out_channels: 4, size: 6}
+blocks:
+  - name: relu
+    residual: true
+    variants:
+      - standard
+      - {kind: standard, name: recompute, memory_policy: recompute}
+      - {kind: standard, name: inplace-act, memory_policy: inplace_act}
+  - name: leaky
+    act: leaky_relu
+    negative_slope: 0.1
+    variants:
+      - {kind: bottleneck, ratio: 2}
+      - {kind: bottleneck, ratio: 2, name: recompute, memory_policy: recompute}
+      - {kind: bottleneck, ratio: 2, name: inplace-act, memory_policy: inplace_act}
+      - {kind: bottleneck, ratio: 2, name: inplace-abn, memory_policy: inplace_abn}
+  - name: convs
+    norm: none
+    act: none
+    memory_policy: recompute
+    variants:
+      - {kind: bottleneck, ratio: 2}
+  - name: custom
+    variants:
+      - kind: custom
+        name: gate
+        memory_policy: inplace_act
+        ops:
+          - {op: conv, name: c}
+          - {op: batch_norm, name: bn}
+          - {op: sigmoid, name: s}
+          - {op: conv, name: o, inputs: c, kernel: 1}
+          - {op: mul, name: out, inputs: [s, o]}
+      - kind: custom
+        name: fused
+        ops:
+          - {op: conv, name: c}
+          - {op: batch_norm_act, name: abn, negative_slope: 0.2}
+          - {op: conv, name: out, kernel: 1}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "policies.yaml", spec)
+            self.compare_with_analyze(path)
+            out = os.path.join(tmp, "a.json")
+            subprocess.run([CONVBENCH, "analyze", path, "--json", out], check=True, capture_output=True)
+            with open(out) as f:
+                convs = [r for r in json.load(f)["results"] if r["block"] == "convs"][0]
+            # conv 1x1, conv k, conv 1x1: the last one is not run again
+            self.assertEqual(convs["macs"]["recompute"], convs["macs"]["forward"] - 2 * 4 * 2 * 36)
+            self.compare_saved_bytes(path, tmp)
+            self.replay_with_verify(path, tmp, 20)
+
+    def test_inplace_abn_function_gradcheck(self):
+        # The peer's InPlaceABNFunction itself: torch.autograd.gradcheck in float64 (finite
+        # differences), and equal to F.batch_norm then F.leaky_relu, in both modes, in place.
+        from peer.modules import InPlaceABNFunction
+        torch.manual_seed(3)
+        for shape in ((3, 4, 5, 6), (2, 3, 2, 3, 4)):
+            c = shape[1]
+            x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+            sign = torch.tensor([1.0, -1.0] * c, dtype=torch.float64)[:c]
+            w = ((torch.rand(c, dtype=torch.float64) * 0.5 + 0.5) * sign).requires_grad_()
+            b = torch.randn(c, dtype=torch.float64, requires_grad=True)
+            for training in (True, False):
+                rm, rv = torch.randn(c, dtype=torch.float64), torch.rand(c, dtype=torch.float64) + 0.5
+
+                def fused(x, w, b):
+                    return InPlaceABNFunction.apply(x.clone(), w, b, rm.clone(), rv.clone(), training, 0.1, 1e-5,
+                                                    0.1, True)
+
+                self.assertTrue(torch.autograd.gradcheck(fused, (x, w, b)))
+                plain = torch.nn.functional.leaky_relu(
+                    torch.nn.functional.batch_norm(x, rm.clone(), rv.clone(), w, b, training, 0.1, 1e-5), 0.1)
+                y = fused(x, w, b)
+                dy = torch.randn_like(y)
+                for got, want in zip((y,) + torch.autograd.grad(y, (x, w, b), dy),
+                                     (plain,) + torch.autograd.grad(plain, (x, w, b), dy)):
+                    self.assertLess((got - want).abs().max().item(), 1e-10)
 
 
 if __name__ == "__main__":

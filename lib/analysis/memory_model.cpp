@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/recompute_plan.hpp"
 #include "graph/checked_math.hpp"
 #include "ops/autograd_rules.hpp"
 
@@ -69,153 +70,291 @@ int64_t bytes_of(const TensorDesc& d) {
 
 }  // namespace
 
-MemoryPrediction predict_memory(const Graph& graph, bool training, const WorkspaceQuery& workspace) {
-  const size_t nv = graph.values.size(), nops = graph.ops.size();
-  const std::vector<bool> rg = graph.requires_grad();
-  std::vector<bool> recorded(nops, false), saved_value(nv, false);
-  std::vector<int> last_use(nv, -1);
-  for (size_t i = 0; i < nops; ++i) {
-    const Op& op = graph.ops[i];
-    recorded[i] = training && rg[static_cast<size_t>(op.output)];
-    for (int v : op.inputs) last_use[static_cast<size_t>(v)] = static_cast<int>(i);
-    if (!recorded[i]) continue;
-    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, rg));
-    for (int pos : s.inputs) saved_value[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])] = true;
-    if (s.output) saved_value[static_cast<size_t>(op.output)] = true;
-  }
-  auto ws = [&](const Op& op, Phase phase) { return workspace ? workspace(op, phase) : 0; };
+namespace {
 
-  BufferSim sim;
-  MemoryPrediction p;
-  for (const Param& prm : graph.params) {
-    sim.alloc(bytes_of(prm.desc), MemoryCategory::parameters);
-    p.parameter_bytes = checked_add(p.parameter_bytes, bytes_of(prm.desc));
-  }
-  for (const Param& buf : graph.buffers) sim.alloc(bytes_of(buf.desc), MemoryCategory::buffers);
-  std::vector<int> value_buf(nv, -1);
-  value_buf[static_cast<size_t>(graph.input)] = sim.alloc(bytes_of(graph.desc(graph.input)), MemoryCategory::inputs);
-  const int dy = training ? sim.alloc(bytes_of(graph.desc(graph.output)), MemoryCategory::inputs) : -1;
-  p.resident_bytes = sim.stats().current;
-  sim.stats().reset_peak();
-  // Who made each buffer and who keeps it, for the attribution of saved bytes.
-  std::map<int, SavedTensorFacts> kept;
-  kept[value_buf[static_cast<size_t>(graph.input)]].what = "block input";
-
-  // ---- forward
-  sim.ref(value_buf[static_cast<size_t>(graph.input)]);  // the value table's reference
-  std::vector<std::vector<int>> tape(nops);
-  for (size_t i = 0; i < nops; ++i) {
-    const Op& op = graph.ops[i];
-    sim.set_moment(op.name, "forward");
-    const auto out = static_cast<size_t>(op.output);
-    if (output_aliases_input(op, training)) {
-      value_buf[out] = value_buf[static_cast<size_t>(op.inputs[0])];
-      sim.ref(value_buf[out]);
-    } else {
-      value_buf[out] = sim.alloc(bytes_of(graph.desc(op.output)),
-                                 saved_value[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
-      kept[value_buf[out]].what = "output of " + op.name;
-      kept[value_buf[out]].producer = op.name;
+// The model's replay of one step. Memory policies change three things, each replayed here on
+// byte counts (the executor implements the same rules on tensors, independently):
+//  - an op that runs in place (Op::in_place) takes its input's buffer instead of a new one, so
+//    a buffer is saved when any value living in it is;
+//  - ops of a recompute segment save nothing in forward; the segment keeps its inputs, and its
+//    forward runs again, saving, when backward reaches it (analysis/recompute_plan.hpp).
+class StepReplay {
+ public:
+  StepReplay(const Graph& graph, bool training, const WorkspaceQuery& workspace)
+      : g_(graph), training_(training), workspace_(workspace), rg_(graph.requires_grad()) {
+    const size_t nv = g_.values.size(), nops = g_.ops.size();
+    // In inference nothing is saved, so a recompute segment runs as any other ops do.
+    segment_of_.assign(nops, -1);
+    if (training_) {
+      plans_ = recompute_plans(g_);
+      segment_of_ = segment_of_ops(g_);
     }
+    has_backward_.assign(nops, false);
+    saves_in_forward_.assign(nops, false);
+    last_use_.assign(nv, -1);
+    storage_.resize(nv);
+    for (size_t v = 0; v < nv; ++v) storage_[v] = static_cast<int>(v);
+    std::vector<bool> saved_value(nv, false);
+    saved_in_recompute_.assign(nv, false);
+    for (size_t i = 0; i < nops; ++i) {
+      const Op& op = g_.ops[i];
+      for (int v : op.inputs) last_use_[static_cast<size_t>(v)] = static_cast<int>(i);
+      if (op.in_place) storage_[static_cast<size_t>(op.output)] = storage_[static_cast<size_t>(op.inputs.at(0))];
+      has_backward_[i] = training_ && rg_[static_cast<size_t>(op.output)];
+      if (!has_backward_[i]) continue;
+      const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, rg_));
+      const bool in_segment = segment_of_[i] >= 0;
+      saves_in_forward_[i] = !in_segment;
+      std::vector<bool>& mark = in_segment ? saved_in_recompute_ : saved_value;
+      for (int pos : s.inputs) mark[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])] = true;
+      if (s.output) mark[static_cast<size_t>(op.output)] = true;
+    }
+    for (const RecomputePlan& p : plans_)
+      if (p.keeps_inputs)
+        for (int v : p.kept_inputs) saved_value[static_cast<size_t>(v)] = true;
+    saved_storage_.assign(nv, false);
+    for (size_t v = 0; v < nv; ++v)
+      if (saved_value[v]) saved_storage_[static_cast<size_t>(storage_[v])] = true;
+  }
+
+  MemoryPrediction run() {
+    for (const Param& prm : g_.params) {
+      sim_.alloc(bytes_of(prm.desc), MemoryCategory::parameters);
+      p_.parameter_bytes = checked_add(p_.parameter_bytes, bytes_of(prm.desc));
+    }
+    for (const Param& buf : g_.buffers) sim_.alloc(bytes_of(buf.desc), MemoryCategory::buffers);
+    value_buf_.assign(g_.values.size(), -1);
+    value_buf_[static_cast<size_t>(g_.input)] = sim_.alloc(bytes_of(g_.desc(g_.input)), MemoryCategory::inputs);
+    const int dy = training_ ? sim_.alloc(bytes_of(g_.desc(g_.output)), MemoryCategory::inputs) : -1;
+    p_.resident_bytes = sim_.stats().current;
+    sim_.stats().reset_peak();
+    kept_[value_buf_[static_cast<size_t>(g_.input)]].what = "block input";
+    tape_.assign(g_.ops.size(), {});
+    kept_inputs_.assign(plans_.size(), {});
+
+    forward();
+    p_.saved_bytes = sim_.stats().current_by_category[static_cast<size_t>(MemoryCategory::saved)];
+    for (auto& [buf, facts] : kept_) {  // buffer ids grow in allocation order: forward's order
+      if (facts.saved_by.empty()) continue;
+      facts.bytes = sim_.bytes(buf);
+      facts.counted = sim_.category(buf) == MemoryCategory::saved;
+      p_.saved.push_back(std::move(facts));
+    }
+    if (training_) backward(dy);
+
+    p_.peak_bytes = sim_.stats().peak;
+    p_.peak_op = sim_.peak_op();
+    p_.peak_phase = sim_.peak_phase();
+    p_.at_peak = sim_.stats().at_peak;
+    p_.peak_by_category = sim_.stats().peak_by_category;
+    return std::move(p_);
+  }
+
+ private:
+  int64_t ws(const Op& op, Phase phase) const { return workspace_ ? workspace_(op, phase) : 0; }
+
+  void forward() {
+    sim_.ref(value_buf_[static_cast<size_t>(g_.input)]);  // the value table's reference
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      const Op& op = g_.ops[i];
+      sim_.set_moment(op.name, "forward");
+      if (const int s = segment_of_[i]; s >= 0 && g_.segments[static_cast<size_t>(s)].first_op == static_cast<int>(i))
+        keep_segment_inputs(static_cast<size_t>(s));
+      const auto out = static_cast<size_t>(op.output);
+      if (output_aliases_input(op, training_) || op.in_place) {
+        value_buf_[out] = value_buf_[static_cast<size_t>(op.inputs[0])];
+        sim_.ref(value_buf_[out]);
+        if (op.in_place) {
+          SavedTensorFacts& f = kept_[value_buf_[out]];
+          f.what = "output of " + op.name + " (in place over the " + f.what + ")";
+          f.producer = op.name;
+        }
+      } else {
+        value_buf_[out] = sim_.alloc(bytes_of(g_.desc(op.output)), saved_storage_[static_cast<size_t>(storage_[out])]
+                                                                       ? MemoryCategory::saved
+                                                                       : MemoryCategory::temporaries);
+        kept_[value_buf_[out]].what = "output of " + op.name;
+        kept_[value_buf_[out]].producer = op.name;
+      }
+      const std::vector<int> aux = make_aux(op, saves_in_forward_[i]);
+      sim_.transient(ws(op, Phase::forward), MemoryCategory::workspace);
+      if (saves_in_forward_[i])
+        record(i, value_buf_, aux);
+      else
+        for (int b : aux) sim_.unref(b);
+      release_last_uses(op, static_cast<int>(i), last_use_, value_buf_);
+    }
+  }
+
+  std::vector<int> make_aux(const Op& op, bool saved) {
     std::vector<int> aux;
-    if (training)
-      for (const TensorDesc& a : aux_tensors(graph, op)) {
-        aux.push_back(sim.alloc(bytes_of(a), recorded[i] ? MemoryCategory::saved : MemoryCategory::temporaries));
-        kept[aux.back()].what = (op.kind == OpKind::dropout           ? "mask of "
-                                 : op.kind == OpKind::channel_dropout ? "noise of "
-                                                                      : "statistics of ") +
-                                op.name;
-        kept[aux.back()].producer = op.name;
-      }
-    sim.transient(ws(op, Phase::forward), MemoryCategory::workspace);
-    if (recorded[i]) {
-      const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, rg));
-      for (int pos : s.inputs) {
-        const int b = value_buf[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
-        sim.ref(b);
-        tape[i].push_back(b);
-      }
-      if (s.output) {
-        sim.ref(value_buf[out]);
-        tape[i].push_back(value_buf[out]);
-      }
-      tape[i].insert(tape[i].end(), aux.begin(), aux.end());  // the tape takes the aux refs
-      for (int b : tape[i]) {
-        std::vector<std::string>& by = kept[b].saved_by;
-        if (by.empty() || by.back() != op.name) by.push_back(op.name);
-      }
-    } else {
-      for (int b : aux) sim.unref(b);
+    if (!training_) return aux;
+    for (const TensorDesc& a : aux_tensors(g_, op)) {
+      aux.push_back(sim_.alloc(bytes_of(a), saved ? MemoryCategory::saved : MemoryCategory::temporaries));
+      kept_[aux.back()].what = (op.kind == OpKind::dropout           ? "mask of "
+                                : op.kind == OpKind::channel_dropout ? "noise of "
+                                                                     : "statistics of ") +
+                               op.name;
+      kept_[aux.back()].producer = op.name;
     }
+    return aux;
+  }
+
+  // The op's tape takes a reference to every tensor its backward reads.
+  void record(size_t i, const std::vector<int>& bufs, const std::vector<int>& aux) {
+    const Op& op = g_.ops[i];
+    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, rg_));
+    for (int pos : s.inputs) {
+      const int b = bufs[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
+      sim_.ref(b);
+      tape_[i].push_back(b);
+    }
+    if (s.output) {
+      sim_.ref(bufs[static_cast<size_t>(op.output)]);
+      tape_[i].push_back(bufs[static_cast<size_t>(op.output)]);
+    }
+    tape_[i].insert(tape_[i].end(), aux.begin(), aux.end());  // the tape takes the aux refs
+    for (int b : tape_[i]) {
+      std::vector<std::string>& by = kept_[b].saved_by;
+      if (by.empty() || by.back() != op.name) by.push_back(op.name);
+    }
+  }
+
+  void release_last_uses(const Op& op, int i, const std::vector<int>& last_use, const std::vector<int>& bufs) {
     std::vector<int> inputs = op.inputs;
     std::sort(inputs.begin(), inputs.end());
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
     for (int v : inputs)
-      if (last_use[static_cast<size_t>(v)] == static_cast<int>(i)) sim.unref(value_buf[static_cast<size_t>(v)]);
-  }
-  p.saved_bytes = sim.stats().current_by_category[static_cast<size_t>(MemoryCategory::saved)];
-  for (auto& [buf, facts] : kept) {  // buffer ids grow in allocation order: forward's order
-    if (facts.saved_by.empty()) continue;
-    facts.bytes = sim.bytes(buf);
-    facts.counted = sim.category(buf) == MemoryCategory::saved;
-    p.saved.push_back(std::move(facts));
+      if (last_use[static_cast<size_t>(v)] == i) sim_.unref(bufs[static_cast<size_t>(v)]);
   }
 
-  // ---- backward
-  if (training) {
-    std::vector<int> grad(nv, -1);
-    sim.ref(dy);
-    grad[static_cast<size_t>(graph.output)] = dy;
-    for (size_t i = nops; i-- > 0;) {
-      if (!recorded[i]) continue;
-      const Op& op = graph.ops[i];
-      sim.set_moment(op.name, "backward");
+  // A checkpointed segment holds its inputs from its start until its backward is done.
+  void keep_segment_inputs(size_t s) {
+    const RecomputePlan& plan = plans_.at(s);
+    if (!plan.keeps_inputs) return;
+    for (int v : plan.kept_inputs) {
+      const int b = value_buf_[static_cast<size_t>(v)];
+      sim_.ref(b);
+      kept_inputs_[s].push_back(b);
+      kept_[b].saved_by.push_back("checkpoint of " + g_.segments[s].name);
+    }
+  }
+
+  // The segment's forward again, from its kept inputs, saving as a training forward does.
+  void recompute(const RecomputePlan& plan) {
+    std::vector<int> bufs(g_.values.size(), -1), last_use(g_.values.size(), -1);
+    for (size_t k = 0; k < plan.kept_inputs.size(); ++k) {
+      bufs[static_cast<size_t>(plan.kept_inputs[k])] = kept_inputs_[static_cast<size_t>(plan.segment)][k];
+      sim_.ref(bufs[static_cast<size_t>(plan.kept_inputs[k])]);
+    }
+    for (int j : plan.rerun_ops)
+      for (int v : g_.ops[static_cast<size_t>(j)].inputs) last_use[static_cast<size_t>(v)] = j;
+    const bool trigger_runs = !plan.rerun_ops.empty() && plan.rerun_ops.back() == plan.trigger_op;
+    if (!trigger_runs)  // what the trigger saves is held to the end, then its tape keeps it
+      for (int v : g_.ops[static_cast<size_t>(plan.trigger_op)].inputs) last_use[static_cast<size_t>(v)] = -1;
+    std::vector<int> held;  // the recomputation's own references, dropped when it ends
+    for (int j : plan.rerun_ops) {
+      const Op& op = g_.ops[static_cast<size_t>(j)];
+      sim_.set_moment(op.name, "recompute");
+      const auto out = static_cast<size_t>(op.output);
+      bufs[out] = sim_.alloc(bytes_of(g_.desc(op.output)),
+                             saved_in_recompute_[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
+      const std::vector<int> aux = make_aux(op, has_backward_[static_cast<size_t>(j)]);
+      sim_.transient(ws(op, Phase::forward), MemoryCategory::workspace);
+      if (has_backward_[static_cast<size_t>(j)])
+        record(static_cast<size_t>(j), bufs, aux);
+      else
+        for (int b : aux) sim_.unref(b);
+      release_last_uses(op, j, last_use, bufs);
+      if (last_use[out] < 0) held.push_back(bufs[out]);
+    }
+    for (int v : plan.kept_inputs)
+      if (last_use[static_cast<size_t>(v)] < 0) held.push_back(bufs[static_cast<size_t>(v)]);
+    // Stopped before its trigger (which saves only inputs): the trigger's tape keeps them.
+    if (!trigger_runs) record(static_cast<size_t>(plan.trigger_op), bufs, {});
+    for (int b : held) sim_.unref(b);
+  }
+
+  void backward(int dy) {
+    std::vector<int> grad(g_.values.size(), -1);
+    sim_.ref(dy);
+    grad[static_cast<size_t>(g_.output)] = dy;
+    for (size_t i = g_.ops.size(); i-- > 0;) {
+      if (!has_backward_[i]) continue;
+      const Op& op = g_.ops[i];
+      for (const RecomputePlan& plan : plans_)
+        if (plan.trigger_op == static_cast<int>(i)) recompute(plan);
+      sim_.set_moment(op.name, "backward");
       const int g = grad[static_cast<size_t>(op.output)];
       grad[static_cast<size_t>(op.output)] = -1;
       std::vector<int> gi(op.inputs.size(), -1);
       for (size_t pos = 0; pos < op.inputs.size(); ++pos) {
         const int v = op.inputs[pos];
-        if (!rg[static_cast<size_t>(v)]) continue;
+        if (!rg_[static_cast<size_t>(v)]) continue;
         if (grad_flow(op, static_cast<int>(pos)) == GradFlow::alias) {
-          sim.ref(g);
+          sim_.ref(g);
           gi[pos] = g;
         } else {
-          gi[pos] = sim.alloc(bytes_of(graph.desc(v)), MemoryCategory::temporaries);
+          gi[pos] = sim_.alloc(bytes_of(g_.desc(v)), MemoryCategory::temporaries);
         }
       }
       for (int prm : op.params) {
-        const int64_t b = bytes_of(graph.params[static_cast<size_t>(prm)].desc);
-        sim.alloc(b, MemoryCategory::gradients);
-        p.gradient_bytes = checked_add(p.gradient_bytes, b);
+        const int64_t b = bytes_of(g_.params[static_cast<size_t>(prm)].desc);
+        sim_.alloc(b, MemoryCategory::gradients);
+        p_.gradient_bytes = checked_add(p_.gradient_bytes, b);
       }
-      sim.transient(ws(op, Phase::backward), MemoryCategory::workspace);
-      for (int b : tape[i]) sim.unref(b);
-      sim.unref(g);
+      sim_.transient(ws(op, Phase::backward), MemoryCategory::workspace);
+      for (int b : tape_[i]) sim_.unref(b);
+      tape_[i].clear();
+      sim_.unref(g);
+      for (const RecomputePlan& plan : plans_)
+        if (plan.release_op == static_cast<int>(i))
+          for (int b : kept_inputs_[static_cast<size_t>(plan.segment)]) sim_.unref(b);
       for (size_t pos = 0; pos < op.inputs.size(); ++pos) {
         if (gi[pos] < 0) continue;
         int& slot = grad[static_cast<size_t>(op.inputs[pos])];
         if (slot < 0) {
           slot = gi[pos];
-        } else if (sim.refs(slot) == 1) {
-          sim.unref(gi[pos]);  // added in place into the slot
-        } else if (sim.refs(gi[pos]) == 1) {
-          sim.unref(slot);  // the slot is added in place into the new gradient
+        } else if (sim_.refs(slot) == 1) {
+          sim_.unref(gi[pos]);  // added in place into the slot
+        } else if (sim_.refs(gi[pos]) == 1) {
+          sim_.unref(slot);  // the slot is added in place into the new gradient
           slot = gi[pos];
         } else {
-          const int sum = sim.alloc(bytes_of(graph.desc(op.inputs[pos])), MemoryCategory::temporaries);
-          sim.unref(slot);
-          sim.unref(gi[pos]);
+          const int sum = sim_.alloc(bytes_of(g_.desc(op.inputs[pos])), MemoryCategory::temporaries);
+          sim_.unref(slot);
+          sim_.unref(gi[pos]);
           slot = sum;
         }
       }
     }
   }
-  p.peak_bytes = sim.stats().peak;
-  p.peak_op = sim.peak_op();
-  p.peak_phase = sim.peak_phase();
-  p.at_peak = sim.stats().at_peak;
-  p.peak_by_category = sim.stats().peak_by_category;
-  return p;
+
+  const Graph& g_;
+  bool training_;
+  const WorkspaceQuery& workspace_;
+  std::vector<bool> rg_;
+  std::vector<RecomputePlan> plans_;
+  std::vector<int> segment_of_;
+  std::vector<bool> has_backward_;        // training and the op's output needs a gradient
+  std::vector<bool> saves_in_forward_;    // has a backward and is in no recompute segment
+  std::vector<bool> saved_in_recompute_;  // per value: saved by an op of a segment when it reruns
+  std::vector<bool> saved_storage_;       // per value (its storage's first value): kept at the end of forward
+  std::vector<int> storage_;              // per value: the value whose storage it lives in (in place ops)
+  std::vector<int> last_use_;
+  std::vector<int> value_buf_;
+  std::vector<std::vector<int>> tape_;
+  std::vector<std::vector<int>> kept_inputs_;  // per segment: the buffers its checkpoint holds
+  // Who made each buffer and who keeps it, for the attribution of saved bytes.
+  std::map<int, SavedTensorFacts> kept_;
+  BufferSim sim_;
+  MemoryPrediction p_;
+};
+
+}  // namespace
+
+MemoryPrediction predict_memory(const Graph& graph, bool training, const WorkspaceQuery& workspace) {
+  return StepReplay(graph, training, workspace).run();
 }
 
 }  // namespace convbench

@@ -13,6 +13,9 @@
 //    released; input gradients then accumulate where a value feeds several ops (in place into
 //    an exclusively held gradient, else into a new tensor);
 //  - the block output is held until the step ends; parameter gradients outlive the step.
+// Memory policies (graph.memory_policy) add their rules: an op that runs in place takes its
+// input's buffer; a recompute segment saves nothing in forward, keeps its inputs, and runs its
+// forward again in backward (analysis/recompute_plan.hpp says when and which ops).
 #pragma once
 
 #include <cstdint>
@@ -30,9 +33,11 @@ namespace convbench {
 // A tensor kept by several ops (a BN input that is also a conv output another op saved) is one
 // entry: it is stored once.
 struct SavedTensorFacts {
-  std::string what;                   // "output of reduce.conv", "block input", "mask of drop"
-  std::string producer;               // the op that computed it; empty for the block input
-  std::vector<std::string> saved_by;  // the recorded ops that keep it, in forward order
+  std::string what;      // "output of reduce.conv", "block input", "mask of drop"
+  std::string producer;  // the op that computed it; empty for the block input
+  // The recorded ops that keep it, in forward order; "checkpoint of SEGMENT" for a recompute
+  // segment's kept input.
+  std::vector<std::string> saved_by;
   int64_t bytes = 0;
   bool counted = true;  // in the saved category; false for the block input (counted as an input)
 };
@@ -49,7 +54,7 @@ struct MemoryPrediction {
   // ones sum to saved_bytes exactly.
   std::vector<SavedTensorFacts> saved;
   // When the peak was reached: the op that was running ("" before any op) and its phase
-  // ("forward" | "backward"; "" before any op).
+  // ("forward" | "backward" | "recompute", the forward run again in backward; "" before any op).
   std::string peak_op, peak_phase;
 };
 

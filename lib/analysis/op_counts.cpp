@@ -11,6 +11,7 @@ DirectionCounts& DirectionCounts::operator+=(const DirectionCounts& o) {
   forward = checked_add(forward, o.forward);
   backward_data = checked_add(backward_data, o.backward_data);
   backward_weight = checked_add(backward_weight, o.backward_weight);
+  recompute = checked_add(recompute, o.recompute);
   return *this;
 }
 

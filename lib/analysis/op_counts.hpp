@@ -16,6 +16,10 @@
 //   backward K per output;  upsample: forward 0, backward (scale^d - 1) adds per input element.
 //
 // Bytes are the minimum traffic of the op alone: every tensor it reads or writes, touched once.
+//
+// Memory policy recompute runs some ops' forward again in backward (analysis/recompute_plan.hpp):
+// their forward MACs and FLOPs are counted again as `recompute`, and their forward bytes in the
+// backward bytes.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +32,10 @@ struct DirectionCounts {
   int64_t forward = 0;
   int64_t backward_data = 0;
   int64_t backward_weight = 0;
-  int64_t backward() const { return backward_data + backward_weight; }
+  // Forward work run a second time inside backward (memory policy recompute): the recomputed
+  // ops' forward counts. It belongs to the backward pass, where it runs.
+  int64_t recompute = 0;
+  int64_t backward() const { return backward_data + backward_weight + recompute; }
   DirectionCounts& operator+=(const DirectionCounts& o);
 };
 

@@ -1,5 +1,6 @@
 #include "analysis/variant_analysis.hpp"
 
+#include "analysis/recompute_plan.hpp"
 #include "graph/checked_math.hpp"
 
 namespace convbench {
@@ -7,10 +8,20 @@ namespace convbench {
 VariantAnalysis analyze_variant(const Graph& graph, bool training, const WorkspaceQuery& workspace) {
   VariantAnalysis a;
   const std::vector<bool> rg = graph.requires_grad();
-  for (const Op& op : graph.ops) {
+  std::vector<bool> rerun(graph.ops.size(), false);
+  if (training)
+    for (const RecomputePlan& p : recompute_plans(graph))
+      for (int i : p.rerun_ops) rerun[static_cast<size_t>(i)] = true;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
     std::vector<bool> in_rg;
     for (int v : op.inputs) in_rg.push_back(rg[static_cast<size_t>(v)]);
     OpCounts c = count_op(graph, op, in_rg, training);
+    if (rerun[i]) {  // its forward runs again in backward
+      c.macs.recompute = c.macs.forward;
+      c.flops.recompute = c.flops.forward;
+      c.bytes_backward = checked_add(c.bytes_backward, c.bytes_forward);
+    }
     a.params = checked_add(a.params, c.params);
     a.buffers = checked_add(a.buffers, c.buffers);
     a.macs += c.macs;

@@ -154,7 +154,35 @@ std::string memory_sentence(const VariantFacts& f, const VariantFacts* b) {
   if (b && b->memory.peak_bytes > 0)
     s += " (" + format_ratio(static_cast<double>(f.memory.peak_bytes) / static_cast<double>(b->memory.peak_bytes)) +
          ", " + signed_mib(f.memory.peak_bytes - b->memory.peak_bytes) + ")";
-  if (!f.memory.peak_op.empty()) s += ", reached in the " + f.memory.peak_phase + " of " + f.memory.peak_op;
+  if (!f.memory.peak_op.empty())
+    s += f.memory.peak_phase == "recompute"
+             ? ", reached while " + f.memory.peak_op + "'s forward runs again in backward"
+             : ", reached in the " + f.memory.peak_phase + " of " + f.memory.peak_op;
+  return s + ".";
+}
+
+// What the variant's memory policy did: which ops run in place or fused, what is recomputed.
+std::string policy_sentence(const VariantFacts& f) {
+  const PolicyFacts& p = f.policy;
+  if (p.policy == "none") return "";
+  std::string s = "Memory policy " + p.policy + ": ";
+  if (p.policy == "recompute") {
+    const bool one = p.segments.size() == 1;
+    s += std::to_string(p.segments.size()) + (one ? " segment" : " segments") + " (" + join_names(p.segments) +
+         (one ? ") keeps only its inputs in forward" : ") keep only their inputs in forward");
+    if (f.training)
+      s += "; backward runs " + std::to_string(p.rerun_ops) + " ops' forward again (" + format_giga(p.recompute_flops) +
+           " GFLOP more)";
+    return s + ".";
+  }
+  if (p.policy == "inplace_abn")
+    s += join_names(p.fused) + " " + (p.fused.size() == 1 ? "is" : "are") +
+         " batch norm and leaky ReLU as one op that saves its output; ";
+  if (!p.in_place.empty()) s += join_names(p.in_place) + (p.in_place.size() == 1 ? " runs" : " run") + " in place";
+  if (!p.not_in_place.empty())
+    s += std::string(p.in_place.empty() ? "" : "; ") + join_names(p.not_in_place) +
+         (p.not_in_place.size() == 1 ? " does" : " do") +
+         " not (its input is the block input, is read by another op, or is saved for backward by an op)";
   return s + ".";
 }
 
@@ -237,6 +265,7 @@ std::vector<std::string> explain_sentences(const VariantExplanation& v, const Va
   }
   add(launches_sentence(f, b));
   add(memory_sentence(f, b));
+  add(policy_sentence(f));
   return out;
 }
 

@@ -58,6 +58,17 @@ struct LaunchFacts {
   std::optional<double> outside_ops_share;  // 1 - sum / headline time, floored at 0
 };
 
+// What the variant's memory policy did (README "Memory policies"), from its graph.
+struct PolicyFacts {
+  std::string policy = "none";
+  std::vector<std::string> in_place;      // ops that write over their input
+  std::vector<std::string> not_in_place;  // activations (inplace_act) or fused norms (inplace_abn) that cannot
+  std::vector<std::string> fused;         // inplace_abn: the batch_norm_act ops
+  std::vector<std::string> segments;      // recompute: the checkpointed segments
+  int rerun_ops = 0;                      // recompute: ops whose forward runs again in backward
+  int64_t recompute_flops = 0;
+};
+
 struct VariantFacts {
   std::string block, variant, kind, point_label;
   bool is_baseline = false;
@@ -69,6 +80,7 @@ struct VariantFacts {
   std::vector<StageFacts> stages;  // a network's rows only: its ops by stage
   MemoryFacts memory;
   LaunchFacts launches;
+  PolicyFacts policy;
 };
 
 // The time of one op kind in a variant against the baseline.

@@ -192,6 +192,13 @@ nlohmann::json variant_json(const VariantExplanation& v) {
       j["stages"].push_back(js);
     }
   }
+  j["memory_policy"] = {{"policy", f.policy.policy},
+                        {"in_place", f.policy.in_place},
+                        {"not_in_place", f.policy.not_in_place},
+                        {"fused", f.policy.fused},
+                        {"segments", f.policy.segments},
+                        {"rerun_ops", f.policy.rerun_ops},
+                        {"recompute_flops", f.policy.recompute_flops}};
   nlohmann::json mem = {{"peak_bytes_predicted", f.memory.peak_bytes},
                         {"peak_op", f.memory.peak_op},
                         {"peak_phase", f.memory.peak_phase},

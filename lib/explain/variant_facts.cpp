@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/recompute_plan.hpp"
 #include "explain/stage_breakdown.hpp"
 #include "results/trust.hpp"
 
@@ -32,9 +33,18 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
   f.memory.peak_phase = m.peak_phase;
   f.memory.saved_bytes = m.saved_bytes;
   f.memory.saved = m.saved;
-  std::map<std::string, int64_t> saved_by_op;  // each counted tensor to the first op that keeps it
-  for (const SavedTensorFacts& s : m.saved)
-    if (s.counted && !s.saved_by.empty()) saved_by_op[s.saved_by.front()] += s.bytes;
+  // Each counted tensor to the first op that keeps it; a recompute segment's kept input ("checkpoint
+  // of SEGMENT") to the segment's first op, so that the ops' bytes still add up to the total.
+  std::map<std::string, std::string> segment_start;
+  for (const RecomputeSegment& seg : graph.segments)
+    if (seg.first_op < seg.end_op)
+      segment_start["checkpoint of " + seg.name] = graph.ops.at(static_cast<size_t>(seg.first_op)).name;
+  std::map<std::string, int64_t> saved_by_op;
+  for (const SavedTensorFacts& s : m.saved) {
+    if (!s.counted || s.saved_by.empty()) continue;
+    const auto start = segment_start.find(s.saved_by.front());
+    saved_by_op[start != segment_start.end() ? start->second : s.saved_by.front()] += s.bytes;
+  }
 
   const std::vector<bool> rg = graph.requires_grad();
   double op_sum = 0;
@@ -61,6 +71,23 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
     if (f.training && rg[static_cast<size_t>(op.output)]) ++f.launches.op_runs;  // its backward
     f.ops.push_back(std::move(o));
   }
+  f.policy.policy = std::string(to_string(graph.memory_policy));
+  for (const Op& op : graph.ops) {
+    const bool activation = op.kind == OpKind::relu || op.kind == OpKind::leaky_relu || op.kind == OpKind::sigmoid;
+    if (op.kind == OpKind::batch_norm_act) f.policy.fused.push_back(op.name);
+    if (op.in_place)
+      f.policy.in_place.push_back(op.name);
+    else if ((graph.memory_policy == MemoryPolicy::inplace_act && activation) ||
+             (graph.memory_policy == MemoryPolicy::inplace_abn && op.kind == OpKind::batch_norm_act))
+      f.policy.not_in_place.push_back(op.name);
+  }
+  for (const RecomputeSegment& s : graph.segments) f.policy.segments.push_back(s.name);
+  if (f.training)
+    for (const RecomputePlan& p : recompute_plans(graph)) {
+      f.policy.rerun_ops += static_cast<int>(p.rerun_ops.size());
+      f.launches.op_runs += static_cast<int>(p.rerun_ops.size());  // the forwards run again
+    }
+  f.policy.recompute_flops = f.training ? analysis.flops.recompute : 0;
   if (all_timed) {
     f.launches.op_time_sum_ms = op_sum;
     if (f.time_ms && *f.time_ms > 0) f.launches.outside_ops_share = std::max(0.0, 1.0 - op_sum / *f.time_ms);

@@ -13,6 +13,28 @@ std::string_view to_string(OpKind kind) {
   return "?";
 }
 
+std::string_view to_string(MemoryPolicy policy) {
+  switch (policy) {
+    case MemoryPolicy::none: return "none";
+    case MemoryPolicy::recompute: return "recompute";
+    case MemoryPolicy::inplace_abn: return "inplace_abn";
+    case MemoryPolicy::inplace_act: return "inplace_act";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& memory_policy_names() {
+  static const std::vector<std::string> names = {"none", "recompute", "inplace_abn", "inplace_act"};
+  return names;
+}
+
+std::optional<MemoryPolicy> parse_memory_policy(std::string_view text) {
+  for (MemoryPolicy p :
+       {MemoryPolicy::none, MemoryPolicy::recompute, MemoryPolicy::inplace_abn, MemoryPolicy::inplace_act})
+    if (to_string(p) == text) return p;
+  return std::nullopt;
+}
+
 std::vector<std::vector<int>> Graph::consumers() const {
   std::vector<std::vector<int>> out(values.size());
   for (size_t i = 0; i < ops.size(); ++i)

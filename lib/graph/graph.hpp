@@ -1,7 +1,9 @@
 // A variant's op graph: values (tensors), ops in execution order, parameters and buffers.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/op.hpp"
@@ -31,6 +33,29 @@ struct Param {
   ParamInit init = ParamInit::uniform_fan_in;
 };
 
+// How a variant trades time for memory (README "Memory policies"); the variant builder applies it
+// (variants/memory_policy.hpp) and records what it did in the graph, which the executor, the
+// memory model, the counts and the graph hash all read:
+//  none        - PyTorch autograd's saving rules, as they are;
+//  recompute   - each segment (the whole block; each slot of a network) keeps only its inputs in
+//                forward and runs its forward again in backward (torch.utils.checkpoint);
+//  inplace_abn - batch_norm -> leaky_relu pairs become one batch_norm_act op that saves only its
+//                output and runs in place (Inplace-ABN);
+//  inplace_act - activations overwrite their input where autograd allows (inplace=True).
+enum class MemoryPolicy { none, recompute, inplace_abn, inplace_act };
+std::string_view to_string(MemoryPolicy policy);
+// The policies' spellings, in the order messages list them.
+const std::vector<std::string>& memory_policy_names();
+std::optional<MemoryPolicy> parse_memory_policy(std::string_view text);
+
+// Ops [first_op, end_op) of the graph that run as one checkpointed segment (memory policy
+// recompute): a block's ops, or one network slot's.
+struct RecomputeSegment {
+  std::string name;  // the block's name, or the slot's op-name prefix ("d1.block.convs.0")
+  int first_op = 0;
+  int end_op = 0;
+};
+
 struct Graph {
   std::string name;
   std::vector<Value> values;
@@ -39,6 +64,8 @@ struct Graph {
   std::vector<Param> buffers;
   int input = 0;    // the block input value
   int output = -1;  // the block output value
+  MemoryPolicy memory_policy = MemoryPolicy::none;
+  std::vector<RecomputeSegment> segments;  // recompute only; in execution order, disjoint
 
   const TensorDesc& desc(int value) const { return values.at(static_cast<size_t>(value)).desc; }
   // Ops that read each value, in execution order.

@@ -83,6 +83,10 @@ struct Op {
   std::vector<int64_t> upsample_size;
   SliceAttrs slice;
   SpaceToDepthAttrs space_to_depth;
+  // The op writes its output over its (first) input's storage: set by the memory policies
+  // inplace_act and inplace_abn where autograd allows it (variants/memory_policy.cpp), never by a
+  // spec. The saving rule may change with it (an in-place leaky_relu saves its output).
+  bool in_place = false;
 };
 
 }  // namespace convbench

@@ -53,7 +53,7 @@ MemoryFigures figures_from_stats(const MemoryStats& s, int64_t saved) {
 // so the per-op times add up to more than the phase times (launch gaps are not overlapped).
 nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Executor& ex, ModelState& state,
                         const Tensor& x, const Tensor& dy, int steps) {
-  std::vector<std::vector<double>> fwd(graph.ops.size()), bwd(graph.ops.size());
+  std::vector<std::vector<double>> fwd(graph.ops.size()), bwd(graph.ops.size()), again(graph.ops.size());
   double start = 0;
   ex.set_op_hook([&](int op, Phase phase, bool begin) {
     backend.synchronize();
@@ -61,7 +61,9 @@ nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Exe
       start = steady_seconds();
       return;
     }
-    (phase == Phase::forward ? fwd : bwd)[static_cast<size_t>(op)].push_back((steady_seconds() - start) * 1000.0);
+    // A recompute segment's forward run again in backward is timed apart from the first one.
+    auto& samples = phase == Phase::backward ? bwd : ex.recomputing() ? again : fwd;
+    samples[static_cast<size_t>(op)].push_back((steady_seconds() - start) * 1000.0);
   });
   for (int i = 0; i < steps; ++i) {
     Tensor y = ex.forward(state, x);
@@ -74,6 +76,7 @@ nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Exe
     nlohmann::json entry = {{"kind", std::string(to_string(graph.ops[i].kind))}};
     if (!fwd[i].empty()) entry["forward_ms"] = quantile(fwd[i], 0.5);
     if (!bwd[i].empty()) entry["backward_ms"] = quantile(bwd[i], 0.5);
+    if (!again[i].empty()) entry["recompute_ms"] = quantile(again[i], 0.5);
     out[graph.ops[i].name] = entry;
   }
   return out;

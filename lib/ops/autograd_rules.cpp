@@ -6,6 +6,7 @@ namespace convbench {
 
 SavedTensors saved_tensors(const Op& op, const std::vector<bool>& input_requires_grad) {
   const OpDefinition& d = op_definition(op.kind);
+  if (op.in_place && d.saved_in_place) return *d.saved_in_place;
   return d.saved_for ? d.saved_for(input_requires_grad) : d.saved;
 }
 

@@ -97,6 +97,14 @@ int GraphBuilder::batch_norm(const std::string& name, int x, double eps, double 
   return add(std::move(op));
 }
 
+int GraphBuilder::batch_norm_act(const std::string& name, int x, double negative_slope, double eps, double momentum) {
+  Op op = make_op(OpKind::batch_norm_act, name, {x});
+  op.negative_slope = negative_slope;
+  op.norm.eps = eps;
+  op.norm.momentum = momentum;
+  return add(std::move(op));
+}
+
 int GraphBuilder::group_norm(const std::string& name, int x, int64_t groups, double eps) {
   Op op = make_op(OpKind::group_norm, name, {x});
   op.norm.groups = groups;

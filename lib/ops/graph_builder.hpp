@@ -17,6 +17,8 @@ class GraphBuilder {
   GraphBuilder(std::string graph_name, const TensorDesc& input);
 
   int input() const { return graph_.input; }
+  // Ops added so far (a network slot's ops are the range between two counts).
+  int op_count() const { return static_cast<int>(graph_.ops.size()); }
   const TensorDesc& desc(int value) const { return graph_.desc(value); }
 
   // Adds any op: `op` names its kind, name, input value ids and attributes. Its definition checks
@@ -33,6 +35,8 @@ class GraphBuilder {
   int conv_transpose(const std::string& name, int x, const ConvAttrs& attrs);
   int linear(const std::string& name, int x, int64_t out_features, bool bias = true);
   int batch_norm(const std::string& name, int x, double eps = 1e-5, double momentum = 0.1);
+  // Batch norm then leaky ReLU as one op that saves its output (Inplace-ABN).
+  int batch_norm_act(const std::string& name, int x, double negative_slope, double eps = 1e-5, double momentum = 0.1);
   int group_norm(const std::string& name, int x, int64_t groups, double eps = 1e-5);
   int relu(const std::string& name, int x);
   int leaky_relu(const std::string& name, int x, double negative_slope);

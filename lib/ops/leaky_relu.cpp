@@ -1,4 +1,5 @@
-// leaky_relu: backward reads the input; 2 FLOPs per element each way (compare, scale).
+// leaky_relu: backward reads the input (the output when it runs in place); 2 FLOPs per element each way (compare,
+// scale).
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -12,6 +13,9 @@ OpDefinition define_leaky_relu() {
     op.negative_slope = f.get<double>("negative_slope").value_or(0.01);  // PyTorch's default
   };
   d.saved = {{0}, false};
+  // In place (memory policy inplace_act, negative_slope >= 0), the input is gone: backward reads
+  // the output, whose sign is the input's (PyTorch's leaky_relu_backward with self_is_result).
+  d.saved_in_place = SavedTensors{{}, true};
   d.work = [](const WorkQuery& q) {
     const int64_t n = checked_mul(q.output_elements(), 2);
     OpWork w;

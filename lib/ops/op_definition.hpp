@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +103,9 @@ struct OpDefinition {
   // When set, replaces `saved`: what backward keeps depends on which inputs need a gradient (mul
   // keeps each operand for the other's gradient only, as PyTorch's autograd does).
   std::function<SavedTensors(const std::vector<bool>& input_requires_grad)> saved_for;
+  // What backward keeps when the op runs in place (Op::in_place, memory policies), where that
+  // differs: an in-place leaky_relu keeps its output, as PyTorch's leaky_relu_ saves its result.
+  std::optional<SavedTensors> saved_in_place;
   // Tensors forward makes for backward, in training only (empty function: none).
   std::function<std::vector<TensorDesc>(const Graph&, const Op&)> aux;
   // Gradients passed on as aliases of the output's (empty: every input's is computed).

@@ -17,6 +17,8 @@ MemoryFigures figures_from(const MemoryPrediction& p) {
   m.at_peak = p.at_peak;
   m.peak_by_category = p.peak_by_category;
   m.saved_bytes = p.saved_bytes;
+  m.saved_tensors = 0;
+  for (const SavedTensorFacts& f : p.saved) m.saved_tensors += f.counted ? 1 : 0;
   return m;
 }
 
@@ -47,6 +49,9 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
   r.output_shape = graph.desc(graph.output).shape;
   r.kernel = block.kernel;
   r.graph_hash = graph_hash(graph, block.mode == RunMode::train);
+  r.memory_policy = std::string(to_string(graph.memory_policy));
+  if (graph.memory_policy != MemoryPolicy::none)
+    r.plain_graph_hash = graph_hash(build_plain_variant_graph(block, variant), block.mode == RunMode::train);
   r.params = a.params;
   r.buffers = a.buffers;
   r.macs = a.macs;

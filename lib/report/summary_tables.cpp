@@ -8,6 +8,7 @@
 #include "report/layout_table.hpp"
 #include "report/markup_escape.hpp"
 #include "report/network_vs_block.hpp"
+#include "report/policy_table.hpp"
 
 #include "report/run_warnings.hpp"
 #include "results/trust.hpp"
@@ -269,15 +270,23 @@ BlockTable block_table(const std::vector<const ResultRow*>& group, const std::ve
     if ((c.measured_only && !measured) || (c.train_only && !train) || (c.graph_only && !graph)) continue;
     shown.push_back(&c);
   }
+  // Variants that differ in their memory policy (not swept: a swept one has its own column) say it.
+  bool policies_differ = false;
+  for (const ResultRow* r : group)
+    policies_differ = policies_differ || r->memory_policy != group.front()->memory_policy;
+  const bool policy_column = policies_differ && std::find(swept.begin(), swept.end(), "memory_policy") == swept.end();
   TextTable t;
   t.header = {"variant"};
+  if (policy_column) t.header.push_back("policy");
   for (const std::string& f : swept) t.header.push_back(f);
   for (const Column* c : shown) t.header.push_back(train ? c->header_train : c->header_infer);
   t.right_aligned.assign(t.header.size(), true);
   t.right_aligned[0] = false;
+  if (policy_column) t.right_aligned[1] = false;
   if (!shown.empty() && std::string(shown.back()->name) == "status") t.right_aligned.back() = false;
   for (const ResultRow* r : group) {
     std::vector<std::string> row = {r->variant + (r->is_baseline ? " (base)" : "")};
+    if (policy_column) row.push_back(r->memory_policy);
     for (const std::string& f : swept) {
       std::string value;
       for (const auto& [field, v] : r->point)
@@ -396,6 +405,14 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
       out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
     else
       out += printable(b.title) + "\n" + b.table.render_terminal(colour) + "\n";
+    // A variant run with and without a memory policy: what the policy buys.
+    if (const std::optional<BlockTable> pt = policies_table(group)) {
+      if (style == TableStyle::markdown)
+        out += "### " + markdown_escape(pt->title) + "\n\n" + pt->table.render_markdown() + "\n" +
+               markdown_escape(policies_note(group)) + "\n";
+      else
+        out += printable(pt->title) + "\n" + pt->table.render_terminal(colour) + policies_note(group) + "\n";
+    }
     // A block run in both layouts: its variants' two layouts side by side, after its own table.
     if (const std::optional<BlockTable> l = layouts_table(group)) {
       if (style == TableStyle::markdown)
@@ -425,7 +442,7 @@ std::string format_csv(const ResultSet& results) {
       "backward_median_ms,backward_q1_ms,backward_q3_ms,step_median_ms,step_q1_ms,step_q3_ms,step_noise,"
       "graph_median_ms,graph_q1_ms,graph_q3_ms,clock_domain,clock_before_mhz,clock_after_mhz,trust,trust_evidence,"
       "cpu_pressure_share,steal_share,threads,batch,in_channels,out_channels,in_depth,in_height,in_width,"
-      "kernel_depth,kernel_height,kernel_width,samples_per_s,layout_conversion";
+      "kernel_depth,kernel_height,kernel_width,samples_per_s,layout_conversion,memory_policy,flops_recompute";
   // One column per swept field, its value as a number where it is one (pandas reads it as such).
   std::vector<std::string> swept;
   for (const ResultRow& r : results.rows)
@@ -499,6 +516,8 @@ std::string format_csv(const ResultSet& results) {
     const std::optional<double> sps = samples_per_second(r);
     cells.push_back(sps && r.status == RunStatus::ok ? format_significant(*sps, 6) : "");
     cells.push_back(csv_escape(r.layout_conversion));
+    cells.push_back(csv_escape(r.memory_policy));
+    cells.push_back(std::to_string(r.flops.recompute));
     for (const std::string& f : swept) {
       std::string value;
       for (const auto& [field, v] : r.point)

@@ -15,7 +15,9 @@ namespace {
 using nlohmann::json;
 
 json directions(const DirectionCounts& c) {
-  return {{"forward", c.forward}, {"backward_data", c.backward_data}, {"backward_weight", c.backward_weight}};
+  json j = {{"forward", c.forward}, {"backward_data", c.backward_data}, {"backward_weight", c.backward_weight}};
+  if (c.recompute != 0) j["recompute"] = c.recompute;  // memory policy recompute only
+  return j;
 }
 
 DirectionCounts directions_from(const std::optional<JsonField>& j) {
@@ -24,6 +26,7 @@ DirectionCounts directions_from(const std::optional<JsonField>& j) {
   c.forward = j->integer("forward", 0);
   c.backward_data = j->integer("backward_data", 0);
   c.backward_weight = j->integer("backward_weight", 0);
+  c.recompute = j->integer("recompute", 0);
   return c;
 }
 
@@ -48,6 +51,7 @@ json memory_figures(const MemoryFigures& m) {
   json j = {{"at_peak", categories(m.at_peak)},
             {"peak_by_category", categories(m.peak_by_category)},
             {"saved_bytes", m.saved_bytes}};
+  if (m.saved_tensors >= 0) j["saved_tensors"] = m.saved_tensors;
   if (m.reserved_peak_bytes >= 0) j["reserved_peak_bytes"] = m.reserved_peak_bytes;
   return j;
 }
@@ -59,6 +63,7 @@ MemoryFigures memory_figures_from(const std::optional<JsonField>& j, int64_t pea
   m.at_peak = categories_from(j->object("at_peak"));
   m.peak_by_category = categories_from(j->object("peak_by_category"));
   m.saved_bytes = j->integer("saved_bytes", 0);
+  m.saved_tensors = j->integer("saved_tensors", -1, -1);
   m.reserved_peak_bytes = j->integer("reserved_peak_bytes", -1, -1);
   return m;
 }
@@ -188,6 +193,9 @@ json row_to_json(const ResultRow& r) {
   if (!r.kernel.empty()) j["kernel"] = r.kernel;
   if (r.subject != "block") j["subject"] = r.subject;
   if (!r.graph_hash.empty()) j["graph_hash"] = r.graph_hash;
+  // Written only for a policy, so rows without one read as before.
+  if (r.memory_policy != "none") j["memory_policy"] = r.memory_policy;
+  if (!r.plain_graph_hash.empty()) j["plain_graph_hash"] = r.plain_graph_hash;
   json memory = {{"predicted_peak_bytes", r.predicted.peak_bytes}, {"predicted", memory_figures(r.predicted)}};
   if (r.measured) {
     if (r.measured->peak_bytes >= 0) memory["peak_bytes"] = r.measured->peak_bytes;
@@ -262,6 +270,11 @@ ResultRow row_from_json(const JsonField& j) {
       j.at(shape == &r.input_shape ? "input_shape" : "output_shape")
           .fail("expected " + std::to_string(r.dims + 2) + " dims for a " + std::to_string(r.dims) + "-D block, got " +
                 std::to_string(shape->size()));
+  r.memory_policy = j.choice("memory_policy", "none", {"none", "recompute", "inplace_abn", "inplace_act"});
+  r.plain_graph_hash = j.string("plain_graph_hash", "");
+  if (!r.plain_graph_hash.empty() && (r.plain_graph_hash.size() != 64 ||
+                                      r.plain_graph_hash.find_first_not_of("0123456789abcdef") != std::string::npos))
+    j.at("plain_graph_hash").fail("expected 64 lower-case hex digits (a SHA-256)");
   r.graph_hash = j.string("graph_hash", "");
   if (!r.graph_hash.empty() &&
       (r.graph_hash.size() != 64 || r.graph_hash.find_first_not_of("0123456789abcdef") != std::string::npos))

@@ -15,6 +15,9 @@ std::optional<double> op_headline_ms(const ResultRow& r, const std::string& op_n
   double ms = t["forward_ms"].get<double>();
   // An op whose output needs no gradient has no backward (its time is absent): forward only.
   if (is_training(r) && t.contains("backward_ms") && t["backward_ms"].is_number()) ms += t["backward_ms"].get<double>();
+  // A recompute segment's op runs its forward a second time, inside backward.
+  if (is_training(r) && t.contains("recompute_ms") && t["recompute_ms"].is_number())
+    ms += t["recompute_ms"].get<double>();
   return ms;
 }
 

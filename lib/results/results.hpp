@@ -53,6 +53,7 @@ struct MemoryFigures {
   CategoryBytes at_peak{};
   CategoryBytes peak_by_category{};
   int64_t saved_bytes = 0;           // saved for backward at the end of forward
+  int64_t saved_tensors = -1;        // how many tensors those bytes are (predicted only; -1: not known)
   int64_t reserved_peak_bytes = -1;  // measured only (-1: not applicable)
 };
 
@@ -74,6 +75,11 @@ struct ResultRow {
   // SHA-256 of the variant's resolved op graph (variants/graph_hash.hpp): what the history keys a
   // series by. Empty in files written before it existed (and in the PyTorch peer's files).
   std::string graph_hash;
+  // The variant's memory policy (README "Memory policies"): none | recompute | inplace_abn |
+  // inplace_act. A row with a policy also carries the hash of the graph without it, which is the
+  // graph_hash of the row it is compared with (policy_table.hpp: what the policy buys).
+  std::string memory_policy = "none";
+  std::string plain_graph_hash;
 
   int64_t params = 0, buffers = 0;
   DirectionCounts macs, flops;
@@ -118,7 +124,7 @@ const std::optional<TimeStats>& headline_time(const ResultRow& r);
 // The row's layout as titles and diffs say it: "channels_last", or "channels_last (boundary-converted)"
 // when the step converts at the block's boundary.
 std::string layout_text(const ResultRow& r);
-// The op's median time over the row's headline phase (forward, plus backward in training), from
+// The op's median time over the row's headline phase (forward, plus backward and any recomputation in training), from
 // its --per-op times; nullopt when the row has none for the op.
 std::optional<double> op_headline_ms(const ResultRow& r, const std::string& op_name);
 int64_t headline_flops(const ResultRow& r);

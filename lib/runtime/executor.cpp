@@ -14,17 +14,71 @@ Executor::Executor(const Graph& graph, Backend& backend, bool training)
     : graph_(graph), backend_(backend), training_(training) {
   const size_t nv = graph.values.size(), nops = graph.ops.size();
   requires_grad_ = graph.requires_grad();
-  recorded_.assign(nops, false);
+  has_backward_.assign(nops, false);
+  records_forward_.assign(nops, false);
   saved_value_.assign(nv, false);
+  saved_when_rerun_.assign(nv, false);
   last_use_.assign(nv, -1);
+  checkpoint_of_op_.assign(nops, -1);
+  if (training)
+    for (const RecomputeSegment& seg : graph.segments) {
+      Checkpoint c;
+      c.first = seg.first_op;
+      for (int i = seg.first_op; i < seg.end_op; ++i)
+        checkpoint_of_op_[static_cast<size_t>(i)] = static_cast<int>(checkpoints_.size());
+      checkpoints_.push_back(std::move(c));
+    }
+  // A value written over in place shares its tensor with the value it overwrote: the tensor is
+  // kept when any of them is saved, so it is allocated as saved from the start.
+  std::vector<int> owner(nv);
+  for (size_t v = 0; v < nv; ++v) owner[v] = static_cast<int>(v);
+  std::vector<bool> saved(nv, false);
   for (size_t i = 0; i < nops; ++i) {
     const Op& op = graph.ops[i];
     for (int v : op.inputs) last_use_[static_cast<size_t>(v)] = static_cast<int>(i);
-    recorded_[i] = training && requires_grad_[static_cast<size_t>(op.output)];
-    if (!recorded_[i]) continue;
+    if (op.in_place) owner[static_cast<size_t>(op.output)] = owner[static_cast<size_t>(op.inputs.at(0))];
+    has_backward_[i] = training && requires_grad_[static_cast<size_t>(op.output)];
+    if (!has_backward_[i]) continue;
+    records_forward_[i] = checkpoint_of_op_[i] < 0;
+    std::vector<bool>& mark = records_forward_[i] ? saved : saved_when_rerun_;
     const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
-    for (int pos : s.inputs) saved_value_[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])] = true;
-    if (s.output) saved_value_[static_cast<size_t>(op.output)] = true;
+    for (int pos : s.inputs) mark[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])] = true;
+    if (s.output) mark[static_cast<size_t>(op.output)] = true;
+  }
+  plan_checkpoints();
+  for (const Checkpoint& c : checkpoints_)
+    if (c.trigger >= 0)
+      for (int v : c.inputs) saved[static_cast<size_t>(v)] = true;
+  for (size_t v = 0; v < nv; ++v)
+    if (saved[v]) saved_value_[static_cast<size_t>(owner[v])] = true;
+  for (size_t v = 0; v < nv; ++v) saved_value_[v] = saved_value_[static_cast<size_t>(owner[v])];
+}
+
+// Each segment: which values it must keep, which op's backward recomputes it, how far the
+// recomputation runs (it stops once everything the segment's backward reads exists again: an op
+// that saves only its inputs need not run, one that saves its output or aux tensors must) and
+// after which op's backward its inputs are let go (the first op that saved anything).
+void Executor::plan_checkpoints() {
+  for (size_t k = 0; k < checkpoints_.size(); ++k) {
+    Checkpoint& c = checkpoints_[k];
+    const RecomputeSegment& seg = graph_.segments[k];
+    std::vector<bool> inside(graph_.values.size(), false);
+    bool needs_run = false;
+    for (int i = seg.first_op; i < seg.end_op; ++i) {
+      const Op& op = graph_.ops[static_cast<size_t>(i)];
+      for (int v : op.inputs)
+        if (!inside[static_cast<size_t>(v)] && std::find(c.inputs.begin(), c.inputs.end(), v) == c.inputs.end())
+          c.inputs.push_back(v);
+      inside[static_cast<size_t>(op.output)] = true;
+      if (!has_backward_[static_cast<size_t>(i)]) continue;
+      const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
+      const bool makes_saved = s.output || !aux_tensors(graph_, op).empty();
+      if (s.inputs.empty() && !makes_saved) continue;
+      if (c.release < 0) c.release = i;
+      c.trigger = i;
+      needs_run = makes_saved;
+    }
+    c.rerun_end = c.trigger < 0 ? c.first : (needs_run ? c.trigger + 1 : c.trigger);
   }
 }
 
@@ -106,50 +160,93 @@ void Executor::with_workspace(const Op& op, Phase phase, const std::function<voi
   run(ws.raw());
 }
 
+void Executor::run_forward_op(size_t i, std::vector<Tensor>& values, ModelState& state, bool record,
+                              const std::vector<bool>& saved) {
+  const Op& op = graph_.ops[i];
+  const auto out = static_cast<size_t>(op.output);
+  if (hook_) hook_(static_cast<int>(i), Phase::forward, true);
+  if (output_aliases_input(op, training_)) {
+    values[out] = values[static_cast<size_t>(op.inputs[0])];
+  } else {
+    // In place: the output is the input's tensor, which the kernel reads and overwrites.
+    values[out] = op.in_place ? values[static_cast<size_t>(op.inputs[0])]
+                              : allocate(graph_.desc(op.output),
+                                         saved[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
+    std::vector<Tensor> aux;
+    if (training_)
+      for (const TensorDesc& a : aux_tensors(graph_, op))
+        aux.push_back(allocate(a, record ? MemoryCategory::saved : MemoryCategory::temporaries));
+    ForwardCall call{
+        graph_, op, {}, {}, {}, &values[out], {}, training_, dropout_seed_ + (dropout_seed_per_op_ ? i : 0), nullptr};
+    for (int v : op.inputs) call.inputs.push_back(&values[static_cast<size_t>(v)]);
+    for (int p : op.params) call.params.push_back(&state.params[static_cast<size_t>(p)]);
+    for (int b : op.buffers) call.buffers.push_back(&state.buffers[static_cast<size_t>(b)]);
+    for (Tensor& a : aux) call.aux.push_back(&a);
+    with_workspace(op, Phase::forward, [&](void* ws) {
+      call.workspace = ws;
+      backend_.forward(call);
+    });
+    if (record) tape_[i].aux = std::move(aux);
+  }
+  if (record) {
+    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
+    tape_[i].inputs.resize(op.inputs.size());
+    for (int pos : s.inputs)
+      tape_[i].inputs[static_cast<size_t>(pos)] = values[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
+    if (s.output) tape_[i].output = values[out];
+  }
+  if (hook_) hook_(static_cast<int>(i), Phase::forward, false);
+}
+
 Tensor Executor::forward(ModelState& state, const Tensor& input) {
   if (input.desc.shape != graph_.desc(graph_.input).shape)
     throw std::invalid_argument("forward: input shape does not match the graph");
   std::vector<Tensor> values(graph_.values.size());
   values[static_cast<size_t>(graph_.input)] = input;
   tape_.assign(graph_.ops.size(), Record{});
+  for (Checkpoint& c : checkpoints_) c.kept.clear();
   for (size_t i = 0; i < graph_.ops.size(); ++i) {
     const Op& op = graph_.ops[i];
-    const auto out = static_cast<size_t>(op.output);
-    if (hook_) hook_(static_cast<int>(i), Phase::forward, true);
-    if (output_aliases_input(op, training_)) {
-      values[out] = values[static_cast<size_t>(op.inputs[0])];
-    } else {
-      values[out] =
-          allocate(graph_.desc(op.output), saved_value_[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
-      std::vector<Tensor> aux;
-      if (training_)
-        for (const TensorDesc& a : aux_tensors(graph_, op))
-          aux.push_back(allocate(a, recorded_[i] ? MemoryCategory::saved : MemoryCategory::temporaries));
-      ForwardCall call{
-          graph_, op, {}, {}, {}, &values[out], {}, training_, dropout_seed_ + (dropout_seed_per_op_ ? i : 0), nullptr};
-      for (int v : op.inputs) call.inputs.push_back(&values[static_cast<size_t>(v)]);
-      for (int p : op.params) call.params.push_back(&state.params[static_cast<size_t>(p)]);
-      for (int b : op.buffers) call.buffers.push_back(&state.buffers[static_cast<size_t>(b)]);
-      for (Tensor& a : aux) call.aux.push_back(&a);
-      with_workspace(op, Phase::forward, [&](void* ws) {
-        call.workspace = ws;
-        backend_.forward(call);
-      });
-      if (recorded_[i]) tape_[i].aux = std::move(aux);
+    if (const int k = checkpoint_of_op_[i]; k >= 0) {
+      Checkpoint& c = checkpoints_[static_cast<size_t>(k)];
+      if (c.first == static_cast<int>(i) && c.trigger >= 0)
+        for (int v : c.inputs) c.kept.push_back(values[static_cast<size_t>(v)]);
     }
-    if (recorded_[i]) {
-      const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
-      tape_[i].inputs.resize(op.inputs.size());
-      for (int pos : s.inputs)
-        tape_[i].inputs[static_cast<size_t>(pos)] = values[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
-      if (s.output) tape_[i].output = values[out];
-    }
+    run_forward_op(i, values, state, records_forward_[i], saved_value_);
     for (int v : op.inputs)
       if (last_use_[static_cast<size_t>(v)] == static_cast<int>(i)) values[static_cast<size_t>(v)] = Tensor{};
-    if (hook_) hook_(static_cast<int>(i), Phase::forward, false);
   }
   have_tape_ = training_;
   return std::move(values[static_cast<size_t>(graph_.output)]);
+}
+
+// The segment's forward again, from the inputs it kept, recording what its ops save; the values
+// no op saved are let go as in a forward pass, and the rest when this returns.
+void Executor::recompute(Checkpoint& c, ModelState& state) {
+  std::vector<Tensor> values(graph_.values.size());
+  for (size_t k = 0; k < c.inputs.size(); ++k) values[static_cast<size_t>(c.inputs[k])] = c.kept[k];
+  std::vector<int> last_use(graph_.values.size(), -1);
+  for (int i = c.first; i < c.rerun_end; ++i)
+    for (int v : graph_.ops[static_cast<size_t>(i)].inputs) last_use[static_cast<size_t>(v)] = i;
+  // The op that stops the rerun before running (it saves only inputs) still keeps them.
+  if (c.rerun_end == c.trigger)
+    for (int v : graph_.ops[static_cast<size_t>(c.trigger)].inputs) last_use[static_cast<size_t>(v)] = c.trigger;
+  recomputing_ = true;
+  for (int i = c.first; i < c.rerun_end; ++i) {
+    const auto op = static_cast<size_t>(i);
+    run_forward_op(op, values, state, has_backward_[op], saved_when_rerun_);
+    for (int v : graph_.ops[op].inputs)
+      if (last_use[static_cast<size_t>(v)] == i) values[static_cast<size_t>(v)] = Tensor{};
+  }
+  recomputing_ = false;
+  if (c.rerun_end == c.trigger) {
+    const Op& op = graph_.ops[static_cast<size_t>(c.trigger)];
+    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
+    Record& r = tape_[static_cast<size_t>(c.trigger)];
+    r.inputs.resize(op.inputs.size());
+    for (int pos : s.inputs)
+      r.inputs[static_cast<size_t>(pos)] = values[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
+  }
 }
 
 void Executor::accumulate(Tensor& slot, Tensor incoming) {
@@ -173,8 +270,11 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
   std::vector<Tensor> grads(graph_.values.size());
   grads[static_cast<size_t>(graph_.output)] = grad_output;
   for (size_t i = graph_.ops.size(); i-- > 0;) {
-    if (!recorded_[i]) continue;
+    if (!has_backward_[i]) continue;
     const Op& op = graph_.ops[i];
+    Checkpoint* checkpoint =
+        checkpoint_of_op_[i] >= 0 ? &checkpoints_[static_cast<size_t>(checkpoint_of_op_[i])] : nullptr;
+    if (checkpoint && checkpoint->trigger == static_cast<int>(i)) recompute(*checkpoint, state);
     if (hook_) hook_(static_cast<int>(i), Phase::backward, true);
     Tensor g = std::move(grads[static_cast<size_t>(op.output)]);
     if (!g.defined()) throw std::logic_error(op.name + ": no gradient reached this op");
@@ -182,7 +282,9 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
     BackwardCall call{graph_, op, {}, nullptr, {}, {}, &g, {}, {}, nullptr};
     for (size_t pos = 0; pos < op.inputs.size(); ++pos) {
       const int v = op.inputs[pos];
-      call.inputs.push_back(tape_[i].inputs[pos].defined() ? &tape_[i].inputs[pos] : nullptr);
+      // An op that saved nothing (a recompute segment's add after its last saving op) has no tape.
+      const bool saved = pos < tape_[i].inputs.size() && tape_[i].inputs[pos].defined();
+      call.inputs.push_back(saved ? &tape_[i].inputs[pos] : nullptr);
       Tensor* target = nullptr;
       if (requires_grad_[static_cast<size_t>(v)]) {
         if (grad_flow(op, static_cast<int>(pos)) == GradFlow::alias) {
@@ -214,6 +316,7 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
     }
     tape_[i] = Record{};
     g = Tensor{};
+    if (checkpoint && checkpoint->release == static_cast<int>(i)) checkpoint->kept.clear();
     for (size_t pos = 0; pos < op.inputs.size(); ++pos)
       if (grad_in[pos].defined()) accumulate(grads[static_cast<size_t>(op.inputs[pos])], std::move(grad_in[pos]));
     if (hook_) hook_(static_cast<int>(i), Phase::backward, false);

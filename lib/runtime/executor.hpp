@@ -3,6 +3,12 @@
 // predict this executor's allocator statistics byte for byte). Tensors are reference counted; a
 // tensor is freed when its last holder (value table, tape of saved tensors, gradient slot, the
 // caller) lets go. The executor knows nothing about any particular backend.
+//
+// Memory policies are in the graph (graph/graph.hpp): an op with in_place writes its output into
+// its input's tensor; the ops of a recompute segment save nothing in forward, the segment keeps
+// its inputs, and its forward runs again (saving this time) when backward reaches its last op
+// that saved anything, as torch.utils.checkpoint(use_reentrant=False) with early stop does
+// (analysis/recompute_plan.hpp states the rule; this file implements it on its own).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +27,8 @@ struct ModelState {
   std::vector<Tensor> grads;  // one per param; undefined until backward, cleared by clear_grads()
 };
 
-// Called around every op: (op index, phase, true before / false after).
+// Called around every op: (op index, phase, true before / false after). A recompute segment's
+// forward run again in backward calls it with Phase::forward while recomputing() is true.
 using OpHook = std::function<void(int op, Phase phase, bool begin)>;
 
 class Executor {
@@ -49,6 +56,9 @@ class Executor {
     dropout_seed_per_op_ = !same_for_every_op;
   }
 
+  // True while a recompute segment's forward runs again inside backward (for op hooks).
+  bool recomputing() const { return recomputing_; }
+
   const Graph& graph() const { return graph_; }
   Backend& backend() const { return backend_; }
   bool training() const { return training_; }
@@ -59,19 +69,39 @@ class Executor {
     Tensor output;
     std::vector<Tensor> aux;
   };
+  // A recompute segment as this executor runs it.
+  struct Checkpoint {
+    std::vector<int> inputs;  // values its ops read that are made outside it (or the block input)
+    int trigger = -1;         // the op whose backward needs the recomputation (-1: none saves anything)
+    int rerun_end = 0;        // ops [first op, rerun_end) run again
+    int release = -1;         // after this op's backward the inputs are let go
+    int first = 0;
+    std::vector<Tensor> kept;  // the inputs, held from the segment's start to `release`
+  };
   Tensor allocate(const TensorDesc& desc, MemoryCategory category) const;
   void with_workspace(const Op& op, Phase phase, const std::function<void(void*)>& run);
   void accumulate(Tensor& slot, Tensor incoming);
+  void plan_checkpoints();
+  // Runs op i forward on `values`; records its tape when `record`; outputs of values marked in
+  // `saved` are allocated as saved activations.
+  void run_forward_op(size_t i, std::vector<Tensor>& values, ModelState& state, bool record,
+                      const std::vector<bool>& saved);
+  void recompute(Checkpoint& c, ModelState& state);
 
   const Graph& graph_;
   Backend& backend_;
   bool training_;
   std::vector<bool> requires_grad_;
-  std::vector<bool> recorded_;     // per op: its output needs a gradient (training only)
-  std::vector<bool> saved_value_;  // per value: some recorded op saves it
-  std::vector<int> last_use_;      // per value: index of its last forward consumer
+  std::vector<bool> has_backward_;       // per op: its output needs a gradient (training only)
+  std::vector<bool> records_forward_;    // per op: has a backward and is in no recompute segment
+  std::vector<bool> saved_value_;        // per value: its tensor is kept for backward by the forward pass
+  std::vector<bool> saved_when_rerun_;   // per value: a segment's op saves it when the segment reruns
+  std::vector<int> last_use_;            // per value: index of its last forward consumer
+  std::vector<int> checkpoint_of_op_;    // per op: index into checkpoints_, or -1
+  std::vector<Checkpoint> checkpoints_;  // training only
   std::vector<Record> tape_;
   bool have_tape_ = false;
+  bool recomputing_ = false;
   OpHook hook_;
   uint64_t dropout_seed_ = 0x5eed;
   bool dropout_seed_per_op_ = true;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "spec/suggest.hpp"
+#include "spec/variant_parser.hpp"
 
 namespace convbench {
 namespace {
@@ -13,11 +14,11 @@ const std::vector<std::string> kVariantKinds = {"standard", "bottleneck", "separ
 std::string str(int64_t v) { return std::to_string(v); }
 
 std::vector<std::string> variant_keys(const std::string& kind) {
-  if (kind == "bottleneck") return {"kind", "name", "ratio", "groups", "fills"};
-  if (kind == "separable") return {"kind", "name", "multiplier", "fills"};
-  if (kind == "grouped") return {"kind", "name", "groups", "fills"};
-  if (kind == "custom") return {"kind", "name", "ops", "output", "fills"};
-  return {"kind", "name", "fills"};
+  if (kind == "bottleneck") return {"kind", "name", "ratio", "groups", "fills", "memory_policy"};
+  if (kind == "separable") return {"kind", "name", "multiplier", "fills", "memory_policy"};
+  if (kind == "grouped") return {"kind", "name", "groups", "fills", "memory_policy"};
+  if (kind == "custom") return {"kind", "name", "ops", "output", "fills", "memory_policy"};
+  return {"kind", "name", "fills", "memory_policy"};
 }
 
 // A network's variant: the kind and its parameters. Whether they fit a slot's channels is
@@ -65,6 +66,7 @@ VariantSpec parse_network_variant(const Field& v) {
       out.fills.push_back(cls);
     }
   }
+  if (auto f = v.get("memory_policy")) out.memory_policy = read_memory_policy(*f);
   return out;
 }
 
@@ -109,16 +111,17 @@ void check_stages(const Field& network) {
 
 const std::vector<std::string>& network_fields() {
   static const std::vector<std::string> fields = {
-      "name",   "dims", "batch",       "in_channels", "size",           "kernel",  "padding",      "dilation",
-      "bias",   "norm", "norm_groups", "act",         "negative_slope", "dropout", "dropout_kind", "dtype",
-      "layout", "mode", "baseline",    "variants",    "units",          "stages"};
+      "name",   "dims", "batch",         "in_channels", "size",           "kernel",  "padding",      "dilation",
+      "bias",   "norm", "norm_groups",   "act",         "negative_slope", "dropout", "dropout_kind", "dtype",
+      "layout", "mode", "memory_policy", "baseline",    "variants",       "units",   "stages"};
   return fields;
 }
 
 bool is_network_sweepable(const std::string& key) {
   static const std::vector<std::string> sweepable = {
-      "dims",        "batch", "in_channels",    "size",    "kernel",       "padding", "dilation", "bias", "norm",
-      "norm_groups", "act",   "negative_slope", "dropout", "dropout_kind", "dtype",   "layout",   "mode"};
+      "dims",     "batch",        "in_channels", "size",        "kernel", "padding",
+      "dilation", "bias",         "norm",        "norm_groups", "act",    "negative_slope",
+      "dropout",  "dropout_kind", "dtype",       "layout",      "mode",   "memory_policy"};
   return std::find(sweepable.begin(), sweepable.end(), key) != sweepable.end();
 }
 
@@ -186,6 +189,7 @@ BlockSpec parse_network(const Field& network, const std::shared_ptr<const Source
   if (auto f = find("layout")) b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
   if (auto f = find("mode"))
     b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;
+  if (auto f = find("memory_policy")) b.memory_policy = read_memory_policy(*f);
   std::vector<int64_t> input = {b.batch, b.in_channels};
   input.insert(input.end(), b.size.begin(), b.size.end());
   if (!checked_product(input))

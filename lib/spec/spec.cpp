@@ -26,6 +26,10 @@ std::string_view to_string(LayoutConversion conversion) {
   return conversion == LayoutConversion::boundary ? "boundary" : "none";
 }
 
+const MemoryPolicyChoice& memory_policy_of(const BlockSpec& block, const VariantSpec& variant) {
+  return variant.memory_policy ? *variant.memory_policy : block.memory_policy;
+}
+
 bool converts_at_boundary(const BlockSpec& block) {
   return block.layout_conversion == LayoutConversion::boundary && block.layout == Layout::channels_last;
 }

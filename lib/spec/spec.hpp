@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graph/dtype.hpp"
+#include "graph/graph.hpp"
 #include "graph/tensor_desc.hpp"
 #include "ops/op_fields.hpp"
 #include "spec/input_error.hpp"
@@ -39,6 +40,14 @@ struct CustomOpSpec {
   SourceLocation where;
 };
 
+// Where a memory policy was given (README "Memory policies"), so that a policy that cannot apply
+// to what the variant builds is refused at that key.
+struct MemoryPolicyChoice {
+  MemoryPolicy policy = MemoryPolicy::none;
+  std::string key_path;  // e.g. blocks[0].memory_policy, blocks[0].variants[2].memory_policy
+  SourceLocation where;
+};
+
 struct VariantSpec {
   std::string kind;               // standard | bottleneck | separable | grouped | custom
   std::string name;               // defaults to kind; names are unique within a block
@@ -50,6 +59,9 @@ struct VariantSpec {
   // In a network: the slot classes this variant goes into (empty: every slot); slots of other
   // classes get `standard`. A network's custom variant keeps its ops unresolved (NetworkSpec).
   std::vector<std::string> fills;
+  // The variant's own memory policy, which overrides the block's (two variants with the same kind
+  // and different policies compare the policies side by side).
+  std::optional<MemoryPolicyChoice> memory_policy;
   std::string key_path;  // e.g. blocks[0].variants[1]
   SourceLocation where;
 };
@@ -78,7 +90,8 @@ struct BlockSpec {
   Layout layout = Layout::channels_first;
   LayoutConversion layout_conversion = LayoutConversion::none;
   RunMode mode = RunMode::train;
-  std::string baseline;  // a variant name (resolved: the first variant when not given)
+  MemoryPolicyChoice memory_policy;  // every variant's, unless the variant sets its own
+  std::string baseline;              // a variant name (resolved: the first variant when not given)
   std::vector<VariantSpec> variants;
 
   // The swept fields and their values for this expanded block, in sweep order, each value as
@@ -111,6 +124,9 @@ std::string_view to_string(LayoutConversion conversion);
 bool converts_at_boundary(const BlockSpec& block);
 inline constexpr const char* kToBlockLayoutOp = "to_channels_last";
 inline constexpr const char* kFromBlockLayoutOp = "to_channels_first";
+
+// The memory policy a variant of the block runs with: its own, else the block's.
+const MemoryPolicyChoice& memory_policy_of(const BlockSpec& block, const VariantSpec& variant);
 
 // The block input a block spec describes: (batch, in_channels, size...), its dtype and layout
 // (channels-first when the block converts at its boundary: the network's layout, not the block's).

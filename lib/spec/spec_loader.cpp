@@ -23,11 +23,12 @@ namespace convbench {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "defaults", "blocks", "networks", "sweep"};
-const std::vector<std::string> kBlockFields = {"name",    "dims",     "batch",       "in_channels", "out_channels",
-                                               "size",    "kernel",   "stride",      "padding",     "dilation",
-                                               "bias",    "norm",     "norm_groups", "act",         "negative_slope",
-                                               "dropout", "residual", "dtype",       "layout",      "layout_conversion",
-                                               "mode",    "baseline", "variants"};
+const std::vector<std::string> kBlockFields = {"name",         "dims",          "batch",          "in_channels",
+                                               "out_channels", "size",          "kernel",         "stride",
+                                               "padding",      "dilation",      "bias",           "norm",
+                                               "norm_groups",  "act",           "negative_slope", "dropout",
+                                               "residual",     "dtype",         "layout",         "layout_conversion",
+                                               "mode",         "memory_policy", "baseline",       "variants"};
 const std::vector<std::string> kDTypes = {"float32", "tf32", "float16", "bfloat16"};
 
 // A sweep this large is a typo, not a benchmark; refusing it keeps memory bounded.
@@ -101,6 +102,7 @@ class BlockResolver {
                                 : LayoutConversion::none;
     if (auto f = find("mode"))
       b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;
+    if (auto f = find("memory_policy")) b.memory_policy = read_memory_policy(*f);
 
     check_window(b);
     check_norm(b);

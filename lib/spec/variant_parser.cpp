@@ -12,11 +12,11 @@ namespace {
 const std::vector<std::string> kKinds = {"standard", "bottleneck", "separable", "grouped", "custom"};
 
 std::vector<std::string> keys_of(const std::string& kind) {
-  if (kind == "bottleneck") return {"kind", "name", "ratio", "groups"};
-  if (kind == "separable") return {"kind", "name", "multiplier"};
-  if (kind == "grouped") return {"kind", "name", "groups"};
-  if (kind == "custom") return {"kind", "name", "ops", "output"};
-  return {"kind", "name"};
+  if (kind == "bottleneck") return {"kind", "name", "ratio", "groups", "memory_policy"};
+  if (kind == "separable") return {"kind", "name", "multiplier", "memory_policy"};
+  if (kind == "grouped") return {"kind", "name", "groups", "memory_policy"};
+  if (kind == "custom") return {"kind", "name", "ops", "output", "memory_policy"};
+  return {"kind", "name", "memory_policy"};
 }
 
 std::vector<std::string> all_variant_keys() {
@@ -106,10 +106,19 @@ VariantSpec parse_variant(const Field& v, const BlockSpec& block) {
   if (out.kind == "separable") parse_separable(v, block, out);
   if (out.kind == "grouped") parse_grouped(v, block, out);
   if (out.kind == "custom") parse_custom_ops(v, block, out);
+  if (auto f = v.get("memory_policy")) out.memory_policy = read_memory_policy(*f);
   return out;
 }
 
 }  // namespace
+
+MemoryPolicyChoice read_memory_policy(const Field& f) {
+  MemoryPolicyChoice c;
+  c.policy = *parse_memory_policy(f.as_choice(memory_policy_names(), "memory policy"));
+  c.key_path = f.path();
+  c.where = f.where();
+  return c;
+}
 
 std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& block) {
   std::vector<VariantSpec> out;

@@ -23,6 +23,10 @@ std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& 
 // groups is never -1. Every op must contribute to the output.
 void parse_custom_ops(const Field& variant, const BlockSpec& block, VariantSpec& out);
 
+// `memory_policy: none | recompute | inplace_abn | inplace_act` of a block, network or variant,
+// with where it was written (what it cannot apply to is refused there when the variant is built).
+MemoryPolicyChoice read_memory_policy(const Field& f);
+
 // One custom-op field read as its definition declares it (a wrong type or range fails at `f`);
 // a network's op entries read theirs with it once their $params are substituted.
 FieldValue read_op_field(const Field& f, const OpField& declared, int dims);

@@ -23,11 +23,19 @@ std::string graph_canonical_text(const Graph& graph, bool training) {
     text += " out " + std::to_string(op.output) + " " + desc_text(graph.desc(op.output));
     // ordered_json keeps the definition's key order, so the same op always dumps the same text.
     if (const OpDefinition& def = op_definition(op.kind); def.attributes) text += " " + def.attributes(op).dump();
+    if (op.in_place) text += " in_place";
     text += "\n";
   }
   for (const Param& p : graph.params) text += "param " + desc_text(p.desc) + "\n";
   for (const Param& b : graph.buffers) text += "buffer " + desc_text(b.desc) + "\n";
   text += "output " + std::to_string(graph.output) + "\n";
+  // Only a graph with a memory policy has these lines, so every other graph keeps its hash (and
+  // its history series).
+  if (graph.memory_policy != MemoryPolicy::none) {
+    text += "memory_policy " + std::string(to_string(graph.memory_policy)) + "\n";
+    for (const RecomputeSegment& s : graph.segments)
+      text += "segment " + std::to_string(s.first_op) + " " + std::to_string(s.end_op) + "\n";
+  }
   return text;
 }
 

@@ -72,8 +72,9 @@ struct Scope {
 
 class NetworkExpander {
  public:
-  NetworkExpander(const BlockSpec& net, const VariantSpec& variant)
-      : net_(net),
+  NetworkExpander(const BlockSpec& net, const VariantSpec& variant, std::vector<RecomputeSegment>* slots)
+      : slots_(slots),
+        net_(net),
         spec_(*net.network),
         variant_(variant),
         root_(spec_.field()),
@@ -375,6 +376,13 @@ class NetworkExpander {
   // --- slots ---
 
   int slot(const Field& e, const std::string& full_name, const std::vector<int>& inputs, const Scope& s) {
+    const int first = b_.op_count();
+    const int y = fill_slot(e, full_name, inputs, s);
+    if (slots_) slots_->push_back({full_name, first, b_.op_count()});
+    return y;
+  }
+
+  int fill_slot(const Field& e, const std::string& full_name, const std::vector<int>& inputs, const Scope& s) {
     e.check_keys(kSlotKeys, " for a slot");
     check_one_input(e, inputs, "a slot");
     const int x = inputs.front();
@@ -585,6 +593,7 @@ class NetworkExpander {
                join_alternatives(std::vector<std::string>(classes_.begin(), classes_.end())) + ")");
   }
 
+  std::vector<RecomputeSegment>* slots_;
   const BlockSpec& net_;
   const NetworkSpec& spec_;
   const VariantSpec& variant_;
@@ -600,8 +609,8 @@ class NetworkExpander {
 
 }  // namespace
 
-Graph build_network_graph(const BlockSpec& network, const VariantSpec& variant) {
-  return NetworkExpander(network, variant).build();
+Graph build_network_graph(const BlockSpec& network, const VariantSpec& variant, std::vector<RecomputeSegment>* slots) {
+  return NetworkExpander(network, variant, slots).build();
 }
 
 nlohmann::ordered_json expanded_ops_json(const Graph& graph) {

@@ -13,8 +13,11 @@
 
 namespace convbench {
 
-// `network.network` must be set.
-Graph build_network_graph(const BlockSpec& network, const VariantSpec& variant);
+// `network.network` must be set. `slots`, when given, receives every slot's ops as a range named
+// by the slot (its op-name prefix without the trailing '.'), in order: the segments of memory
+// policy recompute.
+Graph build_network_graph(const BlockSpec& network, const VariantSpec& variant,
+                          std::vector<RecomputeSegment>* slots = nullptr);
 
 // The graph's ops as the resolved spec lists a network variant's expansion: name, op kind, input
 // value names ("input" is the network input), output shape and attributes as each op's

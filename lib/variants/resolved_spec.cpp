@@ -49,6 +49,7 @@ ojson resolved_variant(const BlockSpec& block, const VariantSpec& v) {
     out["ops"] = std::move(ops);
     out["output"] = v.output.empty() ? v.ops.back().name : v.output;
   }
+  out["memory_policy"] = std::string(to_string(memory_policy_of(block, v).policy));  // the variant's, else the block's
   return out;
 }
 
@@ -78,6 +79,7 @@ ojson resolved_block(const BlockSpec& b) {
           {"layout", std::string(to_string(b.layout))},
           {"layout_conversion", std::string(to_string(b.layout_conversion))},
           {"mode", std::string(to_string(b.mode))},
+          {"memory_policy", std::string(to_string(b.memory_policy.policy))},
           {"baseline", b.baseline},
           {"point", std::move(point)},
           {"point_label", point_label(b)},
@@ -129,6 +131,7 @@ ojson resolved_network(const BlockSpec& b) {
         if (f.get("output")) out["output"] = as_written(*f.get("output"));
       }
     out["fills"] = v.fills;
+    out["memory_policy"] = std::string(to_string(memory_policy_of(b, v).policy));
     const Graph g = build_variant_graph(b, v);
     out["output_shape"] = g.desc(g.output).shape;
     out["expanded_ops"] = expanded_ops_json(g);
@@ -164,6 +167,7 @@ ojson resolved_network(const BlockSpec& b) {
           {"dtype", std::string(to_string(b.dtype))},
           {"layout", std::string(to_string(b.layout))},
           {"mode", std::string(to_string(b.mode))},
+          {"memory_policy", std::string(to_string(b.memory_policy.policy))},
           {"baseline", b.baseline},
           {"point", std::move(point)},
           {"point_label", point_label(b)},

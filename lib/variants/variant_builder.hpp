@@ -7,8 +7,11 @@
 
 namespace convbench {
 
-// Throws InputError located at the variant (or custom op) when the graph is invalid.
+// Throws InputError located at the variant (or custom op) when the graph is invalid, and at the
+// `memory_policy` key when the variant's memory policy cannot apply to it.
 Graph build_variant_graph(const BlockSpec& block, const VariantSpec& variant);
+// The same graph without its memory policy: what a transformed variant is compared with.
+Graph build_plain_variant_graph(const BlockSpec& block, const VariantSpec& variant);
 
 // The op sequence of a variant kind, for `convbench list`.
 struct VariantKindInfo {

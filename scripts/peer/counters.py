@@ -10,7 +10,8 @@ every config variant by ctest `flop_counters_follow_their_rules`:
                    norm or activation: it counts matmul-like aten ops). Forward: 2 x convbench's
                    forward MACs. Backward (train mode): 2 x (backward_data + backward_weight
                    MACs); grad-input is not counted for a conv reading the block input (autograd
-                   does not compute it), as in convbench. Releases before PyTorch PR #183405
+                   does not compute it), as in convbench; with memory policy recompute, also the
+                   convs run forward again in backward: 2 x convbench's recompute MACs. Releases before PyTorch PR #183405
                    counted a grouped conv's grad-weight `groups` times (the correction is in
                    peer/counts.py).
   fvcore           "flops" that are MACs, forward, module in eval mode: conv MACs without bias;
@@ -147,8 +148,10 @@ def predict(convbench_row, counter_section):
         "torchinfo": macs["forward"] + ex["torchinfo"],
     }
     if counter_section.get("train"):
-        out["flop_counter_backward"] = (2 * (macs["backward_data"] + macs["backward_weight"])
-                                        + ex["flop_counter_backward"])
+        # Memory policy recompute runs convs forward again inside backward, which the backward
+        # counter counts too: convbench's `recompute` MACs.
+        out["flop_counter_backward"] = (2 * (macs["backward_data"] + macs["backward_weight"]
+                                             + macs.get("recompute", 0)) + ex["flop_counter_backward"])
     return out
 
 
@@ -209,14 +212,19 @@ def counters_section(block, variant):
     shape = input_shape(block)
     torch.manual_seed(0)
     x = torch.randn(shape)
-    ops = leaf_ops(build_block(block, variant), x)
+    # The counters that count one inference forward count the block without its memory policy:
+    # in inference a policy changes what is kept, not what is computed, and the counters know
+    # nn.BatchNorm and nn.LeakyReLU, not the peer's fused InPlaceABN. FlopCounterMode counts the
+    # training step as the policy runs it (recompute's second forward included).
+    plain = dict(variant, memory_policy="none")
+    ops = leaf_ops(build_block(block, plain), x)
     section = {"train": train, "batch": int(shape[0]), "extras": extras(ops), "values": {}, "errors": {}}
     runs = {"flop_counter": lambda m: _flop_counter(m, x.clone(), train), "fvcore": lambda m: {"fvcore": _fvcore(m, x)},
             "ptflops": lambda m: {"ptflops": _ptflops(m, x)}, "thop": lambda m: {"thop": _thop(m, x)},
             "torchinfo": lambda m: {"torchinfo": _torchinfo(m, x)}}
     for name, run in runs.items():
         try:
-            section["values"].update(run(build_block(block, variant)))
+            section["values"].update(run(build_block(block, variant if name == "flop_counter" else plain)))
         except Exception as e:  # report it in the row; the test fails on it
             section["errors"][name] = f"{type(e).__name__}: {e}"[:300]
     return section
@@ -227,7 +235,7 @@ def counters_section(block, variant):
 
 RULES = {
     "flop_counter_forward": "2 x conv MACs (FLOPs), no bias/norm/act",
-    "flop_counter_backward": "2 x backward MACs; grouped grad-weight x groups",
+    "flop_counter_backward": "2 x backward MACs (recompute's included); grouped grad-weight x groups",
     "fvcore": "conv MACs, no bias; BN 2/elem (eval); ReLU 0",
     "ptflops": "(MACs + bias + BN 2 + ReLU 1 + pools)/batch, + ReLU/pools again",
     "thop": "conv MACs, no bias; BN 4/elem; transposed at output size",

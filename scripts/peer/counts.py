@@ -79,9 +79,42 @@ def count_row(block, variant):
             # The block input needs no gradient, so convs reading it skip grad-input.
             macs["backward_data"] += n if r["input_requires_grad"] else 0
             macs["backward_weight"] += n if r["weight_requires_grad"] else 0  # frozen: none
+    if train and variant.get("memory_policy") == "recompute":
+        macs["recompute"] = recompute_macs(block, variant)
     return {"params": params, "buffers": buffers, "macs": macs,
             "flops": {k: 2 * v for k, v in macs.items()}, "output_shape": out_shape,
             "convs": records}
+
+
+def recompute_macs(block, variant):
+    """The conv MACs memory policy recompute runs again in backward: forward hooks on every conv
+    that fire while backward runs (torch.utils.checkpoint recomputes there, stopping early once
+    what backward needs exists again). On the meta device where its kernels allow, else the CPU."""
+    errors = []
+    for device in ("meta", "cpu"):
+        module = build_block(block, variant).to(device)
+        module.train(True)
+        state = {"backward": False, "macs": 0}
+
+        def hook(mod, inputs, output):
+            if state["backward"]:
+                transposed = isinstance(mod, nn.modules.conv._ConvTransposeNd)
+                state["macs"] += conv_macs(list(inputs[0].shape), list(mod.weight.shape), list(output.shape),
+                                           transposed)
+
+        handles = [mod.register_forward_hook(hook) for mod in module.modules()
+                   if isinstance(mod, (nn.modules.conv._ConvNd, nn.Linear))]
+        try:
+            y = module(torch.zeros(input_shape(block), device=device))
+            state["backward"] = True
+            y.backward(torch.ones_like(y))
+            return state["macs"]
+        except Exception as e:  # meta kernels or RNG state may be missing on meta: count on the CPU
+            errors.append(f"{device}: {type(e).__name__}: {e}")
+        finally:
+            for h in handles:
+                h.remove()
+    raise RuntimeError("; ".join(errors))
 
 
 # --- FlopCounterMode (PyTorch >= 2.1) as a second, PyTorch-owned count ---------------------------

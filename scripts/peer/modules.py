@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 import torch.nn as nn
+import torch.utils.checkpoint
 
 import philox  # sits in scripts/, next to torch_peer.py
 
@@ -128,12 +129,93 @@ class FlatLinear(nn.Linear):
         return y.view(tuple(y.shape) + (1,) * (x.dim() - 2))
 
 
+class InPlaceABNFunction(torch.autograd.Function):
+    """Batch norm then leaky ReLU, saving the output and the per-channel statistics instead of
+    the inputs (In-Place Activated BatchNorm, Rota Bulo, Porzi and Kontschieder, CVPR 2018),
+    written from the paper for the peer, independently of convbench's kernels. Forward normalises
+    with the batch's statistics (training; running statistics updated as nn.BatchNorm does) or the
+    running ones, applies the affine and the activation, over x itself when `in_place`. Backward
+    undoes the activation (z = y where y > 0, y / slope elsewhere) and the affine (xhat =
+    (z - bias) / weight) and runs batch norm's backward from xhat: weight must stay away from 0,
+    slope above it."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps, slope, in_place):
+        dims = [0] + list(range(2, x.dim()))
+        shape = [1, -1] + [1] * (x.dim() - 2)
+        with torch.no_grad():
+            if training:
+                mean = x.mean(dims)
+                var = x.var(dims, unbiased=False)
+                count = x.numel() // x.shape[1]
+                running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype), alpha=momentum)
+                running_var.mul_(1 - momentum).add_((var * count / (count - 1)).to(running_var.dtype), alpha=momentum)
+            else:
+                mean, var = running_mean.to(x.dtype), running_var.to(x.dtype)
+            invstd = torch.rsqrt(var + eps)
+            y = x if in_place else torch.empty_like(x)
+            torch.sub(x, mean.view(shape), out=y)
+            y.mul_((invstd * weight).view(shape)).add_(bias.view(shape))
+            torch.nn.functional.leaky_relu_(y, slope)
+        if in_place:
+            ctx.mark_dirty(x)
+        # The statistics are kept as batch norm keeps them (mean and 1/std); backward reads 1/std.
+        ctx.save_for_backward(y, weight, bias, mean, invstd)
+        ctx.training, ctx.slope = training, slope
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        y, weight, bias, _, invstd = ctx.saved_tensors
+        dims = [0] + list(range(2, y.dim()))
+        shape = [1, -1] + [1] * (y.dim() - 2)
+        positive = y > 0
+        z = torch.where(positive, y, y / ctx.slope)
+        xhat = (z - bias.view(shape)) / weight.view(shape)
+        dz = torch.where(positive, dy, dy * ctx.slope)
+        sum_dz, sum_dz_xhat = dz.sum(dims), (dz * xhat).sum(dims)
+        scale = (weight * invstd).view(shape)
+        if ctx.training:
+            count = y.numel() // y.shape[1]
+            dx = scale * (dz - (sum_dz / count).view(shape) - xhat * (sum_dz_xhat / count).view(shape))
+        else:
+            dx = scale * dz
+        return dx, sum_dz_xhat, sum_dz, None, None, None, None, None, None, None
+
+
+class InPlaceABN(nn.modules.batchnorm._BatchNorm):
+    """convbench's batch_norm_act: nn.BatchNorm's parameters and buffers (so its names and
+    initialisation are the norm's), forward through InPlaceABNFunction."""
+
+    def __init__(self, channels, negative_slope, eps=1e-5, momentum=0.1):
+        super().__init__(channels, eps=eps, momentum=momentum)
+        self.negative_slope = negative_slope
+        self.in_place = False  # set where autograd allows it (apply_memory_policy)
+
+    def _check_input_dim(self, x):
+        if x.dim() not in (4, 5):
+            raise ValueError(f"expected a 4-D or 5-D input, got {x.dim()}-D")
+
+    def forward(self, x):
+        return InPlaceABNFunction.apply(x, self.weight, self.bias, self.running_mean, self.running_var,
+                                        self.training, self.momentum, self.eps, self.negative_slope,
+                                        self.in_place)
+
+
+class SigmoidInPlace(nn.Module):
+    def forward(self, x):
+        return x.sigmoid_()
+
+
 class BlockModule(nn.Module):
     def __init__(self):
         super().__init__()
         self.steps = []  # (value name, module, input value names), in execution order
         self.output = None
         self._last_use = {}
+        # Memory policy recompute: the whole block's forward under
+        # torch.utils.checkpoint(use_reentrant=False) in a training forward.
+        self.checkpointed = False
 
     def add_step(self, name, module, inputs):
         if name == "input" or any(name == s[0] for s in self.steps):
@@ -159,6 +241,11 @@ class BlockModule(nn.Module):
         return self
 
     def forward(self, x):
+        if self.checkpointed and self.training and torch.is_grad_enabled():
+            return torch.utils.checkpoint.checkpoint(self.run, x, use_reentrant=False)
+        return self.run(x)
+
+    def run(self, x):
         values = {"input": x}
         for i, (name, module, inputs) in enumerate(self.steps):
             values[name] = module(*[values[v] for v in inputs])
@@ -299,6 +386,8 @@ def build_custom_ops(m, block, variant):
                 module = custom_conv(module, op.get("frozen", False), op.get("init", "default"))
         elif kind == "batch_norm":
             module, cout = norm_module("batch", dims, cin, 1), cin
+        elif kind == "batch_norm_act":
+            module, cout = InPlaceABN(cin, op["negative_slope"]), cin
         elif kind == "group_norm":
             module, cout = norm_module("group", dims, cin, op["norm_groups"]), cin
         elif kind == "relu":
@@ -353,6 +442,72 @@ def build_custom_ops(m, block, variant):
     return variant["output"]
 
 
+# --- memory policies (README "Memory policies"), decided here from the module's own steps -------
+
+# What saves its own output for backward: an op after one of these cannot overwrite its input
+# (autograd's version check would fail at backward).
+def saves_its_output(module):
+    return isinstance(module, (nn.ReLU, nn.Sigmoid, SigmoidInPlace, InPlaceABN)) or (
+        isinstance(module, nn.LeakyReLU) and module.inplace)
+
+
+def may_overwrite_input(m, index):
+    """Whether step `index` may write over its input, as PyTorch users may: the input is not the
+    block's (the caller's tensor), no other step reads it, and the step that made it did not save
+    it (a ReLU, a sigmoid, an in-place op). A view (Slice) is left alone: writing into it would
+    write into its base."""
+    name, module, inputs = m.steps[index]
+    x = inputs[0]
+    if x == "input" or sum(ins.count(x) for _, _, ins in m.steps) != 1:
+        return False
+    producer = next(mod for n, mod, _ in m.steps if n == x)
+    return not saves_its_output(producer) and not isinstance(producer, Slice)
+
+
+def apply_memory_policy(m, policy):
+    """recompute: the block's forward under torch.utils.checkpoint; inplace_act: ReLU, LeakyReLU
+    (slope >= 0) and sigmoid in place where allowed; inplace_abn: each BatchNorm that only a
+    LeakyReLU reads becomes InPlaceABN (the norm's name and parameters, the activation dropped),
+    in place where allowed. Returns {removed step: the step that now makes its value}."""
+    renamed = {}
+    if policy == "recompute":
+        m.checkpointed = True
+    elif policy == "inplace_act":
+        for i, (name, module, _) in enumerate(m.steps):
+            if isinstance(module, nn.ReLU) and may_overwrite_input(m, i):
+                replace_step(m, name, nn.ReLU(inplace=True))
+            elif isinstance(module, nn.LeakyReLU) and module.negative_slope >= 0 and may_overwrite_input(m, i):
+                replace_step(m, name, nn.LeakyReLU(module.negative_slope, inplace=True))
+            elif isinstance(module, nn.Sigmoid) and may_overwrite_input(m, i):
+                replace_step(m, name, SigmoidInPlace())
+    elif policy == "inplace_abn":
+        for name, module, _ in list(m.steps):
+            readers = [(n, mod) for n, mod, ins in m.steps if name in ins]
+            if not isinstance(module, nn.modules.batchnorm._BatchNorm) or isinstance(module, InPlaceABN):
+                continue
+            if len(readers) != 1 or not isinstance(readers[0][1], nn.LeakyReLU):
+                continue
+            act_name, act = readers[0]
+            fused = InPlaceABN(module.num_features, act.negative_slope, eps=module.eps, momentum=module.momentum)
+            replace_step(m, name, fused)
+            remove_step(m, act_name, name)
+            renamed[act_name] = name
+        for i, (_, module, _) in enumerate(m.steps):
+            if isinstance(module, InPlaceABN):
+                module.in_place = may_overwrite_input(m, i)
+    return renamed
+
+
+def remove_step(m, name, replacement):
+    """Drops step `name`; its readers read `replacement` instead."""
+    *containers, leaf = name.split(".")
+    parent = m
+    for part in containers:
+        parent = getattr(parent, part)
+    delattr(parent, leaf)
+    m.steps = [(n, mod, [replacement if v == name else v for v in ins]) for n, mod, ins in m.steps if n != name]
+
+
 def build_block(block, variant, dropout_seed=None):
     """The variant as a BlockModule (float32, CPU, PyTorch's default init). With dropout_seed the
     dropout ops draw convbench's Philox masks instead of PyTorch's own."""
@@ -363,6 +518,7 @@ def build_block(block, variant, dropout_seed=None):
         return nn.Dropout(p) if dropout_seed is None else PhiloxDropout(p, dropout_seed)
 
     out = build_main_path(m, block, variant)
+    policy = variant.get("memory_policy", "none")
     if variant["kind"] == "custom":
         # A custom variant's ops are the whole block: its `output` is the block output, and the
         # block's dropout and residual fields do not apply to it (as convbench's variant builder).
@@ -372,7 +528,7 @@ def build_block(block, variant, dropout_seed=None):
                     replace_step(m, name, dropout(module.p))
                 elif isinstance(module, (nn.Dropout2d, nn.Dropout3d)):
                     replace_step(m, name, PhiloxChannelDropout(module.p, dropout_seed))
-        return m.finish(convert_at_boundary(m, block, out))
+        return finish_with_policy(m, policy, convert_at_boundary(m, block, out))
     if block["dropout"] > 0.0:
         out = m.add_step("dropout", dropout(block["dropout"]), [out])
     if block["residual"]:
@@ -386,7 +542,14 @@ def build_block(block, variant, dropout_seed=None):
             if norm is not None:
                 shortcut = m.add_step("shortcut.norm", norm, [shortcut])
         out = m.add_step("add", Add(), [out, shortcut])
-    return m.finish(convert_at_boundary(m, block, out))
+    return finish_with_policy(m, policy, convert_at_boundary(m, block, out))
+
+
+def finish_with_policy(m, policy, out):
+    """The block's ops are all there: the memory policy rewrites them (an activation fused away
+    hands its value to the fused norm), then the value lifetimes are worked out."""
+    renamed = apply_memory_policy(m, policy)
+    return m.finish(renamed.get(out, out))
 
 
 def converts_at_boundary(block):

@@ -5,6 +5,7 @@
 // layouts, whose sums of dy and dy * (x - mean) must be accurate: oneDNN's backward sums in
 // float and lost 1% of grad-beta to cancellation in a bottleneck block, where PyTorch (double
 // accumulation, as here) agrees with float64 to 1e-6.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -129,6 +130,146 @@ void batch_norm_backward(const BackwardCall& call) {
                  per_sample(offset, batch).data(), dx->data<float>());
 }
 
+namespace {
+
+// batch_norm_act's backward works from the saved output y: per element z = y (y > 0) or
+// y / slope, xhat = (z - beta) / gamma and dz = dy (y > 0) or dy * slope, computed on the fly in
+// both passes (no tensor-sized scratch).
+struct AbnElement {
+  float slope, inv_slope;
+  // With a 0/1 factor instead of selects, which GCC keeps as branches (-ftrapping-math): the
+  // signs of y are random, and a mispredicted branch per element cost 20x the loop's time.
+  void operator()(float y, float g, float beta, float inv_gamma, float& xhat, float& dz) const {
+    const float positive = static_cast<float>(y > 0.f);
+    xhat = (y * (positive + (1.f - positive) * inv_slope) - beta) * inv_gamma;
+    dz = g * (positive + (1.f - positive) * slope);
+  }
+};
+
+}  // namespace
+
+void batch_norm_act_forward(const ForwardCall& call) {  // the output may be the input's tensor
+  if (call.training)
+    batch_norm_forward_training(call);
+  else
+    batch_norm_forward_inference(call);
+  leaky_relu_forward(*call.output, *call.output, static_cast<float>(call.op.negative_slope));
+}
+
+void batch_norm_act_backward(const BackwardCall& call) {
+  const Tensor& yt = need(call.output, call.op, "saved output");
+  const TensorDesc& d = yt.desc;
+  const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
+  const int64_t planes = batch * channels;
+  const bool last = d.layout == Layout::channels_last;
+  const double count = static_cast<double>(batch * spatial);
+  const float* y = yt.data<float>();
+  const float* dy = need(call.grad_output, call.op, "grad_output").data<float>();
+  const float* invstd = need(at_or_null(call.aux, 1), call.op, "saved invstd").data<float>();
+  const float* gamma = need(at_or_null(call.params, 0), call.op, "weight").data<float>();
+  const float* beta = need(at_or_null(call.params, 1), call.op, "bias").data<float>();
+  const AbnElement element{static_cast<float>(call.op.negative_slope),
+                           static_cast<float>(1.0 / call.op.negative_slope)};
+  std::vector<float> inv_gamma(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) inv_gamma[static_cast<size_t>(c)] = 1.f / gamma[c];
+  // Per (sample, channel) plane: sum(dz) and sum(dz * xhat), in float over runs of 1024 positions
+  // and in double across them (as channel_sums, for the same cancellation). channels_first planes
+  // are contiguous; channels_last rows of C channels are summed per thread and merged.
+  std::vector<double> s1(static_cast<size_t>(planes), 0.0), s2(s1.size(), 0.0);
+  if (!last) {
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < planes; ++p) {
+      const int64_t c = p % channels;
+      const float b = beta[c], ig = inv_gamma[static_cast<size_t>(c)];
+      const float* yp = y + p * spatial;
+      const float* gp = dy + p * spatial;
+      double t1 = 0.0, t2 = 0.0;
+      for (int64_t start = 0; start < spatial; start += 1024) {
+        const int64_t end = std::min(spatial, start + 1024);
+        float f1 = 0.f, f2 = 0.f;
+#pragma omp simd reduction(+ : f1, f2)
+        for (int64_t sp = start; sp < end; ++sp) {
+          float xhat, dz;
+          element(yp[sp], gp[sp], b, ig, xhat, dz);
+          f1 += dz;
+          f2 += dz * xhat;
+        }
+        t1 += f1;
+        t2 += f2;
+      }
+      s1[static_cast<size_t>(p)] = t1;
+      s2[static_cast<size_t>(p)] = t2;
+    }
+  } else {
+#pragma omp parallel
+    {
+      std::vector<double> t1(s1.size(), 0.0), t2(s2.size(), 0.0);
+#pragma omp for schedule(static)
+      for (int64_t row = 0; row < batch * spatial; ++row) {
+        const int64_t k = (row / spatial) * channels;
+        for (int64_t c = 0; c < channels; ++c) {
+          float xhat, dz;
+          element(y[row * channels + c], dy[row * channels + c], beta[c], inv_gamma[static_cast<size_t>(c)], xhat, dz);
+          t1[static_cast<size_t>(k + c)] += dz;
+          t2[static_cast<size_t>(k + c)] += static_cast<double>(dz) * xhat;
+        }
+      }
+#pragma omp critical
+      for (size_t i = 0; i < s1.size(); ++i) {
+        s1[i] += t1[i];
+        s2[i] += t2[i];
+      }
+    }
+  }
+  std::vector<double> sum_dz(static_cast<size_t>(channels), 0.0), sum_dz_xhat(sum_dz.size(), 0.0);
+  for (int64_t p = 0; p < planes; ++p) {
+    sum_dz[static_cast<size_t>(p % channels)] += s1[static_cast<size_t>(p)];
+    sum_dz_xhat[static_cast<size_t>(p % channels)] += s2[static_cast<size_t>(p)];
+  }
+  if (Tensor* dgamma = at_or_null(call.grad_params, 0))
+    for (int64_t c = 0; c < channels; ++c) dgamma->data<float>()[c] = static_cast<float>(sum_dz_xhat[c]);
+  if (Tensor* dbeta = at_or_null(call.grad_params, 1))
+    for (int64_t c = 0; c < channels; ++c) dbeta->data<float>()[c] = static_cast<float>(sum_dz[c]);
+  Tensor* dx = at_or_null(call.grad_inputs, 0);
+  if (dx == nullptr) return;
+  // dx = gamma * invstd * (dz - mean(dz) - xhat * mean(dz * xhat)) = a * dz - b * xhat - o
+  std::vector<float> a(static_cast<size_t>(channels)), b(a.size()), o(a.size());
+  for (int64_t c = 0; c < channels; ++c) {
+    const double ac = static_cast<double>(gamma[c]) * invstd[c];
+    a[static_cast<size_t>(c)] = static_cast<float>(ac);
+    b[static_cast<size_t>(c)] = static_cast<float>(ac * sum_dz_xhat[c] / count);
+    o[static_cast<size_t>(c)] = static_cast<float>(ac * sum_dz[c] / count);
+  }
+  float* out = dx->data<float>();
+  if (!last) {
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < planes; ++p) {
+      const auto c = static_cast<size_t>(p % channels);
+      const float ac = a[c], bc = b[c], oc = o[c], be = beta[c], ig = inv_gamma[c];
+      const float* yp = y + p * spatial;
+      const float* gp = dy + p * spatial;
+      float* op = out + p * spatial;
+#pragma omp simd
+      for (int64_t sp = 0; sp < spatial; ++sp) {
+        float xhat, dz;
+        element(yp[sp], gp[sp], be, ig, xhat, dz);
+        op[sp] = ac * dz - bc * xhat - oc;
+      }
+    }
+  } else {
+#pragma omp parallel for schedule(static)
+    for (int64_t row = 0; row < batch * spatial; ++row) {
+      const int64_t base = row * channels;
+#pragma omp simd
+      for (int64_t c = 0; c < channels; ++c) {
+        float xhat, dz;
+        element(y[base + c], dy[base + c], beta[c], inv_gamma[static_cast<size_t>(c)], xhat, dz);
+        out[base + c] = a[static_cast<size_t>(c)] * dz - b[static_cast<size_t>(c)] * xhat - o[static_cast<size_t>(c)];
+      }
+    }
+  }
+}
+
 void register_batch_norm_kernels(KernelTable& table, CpuKernelContext context) {
   OneDnnOps& onednn = context.onednn;
   table.add(OpKind::batch_norm, {[&onednn](const ForwardCall& call) {
@@ -141,6 +282,7 @@ void register_batch_norm_kernels(KernelTable& table, CpuKernelContext context) {
                                      batch_norm_forward_inference(call);
                                  },
                                  [](const BackwardCall& call) { batch_norm_backward(call); }});
+  table.add(OpKind::batch_norm_act, {batch_norm_act_forward, batch_norm_act_backward});
 }
 
 }  // namespace convbench::cpu

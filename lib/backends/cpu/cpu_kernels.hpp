@@ -98,6 +98,10 @@ void channel_affine(const TensorDesc& d, const float* u, const float* p, const f
 void batch_norm_forward_training(const ForwardCall& call);
 void batch_norm_forward_inference(const ForwardCall& call);
 void batch_norm_backward(const BackwardCall& call);
+// batch_norm_act (Inplace-ABN), both layouts: forward through the two above and leaky ReLU in
+// place (the output may be the input's tensor); backward from the saved output alone.
+void batch_norm_act_forward(const ForwardCall& call);
+void batch_norm_act_backward(const BackwardCall& call);
 // From the batch's biased variance: aux[1] = invstd, and PyTorch's running statistics (momentum,
 // unbiased variance) from aux[0] = mean and the variance.
 void finish_batch_norm_statistics(const ForwardCall& call, const std::vector<double>& variance);

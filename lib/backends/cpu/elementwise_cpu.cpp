@@ -22,10 +22,12 @@ int64_t same_numel(const Tensor& a, const Tensor& b) {
   return a.desc.numel();
 }
 
+// The activations' forward may run in place (y is x: memory policy inplace_act), so x and y
+// are not __restrict; element i is read before it is written.
 void sigmoid_forward(const Tensor& x, Tensor& y) {
   const int64_t n = same_numel(x, y);
-  const float* __restrict xp = x.data<float>();
-  float* __restrict yp = y.data<float>();
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
 #pragma omp parallel for simd schedule(static) if (n > kParallelElements)
   for (int64_t i = 0; i < n; ++i) yp[i] = 1.f / (1.f + std::exp(-xp[i]));
 }
@@ -82,10 +84,10 @@ void channel_dropout_backward(const Tensor& noise, const Tensor& dy, Tensor& dx)
 
 }  // namespace
 
-void relu_forward(const Tensor& x, Tensor& y) {
+void relu_forward(const Tensor& x, Tensor& y) {  // may run in place
   const int64_t n = same_numel(x, y);
-  const float* __restrict xp = x.data<float>();
-  float* __restrict yp = y.data<float>();
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
 #pragma omp parallel for simd schedule(static) if (n > kParallelElements)
   for (int64_t i = 0; i < n; ++i) {
     const float v = xp[i];
@@ -105,10 +107,10 @@ void relu_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
   }
 }
 
-void leaky_relu_forward(const Tensor& x, Tensor& y, float slope) {
+void leaky_relu_forward(const Tensor& x, Tensor& y, float slope) {  // may run in place
   const int64_t n = same_numel(x, y);
-  const float* __restrict xp = x.data<float>();
-  float* __restrict yp = y.data<float>();
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
 #pragma omp parallel for simd schedule(static) if (n > kParallelElements)
   for (int64_t i = 0; i < n; ++i) {
     // max/min rather than a select of v and v * slope, which GCC keeps as a branch (-ftrapping-math)
@@ -278,8 +280,11 @@ void register_elementwise_kernels(KernelTable& table) {
                                                       static_cast<float>(call.op.negative_slope));
                                  },
                                  [](const BackwardCall& call) {
+                                   // In place, the op saved its output, positive where the input was.
+                                   const Tensor* saved =
+                                       at_or_null(call.inputs, 0) ? at_or_null(call.inputs, 0) : call.output;
                                    if (Tensor* dx = at_or_null(call.grad_inputs, 0))
-                                     leaky_relu_backward(need(at_or_null(call.inputs, 0), call.op, "saved input"),
+                                     leaky_relu_backward(need(saved, call.op, "saved input or output"),
                                                          need(call.grad_output, call.op, "grad_output"), *dx,
                                                          static_cast<float>(call.op.negative_slope));
                                  }});

@@ -112,6 +112,7 @@ int64_t kernel_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bo
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   switch (op.kind) {
     case OpKind::batch_norm:
+    case OpKind::batch_norm_act:
       return phase == Phase::forward ? kernels::batch_norm_forward_workspace_bytes(act_shape(in), training)
                                      : kernels::batch_norm_backward_workspace_bytes(act_shape(in));
     case OpKind::group_norm: {

@@ -8,18 +8,18 @@ namespace convbench::cuda {
 
 void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
   // Every activation elementwise.cu has kernels for; backward reads what the op's definition
-  // saves (its output or its input).
+  // saves (its output or its input; an in-place leaky_relu saves its output, which is positive
+  // where its input was, so the same backward functor reads it). The forward may run in place.
   for (const OpKind kind : kernels::activation_kinds()) {
-    const bool saves_output = op_definition(kind).saved.output;
     table.add(kind, {[stream](const ForwardCall& call) {
                        const Fwd f(call);
                        kernels::activation_forward(f.op, f.dtype, f.input(0).raw(), f.y.raw(), element_count(f.y.desc),
                                                    stream);
                      },
-                     [stream, saves_output](const BackwardCall& call) {
+                     [stream](const BackwardCall& call) {
                        const Bwd b(call);
                        if (!b.grad_x) return;
-                       const Tensor& saved = saves_output ? need(call.output, b.op, "saved output") : b.saved_input();
+                       const Tensor& saved = call.output ? *call.output : b.saved_input();
                        kernels::activation_backward(b.op, b.dtype, saved.raw(), b.g.raw(), b.grad_x->raw(),
                                                     element_count(b.g.desc), stream);
                      }});

@@ -38,6 +38,44 @@ void register_norm_kernels(KernelTable& table, cudaStream_t stream) {
                kernels::batch_norm_backward(b.dtype, a, call.workspace, stream);
              }});
 
+  // batch_norm_act (Inplace-ABN): batch norm's forward with leaky ReLU applied as it writes (the
+  // output may be the input's tensor), and a backward from the saved output alone.
+  table.add(OpKind::batch_norm_act,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               kernels::BatchNormForward a{act_shape(x.desc),
+                                           x.raw(),
+                                           need(at(call.params, 0), f.op, "weight").raw(),
+                                           need(at(call.params, 1), f.op, "bias").raw(),
+                                           need(at(call.buffers, 0), f.op, "running_mean").data<float>(),
+                                           need(at(call.buffers, 1), f.op, "running_var").data<float>(),
+                                           f.y.raw(),
+                                           call.training ? float_data(at(call.aux, 0)) : nullptr,
+                                           call.training ? float_data(at(call.aux, 1)) : nullptr,
+                                           f.op.norm.eps,
+                                           f.op.norm.momentum,
+                                           call.training,
+                                           true,
+                                           static_cast<float>(f.op.negative_slope)};
+               kernels::batch_norm_forward(f.dtype, a, call.workspace, stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               const Tensor& y = need(call.output, b.op, "saved output");
+               kernels::BatchNormActBackward a{act_shape(y.desc),
+                                               y.raw(),
+                                               b.g.raw(),
+                                               need(at(call.aux, 1), b.op, "saved invstd").data<float>(),
+                                               need(at(call.params, 0), b.op, "weight").raw(),
+                                               need(at(call.params, 1), b.op, "bias").raw(),
+                                               static_cast<float>(b.op.negative_slope),
+                                               raw(b.grad_x),
+                                               raw(at(call.grad_params, 0)),
+                                               raw(at(call.grad_params, 1))};
+               kernels::batch_norm_act_backward(b.dtype, a, call.workspace, stream);
+             }});
+
   table.add(OpKind::group_norm, {[stream](const ForwardCall& call) {
                                    const Fwd f(call);
                                    const Tensor& x = f.input(0);

@@ -102,12 +102,14 @@ void leaky_relu_forward(const ForwardCall& call) {
   store(required(call.output, "leaky_relu", "output"), map(x, [slope](double v) { return v > 0.0 ? v : v * slope; }));
 }
 
-// From the saved input: g where x > 0, g * slope elsewhere.
+// From the saved input: g where x > 0, g * slope elsewhere. Run in place, the op saved its output
+// instead, which is positive exactly where the input was (negative_slope >= 0).
 void leaky_relu_backward(const BackwardCall& call) {
   Tensor* grad_x = optional_at(call.grad_inputs, 0);
   if (grad_x == nullptr) return;
   const double slope = call.op.negative_slope;
-  const std::vector<double> x = load(required(optional_at(call.inputs, 0), "leaky_relu", "saved input"));
+  const Tensor* saved = optional_at(call.inputs, 0) ? optional_at(call.inputs, 0) : call.output;
+  const std::vector<double> x = load(required(saved, "leaky_relu", "saved input or output"));
   const std::vector<double> g = load(required(call.grad_output, "leaky_relu", "grad_output"));
   store(*grad_x, zip(g, x, [slope](double gv, double xv) { return xv > 0.0 ? gv : gv * slope; }));
 }

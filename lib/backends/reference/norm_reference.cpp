@@ -24,7 +24,11 @@ inline double norm_input_grad(double gg, double xhat, double invstd, double sum_
 
 }  // namespace
 
-void batch_norm_forward(const ForwardCall& call) {
+namespace {
+
+// Batch norm's forward in double, statistics and running statistics stored; returns the output
+// before it is stored, so that batch_norm_act rounds it once, after its activation.
+std::vector<double> batch_norm_values(const ForwardCall& call) {
   const Tensor& xt = required(optional_at(call.inputs, 0), "batch_norm", "input");
   const NCS v(xt.desc);
   const double count = static_cast<double>(v.batch * v.spatial);
@@ -72,7 +76,13 @@ void batch_norm_forward(const ForwardCall& call) {
         const int64_t i = v.index(n, c, s);
         y[i] = (x[i] - mean[c]) * invstd[c] * gamma[c] + beta[c];
       }
-  store(required(call.output, "batch_norm", "output"), y);
+  return y;
+}
+
+}  // namespace
+
+void batch_norm_forward(const ForwardCall& call) {
+  store(required(call.output, "batch_norm", "output"), batch_norm_values(call));
 }
 
 // Training backward (the statistics depend on x); the saved mean and invstd are the forward's.
@@ -109,6 +119,57 @@ void batch_norm_backward(const BackwardCall& call) {
   }
   if (Tensor* grad_gamma = optional_at(call.grad_params, 0)) store(*grad_gamma, sum_g_xhat);
   if (Tensor* grad_beta = optional_at(call.grad_params, 1)) store(*grad_beta, sum_g);
+}
+
+// batch_norm_act (Inplace-ABN): batch norm's forward, then leaky ReLU. The output may be the
+// input's tensor (memory policy inplace_abn): the input is read whole before the output is written.
+void batch_norm_act_forward(const ForwardCall& call) {
+  std::vector<double> y = batch_norm_values(call);
+  const double slope = call.op.negative_slope;
+  for (double& v : y) v = v > 0.0 ? v : v * slope;
+  store(required(call.output, "batch_norm_act", "output"), y);
+}
+
+// From the saved output y alone: z = y where y > 0, y / slope elsewhere (the activation undone),
+// xhat = (z - beta) / gamma (the affine undone), dz = g where y > 0, g * slope elsewhere; then
+// batch norm's backward with xhat and dz.
+void batch_norm_act_backward(const BackwardCall& call) {
+  const Tensor& yt = required(call.output, "batch_norm_act", "saved output");
+  const NCS v(yt.desc);
+  const double count = static_cast<double>(v.batch * v.spatial);
+  const double slope = call.op.negative_slope;
+  const std::vector<double> y = load(yt);
+  const std::vector<double> g = load(required(call.grad_output, "batch_norm_act", "grad_output"));
+  const std::vector<double> invstd = load(required(optional_at(call.aux, 1), "batch_norm_act", "saved invstd"));
+  const std::vector<double> gamma = load(required(optional_at(call.params, 0), "batch_norm_act", "weight"));
+  const std::vector<double> beta = load(required(optional_at(call.params, 1), "batch_norm_act", "bias"));
+
+  std::vector<double> xhat(y.size()), dz(y.size());
+  std::vector<double> sum_dz(static_cast<size_t>(v.channels), 0.0), sum_dz_xhat(sum_dz.size(), 0.0);
+  for (int64_t n = 0; n < v.batch; ++n)
+    for (int64_t c = 0; c < v.channels; ++c)
+      for (int64_t s = 0; s < v.spatial; ++s) {
+        const int64_t i = v.index(n, c, s);
+        const bool positive = y[i] > 0.0;
+        const double z = positive ? y[i] : y[i] / slope;
+        xhat[i] = (z - beta[c]) / gamma[c];
+        dz[i] = positive ? g[i] : g[i] * slope;
+        sum_dz[c] += dz[i];
+        sum_dz_xhat[c] += dz[i] * xhat[i];
+      }
+  if (Tensor* grad_x = optional_at(call.grad_inputs, 0)) {
+    std::vector<double> gx(y.size());
+    for (int64_t n = 0; n < v.batch; ++n)
+      for (int64_t c = 0; c < v.channels; ++c)
+        for (int64_t s = 0; s < v.spatial; ++s) {
+          const int64_t i = v.index(n, c, s);
+          gx[i] = norm_input_grad(dz[i] * gamma[c], xhat[i], invstd[c], sum_dz[c] * gamma[c], sum_dz_xhat[c] * gamma[c],
+                                  count);
+        }
+    store(*grad_x, gx);
+  }
+  if (Tensor* grad_gamma = optional_at(call.grad_params, 0)) store(*grad_gamma, sum_dz_xhat);
+  if (Tensor* grad_beta = optional_at(call.grad_params, 1)) store(*grad_beta, sum_dz);
 }
 
 namespace {
@@ -220,6 +281,7 @@ void group_norm_backward(const BackwardCall& call) {
 
 void register_norm_kernels(KernelTable& table) {
   table.add(OpKind::batch_norm, {batch_norm_forward, batch_norm_backward});
+  table.add(OpKind::batch_norm_act, {batch_norm_act_forward, batch_norm_act_backward});
   table.add(OpKind::group_norm, {group_norm_forward, group_norm_backward});
 }
 

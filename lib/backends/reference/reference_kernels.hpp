@@ -118,6 +118,8 @@ void conv_transpose_backward(const BackwardCall& call);
 
 void batch_norm_forward(const ForwardCall& call);
 void batch_norm_backward(const BackwardCall& call);
+void batch_norm_act_forward(const ForwardCall& call);    // may run in place
+void batch_norm_act_backward(const BackwardCall& call);  // from the saved output
 void group_norm_forward(const ForwardCall& call);
 void group_norm_backward(const BackwardCall& call);
 
