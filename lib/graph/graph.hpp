@@ -1,6 +1,7 @@
 // A variant's op graph: values (tensors), ops in execution order, parameters and buffers.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ enum class ParamInit {
   ones,            // norm weights, running variance
   zeros,           // norm biases, running mean
   blur,            // the binomial filter (outer product of [1, 2, 1]-like rows), normalised to sum 1
+  derived,         // from the source graph's values (a folded graph: Graph::derivation says how)
 };
 
 // A trainable parameter or a non-trainable buffer (BN running statistics, a frozen conv's weight).
@@ -31,6 +33,8 @@ struct Param {
   ParamInit init = ParamInit::uniform_fan_in;
 };
 
+struct ParamDerivation;  // graph/fold_program.hpp
+
 struct Graph {
   std::string name;
   std::vector<Value> values;
@@ -39,6 +43,9 @@ struct Graph {
   std::vector<Param> buffers;
   int input = 0;    // the block input value
   int output = -1;  // the block output value
+  // Set on a graph derived from another (a folded variant): its parameters and buffers start as
+  // functions of the source's (ParamInit::derived), see graph/fold_program.hpp.
+  std::shared_ptr<const ParamDerivation> derivation;
 
   const TensorDesc& desc(int value) const { return values.at(static_cast<size_t>(value)).desc; }
   // Ops that read each value, in execution order.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,8 @@ enum class OpKind {
 };
 
 std::string_view to_string(OpKind kind);
+
+struct FoldProgram;  // graph/fold_program.hpp
 
 // Per-dimension vectors have one entry per spatial dim.
 struct ConvAttrs {
@@ -83,6 +86,9 @@ struct Op {
   std::vector<int64_t> upsample_size;
   SliceAttrs slice;
   SpaceToDepthAttrs space_to_depth;
+  // folded_conv: how its kernel is computed from its parameters (the source's branch weights);
+  // `conv` holds the folded conv's geometry. Shared: a graph and its copies hold one program.
+  std::shared_ptr<const FoldProgram> fold;
 };
 
 }  // namespace convbench

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "report/fold_notes.hpp"
 #include "report/layout_table.hpp"
 #include "report/markup_escape.hpp"
 #include "report/network_vs_block.hpp"
@@ -396,6 +397,9 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
       out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
     else
       out += printable(b.title) + "\n" + b.table.render_terminal(colour) + "\n";
+    // Folded variants: what each folds into what, its proof, and what it buys against its source.
+    if (const std::string notes = fold_notes(group); !notes.empty())
+      out += style == TableStyle::markdown ? markdown_escape(notes) + "\n" : notes + "\n";
     // A block run in both layouts: its variants' two layouts side by side, after its own table.
     if (const std::optional<BlockTable> l = layouts_table(group)) {
       if (style == TableStyle::markdown)
