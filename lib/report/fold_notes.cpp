@@ -28,12 +28,17 @@ bool all_ones(const std::vector<int64_t>& v, int64_t one) {
   return true;
 }
 
+// One number when every dim has it, else "2x1".
+std::string per_dim(const std::vector<int64_t>& v) {
+  return !v.empty() && all_ones(v, v.front()) ? std::to_string(v.front()) : dims(v);
+}
+
 // "7x7, stride 2, dilation 2, padding 6, 4 groups, bias"
 std::string geometry(const FoldedConvFacts& c) {
   std::string s = dims(c.kernel);
-  if (!all_ones(c.stride, 1)) s += ", stride " + dims(c.stride);
-  if (!all_ones(c.dilation, 1)) s += ", dilation " + dims(c.dilation);
-  if (!all_ones(c.padding, 0)) s += ", padding " + dims(c.padding);
+  if (!all_ones(c.stride, 1)) s += ", stride " + per_dim(c.stride);
+  if (!all_ones(c.dilation, 1)) s += ", dilation " + per_dim(c.dilation);
+  if (!all_ones(c.padding, 0)) s += ", padding " + per_dim(c.padding);
   if (c.groups > 1) s += ", " + std::to_string(c.groups) + " groups";
   if (c.bias) s += ", bias";
   return s;
