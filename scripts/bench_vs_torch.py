@@ -4,7 +4,7 @@ see peer/bench.py for how the engines are interleaved and what is compared.
 
     scripts/peer-python.sh scripts/bench_vs_torch.py SPEC --out DIR [--rounds 3] [--threads N]
         [--max-noise 0.005] [--min-time 0.5] [--min-samples 10] [--timeout 15] [--warmup 3]
-        [--convbench PATH]
+        [--convbench PATH] [--sweep FIELD=VALUES ...]
 
 Writes DIR/<spec name>.json (every round's medians, provenance) and DIR/<spec name>.md (the table
 of ratios ours / eager and ours / compiled, with geomean and worst row). Runs in the peer
@@ -17,7 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from peer.bench import markdown, run_bench  # noqa: E402
-from peer.io import InputError, find_convbench, load_spec, write_json  # noqa: E402
+from peer.io import InputError, find_convbench, load_resolved, write_json  # noqa: E402
 
 
 def main(argv=None):
@@ -33,16 +33,20 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=15.0)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--convbench", metavar="PATH")
+    p.add_argument("--sweep", action="append", metavar="FIELD=VALUES",
+                   help="as convbench's --sweep (repeatable): e.g. batch=2 and size=64 for a network at a "
+                        "size a CPU times in seconds; the PyTorch side runs at the same size")
     opts = p.parse_args(argv)
     if opts.rounds < 1 or opts.threads < 1:
         p.error("--rounds and --threads must be at least 1")
     try:
         binary = find_convbench(opts.convbench)
-        name, blocks, _ = load_spec(opts.spec, binary)
+        resolved = load_resolved(opts.spec, binary, opts.sweep or ())
     except InputError as e:
         print(f"bench_vs_torch: {e}", file=sys.stderr)
         return 2
-    doc = run_bench(opts.spec, blocks, binary, opts)
+    name = resolved["name"]
+    doc = run_bench(opts.spec, resolved["blocks"], binary, opts, resolved.get("networks", []))
     os.makedirs(opts.out, exist_ok=True)
     base = os.path.join(opts.out, name)
     write_json(base + ".json", doc)

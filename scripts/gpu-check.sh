@@ -15,7 +15,8 @@
 #             statistics equal to the memory model, out of memory; a skipped GPU test fails it
 #   memcheck  compute-sanitizer memcheck on `convbench compare --graph` of a tiny spec with every op kind
 #   compare   convbench compare --device cuda --graph on every configs/*.yaml (JSON merged into one file;
-#             compare.log ends with a table of eager vs graph-replay times and the SM clock per row)
+#             compare.log ends with a table of eager vs graph-replay times and the SM clock per row),
+#             and explain's first lines on the seed block: the limits the GPU measured of itself
 #
 # The device tool gives one command at most 10 minutes, and the next command may find a fresh
 # machine. So the whole check is three calls, each with its own build, each meant to end within
@@ -315,6 +316,12 @@ do_compare() {
     echo "gpu-check: compare budget of ${budget}s spent; not run: ${skipped[*]} (run them with --stages compare and a larger --budget)"
     rc=1
   fi
+  # The GPU's own limits (a copy and a cuDNN product, backends/cuda/cuda_limits.hpp) next to its
+  # datasheet: explain's first lines say which it used.
+  echo "=== explain seed-blocks --memory-only (the limits the GPU measured of itself)"
+  limited 90 "$build/convbench" explain "$root/configs/seed-blocks.yaml" --device cuda -q --memory-only \
+    >"$parts/explain.txt" 2>&1 || rc=1
+  head -4 "$parts/explain.txt"
   echo "compare: $ran configs run, ${#skipped[@]} left for want of time, timing $([ "$full_timing" = 1 ] && echo full || echo 'bounded (--min-time 0.2 --timeout 2)')"
   # One file for all configs: {"<config>": <its results JSON>, ...}
   "$python" - "$parts" "$out/compare.json" <<'EOF' || rc=1

@@ -3,10 +3,12 @@
 infer), two rounds, one thread: every row timed by the three engines, the ratios are the medians'
 quotients, the summary's geomean and worst row follow from the rows, the provenance names the CPU,
 threads, library versions and convbench's commit, and the Markdown table has a line per row. It
-checks the output's form, not speed.
+checks the output's form, not speed. Also: every network twin a network row is timed against has
+the parameter count of its config's variant.
 
 Usage: bench_vs_torch_test.py CONVBENCH_BINARY SOURCE_DIR   (in the peer environment)
 """
+import glob
 import json
 import math
 import os
@@ -103,8 +105,35 @@ def main():
           failures)
     check(sum(1 for line in md.splitlines() if line.startswith("| tiny-")) == 3 and "ours / eager: geomean" in md
           and "ours / compiled: geomean" in md, "Markdown: a line per row and both summaries", failures)
+    check_network_twins(binary, source, failures)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
+
+
+def check_network_twins(binary, source, failures):
+    """Each network row's PyTorch twin (peer/networks.py) is the model of that config and variant:
+    the same parameter count as convbench's analyze; every config network is looked up."""
+    sys.path.insert(0, os.path.join(source, "scripts"))
+    from peer.networks import NETWORK_MODELS, network_model
+    seen = set()
+    for config in sorted(glob.glob(os.path.join(source, "configs", "*.yaml"))):
+        run = subprocess.run([binary, "analyze", config, "--json", "-"], capture_output=True, text=True)
+        if run.returncode != 0:
+            check(False, f"analyze {config}: {run.stderr.strip()}", failures)
+            continue
+        for row in json.loads(run.stdout)["results"]:
+            if row.get("subject") != "network":
+                continue
+            twin = network_model(row["block"], row["variant"])
+            if twin is None:
+                print(f"     {row['block']}/{row['variant']}: no PyTorch twin (timed by convbench alone)")
+                continue
+            seen.add((row["block"], row["variant"]))
+            params = sum(p.numel() for p in twin[0].parameters())
+            check(params == row["params"], f"{row['block']}/{row['variant']}: twin {twin[1]} has {params:,} parameters "
+                  f"(convbench {row['params']:,})", failures)
+    check(seen == set(NETWORK_MODELS), f"every twin belongs to a config network ({sorted(set(NETWORK_MODELS) - seen)} do not)",
+          failures)
 
 
 if __name__ == "__main__":

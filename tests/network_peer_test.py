@@ -28,7 +28,9 @@ except ImportError as e:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import vbnet_reference  # noqa: E402
+from peer.networks import ResNet50, autograd_saved_bytes as saved_bytes  # noqa: E402
 
 CONVBENCH = None
 
@@ -52,28 +54,6 @@ def resolved_network(config, *sweeps):
     if run.returncode != 0:
         raise AssertionError(f"{' '.join(args)} failed: {run.stderr}")
     return json.loads(run.stdout)["networks"][0]
-
-
-def saved_bytes(model, x):
-    """Bytes of the distinct storages autograd saves in one training forward, without parameters,
-    buffers and the input (as convbench's `saved`; the peer's own rule, scripts/peer/measure.py)."""
-    def storage_of(t):
-        st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-        return st.data_ptr(), st.nbytes()
-
-    resident = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers())}
-    seen = {}
-
-    def pack(t):
-        ptr, nbytes = storage_of(t)
-        seen[ptr] = nbytes
-        return t
-
-    model.train()
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        y = model(x)
-    del y
-    return sum(n for p, n in seen.items() if p not in resident and p != storage_of(x)[0])
 
 
 def post_count_ops(variant, input_shape):
@@ -128,81 +108,6 @@ def counts(model, x):
     params = sum(p.numel() for p in model.parameters())
     buffers = sum(b.numel() for name, b in model.named_buffers() if not name.endswith("num_batches_tracked"))
     return params, buffers, sum(macs), list(out.shape)
-
-
-# ---- torchvision's ResNet-50 (torchvision/models/resnet.py, v1.5), and seed 002's SubtractedConv ----
-
-class SubtractedConv(nn.Module):
-    def __init__(self, i, o, k, stride=1):
-        super().__init__()
-        self.point_wise = nn.Conv2d(i, o // 2, 1, stride=stride, bias=False)
-        self.depth_wise = nn.Conv2d(o // 2, o // 2, k, padding=k // 2, groups=o // 2, bias=False)
-        self.low_pass = nn.Conv2d(o // 2, o // 2, k, padding=k // 2, bias=False)
-
-    def forward(self, x):
-        p = self.point_wise(x)
-        return torch.cat([self.depth_wise(p) - p, self.low_pass(p)], 1)
-
-
-def conv(i, o, k, stride, where, replace):
-    """A conv of the network: nn.Conv2d, or SubtractedConv where `replace` says so."""
-    if replace == "all" or (replace == "3x3" and where == "spatial"):
-        return SubtractedConv(i, o, k, stride)
-    return nn.Conv2d(i, o, k, stride=stride, padding=k // 2, bias=False)
-
-
-class Bottleneck(nn.Module):
-    expansion = 4
-
-    def __init__(self, inplanes, planes, stride, downsample, replace):
-        super().__init__()
-        width = planes
-        self.conv1 = conv(inplanes, width, 1, 1, "conv", replace)
-        self.bn1 = nn.BatchNorm2d(width)
-        self.conv2 = conv(width, width, 3, stride, "spatial", replace)
-        self.bn2 = nn.BatchNorm2d(width)
-        self.conv3 = conv(width, planes * 4, 1, 1, "conv", replace)
-        self.bn3 = nn.BatchNorm2d(planes * 4)
-        self.relu = nn.ReLU(inplace=True)
-        self.downsample = downsample
-
-    def forward(self, x):
-        identity = x
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.relu(self.bn2(self.conv2(out)))
-        out = self.bn3(self.conv3(out))
-        if self.downsample is not None:
-            identity = self.downsample(x)
-        return self.relu(out + identity)
-
-
-class ResNet50(nn.Module):
-    def __init__(self, replace=None, num_classes=1000):
-        super().__init__()
-        self.inplanes = 64
-        self.conv1 = conv(3, 64, 7, 2, "stem", replace)
-        self.bn1 = nn.BatchNorm2d(64)
-        self.relu = nn.ReLU(inplace=True)
-        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
-        self.layer1 = self._make_layer(64, 3, 1, replace)
-        self.layer2 = self._make_layer(128, 4, 2, replace)
-        self.layer3 = self._make_layer(256, 6, 2, replace)
-        self.layer4 = self._make_layer(512, 3, 2, replace)
-        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-        self.fc = nn.Linear(512 * 4, num_classes)
-
-    def _make_layer(self, planes, blocks, stride, replace):
-        downsample = nn.Sequential(conv(self.inplanes, planes * 4, 1, stride, "conv", replace),
-                                   nn.BatchNorm2d(planes * 4))
-        layers = [Bottleneck(self.inplanes, planes, stride, downsample, replace)]
-        self.inplanes = planes * 4
-        layers += [Bottleneck(self.inplanes, planes, 1, None, replace) for _ in range(1, blocks)]
-        return nn.Sequential(*layers)
-
-    def forward(self, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
 class NetworkConfigs(unittest.TestCase):

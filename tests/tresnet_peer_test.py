@@ -10,7 +10,9 @@
 - forward MACs at a reduced size (batch 2, 64x64), from forward hooks on the modules timm runs:
   every Conv2d and Linear, plus each BlurPool2d (a depthwise 3x3 conv timm runs through
   F.conv2d, so no Conv2d hook sees it: its MACs are counted from its output, 9 per element);
-- the output shape.
+- the output shape;
+- saved bytes at the reduced size, which differ by two rules named in that test (timm's in-place
+  LeakyReLU and its reflect-padded blur input), and by nothing else.
 Exits 0 with "SKIP: ..." where timm or torch cannot be imported.
 """
 import json
@@ -31,6 +33,8 @@ except ImportError as e:
     sys.exit(0)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from peer.networks import autograd_saved_bytes  # noqa: E402
 CONFIG = os.path.join(ROOT, "configs", "tresnet-m.yaml")
 CONVBENCH = None
 
@@ -78,6 +82,52 @@ class TResNetM(unittest.TestCase):
         self.assertEqual(row["params"], params)
         self.assertEqual(row["buffers"], buffers)
         self.assertEqual(row["input_shape"], [16, 3, 224, 224])
+
+    def test_reduced_size_saved_bytes_differ_from_timms_by_the_named_rules(self):
+        # The distinct storages autograd keeps for backward in one training forward (parameters,
+        # buffers and the input left out, as convbench's `saved`) differ from convbench's by two
+        # things timm's code does, and by nothing else:
+        #  - timm's LeakyReLUs run in place (BatchNormAct2d): the activation's output is the
+        #    batch norm's output storage, which the activation keeps (its result) for backward,
+        #    where convbench's leaky_relu keeps its input and writes a new output that the next op
+        #    keeps: convbench holds each saved leaky_relu output once more;
+        #  - timm's BlurPool2d pads with F.pad(mode="reflect") and then convolves without
+        #    padding: the conv keeps that padded copy, N x C x (H+2) x (W+2), where convbench's
+        #    zero-padded conv keeps its input.
+        # (timm's in-place ReLUs change nothing: ReLU keeps its result either way.)
+        sweeps = ("batch=2", "size=64")
+        explain = subprocess.run([CONVBENCH, "explain", CONFIG, "--memory-only", "--filter", "^tresnet-m/tresnet$",
+                                  "--json", "-", "--sweep", sweeps[0], "--sweep", sweeps[1]],
+                                 capture_output=True, text=True)
+        self.assertEqual(explain.returncode, 0, explain.stderr)
+        memory = json.loads(explain.stdout)["blocks"][0]["variants"][0]["memory"]
+        resolved = subprocess.run([CONVBENCH, "validate", CONFIG, "--resolved-json", "-",
+                                   "--sweep", sweeps[0], "--sweep", sweeps[1]], capture_output=True, text=True)
+        self.assertEqual(resolved.returncode, 0, resolved.stderr)
+        variant = next(v for v in json.loads(resolved.stdout)["networks"][0]["variants"] if v["name"] == "tresnet")
+        shapes = {"input": [2, 3, 64, 64]}
+        for op in variant["expanded_ops"]:
+            shapes[op["name"]] = op["output_shape"]
+        leaky = {op["name"] for op in variant["expanded_ops"] if op["op"] == "leaky_relu"}
+        ours = sum(t["bytes"] for t in memory["saved"] if t["counted"])
+        self.assertEqual(ours, analyze(*sweeps)["tresnet"]["memory"]["predicted"]["saved_bytes"])
+        in_place = sum(t["bytes"] for t in memory["saved"] if t["counted"] and t["producer"] in leaky)
+        reflect_padded = 0
+        for op in variant["expanded_ops"]:
+            if op["op"] == "conv" and op.get("frozen"):
+                n, c, h, w = shapes[op["inputs"][0]]
+                reflect_padded += n * c * (h + 2) * (w + 2) * 4
+        self.assertGreater(in_place, 0)
+        self.assertGreater(reflect_padded, 0)
+
+        warnings.filterwarnings("ignore")
+        model = timm.create_model("tresnet_m", pretrained=False).train()
+        torch.manual_seed(0)
+        x = torch.randn(2, 3, 64, 64)
+
+        theirs = autograd_saved_bytes(model, x)
+        self.assertEqual(theirs, ours - in_place + reflect_padded,
+                         f"timm {theirs:,}, convbench {ours:,}: in-place {in_place:,}, reflect pad {reflect_padded:,}")
 
     def test_reduced_size_counts_match_timms_modules(self):
         row = analyze("batch=2", "size=64")["tresnet"]

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "measure/cpu_limits.hpp"
 #include "report/output_writer.hpp"
@@ -43,6 +44,14 @@ nlohmann::json read_cache(const std::string& path, std::ostream& notices) {
   return nlohmann::json::object();
 }
 
+std::string format_fixed(double v, int decimals) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(decimals);
+  out << v;
+  return out.str();
+}
+
 std::optional<DeviceLimits> cached_entry(const nlohmann::json& entries, const std::string& key) {
   if (!entries.contains(key)) return std::nullopt;
   return device_limits_from_json(entries[key], "?");
@@ -59,10 +68,19 @@ std::string default_limits_cache_path() {
 
 std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, const std::string& device,
                                                  const std::string& dtype, const nlohmann::json& provenance,
-                                                 std::ostream& notices) {
+                                                 std::ostream& notices, const std::optional<MeasuredLimits>& measured) {
   if (request.peak_flops > 0 && request.bandwidth > 0)
     return DeviceLimits{request.peak_flops, request.bandwidth, "given with --peak-flops and --bandwidth"};
-  if (device == "cuda") return device_limits(provenance, dtype);
+  if (device == "cuda") {
+    const auto sheet = device_limits(provenance, dtype);
+    if (!measured || !plausible_device_limits(measured->peak_flops, measured->bandwidth_bytes_per_s)) return sheet;
+    std::string source =
+        "measured on " + recorded_gpu_name(provenance) + " on " + text_of(provenance, "date") + ": " + measured->method;
+    if (sheet)
+      source += "; its " + sheet->source + ": " + format_fixed(sheet->peak_flops / 1e12, 0) + " TFLOP/s, " +
+                format_fixed(sheet->bandwidth_bytes_per_s / 1e12, 2) + " TB/s";
+    return DeviceLimits{measured->peak_flops, measured->bandwidth_bytes_per_s, source};
+  }
   if (device != "cpu" || dtype != "float32") return std::nullopt;  // measured for the cpu backend's float32 only
 
   const std::string path = request.cache_path.empty() ? default_limits_cache_path() : request.cache_path;

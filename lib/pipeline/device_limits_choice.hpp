@@ -2,7 +2,10 @@
 //   1. --peak-flops and --bandwidth, when given;
 //   2. on cpu (float32): measured on this machine (measure/cpu_limits.hpp) once per CPU model,
 //      thread count and oneDNN version, and cached in a small JSON file; --calibrate measures again;
-//   3. on cuda: the datasheet numbers of a GPU convbench knows by name (results/device_limits.hpp);
+//   3. on cuda: measured on the GPU during the run (a copy and a cuDNN product in the block's
+//      dtype: backends/cuda/cuda_limits.hpp), the source naming the datasheet's numbers when
+//      convbench knows the GPU by name; without a measurement, those datasheet numbers
+//      (results/device_limits.hpp);
 //   4. otherwise none: outputs then say the limits are unknown and classify nothing.
 #pragma once
 
@@ -13,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results/device_limits.hpp"
+#include "runtime/device_measurement.hpp"
 
 namespace convbench {
 
@@ -27,10 +31,12 @@ struct LimitsRequest {
 std::string default_limits_cache_path();
 
 // `provenance` is the run's (its cpu, threads and onednn_version key the cache; a GPU's name picks
-// its datasheet). Says on `notices` when it measures, and why a cache file it could not use was
-// ignored (a cache is never trusted over a measurement: it is checked like any input).
+// its datasheet). `measured`: what the run's device measured of itself (cuda). Says on `notices`
+// when it measures, and why a cache file it could not use was ignored (a cache is never trusted
+// over a measurement: it is checked like any input).
 std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, const std::string& device,
                                                  const std::string& dtype, const nlohmann::json& provenance,
-                                                 std::ostream& notices);
+                                                 std::ostream& notices,
+                                                 const std::optional<MeasuredLimits>& measured = std::nullopt);
 
 }  // namespace convbench

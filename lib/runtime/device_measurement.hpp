@@ -11,9 +11,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/dtype.hpp"
 #include "runtime/device_clock.hpp"
 
 namespace convbench {
+
+// A device's compute and memory limits as measured on the device itself (a large product and a
+// large copy), for one dtype.
+struct MeasuredLimits {
+  double peak_flops = 0;             // FLOP/s, best of the repetitions
+  double bandwidth_bytes_per_s = 0;  // read + write counted, as STREAM's copy; best of the repetitions
+  std::string method;                // what was timed, for the limits' source
+};
 
 // Device work recorded once and replayed without the host: a CUDA graph of a whole step, whose
 // kernels launch back to back with none of the executor's per-op host work between them.
@@ -46,6 +55,10 @@ class DeviceMeasurement {
   // row is timed); nullopt when the device cannot say (host backends: the host's CPU pressure
   // covers them).
   virtual std::optional<int> other_processes() const { return std::nullopt; }
+  // The device's limits for `dtype`, measured on it in about a second; nullopt where the backend
+  // has no such measurement (the host backends: the cpu's is measure/cpu_limits.hpp, cached per
+  // machine) or cannot run one for this dtype.
+  virtual std::optional<MeasuredLimits> measure_limits(DType /*dtype*/) { return std::nullopt; }
 
   // --- graph replay (`compare --graph`) ---
   // Why this device cannot record work for replay, or nullopt when capture() works.

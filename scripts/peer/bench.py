@@ -8,7 +8,11 @@ then the peer's eager module and its torch.compile'd twin with peer/measure.py's
 stopping rule (the compiled module is compiled once, before the first round, outside any timing).
 The figure of a row is its step time (forward + backward in train mode, forward in infer mode):
 each engine's median per round, then the median over the rounds. Ratios are ours / theirs:
-below 1.0 convbench is faster."""
+below 1.0 convbench is faster.
+
+A network row (a spec's `networks:`) is timed against the PyTorch model its config reproduces
+(peer/networks.py: torchvision's resnet50, timm's tresnet_m, the seed's VBNet); a network variant
+without such a twin is timed by convbench alone and has no ratio."""
 
 import datetime
 import json
@@ -23,6 +27,7 @@ import tempfile
 import torch
 
 from peer.measure import Runner, measure
+from peer.networks import network_model
 
 PHASE = {"train": "step", "infer": "forward"}
 
@@ -34,18 +39,26 @@ def row_key(block, variant_name):
 class CompiledRunner(Runner):
     """A Runner whose module is torch.compile'd (inductor, the default backend)."""
 
-    def __init__(self, block, variant, device):
-        super().__init__(block, variant, device)
+    def __init__(self, block, variant, device, module=None):
+        super().__init__(block, variant, device, module)
         self.module = torch.compile(self.module)
 
 
-def peer_runners(blocks, compiled):
-    runners = {}
+def peer_runners(blocks, networks, compiled):
+    """Runners by row key, and what each network row is timed against (None: no PyTorch twin)."""
+    cls = CompiledRunner if compiled else Runner
+    runners, models = {}, {}
     for block in blocks:
         for variant in block["variants"]:
-            cls = CompiledRunner if compiled else Runner
             runners[row_key(block, variant["name"])] = cls(block, variant, torch.device("cpu"))
-    return runners
+    for network in networks:
+        for variant in network["variants"]:
+            key = row_key(network, variant["name"])
+            twin = network_model(network["name"], variant["name"])
+            models[key] = twin[1] if twin else None
+            if twin:
+                runners[key] = cls(network, variant, torch.device("cpu"), module=twin[0])
+    return runners, models
 
 
 def warm(runner, steps):
@@ -65,6 +78,8 @@ def time_convbench(binary, spec, opts, threads):
         cmd = [binary, "compare", spec, "--device", "cpu", "--json", out, "-q", "--threads", str(threads),
                "--max-noise", str(opts.max_noise), "--min-time", str(opts.min_time),
                "--min-samples", str(opts.min_samples), "--timeout", str(opts.timeout)]
+        for sweep in getattr(opts, "sweep", None) or []:
+            cmd += ["--sweep", sweep]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {run.returncode}: {run.stderr.strip()[:500]}")
@@ -91,10 +106,10 @@ def library_versions():
             "onednn": next((g for g in onednn.groups() if g), None) if onednn else None}
 
 
-def run_bench(spec, blocks, binary, opts):
+def run_bench(spec, blocks, binary, opts, networks=()):
     threads = opts.threads
     torch.set_num_threads(threads)
-    eager, compiled = peer_runners(blocks, False), peer_runners(blocks, True)
+    (eager, models), (compiled, _) = peer_runners(blocks, networks, False), peer_runners(blocks, networks, True)
     compile_s = {}
     for key, runner in compiled.items():  # compile (and warm) before any timing
         t0 = datetime.datetime.now()
@@ -102,11 +117,13 @@ def run_bench(spec, blocks, binary, opts):
         compile_s["/".join(k for k in key if k)] = (datetime.datetime.now() - t0).total_seconds()
     for runner in eager.values():
         warm(runner, opts.warmup)
-    samples = {key: {"convbench": [], "eager": [], "compiled": []} for key in eager}
+    keys = [row_key(b, v["name"]) for b in blocks for v in b["variants"]]
+    keys += [row_key(n, v["name"]) for n in networks for v in n["variants"]]
+    samples = {key: {"convbench": [], "eager": [], "compiled": []} for key in keys}
     provenance_ours = None
     for _ in range(opts.rounds):
         ours, provenance_ours = time_convbench(binary, spec, opts, threads)
-        for key in eager:
+        for key in keys:
             samples[key]["convbench"].append(ours.get(key))
         for key, runner in eager.items():
             samples[key]["eager"].append(time_peer(runner, opts))
@@ -117,6 +134,9 @@ def run_bench(spec, blocks, binary, opts):
         med = {e: (statistics.median(v) if v and all(x is not None for x in v) else None) for e, v in s.items()}
         rows.append({"block": key[0], "variant": key[1], "point_label": key[2], "median_ms": med,
                      "rounds_ms": s,
+                     # a network row's PyTorch side (None: no twin, timed by convbench alone); a
+                     # block's is the peer's module built from the resolved spec
+                     **({"peer_model": models[key]} if key in models else {}),
                      "ours_over_eager": med["convbench"] / med["eager"] if med["convbench"] and med["eager"] else None,
                      "ours_over_compiled": (med["convbench"] / med["compiled"]
                                             if med["convbench"] and med["compiled"] else None)})
@@ -135,7 +155,7 @@ def run_bench(spec, blocks, binary, opts):
         "threads": threads, "python": platform.python_version(), **library_versions(),
         "convbench_commit": provenance_ours.get("git_commit") if provenance_ours else None,
         "convbench_onednn": provenance_ours.get("onednn_version") if provenance_ours else None,
-        "rounds": opts.rounds, "compile_s": compile_s,
+        "rounds": opts.rounds, "compile_s": compile_s, "sweeps": list(getattr(opts, "sweep", None) or []),
         "stopping_rule": {"max_noise": opts.max_noise, "min_time_s": opts.min_time,
                           "min_samples": opts.min_samples, "timeout_s": opts.timeout, "warmup": opts.warmup},
     }
@@ -152,17 +172,24 @@ def markdown(doc):
              f"- {p['date']}, CPU {p['cpu']}, {p['threads']} threads for every engine; convbench "
              f"{p['convbench_commit']} (oneDNN {p['convbench_onednn']}); torch {p['torch']} (MKL {p['mkl']}, "
              f"oneDNN {p['onednn']}), inductor on the CPU",
-             f"- {p['rounds']} rounds, engines interleaved per round; stopping rule {json.dumps(p['stopping_rule'])}",
+             f"- {p['rounds']} rounds, engines interleaved per round; stopping rule {json.dumps(p['stopping_rule'])}"
+             + (f"; convbench's --sweep {' '.join(p['sweeps'])}" if p.get("sweeps") else ""),
              "- step time: forward + backward (train), forward (infer); median over the rounds of each "
              "round's median; ratio ours / theirs (below 1.00 convbench is faster)", "",
              "| block | variant | point | convbench ms | eager ms | compiled ms | ours/eager | ours/compiled |",
              "|---|---|---|---:|---:|---:|---:|---:|"]
+    twins = [r for r in doc["rows"] if "peer_model" in r]
     for r in doc["rows"]:
         m = r["median_ms"]
         lines.append(f"| {r['block']} | {r['variant']} | {r['point_label'] or '-'} | {fmt(m['convbench'], '.4g')} | "
                      f"{fmt(m['eager'], '.4g')} | {fmt(m['compiled'], '.4g')} | {fmt(r['ours_over_eager'])} | "
                      f"{fmt(r['ours_over_compiled'])} |")
     lines.append("")
+    if twins:
+        lines.append("Networks are timed against the PyTorch model their config reproduces:")
+        lines += [f"- {r['block']}/{r['variant']}: {r['peer_model'] or 'no PyTorch twin: convbench alone, no ratio'}"
+                  for r in twins]
+        lines.append("")
     for ratio, name in (("ours_over_eager", "ours / eager"), ("ours_over_compiled", "ours / compiled")):
         s = doc["summary"][ratio]
         lines.append(f"{name}: geomean {fmt(s['geomean'])}x, worst {fmt(s['worst'])}x ({s['worst_row'] or '-'}), "

@@ -45,10 +45,16 @@ def read_resolved(text, where):
     return doc
 
 
-def load_spec(path, convbench=None):
+def load_spec(path, convbench=None, sweeps=()):
     """(spec name, blocks, sha256 of the spec file). Blocks are block-major x sweep points, each
     with its variants, as convbench resolved them. `path` is a spec (resolved by running
-    convbench) or an already resolved spec."""
+    convbench, with `--sweep` for each of `sweeps`) or an already resolved spec."""
+    doc = load_resolved(path, convbench, sweeps)
+    return doc["name"], doc["blocks"], doc["sha256"]
+
+
+def load_resolved(path, convbench=None, sweeps=()):
+    """The whole resolved spec (blocks and networks) of `path`, as load_spec reads it."""
     if path.endswith(".json"):
         try:
             with open(path) as f:
@@ -57,19 +63,20 @@ def load_spec(path, convbench=None):
             raise InputError(f"{path}: cannot read: {e.strerror}") from e
         try:
             if json.loads(text).get("schema") == RESOLVED_SCHEMA:
-                doc = read_resolved(text, path)
-                return doc["name"], doc["blocks"], doc["sha256"]
+                return read_resolved(text, path)
         except (ValueError, AttributeError):
             pass  # a JSON spec (or a broken one): convbench says what is wrong with it
     binary = find_convbench(convbench)
     try:
-        run = subprocess.run([binary, "validate", path, "--resolved-json", "-"], capture_output=True, text=True)
+        args = [binary, "validate", path, "--resolved-json", "-"]
+        for sweep in sweeps:
+            args += ["--sweep", sweep]
+        run = subprocess.run(args, capture_output=True, text=True)
     except OSError as e:
         raise InputError(f"cannot run {binary}: {e.strerror}") from e
     if run.returncode != 0:
         raise InputError(run.stderr.strip() or f"{binary} validate {path} exited {run.returncode}")
-    doc = read_resolved(run.stdout, f"{binary} validate {path} --resolved-json -")
-    return doc["name"], doc["blocks"], doc["sha256"]
+    return read_resolved(run.stdout, f"{binary} validate {path} --resolved-json -")
 
 
 def write_json(path, doc):

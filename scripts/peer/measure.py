@@ -14,9 +14,11 @@ from peer.modules import TORCH_DTYPES, build_block, input_shape, io_memory_forma
 
 
 class Runner:
-    """One variant prepared on its device: module, input, fixed upstream gradient."""
+    """One variant prepared on its device: module, input, fixed upstream gradient. `module`, when
+    given, is used instead of the one built from the block's resolved spec (a network's PyTorch
+    twin, peer/networks.py); `block` then only gives the input, dtype, layout and mode."""
 
-    def __init__(self, block, variant, device):
+    def __init__(self, block, variant, device, module=None):
         self.device = device
         self.train = block["mode"] == "train"
         dtype = TORCH_DTYPES[block["dtype"]]
@@ -26,7 +28,7 @@ class Runner:
             torch.backends.cudnn.allow_tf32 = tf32
         fmt = memory_format(block)
         generator = torch.Generator().manual_seed(0)
-        self.module = build_block(block, variant).to(device=device, dtype=dtype)
+        self.module = (module if module is not None else build_block(block, variant)).to(device=device, dtype=dtype)
         self.module = self.module.to(memory_format=fmt)
         self.module.train(self.train)
         x = torch.randn(input_shape(block), generator=generator)

@@ -8,6 +8,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_limits.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 #include "backends/cuda/nvtx_range.hpp"
 #include "kernels/kernels.hpp"
@@ -153,7 +154,8 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(options), alloca
   char bus_id[32] = {};
   CONVBENCH_CUDA_CHECK(cudaGetDevice(&device));
   CONVBENCH_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
-  measurement_ = std::make_unique<CudaMeasurement>(stream_, first_launch_, bus_id);
+  measurement_ = std::make_unique<CudaMeasurement>(stream_, first_launch_, bus_id,
+                                                   [this](DType d) { return measure_cuda_limits(*this, *conv_, d); });
   register_kernels();
 }
 

@@ -4,6 +4,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
@@ -30,8 +31,17 @@ class MarkedReplay final : public ReplayableWork {
 
 }  // namespace
 
-CudaMeasurement::CudaMeasurement(CUstream_st* stream, FirstLaunchStart& first_launch, const std::string& pci_bus_id)
-    : stream_(stream), first_launch_(first_launch), nvml_(std::make_unique<NvmlClock>(pci_bus_id)) {}
+CudaMeasurement::CudaMeasurement(CUstream_st* stream, FirstLaunchStart& first_launch, const std::string& pci_bus_id,
+                                 LimitsProbe limits_probe)
+    : stream_(stream),
+      first_launch_(first_launch),
+      nvml_(std::make_unique<NvmlClock>(pci_bus_id)),
+      limits_probe_(std::move(limits_probe)) {}
+
+std::optional<MeasuredLimits> CudaMeasurement::measure_limits(DType dtype) {
+  if (dtype == DType::float64 || !limits_probe_) return std::nullopt;
+  return limits_probe_(dtype);
+}
 
 CudaMeasurement::~CudaMeasurement() {
   if (l2_scrub_) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,9 +20,13 @@ namespace convbench::cuda {
 
 class CudaMeasurement final : public DeviceMeasurement {
  public:
+  // Measures the GPU's limits for a dtype (cuda_limits.hpp, through the backend's allocator and
+  // cuDNN path).
+  using LimitsProbe = std::function<MeasuredLimits(DType)>;
   // `stream` and `first_launch` are the backend's, and outlive this object. `pci_bus_id` names
   // the GPU to NVML.
-  CudaMeasurement(CUstream_st* stream, FirstLaunchStart& first_launch, const std::string& pci_bus_id);
+  CudaMeasurement(CUstream_st* stream, FirstLaunchStart& first_launch, const std::string& pci_bus_id,
+                  LimitsProbe limits_probe);
   ~CudaMeasurement() override;
   CudaMeasurement(const CudaMeasurement&) = delete;
   CudaMeasurement& operator=(const CudaMeasurement&) = delete;
@@ -42,6 +47,9 @@ class CudaMeasurement final : public DeviceMeasurement {
   std::optional<ClockReading> clock() const override { return nvml_->read(); }
   // Other compute and graphics processes on this GPU, from NVML (nullopt without NVML).
   std::optional<int> other_processes() const override { return nvml_->other_processes(); }
+  // A 1 GiB copy and a 4096^3 cuDNN product in `dtype` (cuda_limits.hpp); nullopt for a dtype the
+  // backend does not compute in (float64).
+  std::optional<MeasuredLimits> measure_limits(DType dtype) override;
   std::optional<std::string> replay_unsupported() const override { return std::nullopt; }
   std::unique_ptr<ReplayableWork> capture(const std::function<void()>& work) override;
 
@@ -49,6 +57,7 @@ class CudaMeasurement final : public DeviceMeasurement {
   CUstream_st* stream_;
   FirstLaunchStart& first_launch_;
   std::unique_ptr<NvmlClock> nvml_;
+  LimitsProbe limits_probe_;
   void* l2_scrub_ = nullptr;
   size_t l2_scrub_bytes_ = 0;
   unsigned l2_flushes_ = 0;
