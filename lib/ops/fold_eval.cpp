@@ -48,6 +48,73 @@ FoldExtent conv_offset(const FoldStep& s, int64_t q) {
   return {q0 * s.tap_step[0], q1 * s.tap_step[1], q2 * s.tap_step[2]};
 }
 
+// The rows of one output channel c2 of dst and one channel c1 of src, over every input channel c0
+// (both registers have the same in_channels): d[c0][o + t] (+)= w * s[c0][t] for src's taps t,
+// and the dot product of the two. Pointer strides, not index arithmetic per element: a 1x1
+// source (one tap) makes the inner loops a strided axpy over c0.
+template <class T>
+void axpy_taps(T* d_row, const FoldExtent& dt, const T* s_row, const FoldExtent& st, int64_t channels,
+               const FoldExtent& o, T w) {
+  const int64_t dv = volume(dt), sv = volume(st), first = (o[0] * dt[1] + o[1]) * dt[2] + o[2];
+  if (sv == 1) {
+    for (int64_t c0 = 0; c0 < channels; ++c0) d_row[c0 * dv + first] += w * s_row[c0];
+    return;
+  }
+  for (int64_t c0 = 0; c0 < channels; ++c0) {
+    T* d = d_row + c0 * dv + first;
+    const T* x = s_row + c0 * sv;
+    for (int64_t a = 0; a < st[0]; ++a)
+      for (int64_t b = 0; b < st[1]; ++b) {
+        T* dd = d + (a * dt[1] + b) * dt[2];
+        const T* xx = x + (a * st[1] + b) * st[2];
+        for (int64_t c = 0; c < st[2]; ++c) dd[c] += w * xx[c];
+      }
+  }
+}
+
+template <class T>
+T dot_taps(const T* d_row, const FoldExtent& dt, const T* s_row, const FoldExtent& st, int64_t channels,
+           const FoldExtent& o) {
+  const int64_t dv = volume(dt), sv = volume(st), first = (o[0] * dt[1] + o[1]) * dt[2] + o[2];
+  T acc = T(0);
+  if (sv == 1) {
+    for (int64_t c0 = 0; c0 < channels; ++c0) acc += d_row[c0 * dv + first] * s_row[c0];
+    return acc;
+  }
+  for (int64_t c0 = 0; c0 < channels; ++c0) {
+    const T* d = d_row + c0 * dv + first;
+    const T* x = s_row + c0 * sv;
+    for (int64_t a = 0; a < st[0]; ++a)
+      for (int64_t b = 0; b < st[1]; ++b) {
+        const T* dd = d + (a * dt[1] + b) * dt[2];
+        const T* xx = x + (a * st[1] + b) * st[2];
+        for (int64_t c = 0; c < st[2]; ++c) acc += dd[c] * xx[c];
+      }
+  }
+  return acc;
+}
+
+// The adjoint of axpy_taps for the source: s[c0][t] += w * d[c0][o + t].
+template <class T>
+void gather_taps(T* s_row, const FoldExtent& st, const T* d_row, const FoldExtent& dt, int64_t channels,
+                 const FoldExtent& o, T w) {
+  const int64_t dv = volume(dt), sv = volume(st), first = (o[0] * dt[1] + o[1]) * dt[2] + o[2];
+  if (sv == 1) {
+    for (int64_t c0 = 0; c0 < channels; ++c0) s_row[c0] += w * d_row[c0 * dv + first];
+    return;
+  }
+  for (int64_t c0 = 0; c0 < channels; ++c0) {
+    const T* d = d_row + c0 * dv + first;
+    T* x = s_row + c0 * sv;
+    for (int64_t a = 0; a < st[0]; ++a)
+      for (int64_t b = 0; b < st[1]; ++b) {
+        const T* dd = d + (a * dt[1] + b) * dt[2];
+        T* xx = x + (a * st[1] + b) * st[2];
+        for (int64_t c = 0; c < st[2]; ++c) xx[c] += w * dd[c];
+      }
+  }
+}
+
 template <class T>
 void compose_forward(const FoldProgram& p, const FoldLayout& l, const FoldStep& s,
                      const std::vector<const T*>& operands, T* base) {
@@ -75,15 +142,8 @@ void compose_forward(const FoldProgram& p, const FoldLayout& l, const FoldStep& 
       const int64_t g0 = c2 / out_per_group * per_group;
       for (int64_t j = 0; j < per_group; ++j)
         for (int64_t q = 0; q < kq; ++q) {
-          const T wv = weight(c2, j, q);
-          const FoldExtent o = conv_offset(s, q);
-          for (int64_t c0 = 0; c0 < ci_n; ++c0)
-            for (int64_t a = 0; a < ts[0]; ++a)
-              for (int64_t b = 0; b < ts[1]; ++b) {
-                T* d = &dst.k[dst.at(c2, c0, o[0] + a, o[1] + b, o[2])];
-                const T* x = &src.k[src.at(g0 + j, c0, a, b, 0)];
-                for (int64_t c = 0; c < ts[2]; ++c) d[c] += wv * x[c];
-              }
+          axpy_taps(dst.k + dst.at(c2, 0, 0, 0, 0), dst.r->taps, src.k + src.at(g0 + j, 0, 0, 0, 0), ts, ci_n,
+                    conv_offset(s, q), weight(c2, j, q));
         }
     }
   }
@@ -269,15 +329,8 @@ void fold_backward(const FoldProgram& p, const std::vector<const T*>& operands, 
       const int64_t g0 = c2 / out_per_group * per_group;
       for (int64_t j = 0; j < per_group; ++j)
         for (int64_t q = 0; q < kq; ++q) {
-          const FoldExtent o = conv_offset(s, q);
-          T acc = T(0);
-          for (int64_t c0 = 0; c0 < ci_n; ++c0)
-            for (int64_t a = 0; a < ts[0]; ++a)
-              for (int64_t b = 0; b < ts[1]; ++b) {
-                const T* d = &gd.k[gd.at(c2, c0, o[0] + a, o[1] + b, o[2])];
-                const T* x = &src.k[src.at(g0 + j, c0, a, b, 0)];
-                for (int64_t c = 0; c < ts[2]; ++c) acc += d[c] * x[c];
-              }
+          T acc = dot_taps<T>(gd.k + gd.at(c2, 0, 0, 0, 0), gd.r->taps, src.k + src.at(g0 + j, 0, 0, 0, 0), ts, ci_n,
+                              conv_offset(s, q));
           if (src.b != nullptr && gd.b != nullptr) acc += gd.b[c2] * src.b[g0 + j];
           dw[(c2 * per_group + j) * kq + q] += acc;
         }
@@ -289,14 +342,8 @@ void fold_backward(const FoldProgram& p, const std::vector<const T*>& operands, 
       for (int64_t c2 = g * out_per_group; c2 < (g + 1) * out_per_group; ++c2)
         for (int64_t q = 0; q < kq; ++q) {
           const T wv = w[(c2 * per_group + j) * kq + q];
-          const FoldExtent o = conv_offset(s, q);
-          for (int64_t c0 = 0; c0 < ci_n; ++c0)
-            for (int64_t a = 0; a < ts[0]; ++a)
-              for (int64_t b = 0; b < ts[1]; ++b) {
-                const T* d = &gd.k[gd.at(c2, c0, o[0] + a, o[1] + b, o[2])];
-                T* x = &gs.k[gs.at(c1, c0, a, b, 0)];
-                for (int64_t c = 0; c < ts[2]; ++c) x[c] += wv * d[c];
-              }
+          gather_taps(gs.k + gs.at(c1, 0, 0, 0, 0), ts, gd.k + gd.at(c2, 0, 0, 0, 0), gd.r->taps, ci_n,
+                      conv_offset(s, q), wv);
           if (gs.b != nullptr && gd.b != nullptr) gs.b[c1] += wv * gd.b[c2];
         }
     }
