@@ -8,7 +8,8 @@
 # next to the including file first, lib/measure/report/..., which does not exist either.)
 #
 # The order, bottom to top (README "Source layout" says what each holds):
-#   graph < ops (op definitions) < spec < variants;  ops < runtime < analysis;
+#   graph < ops (op definitions) < spec < variants;  ops < transforms (folding) < variants;
+#   ops < runtime < analysis;
 #   runtime < backends (with kernels/)
 #   analysis + spec < results < measure (+ variants);  results < report < explain
 #   report + variants < sweep (plans, shards, merges, Slurm)

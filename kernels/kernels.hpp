@@ -295,4 +295,44 @@ void mul(DType dtype, ActShape shape, bool broadcast, const void* x, const void*
 // grad_b[n, c] = sum over space of g * a, for a b broadcast over a's space (`shape` is a's).
 void mul_grad_b_broadcast(DType dtype, ActShape shape, const void* g, const void* a, void* grad_b, cudaStream_t stream);
 
+// ---- fold programs (kernels/fold.cu) --------------------------------------------------------
+
+// folded_conv's kernel from its parameters (graph/fold_program.hpp, ops/fold_eval.cpp is the
+// host version): float registers K[out][in][t0][t1][t2] and bias[out]. One thread per element
+// written, each gathering its own sum, so no two threads write one element; the steps run one
+// after another on the stream. Registers are float; weights, the cut kernel and their gradients
+// are in the block's storage dtype (float32, tf32, float16, bfloat16).
+struct FoldReg {
+  float* k = nullptr;  // nullptr: the identity map of the fold's input (channel c -> c, tap 0)
+  float* b = nullptr;  // nullptr: no bias
+  int64_t co = 0, ci = 0, t0 = 1, t1 = 1, t2 = 1;
+};
+struct FoldConvGeometry {
+  int64_t k0 = 1, k1 = 1, k2 = 1;  // the conv's kernel
+  int64_t s0 = 1, s1 = 1, s2 = 1;  // its tap step in the source's taps (source stride x dilation)
+  int64_t groups = 1;
+  int64_t src_channels = 0;  // the conv's input channels
+  int64_t src_channel = 0;   // from the identity (FoldReg k null): its first channel the conv reads
+};
+// dst = conv(w, bias) of src: K_dst[c2][c0][s*q + t] = sum_j,q w[c2][j][q] K_src[g0 + j][c0][t].
+void fold_compose_forward(DType dtype, const FoldConvGeometry& g, FoldReg dst, FoldReg src, const void* w,
+                          const void* bias, cudaStream_t stream);
+// dst[dst_channel + c][.][t + shift] += scale * src[src_channel + c][.][t], c < channels.
+void fold_accumulate_forward(FoldReg dst, FoldReg src, float scale, int64_t src_channel, int64_t dst_channel,
+                             int64_t channels, const int64_t shift[3], cudaStream_t stream);
+// The cut: weight[co][j][q] = K[co][g(co) * in/groups + j][first + dilation * q] (and the bias);
+// with `scatter`, the adjoint: K[...] = weight[...] (K zeroed before).
+struct FoldCut {
+  int64_t groups = 1;
+  int64_t first[3] = {0, 0, 0}, dilation[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+};
+void fold_cut(DType dtype, FoldReg r, const FoldCut& cut, void* weight, void* bias, bool scatter, cudaStream_t stream);
+// The adjoint of an accumulate: gsrc[src_channel + c][.][t] += scale * gdst[dst_channel + c][.][t + shift].
+void fold_accumulate_backward(FoldReg gdst, FoldReg gsrc, float scale, int64_t src_channel, int64_t dst_channel,
+                              int64_t channels, const int64_t shift[3], cudaStream_t stream);
+// The adjoint of a compose: dw (written), dbias (written, may be null), gsrc (+=; k null: the
+// identity, nothing to do).
+void fold_compose_backward(DType dtype, const FoldConvGeometry& g, FoldReg gdst, FoldReg src, FoldReg gsrc,
+                           const void* w, void* dw, void* dbias, cudaStream_t stream);
+
 }  // namespace convbench::kernels

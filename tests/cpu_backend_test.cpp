@@ -342,7 +342,8 @@ TEST_P(CpuVsReference, RepeatedCallsReuseTheirPrimitives) {
   run_last_op(cpu, g, values, false);
   const int64_t created = cpu.primitives_created();
   const OpKind kind = g.ops.back().kind;
-  const bool may_use_onednn = kind == OpKind::conv || kind == OpKind::conv_transpose || kind == OpKind::batch_norm;
+  const bool may_use_onednn = kind == OpKind::conv || kind == OpKind::conv_transpose || kind == OpKind::batch_norm ||
+                              kind == OpKind::folded_conv;
   if (!may_use_onednn) {
     EXPECT_EQ(created, 0);
   }
@@ -379,7 +380,8 @@ TEST(CpuBackend, OpsInOwnLoopsNeedNoWorkspace) {
   for (const OpCase& c : cpu_cases()) {
     const Graph g = case_graph(c, Layout::channels_first, true);
     const Op& op = g.ops.back();
-    if (op.kind == OpKind::conv || op.kind == OpKind::conv_transpose || op.kind == OpKind::batch_norm)
+    if (op.kind == OpKind::conv || op.kind == OpKind::conv_transpose || op.kind == OpKind::batch_norm ||
+        op.kind == OpKind::folded_conv)
       continue;  // their workspaces are checked by the guard bytes in every run
     for (bool training : {true, false}) {
       EXPECT_EQ(cpu.workspace_bytes(g, op, Phase::forward, training), 0) << c.name;

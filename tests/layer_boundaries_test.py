@@ -21,18 +21,19 @@ BELOW = {
     "graph": [],
     "ops": ["graph"],
     "spec": ["ops", "graph"],
-    "variants": ["spec", "ops", "graph"],
+    "transforms": ["ops", "graph"],
+    "variants": ["spec", "transforms", "ops", "graph"],
     "runtime": ["ops", "graph"],
     "analysis": ["runtime", "ops", "graph"],
     "backends": ["runtime", "ops", "graph"],
     "results": ["analysis", "runtime", "spec", "ops", "graph"],
     "report": ["results", "analysis", "runtime", "spec", "ops", "graph"],
     "explain": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
-    "measure": ["results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
-    "sweep": ["report", "results", "analysis", "runtime", "spec", "variants", "ops", "graph"],
+    "measure": ["results", "analysis", "runtime", "spec", "variants", "transforms", "ops", "graph"],
+    "sweep": ["report", "results", "analysis", "runtime", "spec", "variants", "transforms", "ops", "graph"],
     "history": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
     "pipeline": ["explain", "report", "measure", "backends", "sweep", "results", "analysis", "runtime", "spec", "variants",
-                 "ops", "graph"],
+                 "transforms", "ops", "graph"],
 }
 
 

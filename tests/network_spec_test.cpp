@@ -205,6 +205,16 @@ TEST(NetworkSpec, ResolvedSpecKeepsTheTemplatesAndListsTheExpansion) {
 
 // ---- errors --------------------------------------------------------------------------------
 
+TEST(NetworkSpecErrors, FoldedAndBranchesAreBlockKinds) {
+  EXPECT_EQ(error_of(small_network("", "      - {kind: folded, of: standard}\n")),
+            "net.yaml:16:16: networks[0].variants[3].kind: a folded variant folds one block's graph; networks do not "
+            "take folded variants (fold the block in `blocks:`, where the proof and the comparison with its source "
+            "run)");
+  EXPECT_EQ(error_of(small_network("", "      - branches\n")),
+            "net.yaml:16:9: networks[0].variants[3]: branches is a block kind; networks do not take it (use it in "
+            "`blocks:`)");
+}
+
 TEST(NetworkSpecErrors, SkipConnectionOfDifferentShapes) {
   EXPECT_EQ(error_of(small_network("      - name: up\n"
                                    "        ops:\n"

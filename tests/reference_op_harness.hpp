@@ -17,6 +17,7 @@
 #include "ops/graph_builder.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/host_io.hpp"
+#include "transforms/fold_graph.hpp"
 
 namespace convbench::reftest {
 
@@ -124,6 +125,8 @@ class OpHarness {
     for (const Tensor& t : param_tensors_) call.params.push_back(&t);
     for (Tensor& t : buffer_tensors_) call.buffers.push_back(&t);
     for (Tensor& t : aux_) call.aux.push_back(&t);
+    const Tensor ws = workspace(Phase::forward, training);
+    call.workspace = ws.raw();
     backend_.forward(call);
     return download(backend_, output_);
   }
@@ -165,6 +168,8 @@ class OpHarness {
       poison(backend_, grad_params.back());
     }
     for (Tensor& t : grad_params) call.grad_params.push_back(&t);
+    const Tensor ws = workspace(Phase::backward, true);
+    call.workspace = ws.raw();
     backend_.backward(call);
 
     OpGradients out;
@@ -176,6 +181,15 @@ class OpHarness {
   std::vector<double> buffer_after_forward(size_t i) { return download(backend_, buffer_tensors_.at(i)); }
   std::vector<double> aux_after_forward(size_t i) { return download(backend_, aux_.at(i)); }
   const Tensor& aux_tensor(size_t i) const { return aux_.at(i); }
+
+  // The scratch the backend asks for (a folded_conv keeps its kernel and registers there), as the
+  // executor allocates it; an empty tensor when it asks for none.
+  Tensor workspace(Phase phase, bool training) {
+    const int64_t bytes = backend_.workspace_bytes(graph_, op(), phase, training);
+    if (bytes <= 0) return Tensor{};
+    return make_tensor(backend_.allocator(), TensorDesc{{bytes}, DType::uint8, Layout::channels_first},
+                       MemoryCategory::workspace);
+  }
 
   // Host values (logical order), uploaded before every forward.
   std::vector<std::vector<double>> inputs, params, buffers;
@@ -396,6 +410,46 @@ inline std::vector<OpCase> op_cases() {
     a.frozen = true;
     return b.conv("frozen", x, a);
   });
+  // folded_conv (fold: online): a small linear graph folded, its one folded_conv op under test
+  // with the source's weights as its parameters: seed 002's SubtractedConv (stride 2: dilation 2
+  // in the folded kernel), a RepVGG-like block without batch norm (3x3 + 1x1 + identity, biases),
+  // and branches on channel slices (a grouped folded kernel), in 3-D.
+  auto folded = [](std::function<int(GraphBuilder&, int)> source) {
+    return [source](GraphBuilder& b, int x) {
+      GraphBuilder s("source", b.desc(x));
+      const Graph g = s.finish(source(s, s.input()));
+      Op op = fold_graph(g, {FoldMode::online, true}).graph.ops.at(0);
+      op.inputs = {x};
+      op.params.clear();
+      op.output = -1;
+      return b.add(std::move(op));
+    };
+  };
+  add("folded_subtracted2d", {2, 4, 7, 6}, folded([](GraphBuilder& b, int x) {
+        const int p = b.conv("p", x, conv_attrs(3, {1, 1}, {2, 2}, {0, 0}, {1, 1}, 1, false));
+        const int depth = b.conv("depth", p, conv_attrs(3, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 3, false));
+        const int low = b.conv("low_pass", p, conv_attrs(3, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false));
+        return b.concat("x", {b.sub("d", depth, p), low});
+      }));
+  add("folded_repvgg2d", {2, 3, 5, 6}, folded([](GraphBuilder& b, int x) {
+        const int a = b.conv("dense", x, conv_attrs(3, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true));
+        const int c = b.conv("pointwise", x, conv_attrs(3, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true));
+        return b.add("sum2", b.add("sum", a, c), x);
+      }));
+  add("folded_branches3d", {1, 4, 3, 4, 3}, folded([](GraphBuilder& b, int x) {
+        std::vector<int> outs;
+        for (int i = 0; i < 2; ++i) {
+          Op s;
+          s.kind = OpKind::slice;
+          s.name = "slice" + std::to_string(i);
+          s.inputs = {x};
+          s.slice = {2 * i, 2};
+          const int part = b.add(std::move(s));
+          outs.push_back(b.conv("branch" + std::to_string(i), part,
+                                conv_attrs(3, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, true)));
+        }
+        return b.concat("cat", outs);
+      }));
   return cases;
 }
 

@@ -156,10 +156,58 @@ TEST(SpecErrors, EnumValuesAndVariantKinds) {
             "channels_first or channels_last) (did you mean \"channels_last\"?)");
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [seperable]\n"),
             "bad.yaml:4:16: blocks[0].variants[0]: unknown variant kind \"seperable\" (expected "
-            "standard, bottleneck, separable, grouped or custom) (did you mean \"separable\"?)");
+            "standard, bottleneck, separable, grouped, custom, folded or branches) (did you mean \"separable\"?)");
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: standard\n"),
             "bad.yaml:4:15: blocks[0].variants: expected a list of variants, got the string "
             "\"standard\"");
+}
+
+// ---- folded and branches variants ---------------------------------------------------------------
+
+TEST(SpecErrors, FoldedVariantNamesAnUnfoldedVariantOfItsBlock) {
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [standard, {kind: folded, of: standrd}]\n"),
+            "bad.yaml:4:45: blocks[0].variants[1].of: no variant of this block is named \"standrd\" (did you mean "
+            "\"standard\"?) (the variants it may fold: standard)");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [standard, {kind: folded, name: f, of: f}]\n"),
+            "bad.yaml:4:54: blocks[0].variants[1].of: a folded variant cannot fold itself; name another variant of "
+            "the block");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    mode: infer\n    variants: [standard, {kind: folded, of: standard},"
+                             " {kind: folded, of: folded-standard}]\n"),
+            "bad.yaml:5:75: blocks[0].variants[2].of: \"folded-standard\" is itself folded; fold its source, "
+            "\"standard\", instead");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [standard, {kind: folded}]\n"),
+            "bad.yaml:4:26: blocks[0].variants[1].of: missing required field \"of\" (the name of the variant of this "
+            "block to fold)");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [folded]\n"),
+            "bad.yaml:4:16: blocks[0].variants[0].of: missing required field \"of\" (write the variant as {kind: "
+            "folded, of: VARIANT})");
+}
+
+TEST(SpecErrors, FoldOnceIsRefusedInATrainBlock) {
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [standard, {kind: folded, of: standard, fold: once}]\n"),
+            "bad.yaml:4:61: blocks[0].variants[1].fold: fold: once computes the kernel once, when the graph is "
+            "built: a kernel computed once cannot be trained as its source's weights are (use fold: online, which "
+            "computes it from them in every step, or mode: infer)");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [standard, {kind: folded, of: standard, fold: twice}]\n"),
+            "bad.yaml:4:61: blocks[0].variants[1].fold: unknown fold \"twice\" (expected once or online)");
+}
+
+TEST(SpecErrors, BranchesMustSplitTheChannels) {
+  // kHead: in_channels 8, out_channels 16.
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: branches, count: 3}]\n"),
+            "bad.yaml:4:40: blocks[0].variants[0].count: split: channels gives each branch in_channels / count "
+            "channels: in_channels 8 is not divisible by count 3 (or use split: none)");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: branches, count: 3, split: none}]\n"),
+            "bad.yaml:4:40: blocks[0].variants[0].count: the block's out_channels 16 is not divisible by count 3 "
+            "(each branch gives out_channels / count)");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: branches, count: 4, out_channels: 5}]\n"),
+            "bad.yaml:4:57: blocks[0].variants[0].out_channels: count 4 branches of 5 channels give 20, the block's "
+            "out_channels is 16");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: branches, count: 1}]\n"),
+            "bad.yaml:4:40: blocks[0].variants[0].count: must be at least 2, got 1");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [branches]\n"),
+            "bad.yaml:4:16: blocks[0].variants[0].count: missing required field \"count\" (write the variant as "
+            "{kind: branches, count: N})");
 }
 
 // ---- missing required fields --------------------------------------------------------------------

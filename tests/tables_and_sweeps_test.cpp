@@ -240,6 +240,17 @@ TEST(Sweeps, FilterRunsTheMatchingVariantsAndKeepsTheBaseline) {
   EXPECT_EQ(run_cli("analyze " + spec + " --filter '('").exit_code, 2);
 }
 
+// A folded variant is built from its source: a filter that keeps it keeps its source too.
+TEST(Sweeps, FilterKeepsAFoldedVariantsSource) {
+  const std::string spec = source_path("configs/subtracted-conv.yaml");
+  const auto r = run_cli("analyze " + spec + " --filter 'subtracted-56/online' --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nsubtracted-56,online-subtracted,folded,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nsubtracted-56,subtracted,custom,"), std::string::npos) << "the source stays";
+  EXPECT_NE(r.out.find("\nsubtracted-56,standard,"), std::string::npos) << "the baseline stays";
+  EXPECT_EQ(r.out.find("subtracted-56-infer"), std::string::npos) << r.out;
+}
+
 // Shapes in rows are logical in every layout: a channels-last row's channels are its second dim
 // (the CSV once wrote a channels-last block's width as its in_channels).
 TEST(Tables, ChannelsAndSpatialDimsOfAChannelsLastRow) {

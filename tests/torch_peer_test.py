@@ -1023,6 +1023,106 @@ blocks:
                                      (plain,) + torch.autograd.grad(plain, (x, w, b), dy)):
                     self.assertLess((got - want).abs().max().item(), 1e-10)
 
+    def test_folded_variants_match_pytorch(self):
+        # Folding (README "Folded convolutions"), folded by the peer on its own (peer/fold.py: each
+        # folded conv's kernel probed from the source's ops with impulses): its folded modules
+        # compute what their sources compute (float64, and in training the same gradients), their
+        # counts equal analyze's, `convbench verify` replays the training steps of the online folds
+        # (the peer's probed kernel against convbench's composed one), and both keep the same
+        # bytes for backward (the input and the kernel; the peer recomputes its probe under
+        # torch.utils.checkpoint as convbench recomputes its fold registers).
+        spec = """
+name: fold
+defaults: {batch: 2, size: 9, bias: false, norm: none, act: none, in_channels: 4, out_channels: 6}
+blocks:
+  - name: sub-train
+    variants:
+      - &sub
+        kind: custom
+        name: subtracted
+        output: x
+        ops:
+          - {op: conv, name: p, inputs: input, out_channels: 3, kernel: 1, stride: 2, padding: 0}
+          - {op: conv, name: depth, inputs: p, groups: depthwise}
+          - {op: sub, name: d, inputs: [depth, p]}
+          - {op: conv, name: low_pass, inputs: p, out_channels: 3}
+          - {op: concat, name: x, inputs: [d, low_pass]}
+      - {kind: folded, of: subtracted}
+  - name: sub-infer
+    mode: infer
+    variants: [*sub, {kind: folded, of: subtracted}]
+  - name: repvgg-infer
+    mode: infer
+    out_channels: 4
+    norm: batch
+    variants:
+      - kind: custom
+        name: repvgg
+        ops:
+          - {op: conv, name: dense.conv, inputs: input, kernel: 3}
+          - {op: batch_norm, name: dense.bn}
+          - {op: conv, name: pointwise.conv, inputs: input, kernel: 1, padding: 0}
+          - {op: batch_norm, name: pointwise.bn}
+          - {op: batch_norm, name: identity, inputs: input}
+          - {op: add, name: sum, inputs: [dense.bn, pointwise.bn]}
+          - {op: add, name: sum2, inputs: [sum, identity]}
+          - {op: relu, name: act}
+      - {kind: folded, of: repvgg}
+  - name: branches-train
+    in_channels: 6
+    norm: batch
+    act: relu
+    variants: [{kind: branches, name: loop, count: 3}, {kind: folded, of: loop}]
+"""
+        from peer.io import load_spec
+        from peer.modules import build_block, fold_block, input_shape
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "fold.yaml", spec)
+            self.dump_and_verify(tmp, path, expected_dumps=4)  # the train rows of sub-train, branches-train
+            for key, (ours, theirs) in self.saved_bytes_of_both(path, tmp).items():
+                if key[1].startswith(("online-", "folded-")):
+                    self.assertEqual(ours, theirs, key)
+            _, blocks, _ = load_spec(path, CONVBENCH)
+        torch.manual_seed(3)
+        folded_rows = 0
+        for block in blocks:
+            for variant in block["variants"]:
+                if variant["kind"] != "folded":
+                    continue
+                folded_rows += 1
+                train = block["mode"] == "train"
+                source_spec = next(v for v in block["variants"] if v["name"] == variant["of"])
+                source = build_block(block, source_spec).double()
+                # Random weights and BN statistics, so that no fold is checked on PyTorch's defaults.
+                with torch.no_grad():
+                    for name, t in list(source.named_parameters()) + list(source.named_buffers()):
+                        if t.is_floating_point():
+                            t.copy_(torch.rand_like(t) + 0.5 if name.endswith("running_var") else torch.randn_like(t))
+                previous = torch.get_default_dtype()
+                torch.set_default_dtype(torch.float64)  # a once-fold's conv holds its probed kernel unrounded
+                try:
+                    module = fold_block(block, variant, source).double()
+                finally:
+                    torch.set_default_dtype(previous)
+                module.train(train)
+                source.train(train)
+                x = torch.randn(input_shape(block), dtype=torch.float64)
+                with torch.set_grad_enabled(train):
+                    y, y0 = module(x), source(x)
+                error = float((y - y0).abs().max().detach())
+                self.assertLess(error, 1e-10 * float(y0.abs().max().detach()), variant["name"])
+                if train:  # online: the folded module trains the source's own weights
+                    dy = torch.randn_like(y)
+                    names = [n for n, _ in module.named_parameters()]
+                    self.assertEqual(sorted(names), sorted(n for n, _ in source.named_parameters()))
+                    grads = torch.autograd.grad(y, [p for _, p in module.named_parameters()], dy)
+                    grads0 = dict(zip([n for n, _ in source.named_parameters()],
+                                      torch.autograd.grad(y0, list(source.parameters()), dy)))
+                    for name, g in zip(names, grads):
+                        g0 = grads0[name]
+                        self.assertLess(float((g - g0).abs().max()), 1e-10 * (1 + float(g0.abs().max())), name)
+        self.assertEqual(folded_rows, 4)
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):

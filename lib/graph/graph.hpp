@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,7 @@ enum class ParamInit {
   ones,            // norm weights, running variance
   zeros,           // norm biases, running mean
   blur,            // the binomial filter (outer product of [1, 2, 1]-like rows), normalised to sum 1
+  derived,         // from the source graph's values (a folded graph: Graph::derivation says how)
 };
 
 // A trainable parameter or a non-trainable buffer (BN running statistics, a frozen conv's weight).
@@ -55,6 +57,7 @@ struct RecomputeSegment {
   int first_op = 0;
   int end_op = 0;
 };
+struct ParamDerivation;  // graph/fold_program.hpp
 
 struct Graph {
   std::string name;
@@ -66,6 +69,9 @@ struct Graph {
   int output = -1;  // the block output value
   MemoryPolicy memory_policy = MemoryPolicy::none;
   std::vector<RecomputeSegment> segments;  // recompute only; in execution order, disjoint
+  // Set on a graph derived from another (a folded variant): its parameters and buffers start as
+  // functions of the source's (ParamInit::derived), see graph/fold_program.hpp.
+  std::shared_ptr<const ParamDerivation> derivation;
 
   const TensorDesc& desc(int value) const { return values.at(static_cast<size_t>(value)).desc; }
   // Ops that read each value, in execution order.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,8 @@ enum class OpKind {
 };
 
 std::string_view to_string(OpKind kind);
+
+struct FoldProgram;  // graph/fold_program.hpp
 
 // Per-dimension vectors have one entry per spatial dim.
 struct ConvAttrs {
@@ -87,6 +90,9 @@ struct Op {
   // inplace_act and inplace_abn where autograd allows it (variants/memory_policy.cpp), never by a
   // spec. The saving rule may change with it (an in-place leaky_relu saves its output).
   bool in_place = false;
+  // folded_conv: how its kernel is computed from its parameters (the source's branch weights);
+  // `conv` holds the folded conv's geometry. Shared: a graph and its copies hold one program.
+  std::shared_ptr<const FoldProgram> fold;
 };
 
 }  // namespace convbench

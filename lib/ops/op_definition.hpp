@@ -82,6 +82,8 @@ struct OpShape {
 struct OpDefinition {
   OpKind kind;
   std::string_view name;  // to_string(kind), filled in by the registry: "batch_norm"
+  // Whether a spec's custom op may name it (false: only a transform makes it, as folded_conv).
+  bool spec_op = true;
   int min_inputs = 1;
   int max_inputs = 1;  // -1: any number (concat)
   // Keys a custom op of this kind may set besides op, name and inputs, with the kind of value each

@@ -6,6 +6,7 @@
 #include "backends/backend_registry.hpp"
 #include "graph/checked_math.hpp"
 #include "measure/provenance.hpp"
+#include "pipeline/fold_facts.hpp"
 #include "variants/graph_hash.hpp"
 #include "variants/variant_builder.hpp"
 
@@ -72,6 +73,8 @@ ResultSet analyze_spec(const Spec& spec) {
       } catch (const CountOverflow& e) {
         throw InputError(v.where, v.key_path, std::string(e.what()) + " (sizes too large)");
       }
+      // A folded variant is proven equal to its source before it becomes a row.
+      if (v.kind == "folded") set.rows.back().fold = fold_facts(block, v);
     }
   }
   return set;

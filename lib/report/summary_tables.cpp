@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
+#include "report/fold_notes.hpp"
 #include "report/layout_table.hpp"
 #include "report/markup_escape.hpp"
 #include "report/network_vs_block.hpp"
@@ -320,6 +322,20 @@ std::vector<std::vector<const ResultRow*>> rows_by_block(const ResultSet& result
   return groups;
 }
 
+// Note lines as Markdown: a line that starts a paragraph, its indented lines as list items.
+std::string markdown_notes(const std::string& notes) {
+  std::string out, line;
+  std::istringstream in(notes);
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (line.rfind("  ", 0) == 0)
+      out += "- " + markdown_escape(line.substr(2)) + "\n";
+    else
+      out += (out.empty() ? "" : "\n") + markdown_escape(line) + "\n";
+  }
+  return out + "\n";
+}
+
 std::vector<std::string> columns_for(const TableOptions& options, TableStyle style, bool measured, bool network) {
   if (!options.columns.empty()) return options.columns;
   if (options.wide || style == TableStyle::markdown) return kWide;
@@ -413,6 +429,9 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
       else
         out += printable(pt->title) + "\n" + pt->table.render_terminal(colour) + policies_note(group) + "\n";
     }
+    // Folded variants: what each folds into what, its proof, and what it buys against its source.
+    if (const std::string notes = fold_notes(group); !notes.empty())
+      out += style == TableStyle::markdown ? markdown_notes(notes) : notes + "\n";
     // A block run in both layouts: its variants' two layouts side by side, after its own table.
     if (const std::optional<BlockTable> l = layouts_table(group)) {
       if (style == TableStyle::markdown)

@@ -168,6 +168,35 @@ HostActivity host_activity_from(const JsonField& j) {
   return a;
 }
 
+json fold_json(const FoldFacts& f) {
+  json convs = json::array();
+  for (const FoldedConvFacts& c : f.convs)
+    convs.push_back({{"name", c.name},
+                     {"replaces", c.replaces},
+                     {"kernel", c.kernel},
+                     {"stride", c.stride},
+                     {"padding", c.padding},
+                     {"dilation", c.dilation},
+                     {"groups", c.groups},
+                     {"bias", c.bias},
+                     {"kernel_macs", c.kernel_macs}});
+  json j = {{"source", f.source},
+            {"fold", f.fold},
+            {"trained_params", f.trained_params},
+            {"kernel_params", f.kernel_params},
+            {"source_ops", f.source_ops},
+            {"ops", f.ops},
+            {"source_saved", f.source_saved},
+            {"saved", f.saved},
+            {"convs", convs},
+            {"kept", f.kept},
+            {"output_error", f.output_error}};
+  if (f.gradient_error >= 0.0) j["gradient_error"] = f.gradient_error;
+  j["proof_shape"] = f.proof_shape;
+  j["proof_reduced"] = f.proof_reduced;
+  return j;
+}
+
 json row_to_json(const ResultRow& r) {
   json point = json::object();
   for (const auto& [k, v] : r.point) point[k] = json::parse(v);
@@ -231,7 +260,40 @@ json row_to_json(const ResultRow& r) {
     if (!r.op_times.empty()) j["op_times"] = r.op_times;
   }
   if (!r.counters.empty()) j["counters"] = r.counters;
+  if (r.fold) j["fold"] = fold_json(*r.fold);
   return j;
+}
+
+FoldFacts fold_from(const JsonField& f) {
+  FoldFacts x;
+  x.source = f.string("source", "");
+  x.fold = f.choice("fold", "once", {"once", "online"});
+  x.trained_params = f.integer("trained_params", 0);
+  x.kernel_params = f.integer("kernel_params", 0);
+  x.source_ops = f.integer("source_ops", 0);
+  x.ops = f.integer("ops", 0);
+  x.source_saved = f.strings("source_saved");
+  x.saved = f.strings("saved");
+  if (const auto list = f.find("convs"))
+    for (const JsonField& c : list->items()) {
+      FoldedConvFacts k;
+      k.name = c.string("name", "");
+      k.replaces = c.strings("replaces");
+      k.kernel = c.integers("kernel", 1);
+      k.stride = c.integers("stride", 1);
+      k.padding = c.integers("padding", 0);
+      k.dilation = c.integers("dilation", 1);
+      k.groups = c.integer("groups", 1);
+      k.bias = c.boolean("bias", false);
+      k.kernel_macs = c.integer("kernel_macs", 0);
+      x.convs.push_back(std::move(k));
+    }
+  x.kept = f.strings("kept");
+  x.output_error = f.number("output_error", 0.0, 0.0, 1e300);
+  x.gradient_error = f.number("gradient_error", -1.0, -1.0, 1e300);
+  x.proof_shape = f.integers("proof_shape", 1);
+  x.proof_reduced = f.boolean("proof_reduced", false);
+  return x;
 }
 
 ResultRow row_from_json(const JsonField& j) {
@@ -309,6 +371,7 @@ ResultRow row_from_json(const JsonField& j) {
     r.clock = ClockWindow{c->string("domain", ""), c->number("before_mhz", 0.0, 0.0, 1e7),
                           c->number("after_mhz", 0.0, 0.0, 1e7), c->strings("limits_after")};
   if (const auto a = j.object("host_activity")) r.activity = host_activity_from(*a);
+  if (const auto f = j.object("fold")) r.fold = fold_from(*f);
   return r;
 }
 

@@ -57,6 +57,37 @@ struct MemoryFigures {
   int64_t reserved_peak_bytes = -1;  // measured only (-1: not applicable)
 };
 
+// One conv a folded variant runs in place of source ops (FoldFacts).
+struct FoldedConvFacts {
+  std::string name;                   // its op
+  std::vector<std::string> replaces;  // the source ops folded into it
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  int64_t groups = 1;
+  bool bias = false;
+  int64_t kernel_macs = 0;  // computing its kernel from the branch weights (fold: online, per step)
+};
+
+// What a folded variant ({kind: folded}) is, next to its source, and the proof that it computes
+// what the source computes (README "Folded convolutions").
+struct FoldFacts {
+  std::string source;               // the variant it folds
+  std::string fold;                 // once | online
+  int64_t trained_params = 0;       // the source's parameters: what training updates
+  int64_t kernel_params = 0;        // the folded graph's conv weights and biases: what runs
+  int64_t source_ops = 0, ops = 0;  // ops per forward pass, source and folded
+  // What a training step keeps for backward (the block input left out), source and folded:
+  // values by name, and "<op>.kernel" / "<op>.stats" for an op's own saved tensors.
+  std::vector<std::string> source_saved, saved;
+  std::vector<FoldedConvFacts> convs;
+  std::vector<std::string> kept;  // why the source ops that stay were not folded
+  // The proof: max relative error of the output (and, training, of every parameter gradient)
+  // against the source on the reference backend in float64, at proof_shape (the block input's).
+  double output_error = 0.0;
+  double gradient_error = -1.0;  // -1: not checked (inference)
+  std::vector<int64_t> proof_shape;
+  bool proof_reduced = false;  // proven at a smaller batch and size than the row's (same channels, kernels, strides)
+};
+
 struct ResultRow {
   std::string block, variant, kind;
   // What `block` names: "block", or "network" for a row of a spec's `networks:` (JSON writes the
@@ -106,6 +137,8 @@ struct ResultRow {
   // numbers ("values"), what each one's rule predicts ("predicted"), the rules ("rules") and any
   // counter's error ("errors"). Empty for convbench's own rows.
   nlohmann::json counters = nlohmann::json::object();
+  // A folded variant's facts and proof (absent for every other row).
+  std::optional<FoldFacts> fold;
 };
 
 struct ResultSet {

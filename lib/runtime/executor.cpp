@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "ops/autograd_rules.hpp"
+#include "ops/param_values.hpp"
 #include "runtime/host_io.hpp"
 
 namespace convbench {
@@ -86,54 +87,23 @@ Tensor Executor::allocate(const TensorDesc& desc, MemoryCategory category) const
   return make_tensor(backend_.allocator(), desc, category);
 }
 
-namespace {
-
-// The binomial blur filter for a weight (Cout, Cin/groups, k...): per spatial dim the row of
-// binomial coefficients of length k ([1, 2, 1] for k = 3), their outer product normalised to sum
-// 1, the same for every (out, in) channel pair.
-std::vector<double> blur_values(const TensorDesc& weight) {
-  std::vector<double> filter = {1.0};
-  for (size_t d = 2; d < weight.shape.size(); ++d) {
-    std::vector<double> row = {1.0};
-    for (int64_t i = 1; i < weight.shape[d]; ++i) {  // Pascal's triangle, one row down
-      row.push_back(1.0);
-      for (size_t j = row.size() - 2; j > 0; --j) row[j] += row[j - 1];
-    }
-    std::vector<double> product;
-    for (double f : filter)
-      for (double r : row) product.push_back(f * r);
-    filter = std::move(product);
-  }
-  double sum = 0.0;
-  for (double f : filter) sum += f;
-  std::vector<double> v;
-  for (int64_t pair = 0; pair < weight.shape[0] * weight.shape[1]; ++pair)
-    for (double f : filter) v.push_back(f / sum);
-  return v;
-}
-
-// A parameter's or buffer's starting values, as the graph builder declared them.
-std::vector<double> initial_values(const Param& p, std::mt19937_64& rng) {
-  std::vector<double> v(static_cast<size_t>(p.desc.numel()));
-  switch (p.init) {
-    case ParamInit::ones: std::fill(v.begin(), v.end(), 1.0); break;
-    case ParamInit::zeros: std::fill(v.begin(), v.end(), 0.0); break;
-    case ParamInit::blur: v = blur_values(p.desc); break;
-    case ParamInit::uniform_fan_in: {
-      // kaiming_uniform(a=sqrt(5)) for weights and the bias rule both give +-1/sqrt(fan_in).
-      const double bound = 1.0 / std::sqrt(static_cast<double>(p.fan_in));
-      std::uniform_real_distribution<double> u(-bound, bound);
-      for (double& x : v) x = u(rng);
-      break;
-    }
-  }
-  return v;
-}
-
-}  // namespace
-
 ModelState Executor::init_state(uint64_t seed) const {
   ModelState s;
+  if (graph_.derivation) {  // a folded graph: from its source's values (ops/param_values.hpp)
+    const GraphValues v = initial_graph_values(graph_, seed);
+    for (size_t i = 0; i < graph_.params.size(); ++i) {
+      s.params.push_back(allocate(graph_.params[i].desc, MemoryCategory::parameters));
+      upload(backend_, s.params.back(), v.params[i]);
+    }
+    for (size_t i = 0; i < graph_.buffers.size(); ++i) {
+      s.buffers.push_back(allocate(graph_.buffers[i].desc, MemoryCategory::buffers));
+      upload(backend_, s.buffers.back(), v.buffers[i]);
+    }
+    s.grads.resize(graph_.params.size());
+    return s;
+  }
+  // One tensor at a time (a network's values need not all be on the host at once), drawn in the
+  // order initial_graph_values draws them.
   std::mt19937_64 rng(seed);
   for (const Param& p : graph_.params) {
     Tensor t = allocate(p.desc, MemoryCategory::parameters);

@@ -15,7 +15,8 @@ namespace {
 // The op kinds and the keys each takes come from the op definitions (lib/ops/<op>.cpp).
 std::vector<std::string> op_kind_names() {
   std::vector<std::string> names;
-  for (const OpDefinition* d : op_definitions()) names.emplace_back(d->name);
+  for (const OpDefinition* d : op_definitions())
+    if (d->spec_op) names.emplace_back(d->name);
   return names;
 }
 

@@ -23,10 +23,22 @@ std::vector<std::string> variant_keys(const std::string& kind) {
 
 // A network's variant: the kind and its parameters. Whether they fit a slot's channels is
 // checked per slot when the network is expanded (the slots differ in channels).
+// The block-only kinds: a folded variant rewrites one block's graph, branches are one block.
+void refuse_block_only_kind(const Field& at, const std::string& kind) {
+  if (kind == "folded")
+    at.fail(
+        "a folded variant folds one block's graph; networks do not take folded variants (fold the block in "
+        "`blocks:`, where the proof and the comparison with its source run)");
+  if (kind == "branches") at.fail("branches is a block kind; networks do not take it (use it in `blocks:`)");
+}
+
 VariantSpec parse_network_variant(const Field& v) {
   VariantSpec out;
   out.key_path = v.path();
   out.where = v.where();
+  if (v.is_string()) refuse_block_only_kind(v, v.node().text);
+  if (v.is_map())
+    if (const auto kind = v.get("kind"); kind && kind->is_string()) refuse_block_only_kind(*kind, kind->node().text);
   if (v.is_string()) {
     out.kind = v.as_choice(kVariantKinds, "variant kind");
     if (out.kind == "grouped") v.fail_missing("groups", " (write the variant as {kind: grouped, groups: N})");

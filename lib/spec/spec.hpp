@@ -49,13 +49,23 @@ struct MemoryPolicyChoice {
 };
 
 struct VariantSpec {
-  std::string kind;               // standard | bottleneck | separable | grouped | custom
+  std::string kind;               // standard | bottleneck | separable | grouped | custom | folded | branches
   std::string name;               // defaults to kind; names are unique within a block
   int64_t ratio = 4;              // bottleneck
   int64_t groups = 1;             // bottleneck (middle conv), grouped (required there)
   int64_t multiplier = 1;         // separable
   std::vector<CustomOpSpec> ops;  // custom
   std::string output;             // custom: the value that is the block output (default last op)
+  // folded: the variant it folds (another variant of the block, not folded itself), and how:
+  // "once" (the kernel computed at build time: inference) or "online" (inside every step).
+  std::string of;
+  std::string fold = "once";
+  // branches: `count` copies of a conv (the block's kernel, stride, padding, dilation and bias;
+  // branch_out_channels each) reading the whole input (split none) or one channel slice each
+  // (split channels: in_channels / count), concatenated, then the block's norm and act.
+  int64_t count = 0;
+  bool split_channels = true;
+  int64_t branch_out_channels = 0;
   // In a network: the slot classes this variant goes into (empty: every slot); slots of other
   // classes get `standard`. A network's custom variant keeps its ops unresolved (NetworkSpec).
   std::vector<std::string> fills;

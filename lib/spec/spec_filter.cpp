@@ -20,11 +20,21 @@ void filter_spec(Spec& spec, const std::string& pattern) {
   for (BlockSpec& block : spec.blocks) {
     std::vector<VariantSpec> variants;
     bool any = false;
-    for (const VariantSpec& v : block.variants) {
+    std::vector<bool> keep(block.variants.size(), false);
+    for (size_t i = 0; i < block.variants.size(); ++i) {
+      const VariantSpec& v = block.variants[i];
       const bool match = std::regex_search(block.name + "/" + v.name, re);
       any = any || match;
-      if (match || v.name == block.baseline) variants.push_back(v);
+      keep[i] = match || v.name == block.baseline;
     }
+    // A folded variant keeps its source, as every variant keeps the baseline: it is built from it
+    // and compared with it.
+    for (size_t i = 0; i < block.variants.size(); ++i)
+      if (keep[i] && block.variants[i].kind == "folded")
+        for (size_t j = 0; j < block.variants.size(); ++j)
+          if (block.variants[j].name == block.variants[i].of) keep[j] = true;
+    for (size_t i = 0; i < block.variants.size(); ++i)
+      if (keep[i]) variants.push_back(block.variants[i]);
     if (!any) continue;
     block.variants = std::move(variants);
     kept.push_back(std::move(block));

@@ -9,13 +9,16 @@
 namespace convbench {
 namespace {
 
-const std::vector<std::string> kKinds = {"standard", "bottleneck", "separable", "grouped", "custom"};
+const std::vector<std::string> kKinds = {"standard", "bottleneck", "separable", "grouped",
+                                         "custom",   "folded",     "branches"};
 
 std::vector<std::string> keys_of(const std::string& kind) {
   if (kind == "bottleneck") return {"kind", "name", "ratio", "groups", "memory_policy"};
   if (kind == "separable") return {"kind", "name", "multiplier", "memory_policy"};
   if (kind == "grouped") return {"kind", "name", "groups", "memory_policy"};
   if (kind == "custom") return {"kind", "name", "ops", "output", "memory_policy"};
+  if (kind == "folded") return {"kind", "name", "of", "fold", "memory_policy"};
+  if (kind == "branches") return {"kind", "name", "count", "split", "out_channels", "memory_policy"};
   return {"kind", "name", "memory_policy"};
 }
 
@@ -77,6 +80,51 @@ void parse_grouped(const Field& v, const BlockSpec& block, VariantSpec& out) {
     groups->fail("out_channels " + str(block.out_channels) + " is not divisible by groups " + str(out.groups));
 }
 
+// A folded variant: `of` names the variant it folds (checked against the block's variants once all
+// are read), `fold` how: once (at build time; inference only) or online (inside every step). By
+// default once in an infer block and online in a train block.
+void parse_folded(const Field& v, const BlockSpec& block, VariantSpec& out) {
+  const auto of = v.get("of");
+  if (!of) v.fail_missing("of", " (the name of the variant of this block to fold)");
+  out.of = of->as_string();
+  const bool train = block.mode == RunMode::train;
+  out.fold = train ? "online" : "once";
+  if (const auto fold = v.get("fold")) {
+    out.fold = fold->as_choice({"once", "online"}, "fold");
+    if (out.fold == "once" && train)
+      fold->fail(
+          "fold: once computes the kernel once, when the graph is built: a kernel computed once cannot be trained as "
+          "its source's weights are (use fold: online, which computes it from them in every step, or mode: infer)");
+  }
+  if (!v.get("name")) out.name = (out.fold == "once" ? "folded-" : "online-") + out.of;
+}
+
+// Branches: `count` (required, >= 2) convs side by side, concatenated. `split: channels` (the
+// default) gives each one in_channels / count input channels, `none` the whole input each;
+// `out_channels` is each branch's (default: the block's out_channels / count, which the
+// concatenation must reach).
+void parse_branches(const Field& v, const BlockSpec& block, VariantSpec& out) {
+  const auto count = v.get("count");
+  if (!count) v.fail_missing("count", " (the number of branches)");
+  out.count = count->as_int(2);
+  if (const auto split = v.get("split"))
+    out.split_channels = split->as_choice({"channels", "none"}, "split") == "channels";
+  if (out.split_channels && block.in_channels % out.count != 0)
+    count->fail("split: channels gives each branch in_channels / count channels: in_channels " +
+                str(block.in_channels) + " is not divisible by count " + str(out.count) + " (or use split: none)");
+  if (const auto per = v.get("out_channels")) {
+    out.branch_out_channels = per->as_int(1);
+    if (out.branch_out_channels * out.count != block.out_channels)
+      per->fail("count " + str(out.count) + " branches of " + str(out.branch_out_channels) + " channels give " +
+                str(out.branch_out_channels * out.count) + ", the block's out_channels is " + str(block.out_channels));
+  } else {
+    if (block.out_channels % out.count != 0)
+      count->fail("the block's out_channels " + str(block.out_channels) + " is not divisible by count " +
+                  str(out.count) + " (each branch gives out_channels / count)");
+    out.branch_out_channels = block.out_channels / out.count;
+  }
+}
+
 VariantSpec parse_variant(const Field& v, const BlockSpec& block) {
   VariantSpec out;
   out.key_path = v.path();
@@ -85,6 +133,8 @@ VariantSpec parse_variant(const Field& v, const BlockSpec& block) {
     out.kind = v.as_choice(kKinds, "variant kind");
     if (out.kind == "grouped") v.fail_missing("groups", " (write the variant as {kind: grouped, groups: N})");
     if (out.kind == "custom") v.fail_missing("ops", " (write the variant as {kind: custom, ops: [...]})");
+    if (out.kind == "folded") v.fail_missing("of", " (write the variant as {kind: folded, of: VARIANT})");
+    if (out.kind == "branches") v.fail_missing("count", " (write the variant as {kind: branches, count: N})");
     out.name = out.kind;
     // The defaults of a bare kind still have to fit the block's channels.
     if (out.kind == "bottleneck") parse_bottleneck(v, block, out);
@@ -107,7 +157,29 @@ VariantSpec parse_variant(const Field& v, const BlockSpec& block) {
   if (out.kind == "grouped") parse_grouped(v, block, out);
   if (out.kind == "custom") parse_custom_ops(v, block, out);
   if (auto f = v.get("memory_policy")) out.memory_policy = read_memory_policy(*f);
+  if (out.kind == "folded") parse_folded(v, block, out);
+  if (out.kind == "branches") parse_branches(v, block, out);
   return out;
+}
+
+// `of` of every folded variant names another variant of the block, which is not folded itself.
+void check_fold_sources(const std::vector<Field>& list, const std::vector<VariantSpec>& variants) {
+  std::vector<std::string> unfolded;
+  for (const VariantSpec& v : variants)
+    if (v.kind != "folded") unfolded.push_back(v.name);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const VariantSpec& v = variants[i];
+    if (v.kind != "folded") continue;
+    const Field of = *list[i].get("of");
+    if (v.of == v.name) of.fail("a folded variant cannot fold itself; name another variant of the block");
+    const auto source =
+        std::find_if(variants.begin(), variants.end(), [&](const VariantSpec& s) { return s.name == v.of; });
+    if (source == variants.end())
+      of.fail("no variant of this block is named \"" + v.of + "\"" + did_you_mean(v.of, unfolded) +
+              " (the variants it may fold: " + join_alternatives(unfolded) + ")");
+    if (source->kind == "folded")
+      of.fail("\"" + v.of + "\" is itself folded; fold its source, \"" + source->of + "\", instead");
+  }
 }
 
 }  // namespace
@@ -133,6 +205,7 @@ std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& 
     }
     out.push_back(std::move(variant));
   }
+  check_fold_sources(list, out);
   return out;
 }
 

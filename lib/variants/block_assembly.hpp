@@ -32,6 +32,10 @@ class BlockAssembler {
   // The main path of a built-in kind (standard, grouped, bottleneck, separable) from `x`, without
   // the dropout and shortcut that finish_main_path adds.
   int main_path(const VariantSpec& v, int x);
+  // Branches (seed 003): `count` convs "branches.<i>", each reading the input or its channel slice
+  // "split.<i>", concatenated ("cat"), then one norm and act on the concatenation (the same as a
+  // norm and act per branch: both work per channel).
+  int branches(const VariantSpec& v, int x);
 
  private:
   GraphBuilder& b_;

@@ -42,7 +42,8 @@ std::string shape_tuple(const std::vector<int64_t>& shape) {
 
 std::vector<std::string> op_kind_names() {
   std::vector<std::string> names;
-  for (const OpDefinition* d : op_definitions()) names.emplace_back(d->name);
+  for (const OpDefinition* d : op_definitions())
+    if (d->spec_op) names.emplace_back(d->name);
   return names;
 }
 

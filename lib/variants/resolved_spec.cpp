@@ -5,6 +5,7 @@
 #include "ops/op_registry.hpp"
 #include "spec/network_spec.hpp"
 #include "spec/source_tree.hpp"
+#include "variants/folded_variant.hpp"
 #include "variants/network_builder.hpp"
 #include "variants/variant_builder.hpp"
 
@@ -48,6 +49,33 @@ ojson resolved_variant(const BlockSpec& block, const VariantSpec& v) {
     for (const CustomOpSpec& s : v.ops) ops.push_back(resolved_custom_op(s, g));
     out["ops"] = std::move(ops);
     out["output"] = v.output.empty() ? v.ops.back().name : v.output;
+  } else if (v.kind == "branches") {
+    out["count"] = v.count;
+    out["split"] = v.split_channels ? "channels" : "none";
+    out["out_channels"] = v.branch_out_channels;
+  } else if (v.kind == "folded") {
+    // The fold's parameters, and what the folded graph is: its ops with their resolved attributes.
+    out["of"] = v.of;
+    out["fold"] = v.fold;
+    const FoldResult r = build_folded_variant(block, v);
+    ojson ops = ojson::array();
+    for (const Op& op : r.graph.ops) {
+      ojson o = {{"op", std::string(to_string(op.kind))}, {"name", op.name}};
+      ojson inputs = ojson::array();
+      for (int in : op.inputs) inputs.push_back(r.graph.values.at(static_cast<size_t>(in)).name);
+      o["inputs"] = inputs;
+      const OpDefinition& def = op_definition(op.kind);
+      if (def.attributes) {
+        const ojson attributes = def.attributes(op);
+        for (const auto& [key, value] : attributes.items()) o[key] = value;
+      }
+      ops.push_back(std::move(o));
+    }
+    out["folded_ops"] = std::move(ops);
+    ojson folds = ojson::array();
+    for (const FoldedConv& c : r.convs) folds.push_back({{"conv", c.name}, {"replaces", c.ops}});
+    out["folds"] = std::move(folds);
+    out["kept"] = r.kept;
   }
   out["memory_policy"] = std::string(to_string(memory_policy_of(block, v).policy));  // the variant's, else the block's
   return out;

@@ -6,6 +6,7 @@
 
 #include "ops/graph_builder.hpp"
 #include "variants/block_assembly.hpp"
+#include "variants/folded_variant.hpp"
 #include "variants/memory_policy.hpp"
 #include "variants/network_builder.hpp"
 
@@ -44,6 +45,7 @@ int build_custom(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v, 
 // The graph the variant's kind and ops give, before any memory policy.
 Graph build_plain_graph(const BlockSpec& block, const VariantSpec& v, std::vector<RecomputeSegment>* slots) {
   if (block.network) return build_network_graph(block, v, slots);
+  if (v.kind == "folded") return build_folded_variant(block, v).graph;
   try {
     GraphBuilder b(block.name + "/" + v.name, block_input(block));
     // With layout_conversion: boundary, the block's own ops run in its layout between two
@@ -88,7 +90,8 @@ Graph build_plain_variant_graph(const BlockSpec& block, const VariantSpec& v) {
 const std::vector<VariantKindInfo>& variant_kinds() {
   static const std::vector<VariantKindInfo> kinds = [] {
     std::string ops;  // every op kind a custom variant may use, from the registry
-    for (const OpDefinition* d : op_definitions()) ops += (ops.empty() ? "" : ", ") + std::string(d->name);
+    for (const OpDefinition* d : op_definitions())
+      if (d->spec_op) ops += (ops.empty() ? "" : ", ") + std::string(d->name);
     return std::vector<VariantKindInfo>{
         {"standard", "(none)", "CNA(k, stride): conv k -> norm -> act"},
         {"bottleneck", "ratio (4), groups (1)",
@@ -96,6 +99,11 @@ const std::vector<VariantKindInfo>& variant_kinds() {
         {"separable", "multiplier (1)", "CNA(k, in->in*multiplier, groups=in, stride) -> CNA(1x1, ->out)"},
         {"grouped", "groups (required)", "CNA(k, stride, groups)"},
         {"custom", "ops (required), output (last op)", "your ops: " + ops},
+        {"branches", "count (required), split (channels | none), out_channels (out/count)",
+         "count x [slice (split: channels) -> conv k, in/count or in -> out/count], concat -> norm -> act"},
+        {"folded", "of (required), fold (once in infer blocks, online in train blocks)",
+         "the variant `of` with every linear region (convs, batch norm in inference, add, sub, concat, slice) "
+         "folded into one conv: computed once at build time, or from the branch weights in every step (online)"},
     };
   }();
   return kinds;

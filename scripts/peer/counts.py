@@ -32,10 +32,22 @@ def named_stat_buffers(module):
 
 def trace_convs(module, x, train):
     """Runs one forward with hooks on every conv and linear; returns (records, output shape)."""
+    from peer import fold
     records = []
     names = {id(mod): name for name, mod in module.named_modules()}
 
     def hook(mod, inputs, output):
+        if fold.PROBING[0]:
+            return  # the convs an online fold's kernel probe runs (peer/fold.py) are no step of the block
+        if isinstance(mod, fold.OnlineFoldedConv):
+            # F.conv on the kernel it computed: the conv's MACs, plus convbench's count of its own
+            # kernel composition (the resolved spec's kernel_macs), which the peer does not redo.
+            records.append({
+                "name": names[id(mod)], "transposed": False, "x_shape": list(inputs[0].shape),
+                "w_shape": list(mod.weight_shape), "out_shape": list(output.shape), "groups": mod.geometry["groups"],
+                "input_requires_grad": bool(inputs[0].requires_grad), "weight_requires_grad": True,
+                "kernel_macs": int(mod.kernel_macs)})
+            return
         records.append({
             "name": names[id(mod)],
             "transposed": isinstance(mod, nn.modules.conv._ConvTransposeNd),
@@ -47,7 +59,7 @@ def trace_convs(module, x, train):
 
     # nn.Linear (convbench's linear op) counts as a 1x1 conv: N x out x in MACs.
     handles = [mod.register_forward_hook(hook) for mod in module.modules()
-               if isinstance(mod, (nn.modules.conv._ConvNd, nn.Linear))]
+               if isinstance(mod, (nn.modules.conv._ConvNd, nn.Linear, fold.OnlineFoldedConv))]
     try:
         module.train(train)
         with torch.set_grad_enabled(train):
@@ -74,11 +86,14 @@ def count_row(block, variant):
     for r in records:
         n = conv_macs(r["x_shape"], r["w_shape"], r["out_shape"], r["transposed"])
         r["macs"] = n
-        macs["forward"] += n
+        # An online fold's kernel: computed once forward; backward recomputes it and runs its
+        # adjoint (weight and register gradients): three times (README "Folded convolutions").
+        kernel = r.get("kernel_macs", 0)
+        macs["forward"] += n + kernel
         if train:
             # The block input needs no gradient, so convs reading it skip grad-input.
             macs["backward_data"] += n if r["input_requires_grad"] else 0
-            macs["backward_weight"] += n if r["weight_requires_grad"] else 0  # frozen: none
+            macs["backward_weight"] += n + 3 * kernel if r["weight_requires_grad"] else 0  # frozen: none
     if train and variant.get("memory_policy") == "recompute":
         macs["recompute"] = recompute_macs(block, variant)
     return {"params": params, "buffers": buffers, "macs": macs,

@@ -350,6 +350,28 @@ def build_main_path(m, block, variant):
         return add_cna(m, block, "pointwise.", v, wide, cout, ones, ones, zeros, ones, 1)
     if kind == "custom":
         return build_custom_ops(m, block, variant)
+    if kind == "branches":
+        # count convs side by side ("branches.<i>"), each on its channel slice ("split.<i>") or on
+        # the whole input, concatenated ("cat"), then one norm and act (per channel, as per branch).
+        count, per_out = variant["count"], variant["out_channels"]
+        split = variant["split"] == "channels"
+        per_in = cin // count if split else cin
+        outs = []
+        for i in range(count):
+            src = m.add_step(f"split.{i}", Slice(i * per_in, per_in), ["input"]) if split else "input"
+            outs.append(m.add_step(f"branches.{i}", conv_module(dims, per_in, per_out, k, s, p, d, 1, block["bias"]),
+                                   [src]))
+        v = m.add_step("cat", Concat(), outs)
+        norm = norm_module(block["norm"], dims, cout, block["norm_groups"])
+        if norm is not None:
+            v = m.add_step("norm", norm, [v])
+        act = act_module(block["act"], block["negative_slope"])
+        if act is not None:
+            v = m.add_step("act", act, [v])
+        return v
+    if kind == "folded":
+        from peer.fold import build_folded  # noqa: E402 (fold.py imports nothing of this module)
+        return build_folded(m, block, variant, build_block, conv_module)
     raise ValueError(f"unknown variant kind {kind}")
 
 
@@ -508,6 +530,13 @@ def remove_step(m, name, replacement):
     m.steps = [(n, mod, [replacement if v == name else v for v in ins]) for n, mod, ins in m.steps if n != name]
 
 
+def fold_block(block, variant, source):
+    """A folded variant's module folded from the given source module (peer/fold.py)."""
+    from peer.fold import build_folded
+    m = BlockModule()
+    return m.finish(build_folded(m, block, variant, build_block, conv_module, source))
+
+
 def build_block(block, variant, dropout_seed=None):
     """The variant as a BlockModule (float32, CPU, PyTorch's default init). With dropout_seed the
     dropout ops draw convbench's Philox masks instead of PyTorch's own."""
@@ -519,6 +548,16 @@ def build_block(block, variant, dropout_seed=None):
 
     out = build_main_path(m, block, variant)
     policy = variant.get("memory_policy", "none")
+    if variant["kind"] == "folded":
+        # The folded graph is the whole block, its source's boundary conversions, dropout and
+        # shortcut included (kept ops, or folded in).
+        if dropout_seed is not None:
+            for name, module, _ in list(m.steps):
+                if isinstance(module, nn.Dropout):
+                    replace_step(m, name, dropout(module.p))
+                elif isinstance(module, (nn.Dropout2d, nn.Dropout3d)):
+                    replace_step(m, name, PhiloxChannelDropout(module.p, dropout_seed))
+        return finish_with_policy(m, policy, out)
     if variant["kind"] == "custom":
         # A custom variant's ops are the whole block: its `output` is the block output, and the
         # block's dropout and residual fields do not apply to it (as convbench's variant builder).

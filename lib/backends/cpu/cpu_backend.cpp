@@ -17,6 +17,7 @@ CpuBackend::CpuBackend() : onednn_(std::make_unique<cpu::OneDnnOps>()) {
   cpu::register_data_movement_kernels(kernels_);
   cpu::register_pool_kernels(kernels_);
   cpu::register_linear_kernels(kernels_);
+  cpu::register_fold_kernels(kernels_, context);
 }
 CpuBackend::~CpuBackend() = default;
 
@@ -28,8 +29,8 @@ std::optional<std::string> CpuBackend::limitation(const Graph& graph, const Op& 
 }
 
 int64_t CpuBackend::workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) {
-  if (cpu::is_own_depthwise_conv(graph, op)) return 0;
-  return onednn_->workspace_bytes(graph, op, phase, training);
+  if (op.kind == OpKind::folded_conv) return cpu::fold_workspace_bytes(*onednn_, graph, op, phase, training);
+  return cpu::conv_workspace_bytes(*onednn_, graph, op, phase, training);
 }
 
 int64_t CpuBackend::primitives_created() const { return onednn_->primitives_created(); }

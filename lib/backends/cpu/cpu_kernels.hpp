@@ -30,7 +30,17 @@ void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_elementwise_kernels(KernelTable& table);
 void register_data_movement_kernels(KernelTable& table);  // concat, upsample, convert_layout
 void register_pool_kernels(KernelTable& table);
-void register_linear_kernels(KernelTable& table);  // linear_cpu.cpp
+void register_linear_kernels(KernelTable& table);                          // linear_cpu.cpp
+void register_fold_kernels(KernelTable& table, CpuKernelContext context);  // fold_cpu.cpp
+
+// A conv or conv_transpose call: the own depthwise kernel or oneDNN's (conv_cpu.cpp), and its
+// workspace; folded_conv runs its folded kernel through them.
+void conv_forward(OneDnnOps& onednn, const ForwardCall& call);
+void conv_backward(OneDnnOps& onednn, const BackwardCall& call);
+int64_t conv_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op, Phase phase, bool training);
+// A folded_conv call's workspace: its kernel (inference) or the kernel's gradient (backward), the
+// fold's registers (float), and the conv's own workspace (fold_cpu.cpp). 0 for other ops.
+int64_t fold_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op, Phase phase, bool training);
 
 template <class T>
 T* at_or_null(const std::vector<T*>& v, size_t i) {

@@ -1,5 +1,7 @@
 #include "backends/cuda/conv_problem.hpp"
 
+#include "graph/fold_program.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -48,7 +50,7 @@ std::string_view to_string(ConvDirection direction) {
 }
 
 ConvProblem conv_problem(const Graph& graph, const Op& op) {
-  if (op.kind != OpKind::conv && op.kind != OpKind::conv_transpose)
+  if (op.kind != OpKind::conv && op.kind != OpKind::conv_transpose && op.kind != OpKind::folded_conv)
     throw std::invalid_argument("cuda backend: " + op.name + " is not a convolution");
   ConvProblem p;
   p.transposed = op.kind == OpKind::conv_transpose;
@@ -56,9 +58,13 @@ ConvProblem conv_problem(const Graph& graph, const Op& op) {
   const TensorDesc& out = graph.desc(op.output);
   p.x = p.transposed ? out : in;
   p.y = p.transposed ? in : out;
-  // A frozen conv's weight is a buffer (ops/conv.cpp).
-  p.w = op.conv.frozen ? graph.buffers.at(static_cast<size_t>(op.buffers.at(0))).desc
-                       : graph.params.at(static_cast<size_t>(op.params.at(0))).desc;
+  // A frozen conv's weight is a buffer (ops/conv.cpp); a folded_conv's is the kernel its fold
+  // program computes (ops/folded_conv.cpp), in the block's dtype.
+  if (op.kind == OpKind::folded_conv)
+    p.w = TensorDesc{op.fold->weight_shape(), in.dtype, Layout::channels_first};
+  else
+    p.w = op.conv.frozen ? graph.buffers.at(static_cast<size_t>(op.buffers.at(0))).desc
+                         : graph.params.at(static_cast<size_t>(op.params.at(0))).desc;
   const size_t dims = static_cast<size_t>(in.spatial_rank());
   auto or_fill = [dims](const std::vector<int64_t>& v, int64_t fill) {
     return v.empty() ? std::vector<int64_t>(dims, fill) : v;

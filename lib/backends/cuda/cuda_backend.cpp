@@ -92,7 +92,7 @@ std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op&
   }
   for (const TensorDesc& a : aux_tensors(graph, op))
     if (auto why = too_big(a, "saved tensor")) return why;
-  if (op.kind == OpKind::conv || op.kind == OpKind::conv_transpose) {
+  if (op.kind == OpKind::conv || op.kind == OpKind::conv_transpose || op.kind == OpKind::folded_conv) {
     try {
       const ConvProblem p = conv_problem(graph, op);
       cudnn_dims(p.x);
@@ -122,6 +122,7 @@ int64_t kernel_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bo
     }
     case OpKind::conv:
     case OpKind::conv_transpose:
+    case OpKind::folded_conv:
       // The bias gradient is a per-channel sum over the output gradient (none when frozen).
       return phase == Phase::backward && op.conv.bias && !op.conv.frozen
                  ? kernels::channel_sum_workspace_bytes(act_shape(graph.desc(op.output)))
@@ -177,8 +178,14 @@ std::optional<std::string> CudaBackend::limitation(const Graph& graph, const Op&
 }
 
 int64_t CudaBackend::workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) {
+  if (op.kind == OpKind::folded_conv) return folded_conv_workspace_bytes(graph, op, phase, training);
+  return conv_workspace_bytes(graph, op, phase, training);
+}
+
+int64_t CudaBackend::conv_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) {
   const int64_t kernel_bytes = kernel_workspace_bytes(graph, op, phase, training);
-  if (op.kind != OpKind::conv && op.kind != OpKind::conv_transpose) return kernel_bytes;
+  if (op.kind != OpKind::conv && op.kind != OpKind::conv_transpose && op.kind != OpKind::folded_conv)
+    return kernel_bytes;
   const ConvProblem p = conv_problem(graph, op);
   const bool grad_input = phase == Phase::backward && input_needs_grad(graph, op);
   // The bias gradient runs after cuDNN and reuses the same bytes.
@@ -309,6 +316,8 @@ void CudaBackend::register_kernels() {
   register_data_movement_kernels(kernels_, stream);
   register_pool_kernels(kernels_, stream);
   register_linear_kernels(kernels_, stream);
+  kernels_.add(OpKind::folded_conv, {[this](const ForwardCall& call) { folded_conv_forward(call); },
+                                     [this](const BackwardCall& call) { folded_conv_backward(call); }});
 }
 
 void CudaBackend::forward(const ForwardCall& call) {

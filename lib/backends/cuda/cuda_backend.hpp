@@ -87,8 +87,14 @@ class CudaBackend final : public Backend {
 
  private:
   void register_kernels();
+  // conv, conv_transpose, and a folded_conv's conv (its call's params: the computed kernel).
   void conv_forward(const ForwardCall& call);
   void conv_backward(const BackwardCall& call);
+  int64_t conv_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training);
+  // folded_conv (fold_cuda.cpp): the fold program's kernels (kernels/fold.cu), then the conv.
+  void folded_conv_forward(const ForwardCall& call);
+  void folded_conv_backward(const BackwardCall& call);
+  int64_t folded_conv_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training);
   void record(const Op& op, const ConvProblem& problem, ConvDirection direction);
 
   CudaBackendOptions options_;

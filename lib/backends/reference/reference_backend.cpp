@@ -25,11 +25,14 @@ ReferenceBackend::ReferenceBackend() {
   reference::register_upsample_kernels(kernels_);
   reference::register_layout_kernels(kernels_);
   reference::register_linear_kernels(kernels_);
+  reference::register_fold_kernels(kernels_);
 }
 
 std::optional<std::string> ReferenceBackend::limitation(const Graph&, const Op&) const { return std::nullopt; }
 
-int64_t ReferenceBackend::workspace_bytes(const Graph&, const Op&, Phase, bool) { return 0; }
+int64_t ReferenceBackend::workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) {
+  return reference::fold_workspace_bytes(graph, op, phase, training);
+}
 
 void ReferenceBackend::accumulate(Tensor& dst, const Tensor& src) {
   require_same_shape(dst.desc, src.desc, "accumulate");

@@ -161,5 +161,10 @@ void register_pool_kernels(KernelTable& table);
 void register_upsample_kernels(KernelTable& table);
 void register_layout_kernels(KernelTable& table);
 void register_linear_kernels(KernelTable& table);
+void register_fold_kernels(KernelTable& table);
+
+// The workspace a folded_conv call needs (its kernel in inference, the kernel's gradient in
+// backward; fold_reference.cpp); 0 for every other op.
+int64_t fold_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training);
 
 }  // namespace convbench::reference
