@@ -1,8 +1,8 @@
 // A variant's op graph: values (tensors), ops in execution order, parameters and buffers.
 #pragma once
 
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,21 +1,17 @@
 // dropout: forward saves a mask of one byte per element (as PyTorch's CUDA path) for backward;
 // in inference it is the identity and returns its input itself; 1 FLOP per element each way.
+#include "ops/dropout_family.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
 namespace convbench {
 
-OpDefinition define_dropout() {
+OpDefinition dropout_family_definition(OpKind kind) {
   OpDefinition d;
-  d.kind = OpKind::dropout;
+  d.kind = kind;
   d.fields = {{"p", FieldKind::probability}};
   d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
     op.dropout_p = f.get<double>("p").value_or(0.5);  // PyTorch's default
-  };
-  d.aux = [](const Graph& graph, const Op& op) {
-    TensorDesc mask = graph.desc(op.inputs.at(0));
-    mask.dtype = DType::uint8;
-    return std::vector<TensorDesc>{mask};
   };
   d.identity_in_inference = true;
   d.work = [](const WorkQuery& q) {
@@ -27,6 +23,16 @@ OpDefinition define_dropout() {
   d.infer = [](const Graph& graph, Op& op) {
     require_at(op.dropout_p >= 0.0 && op.dropout_p < 1.0, op.name, {"p"}, "dropout probability must be in [0, 1)");
     return OpShape{graph.desc(op.inputs.at(0)), {}, {}};
+  };
+  return d;
+}
+
+OpDefinition define_dropout() {
+  OpDefinition d = dropout_family_definition(OpKind::dropout);
+  d.aux = [](const Graph& graph, const Op& op) {
+    TensorDesc mask = graph.desc(op.inputs.at(0));
+    mask.dtype = DType::uint8;
+    return std::vector<TensorDesc>{mask};
   };
   return d;
 }

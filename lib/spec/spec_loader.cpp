@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "ops/graph_builder.hpp"
+#include "spec/block_fields.hpp"
 #include "spec/input_file.hpp"
 #include "spec/network_parser.hpp"
 #include "spec/source_tree.hpp"
@@ -29,7 +30,6 @@ const std::vector<std::string> kBlockFields = {"name",         "dims",          
                                                "norm_groups",  "act",           "negative_slope", "dropout",
                                                "residual",     "dtype",         "layout",         "layout_conversion",
                                                "mode",         "memory_policy", "baseline",       "variants"};
-const std::vector<std::string> kDTypes = {"float32", "tf32", "float16", "bfloat16"};
 
 // A sweep this large is a typo, not a benchmark; refusing it keeps memory bounded.
 constexpr int64_t kMaxExpandedBlocks = 100'000;
@@ -78,31 +78,13 @@ class BlockResolver {
     } else {  // "same": keeps the size at stride 1 for odd kernels
       for (int d = 0; d < dims; ++d) b.padding.push_back(b.dilation[d] * (b.kernel[d] - 1) / 2);
     }
-    if (auto f = find("bias")) b.bias = f->as_bool();
-    if (auto f = find("norm")) {
-      const std::string norm = f->as_choice({"batch", "group", "none"}, "norm");
-      b.norm = norm == "batch" ? NormKind::batch : norm == "group" ? NormKind::group : NormKind::none;
-    }
-    if (auto f = find("norm_groups")) b.norm_groups = f->as_int(1);
-    if (auto f = find("act")) {
-      const std::string act = f->as_choice({"relu", "leaky_relu", "none"}, "act");
-      b.act = act == "relu" ? ActKind::relu : act == "leaky_relu" ? ActKind::leaky_relu : ActKind::none;
-    }
-    if (auto f = find("negative_slope")) b.negative_slope = f->as_number();
-    if (auto f = find("dropout")) {
-      b.dropout = f->as_number();
-      if (b.dropout < 0.0 || b.dropout >= 1.0) f->fail("dropout must be in [0, 1), got " + f->node().text);
-    }
+    read_layer_fields([this](const std::string& key) { return find(key); }, b);
     if (auto f = find("residual")) b.residual = f->as_bool();
-    if (auto f = find("dtype")) b.dtype = *parse_dtype(f->as_choice(kDTypes, "dtype"));
-    if (auto f = find("layout")) b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
     if (auto f = find("layout_conversion"))
       b.layout_conversion = f->as_choice({"none", "boundary"}, "layout_conversion") == "boundary"
                                 ? LayoutConversion::boundary
                                 : LayoutConversion::none;
-    if (auto f = find("mode"))
-      b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;
-    if (auto f = find("memory_policy")) b.memory_policy = read_memory_policy(*f);
+    read_run_fields([this](const std::string& key) { return find(key); }, b);
 
     check_window(b);
     check_norm(b);
