@@ -1,5 +1,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "build_commit.hpp"
 #include "build_info.hpp"
 #include "commands.hpp"
 

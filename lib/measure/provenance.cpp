@@ -10,6 +10,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "build_commit.hpp"
 #include "build_info.hpp"
 #include "measure/host_activity.hpp"
 #include "runtime/backend.hpp"
