@@ -22,7 +22,13 @@ if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILE
   echo "clang-check: configure with $clang failed" >&2
   exit 1
 fi
-# The generated header (build_info.hpp) is made at configure time; nothing else is needed.
+# The generated headers: build_info.hpp is made at configure time, build_commit.hpp by its
+# target (it runs at build time); nothing else is needed.
+if ! cmake --build "$build" --target convbench_git_commit >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "clang-check: writing build_commit.hpp failed" >&2
+  exit 1
+fi
 python3 - "$build/compile_commands.json" "$root" >"$build/clang-check-commands.txt" <<'PY'
 import json, shlex, sys
 entries = json.load(open(sys.argv[1]))
