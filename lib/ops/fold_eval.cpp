@@ -6,6 +6,21 @@
 
 namespace convbench {
 
+Op folded_conv_as_conv(const Op& op) {
+  Op c = op;
+  c.kind = OpKind::conv;
+  c.fold = nullptr;
+  return c;
+}
+
+TensorDesc fold_kernel_desc(const FoldProgram& program, DType dtype) {
+  return TensorDesc{program.weight_shape(), dtype, Layout::channels_first};
+}
+
+TensorDesc fold_bias_desc(const FoldProgram& program, DType dtype) {
+  return TensorDesc{{program.out().out_channels}, dtype, Layout::channels_first};
+}
+
 FoldLayout::FoldLayout(const FoldProgram& program) {
   for (const FoldRegister& r : program.registers) {
     kernel.push_back(elements);

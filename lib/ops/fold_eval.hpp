@@ -11,8 +11,17 @@
 #include <vector>
 
 #include "graph/fold_program.hpp"
+#include "graph/op.hpp"
+#include "graph/tensor_desc.hpp"
 
 namespace convbench {
+
+// What every backend's folded_conv runs after composing its kernel: the folded conv as a plain
+// conv op (the same inputs, output and geometry), and the descriptors of the composed weight
+// (program.weight_shape()) and bias (out channels), channels-first in the row's dtype.
+Op folded_conv_as_conv(const Op& op);
+TensorDesc fold_kernel_desc(const FoldProgram& program, DType dtype);
+TensorDesc fold_bias_desc(const FoldProgram& program, DType dtype);
 
 // Offsets of each register's kernel and bias in the flat register buffer, in elements.
 struct FoldLayout {

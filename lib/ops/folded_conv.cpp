@@ -11,6 +11,7 @@
 // Work: the conv's MACs, plus the composition's: forward once, backward three times (recomputing
 // the registers, then the weight and register gradients of each composed conv).
 #include "graph/fold_program.hpp"
+#include "ops/fold_eval.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -57,7 +58,7 @@ OpDefinition define_folded_conv() {
   d.aux = [](const Graph& graph, const Op& op) {
     const FoldProgram& p = program_of(op);
     const DType dtype = graph.desc(op.inputs.at(0)).dtype;
-    return std::vector<TensorDesc>{TensorDesc{p.weight_shape(), dtype, Layout::channels_first}};
+    return std::vector<TensorDesc>{fold_kernel_desc(p, dtype)};
   };
   d.work = [](const WorkQuery& q) {
     const FoldProgram& p = program_of(q.op);

@@ -537,6 +537,17 @@ def fold_block(block, variant, source):
     return m.finish(build_folded(m, block, variant, build_block, conv_module, source))
 
 
+def use_philox_dropout(m, dropout_seed):
+    """A folded or custom variant's own dropout steps draw convbench's Philox masks (with a seed)."""
+    if dropout_seed is None:
+        return
+    for name, module, _ in list(m.steps):
+        if isinstance(module, nn.Dropout):
+            replace_step(m, name, PhiloxDropout(module.p, dropout_seed))
+        elif isinstance(module, (nn.Dropout2d, nn.Dropout3d)):
+            replace_step(m, name, PhiloxChannelDropout(module.p, dropout_seed))
+
+
 def build_block(block, variant, dropout_seed=None):
     """The variant as a BlockModule (float32, CPU, PyTorch's default init). With dropout_seed the
     dropout ops draw convbench's Philox masks instead of PyTorch's own."""
@@ -551,22 +562,12 @@ def build_block(block, variant, dropout_seed=None):
     if variant["kind"] == "folded":
         # The folded graph is the whole block, its source's boundary conversions, dropout and
         # shortcut included (kept ops, or folded in).
-        if dropout_seed is not None:
-            for name, module, _ in list(m.steps):
-                if isinstance(module, nn.Dropout):
-                    replace_step(m, name, dropout(module.p))
-                elif isinstance(module, (nn.Dropout2d, nn.Dropout3d)):
-                    replace_step(m, name, PhiloxChannelDropout(module.p, dropout_seed))
+        use_philox_dropout(m, dropout_seed)
         return finish_with_policy(m, policy, out)
     if variant["kind"] == "custom":
         # A custom variant's ops are the whole block: its `output` is the block output, and the
         # block's dropout and residual fields do not apply to it (as convbench's variant builder).
-        if dropout_seed is not None:
-            for name, module, _ in list(m.steps):
-                if isinstance(module, nn.Dropout):
-                    replace_step(m, name, dropout(module.p))
-                elif isinstance(module, (nn.Dropout2d, nn.Dropout3d)):
-                    replace_step(m, name, PhiloxChannelDropout(module.p, dropout_seed))
+        use_philox_dropout(m, dropout_seed)
         return finish_with_policy(m, policy, convert_at_boundary(m, block, out))
     if block["dropout"] > 0.0:
         out = m.add_step("dropout", dropout(block["dropout"]), [out])

@@ -13,20 +13,6 @@ namespace {
 
 constexpr int64_t kFloat = 4;
 
-Op conv_view(const Op& op) {
-  Op c = op;
-  c.kind = OpKind::conv;
-  c.fold = nullptr;
-  return c;
-}
-
-TensorDesc kernel_desc(const FoldProgram& p, DType dtype) {
-  return TensorDesc{p.weight_shape(), dtype, Layout::channels_first};
-}
-TensorDesc bias_desc(const FoldProgram& p, DType dtype) {
-  return TensorDesc{{p.out().out_channels}, dtype, Layout::channels_first};
-}
-
 std::vector<const float*> operands(const std::vector<const Tensor*>& params, const Op& op) {
   std::vector<const float*> v;
   for (const Tensor* t : params) v.push_back(need(t, op, "parameter").data<float>());
@@ -38,7 +24,7 @@ std::vector<const float*> operands(const std::vector<const Tensor*>& params, con
 int64_t fold_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op, Phase phase, bool training) {
   if (op.kind != OpKind::folded_conv) return 0;
   if (phase == Phase::backward && !training) return 0;
-  const Op conv = conv_view(op);
+  const Op conv = folded_conv_as_conv(op);
   return fold_workspace(*op.fold, kFloat, kFloat, phase == Phase::backward, training).total() +
          conv_workspace_bytes(onednn, graph, conv, phase, training);
 }
@@ -48,15 +34,15 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
   auto forward = [&onednn](const ForwardCall& call) {
     const FoldProgram& p = *call.op.fold;
     const DType dtype = call.graph.desc(call.op.inputs.at(0)).dtype;
-    const Op conv = conv_view(call.op);
+    const Op conv = folded_conv_as_conv(call.op);
     WorkspaceArena arena(call.workspace,
                          fold_workspace_bytes(onednn, call.graph, call.op, Phase::forward, call.training), false);
     // The kernel: the aux tensor in training (kept for backward), else in the workspace; the bias
     // (backward needs none of it) in the workspace.
     Tensor kernel = call.training ? need(at_or_null(call.aux, 0), call.op, "kernel (aux)")
-                                  : arena.tensor(kernel_desc(p, dtype)),
+                                  : arena.tensor(fold_kernel_desc(p, dtype)),
            bias;
-    if (p.has_bias()) bias = arena.tensor(bias_desc(p, dtype));
+    if (p.has_bias()) bias = arena.tensor(fold_bias_desc(p, dtype));
     auto* registers = static_cast<float*>(arena.take(FoldLayout(p).elements * kFloat));
     fold_forward(p, operands(call.params, call.op), registers, kernel.data<float>(),
                  p.has_bias() ? bias.data<float>() : nullptr);
@@ -68,11 +54,11 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
   auto backward = [&onednn](const BackwardCall& call) {
     const FoldProgram& p = *call.op.fold;
     const DType dtype = call.graph.desc(call.op.inputs.at(0)).dtype;
-    const Op conv = conv_view(call.op);
+    const Op conv = folded_conv_as_conv(call.op);
     WorkspaceArena arena(call.workspace, fold_workspace_bytes(onednn, call.graph, call.op, Phase::backward, true),
                          false);
-    Tensor grad_kernel = arena.tensor(kernel_desc(p, dtype)), grad_bias;
-    if (p.has_bias()) grad_bias = arena.tensor(bias_desc(p, dtype));
+    Tensor grad_kernel = arena.tensor(fold_kernel_desc(p, dtype)), grad_bias;
+    if (p.has_bias()) grad_bias = arena.tensor(fold_bias_desc(p, dtype));
     const int64_t elements = FoldLayout(p).elements;
     auto* registers = static_cast<float*>(arena.take(elements * kFloat));
     auto* register_grads = static_cast<float*>(arena.take(elements * kFloat));

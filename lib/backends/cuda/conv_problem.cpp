@@ -1,6 +1,7 @@
 #include "backends/cuda/conv_problem.hpp"
 
 #include "graph/fold_program.hpp"
+#include "ops/fold_eval.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -61,7 +62,7 @@ ConvProblem conv_problem(const Graph& graph, const Op& op) {
   // A frozen conv's weight is a buffer (ops/conv.cpp); a folded_conv's is the kernel its fold
   // program computes (ops/folded_conv.cpp), in the block's dtype.
   if (op.kind == OpKind::folded_conv)
-    p.w = TensorDesc{op.fold->weight_shape(), in.dtype, Layout::channels_first};
+    p.w = fold_kernel_desc(*op.fold, in.dtype);
   else
     p.w = op.conv.frozen ? graph.buffers.at(static_cast<size_t>(op.buffers.at(0))).desc
                          : graph.params.at(static_cast<size_t>(op.params.at(0))).desc;

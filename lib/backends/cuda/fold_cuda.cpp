@@ -18,13 +18,6 @@ namespace {
 
 constexpr int64_t kFloat = 4;
 
-TensorDesc kernel_desc(const FoldProgram& p, DType dtype) {
-  return TensorDesc{p.weight_shape(), dtype, Layout::channels_first};
-}
-TensorDesc bias_desc(const FoldProgram& p, DType dtype) {
-  return TensorDesc{{p.out().out_channels}, dtype, Layout::channels_first};
-}
-
 // The registers of a program in one float buffer, as the device kernels see them.
 struct DeviceRegisters {
   const FoldProgram& p;
@@ -120,9 +113,10 @@ void CudaBackend::folded_conv_forward(const ForwardCall& call) {
                        true);
   // The kernel: the aux tensor in training (kept for backward), else in the workspace; the bias
   // (backward needs none of it) in the workspace.
-  Tensor kernel = call.training ? need(at(call.aux, 0), call.op, "kernel (aux)") : arena.tensor(kernel_desc(p, dtype)),
+  Tensor kernel =
+             call.training ? need(at(call.aux, 0), call.op, "kernel (aux)") : arena.tensor(fold_kernel_desc(p, dtype)),
          bias;
-  if (p.has_bias()) bias = arena.tensor(bias_desc(p, dtype));
+  if (p.has_bias()) bias = arena.tensor(fold_bias_desc(p, dtype));
   const DeviceRegisters regs(p, static_cast<float*>(arena.take(FoldLayout(p).elements * kFloat)));
   run_steps(dtype, regs, operands(call.params, call.op), stream_);
   kernels::fold_cut(dtype, regs.reg(p.result), cut_of(p), kernel.raw(), p.has_bias() ? bias.raw() : nullptr, false,
@@ -137,8 +131,8 @@ void CudaBackend::folded_conv_backward(const BackwardCall& call) {
   const FoldProgram& p = *call.op.fold;
   const DType dtype = call.graph.desc(call.op.inputs.at(0)).dtype;
   WorkspaceArena arena(call.workspace, folded_conv_workspace_bytes(call.graph, call.op, Phase::backward, true), true);
-  Tensor grad_kernel = arena.tensor(kernel_desc(p, dtype)), grad_bias;
-  if (p.has_bias()) grad_bias = arena.tensor(bias_desc(p, dtype));
+  Tensor grad_kernel = arena.tensor(fold_kernel_desc(p, dtype)), grad_bias;
+  if (p.has_bias()) grad_bias = arena.tensor(fold_bias_desc(p, dtype));
   const int64_t elements = FoldLayout(p).elements;
   const DeviceRegisters regs(p, static_cast<float*>(arena.take(elements * kFloat)));
   const DeviceRegisters grads(p, static_cast<float*>(arena.take(elements * kFloat)));

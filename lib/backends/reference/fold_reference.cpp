@@ -10,21 +10,6 @@
 namespace convbench::reference {
 namespace {
 
-// The folded conv as a plain conv op (the same inputs, output and geometry).
-Op conv_view(const Op& op) {
-  Op c = op;
-  c.kind = OpKind::conv;
-  c.fold = nullptr;
-  return c;
-}
-
-TensorDesc kernel_desc(const FoldProgram& p, DType dtype) {
-  return TensorDesc{p.weight_shape(), dtype, Layout::channels_first};
-}
-TensorDesc bias_desc(const FoldProgram& p, DType dtype) {
-  return TensorDesc{{p.out().out_channels}, dtype, Layout::channels_first};
-}
-
 std::vector<std::vector<double>> operand_values(const std::vector<const Tensor*>& params) {
   std::vector<std::vector<double>> v;
   for (const Tensor* t : params) v.push_back(load(required(t, "folded_conv", "parameter")));
@@ -42,19 +27,19 @@ void folded_conv_forward(const ForwardCall& call) {
   const DType dtype = call.graph.desc(call.op.inputs.at(0)).dtype;
   const std::vector<std::vector<double>> operands = operand_values(call.params);
   std::vector<double> registers(static_cast<size_t>(FoldLayout(p).elements));
-  std::vector<double> w(static_cast<size_t>(kernel_desc(p, dtype).numel())),
+  std::vector<double> w(static_cast<size_t>(fold_kernel_desc(p, dtype).numel())),
       b(static_cast<size_t>(p.out().out_channels));
   fold_forward(p, pointers(operands), registers.data(), w.data(), b.data());
   WorkspaceArena arena(call.workspace, fold_workspace(p, element_bytes(dtype), 0, false, call.training).total(), false);
   // The kernel: the aux tensor in training (kept for backward), else in the workspace; the bias
   // (backward needs none of it) in the workspace.
   Tensor kernel = call.training ? required(optional_at(call.aux, 0), "folded_conv", "kernel (aux)")
-                                : arena.tensor(kernel_desc(p, dtype)),
+                                : arena.tensor(fold_kernel_desc(p, dtype)),
          bias;
-  if (p.has_bias()) bias = arena.tensor(bias_desc(p, dtype));
+  if (p.has_bias()) bias = arena.tensor(fold_bias_desc(p, dtype));
   store(kernel, w);
   if (p.has_bias()) store(bias, b);
-  const Op conv = conv_view(call.op);
+  const Op conv = folded_conv_as_conv(call.op);
   ForwardCall c{call.graph, conv, call.inputs, {&kernel}, {}, call.output, {}, call.training, call.seed, nullptr};
   if (p.has_bias()) c.params.push_back(&bias);
   conv_forward(c);
@@ -64,9 +49,9 @@ void folded_conv_backward(const BackwardCall& call) {
   const FoldProgram& p = *call.op.fold;
   const DType dtype = call.graph.desc(call.op.inputs.at(0)).dtype;
   WorkspaceArena arena(call.workspace, fold_workspace(p, element_bytes(dtype), 0, true, true).total(), false);
-  Tensor grad_kernel = arena.tensor(kernel_desc(p, dtype)), grad_bias;
-  if (p.has_bias()) grad_bias = arena.tensor(bias_desc(p, dtype));
-  const Op conv = conv_view(call.op);
+  Tensor grad_kernel = arena.tensor(fold_kernel_desc(p, dtype)), grad_bias;
+  if (p.has_bias()) grad_bias = arena.tensor(fold_bias_desc(p, dtype));
+  const Op conv = folded_conv_as_conv(call.op);
   BackwardCall c{call.graph,       conv,           call.inputs, nullptr, {}, {}, call.grad_output,
                  call.grad_inputs, {&grad_kernel}, nullptr};
   c.params.push_back(&required(optional_at(call.aux, 0), "folded_conv", "kernel (aux)"));
