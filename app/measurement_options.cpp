@@ -7,7 +7,9 @@ namespace convbench::cli {
 void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memory_limit) {
   sub.add_option("--device", c.device, "auto | cpu | reference | cuda (auto: cuda when a GPU is usable, else cpu)")
       ->capture_default_str();
-  sub.add_option("--max-noise", c.run.measure.max_noise, "Stop sampling when stdev/mean is at most this")
+  sub.add_option("--max-noise", c.run.measure.max_noise,
+                 "Stop sampling when stdev/mean of the samples, or the half-width of the median's 95% confidence "
+                 "interval over the median, is at most this")
       ->check(finite_in(0, 1e6))
       ->capture_default_str();
   sub.add_option("--min-time", c.run.measure.min_time_s, "Measure at least this many seconds per phase")

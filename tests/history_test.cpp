@@ -190,7 +190,7 @@ HistoryRun synthetic_run(int index, int series, const std::string& gpu, const st
     r.predicted.peak_bytes = 1 << 20;
     std::vector<double> raw;
     for (int i = 0; i < samples; ++i) raw.push_back(level(s) * (1.0 + noise(rng)));
-    r.forward = summarize(raw, true);
+    r.forward = summarize(raw, "noise");
     set.rows.push_back(std::move(r));
   }
   return history_run_from_results(set, "run" + std::to_string(index) + ".json");

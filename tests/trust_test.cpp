@@ -13,7 +13,7 @@
 namespace convbench {
 namespace {
 
-TimeStats stats_of(std::vector<double> raw) { return summarize(raw, false); }
+TimeStats stats_of(std::vector<double> raw) { return summarize(raw, "timeout"); }
 
 ResultRow timed_row(std::vector<double> fwd, std::vector<double> bwd, std::vector<double> step) {
   ResultRow r;

@@ -1,6 +1,12 @@
-// When to stop taking samples (nvbench's "stdrel" criterion): once at least `min_samples`
-// samples and `min_time_s` seconds of measured time are in and the relative noise is at most
-// `max_noise` — or when `timeout_s` of wall time has passed, whatever the noise.
+// When to stop taking samples: once at least `min_samples` samples and `min_time_s` seconds of
+// measured time are in and either
+//   - the relative noise (stdev / mean of the samples) is at most `max_noise` (nvbench's "stdrel"
+//     criterion: the samples agree), or
+//   - the median's 95% confidence interval is within +-`max_noise` of it (the samples vary, as
+//     a CPU's do, but there are enough of them to pin the reported median down that closely:
+//     more samples shrink that interval, while they never shrink the spread itself);
+// or when `timeout_s` of wall time has passed, whatever the noise. The summary says which
+// (`TimeStats::stop`).
 #pragma once
 
 #include <functional>

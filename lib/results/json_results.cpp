@@ -82,25 +82,28 @@ std::optional<MemoryFigures> measured_from(const JsonField& mem) {
 }
 
 json time_stats(const TimeStats& t) {
-  return {{"median", t.median},
-          {"min", t.min},
-          {"max", t.max},
-          {"q1", t.q1},
-          {"q3", t.q3},
-          {"mean", t.mean},
-          {"noise", t.noise},
-          {"noise_met", t.noise_met},
-          {"samples", t.samples()},
-          {"raw_ms", t.raw_ms}};
+  json j = {{"median", t.median},
+            {"min", t.min},
+            {"max", t.max},
+            {"q1", t.q1},
+            {"q3", t.q3},
+            {"mean", t.mean},
+            {"noise", t.noise},
+            {"noise_met", t.noise_met},
+            {"samples", t.samples()},
+            {"raw_ms", t.raw_ms}};
+  if (!t.stop.empty()) j["stop"] = t.stop;
+  return j;
 }
 
 // Whether `a` and `b` agree to rounding (statistics recomputed from the raw samples).
 bool agrees(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-12; }
 
-// convbench writes noise and noise_met; the peer writes rel_stdev (null for one sample) and
-// stop ("converged" | "timeout"). Times are finite and non-negative; the order statistics are
-// ordered (min <= q1 <= median <= q3 <= max); with raw samples, their count, minimum, maximum and
-// median agree with them.
+// convbench writes noise, noise_met and stop ("noise" | "precision" | "timeout"; files written
+// before the precision rule have no stop); the peer writes rel_stdev (null for one sample) and
+// stop ("converged" for its noise rule | "precision" | "timeout"). Times are finite and non-negative; the order
+// statistics are ordered (min <= q1 <= median <= q3 <= max); with raw samples, their count, minimum, maximum and median
+// agree with them.
 std::optional<TimeStats> time_stats_from(const std::optional<JsonField>& t, const char* phase) {
   if (!t) return std::nullopt;
   const auto j = t->object(phase);
@@ -116,7 +119,9 @@ std::optional<TimeStats> time_stats_from(const std::optional<JsonField>& t, cons
   s.max = j->number("max", raw ? *std::max_element(s.raw_ms.begin(), s.raw_ms.end()) : std::max(s.q3, s.median));
   s.mean = j->number("mean", s.median);
   s.noise = j->find("noise") ? j->number("noise", 0.0) : j->number("rel_stdev", 0.0);
-  s.noise_met = j->find("noise_met") ? j->boolean("noise_met", false) : j->string("stop", "") == "converged";
+  s.stop = j->choice("stop", "", {"", "noise", "precision", "timeout", "converged"});
+  if (s.stop == "converged") s.stop = "noise";
+  s.noise_met = j->find("noise_met") ? j->boolean("noise_met", false) : (s.stop == "noise" || s.stop == "precision");
   if (!(s.min <= s.q1 && s.q1 <= s.median && s.median <= s.q3 && s.q3 <= s.max))
     j->fail("the statistics are out of order (min " + std::to_string(s.min) + ", q1 " + std::to_string(s.q1) +
             ", median " + std::to_string(s.median) + ", q3 " + std::to_string(s.q3) + ", max " + std::to_string(s.max) +

@@ -21,7 +21,8 @@ inline constexpr const char* kResultsSchema = "convbench.results/1";
 struct TimeStats {
   double median = 0, min = 0, max = 0, q1 = 0, q3 = 0, mean = 0;
   double noise = 0;        // stdev / mean of the samples
-  bool noise_met = false;  // the stopping rule's noise target was reached
+  bool noise_met = false;  // the stopping rule's target was reached (stop is not "timeout")
+  std::string stop;        // "noise", "precision" or "timeout" (measure/stopping_rule.hpp); "" when not recorded
   std::vector<double> raw_ms;
   int samples() const { return static_cast<int>(raw_ms.size()); }
 };
@@ -68,7 +69,7 @@ struct FoldedConvFacts {
 };
 
 // What a folded variant ({kind: folded}) is, next to its source, and the proof that it computes
-// what the source computes (README "Folded convolutions").
+// what the source computes (configs/README.md "Folded convolutions").
 struct FoldFacts {
   std::string source;               // the variant it folds
   std::string fold;                 // once | online
@@ -106,7 +107,7 @@ struct ResultRow {
   // SHA-256 of the variant's resolved op graph (variants/graph_hash.hpp): what the history keys a
   // series by. Empty in files written before it existed (and in the PyTorch peer's files).
   std::string graph_hash;
-  // The variant's memory policy (README "Memory policies"): none | recompute | inplace_abn |
+  // The variant's memory policy (configs/README.md "Memory policies"): none | recompute | inplace_abn |
   // inplace_act. A row with a policy also carries the hash of the graph without it, which is the
   // graph_hash of the row it is compared with (policy_table.hpp: what the policy buys).
   std::string memory_policy = "none";

@@ -25,7 +25,20 @@ double relative_noise(const std::vector<double>& s) {
   return mean > 0 ? stdev / mean : INFINITY;
 }
 
-TimeStats summarize(const std::vector<double>& s, bool noise_met) {
+double median_precision(std::vector<double> s) {
+  const size_t n = s.size();
+  if (n < 2) return INFINITY;
+  std::sort(s.begin(), s.end());
+  const double half = 1.96 * std::sqrt(static_cast<double>(n)) / 2.0;
+  const double centre = static_cast<double>(n) / 2.0;
+  // 1-based ranks of the interval's ends, clamped to the samples.
+  const auto lo = static_cast<size_t>(std::max(1.0, std::floor(centre - half)));
+  const auto hi = static_cast<size_t>(std::min(static_cast<double>(n), std::ceil(centre + half + 1.0)));
+  const double median = quantile(s, 0.5);
+  return median > 0 ? (s[hi - 1] - s[lo - 1]) / (2.0 * median) : INFINITY;
+}
+
+TimeStats summarize(const std::vector<double>& s, const std::string& stop) {
   TimeStats t;
   t.raw_ms = s;
   t.median = quantile(s, 0.5);
@@ -36,7 +49,8 @@ TimeStats summarize(const std::vector<double>& s, bool noise_met) {
   t.mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
   const double noise = relative_noise(s);
   t.noise = std::isfinite(noise) ? noise : 0.0;
-  t.noise_met = noise_met;
+  t.stop = stop;
+  t.noise_met = stop != "timeout";
   return t;
 }
 

@@ -107,7 +107,7 @@ def parse_args(argv):
     p.add_argument("spec", help="spec file (.yaml, .yml or .json), or a resolved spec (.json)")
     p.add_argument("--json", dest="json_out", help="results file to write")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("--max-noise", type=float, default=0.005, help="relative stdev to stop at")
+    p.add_argument("--max-noise", type=float, default=0.005, help="stop when the relative stdev, or the median's 95%% confidence half-width over the median, is at most this")
     p.add_argument("--min-time", type=float, default=0.5, help="seconds of samples at least")
     p.add_argument("--min-samples", type=int, default=10)
     p.add_argument("--timeout", type=float, default=15.0, help="seconds per measurement at most")

@@ -102,18 +102,38 @@ def relative_noise(samples):
     return statistics.stdev(samples) / mean if mean > 0 else math.inf
 
 
+def median_precision(samples):
+    """Half the width of the median's distribution-free 95% confidence interval over the median
+    (ranks n/2 -+ 1.96 sqrt(n)/2), as convbench's results/sample_stats.cpp computes it."""
+    n = len(samples)
+    if n < 2:
+        return math.inf
+    s = sorted(samples)
+    half, centre = 1.96 * math.sqrt(n) / 2.0, n / 2.0
+    lo = int(max(1.0, math.floor(centre - half)))
+    hi = int(min(float(n), math.ceil(centre + half + 1.0)))
+    median = float(np.percentile(s, 50))
+    return (s[hi - 1] - s[lo - 1]) / (2.0 * median) if median > 0 else math.inf
+
+
 def measure(sample, opts):
-    samples, busy_s = [], 0.0
+    """convbench's stopping rule (lib/measure/stopping_rule.hpp): enough samples and time, then
+    the samples' noise or the median's confidence interval within max_noise, or the timeout."""
+    samples, busy_s, next_precision_check = [], 0.0, 0
     start = time.perf_counter()
     while True:
         ms = sample()
         samples.append(ms)
         busy_s += ms / 1e3
+        enough = len(samples) >= opts.min_samples and busy_s >= opts.min_time
+        if enough and relative_noise(samples) <= opts.max_noise:
+            return summarize(samples, "converged")
+        if enough and len(samples) >= next_precision_check:
+            if median_precision(samples) <= opts.max_noise:
+                return summarize(samples, "precision")
+            next_precision_check = len(samples) + max(1, len(samples) // 10)
         if time.perf_counter() - start >= opts.timeout:
             return summarize(samples, "timeout")
-        if (len(samples) >= opts.min_samples and busy_s >= opts.min_time
-                and relative_noise(samples) <= opts.max_noise):
-            return summarize(samples, "converged")
 
 
 def time_row(runner, opts):
