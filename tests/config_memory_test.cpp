@@ -14,17 +14,12 @@
 #include "measure/variant_runner.hpp"
 #include "spec/spec_loader.hpp"
 #include "variants/variant_builder.hpp"
+#include "shipped_configs.hpp"
 
 namespace convbench {
 namespace {
 
-std::vector<std::string> config_files() {
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(CONVBENCH_SOURCE_DIR) + "/configs"))
-    files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+std::vector<std::string> config_files() { return shipped_configs(); }
 
 // A whole network (configs/vbnet.yaml, resnet50.yaml) at the smallest size its downsampling
 // stages still fit: batch 2 (a training batch norm needs two values per channel, and the deepest

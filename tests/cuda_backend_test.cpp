@@ -42,6 +42,7 @@
 #include "spec/spec_loader.hpp"
 #include "test_blocks.hpp"
 #include "variants/variant_builder.hpp"
+#include "shipped_configs.hpp"
 
 namespace convbench {
 namespace {
@@ -612,12 +613,7 @@ BlockSpec shrunk(BlockSpec b) {
 }
 
 std::vector<std::string> config_files() {
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(CONVBENCH_SOURCE_DIR) + "/configs"))
-    if (e.path().extension() == ".yaml" || e.path().extension() == ".yml" || e.path().extension() == ".json")
-      files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
+  return shipped_configs();
 }
 
 TEST(GpuVariants, EveryConfigVariantMatchesTheReference) {

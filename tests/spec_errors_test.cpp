@@ -9,6 +9,7 @@
 
 #include "spec/spec_loader.hpp"
 #include "variants/variant_builder.hpp"
+#include "shipped_configs.hpp"
 
 namespace convbench {
 namespace {
@@ -675,11 +676,11 @@ TEST(SpecErrors, MutatedConfigsGiveASpecOrALocatedSpecError) {
   // Random edits of the shipped configs (fixed seed): every result is a Spec or a InputError
   // that names the file; nothing else escapes.
   std::vector<std::pair<std::string, std::string>> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(CONVBENCH_SOURCE_DIR) + "/configs")) {
-    std::ifstream in(entry.path());
+  for (const std::string& config : shipped_configs()) {
+    std::ifstream in(config);
     std::stringstream text;
     text << in.rdbuf();
-    files.emplace_back(entry.path().filename().string(), text.str());
+    files.emplace_back(std::filesystem::path(config).filename().string(), text.str());
   }
   ASSERT_FALSE(files.empty());
   std::mt19937 rng(2024);
