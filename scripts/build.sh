@@ -12,6 +12,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
+# ccache: a second clone on the same machine (CI's) hits the first one's objects.
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 build_dir=${CONVBENCH_BUILD_DIR:-$root/build}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

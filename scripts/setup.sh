@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# Installs what convbench needs to build, run and test on Debian 12, when it is missing.
-# Idempotent: does nothing (and needs no network) when everything is present.
+# Installs what convbench needs on Debian 12, when it is missing, in two parts: what building and
+# running the `convbench` program needs (the main command, scripts/convbench), and what the tests
+# need besides (scripts/test.sh). Idempotent: does nothing (and needs no network) when everything
+# is present.
 #
-#   scripts/setup.sh          install what is missing (apt-get, as root or through sudo)
-#   scripts/setup.sh --list   print the package list, one per line, and install nothing
+#   scripts/setup.sh                install what building and running convbench needs
+#   scripts/setup.sh --tests        install that and everything the tests use
+#   scripts/setup.sh --list [build|tests]
+#                                   print the package list (both parts, or one), one per line,
+#                                   and install nothing
 #
 # Packages are installed with --no-install-recommends, so every package the build, the main
 # command or a test uses must be named here or be a dependency (Depends, not Recommends) of one
 # named here. scripts/check-deps.py (ctest `setup_covers_build_dependencies`) checks exactly
-# that against what CMake found and what the Python tests import.
+# that against what CMake found and what the Python tests import, and that a build without the
+# tests needs nothing from the tests' part.
 set -euo pipefail
 
-packages=(
-  # the build
+build_packages=(
+  # the compilers and the build (ccache makes a rebuild after a branch switch quick)
   build-essential cmake ccache pkg-config git
+  # the libraries convbench links
   libcli11-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev
-  libgtest-dev libbenchmark-dev
   # oneDNN (the cpu backend); its CMake config calls find_package(OpenCL), whose library and
   # headers come from ocl-icd-opencl-dev, only a Recommends of libdnnl-dev
   libdnnl-dev ocl-icd-opencl-dev
+  # convbench history: the results store is SQLite
+  libsqlite3-dev
+)
+
+test_packages=(
+  # the unit tests (GoogleTest, through ctest)
+  libgtest-dev
   # the host code compiled a second time with clang (scripts/clang-check.sh, run by the tests):
   # clang's OpenMP, and the LLVM tools CMake picks for a clang build when they are present
   clang-14 libomp-14-dev llvm-14 lld-14
@@ -26,12 +39,13 @@ packages=(
   libclang-rt-14-dev
   # the code's style (.clang-format; ctest `code_follows_clang_format`, scripts/format.sh)
   clang-format-14
-  # the tests: PyTorch and NumPy as the peer, PyYAML to read the specs, pdflatex with booktabs
-  # for the LaTeX output
-  python3-yaml python3-numpy python3-torch
+  # the Python tests: NumPy, PyYAML to read the specs
+  python3-yaml python3-numpy
   # the peer environment (scripts/setup-peers.sh): a virtual environment from Debian's python3 with
-  # current PyTorch from PyPI, and the Python headers torch.compile's C++ kernels are built with
+  # current PyTorch from PyPI (the tests' PyTorch peer), and the Python headers torch.compile's C++
+  # kernels are built with
   python3-venv python3-dev
+  # pdflatex with booktabs for the LaTeX output
   texlive-latex-base texlive-latex-recommended
   # Google Benchmark's tools/compare.py, which reads --gbench-json, and the SciPy it imports for
   # its U test (not a dependency of the package)
@@ -45,15 +59,23 @@ packages=(
   # `convbench slurm` calls sbatch and squeue; its test starts a one-machine cluster with Debian's
   # daemons (tests/slurm_cluster_test.sh)
   slurmctld slurmd slurm-client
-  # convbench history: the results store is SQLite; its shell reads the store in a test, as a
-  # user inspecting the documented tables would
-  libsqlite3-dev sqlite3
+  # the SQLite shell reads the history in a test, as a user inspecting the documented tables would
+  sqlite3
 )
 
-if [ "${1:-}" = --list ]; then
-  printf '%s\n' "${packages[@]}"
-  exit 0
-fi
+case "${1:-}" in
+  --list)
+    case "${2:-}" in
+      "") printf '%s\n' "${build_packages[@]}" "${test_packages[@]}" ;;
+      build) printf '%s\n' "${build_packages[@]}" ;;
+      tests) printf '%s\n' "${test_packages[@]}" ;;
+      *) echo "setup: --list takes build or tests, not $2" >&2; exit 2 ;;
+    esac
+    exit 0 ;;
+  --tests) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  "") packages=("${build_packages[@]}") ;;
+  *) echo "setup: unknown argument $1 (see the comment at the top of scripts/setup.sh)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
