@@ -15,7 +15,8 @@
 # Usage: scripts/fresh-debian-check.sh [DIR]      (default /tmp/convbench-fresh-debian)
 # Needs root, and network access to the Debian mirror this machine's apt uses. It installs
 # debootstrap on this machine when missing; the root is rebuilt from scratch on every run.
-# Takes about 20-30 minutes on 2 cores (debootstrap, the packages, the build, the tests).
+# Takes about 40 minutes on 2 cores (debootstrap, the packages, the build, the tests); the
+# figures of the last run are in scripts/README.md, "The first hour on a fresh machine".
 set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/tmp/convbench-fresh-debian}
@@ -57,6 +58,16 @@ if [ -f /etc/apt/sources.list.d/debian.sources ]; then
   cp /etc/apt/sources.list.d/debian.sources "$chroot_dir/etc/apt/sources.list.d/"
 fi
 cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf"
+# This machine's way to PyPI (its pip.conf and the certificate bundle it names), for the peer
+# environment the test command makes: network configuration, like the apt sources above.
+if [ -f /etc/pip.conf ]; then
+  cp /etc/pip.conf "$chroot_dir/etc/pip.conf"
+  cert=$(awk -F' *= *' '$1 == "cert" {print $2}' /etc/pip.conf)
+  if [ -n "$cert" ] && [ -f "$cert" ]; then
+    mkdir -p "$chroot_dir$(dirname "$cert")"
+    cp "$cert" "$chroot_dir$cert"
+  fi
+fi
 packages_before=$(chroot "$chroot_dir" dpkg-query -W -f='${Package}\n' | wc -l)
 
 # A fresh clone of what is committed here, as a new user gets it.
@@ -95,6 +106,18 @@ done
     printf '%-55s exit %s  %dm%02ds  (%s.log)\n' "$command" "$rc" $((seconds / 60)) $((seconds % 60)) "$name"
   done
   echo "packages after: $packages_after (installed by scripts/setup.sh with their dependencies)"
+  # The test command's steps, from the times it prints as each begins.
+  python3 - "$work/test.log" <<'PY'
+import re, sys
+steps = [(m.group(1), m.group(2)) for m in
+         (re.match(r"^test\.sh: (.*) \((\d\d:\d\d:\d\d)\)$", l.rstrip()) for l in open(sys.argv[1], errors="replace")) if m]
+def secs(t):
+    h, m, s = map(int, t.split(":"))
+    return h * 3600 + m * 60 + s
+for (name, start), (_, end) in zip(steps, steps[1:]):
+    d = (secs(end) - secs(start)) % 86400
+    print(f"  test.sh step {d // 60:3d}m{d % 60:02d}s  {name}")
+PY
   tail -3 "$work/test.log" | sed 's/^/test.log: /'
 } | tee "$work/fresh-debian-check.log"
 exit "$status"

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Fails when one test took longer than its tier allows, so the suite cannot quietly grow back.
+
+    scripts/test-budgets.py JUNIT.xml [--build DIR] [--labels LABELS.json]
+
+JUNIT.xml is what `ctest --output-junit` wrote (scripts/test.sh writes
+build/Testing/convbench-junit.xml); the tests' labels come from `ctest --show-only=json-v1` in
+the build folder. A test's budget is the largest of its labels' budgets below (a `slow` label
+gives no extra time: the tier's budget already allows for its slow tests). The times are those of
+the parallel run (`ctest -j nproc` on 2 cores: each test shares the machine with another), which
+is how CI measures them. Prints the ten slowest tests with their budgets, then every test over
+its budget; exit 1 when there is one.
+
+A test that needs more than its tier's budget should become cheaper, or move to a heavier script
+with a bounded slice in the suite (scripts/README.md, "The test command and its tiers"); raising a
+budget here is a decision to make in a commit of its own, with the reason.
+"""
+import argparse
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+# Seconds one test of the tier may take in the parallel run. Measured on the 2-vCPU VM
+# (2026-11-27): the slowest unit test 40 s (ConfigMemory at full size), cli 28 s, peer 177 s
+# (torch_peer), timing 51 s, docs (each document) under 150 s.
+BUDGETS = {
+    "unit": 90,
+    "cli": 90,
+    "docs": 240,
+    "peer": 300,
+    "setup": 60,
+    "style": 60,
+    "cluster": 90,
+    "timing": 120,
+    "gpu": 300,
+}
+DEFAULT = 60  # a test with none of these labels
+
+
+def labels_of(build):
+    out = subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, capture_output=True, text=True, check=True).stdout
+    labels = {}
+    for test in json.loads(out).get("tests", []):
+        found = []
+        for prop in test.get("properties", []):
+            if prop.get("name") == "LABELS":
+                found = list(prop.get("value", []))
+        labels[test["name"]] = found
+    return labels
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("junit")
+    parser.add_argument("--build", help="the build folder (default: the one holding JUNIT's Testing/)")
+    parser.add_argument("--labels", help="a JSON file {test: [labels]} instead of asking ctest (for tests)")
+    args = parser.parse_args()
+    junit = Path(args.junit).resolve()
+    build = Path(args.build) if args.build else junit.parent.parent
+    labels = json.loads(Path(args.labels).read_text()) if args.labels else labels_of(build)
+    rows = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name, seconds = case.get("name"), float(case.get("time", "0"))
+        if case.get("status") == "notrun":
+            continue
+        own = labels.get(name, [])
+        budget = max((BUDGETS[l] for l in own if l in BUDGETS), default=DEFAULT)
+        rows.append((seconds, name, budget, ",".join(own) or "-"))
+    if not rows:
+        print(f"test-budgets: no test times in {junit}", file=sys.stderr)
+        return 1
+    rows.sort(reverse=True)
+    print("test-budgets: the slowest tests (seconds in the parallel run / budget of their tier):")
+    for seconds, name, budget, own in rows[:10]:
+        print(f"  {seconds:7.1f} / {budget:4d}  {name}  [{own}]")
+    over = [r for r in rows if r[0] > r[2]]
+    for seconds, name, budget, own in over:
+        print(f"error: {name} [{own}] took {seconds:.1f} s, over its budget of {budget} s: make it cheaper, or "
+              "move its heavy part to its own script (scripts/test-budgets.py says how)", file=sys.stderr)
+    total = sum(r[0] for r in rows)
+    print(f"test-budgets: {len(rows)} tests, {total:.0f} test-seconds, {len(over)} over budget")
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
