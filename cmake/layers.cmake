@@ -7,7 +7,7 @@
 # finds no such file, because measure does not depend on report. (A quoted include is looked up
 # next to the including file first, lib/measure/report/..., which does not exist either.)
 #
-# The order, bottom to top (README "Source layout" says what each holds):
+# The order, bottom to top (lib/README.md "Layout of the code" says what each holds):
 #   graph < ops (op definitions) < spec < variants;  ops < transforms (folding) < variants;
 #   ops < runtime < analysis;
 #   runtime < backends (with kernels/)

@@ -10,7 +10,7 @@
 #   KEEP_NEW=/path/new.json                            keep the checked run's results file there
 #
 # The figure depends on the machine and on what else runs on it: say which, and how busy, when
-# you report it (README "convbench history").
+# you report it (lib/history/README.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}

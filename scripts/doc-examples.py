@@ -9,10 +9,16 @@ An example is a fenced code block right after a marker comment:
                                           must match
     <!-- example: measured vary=REGEX --> also ignore the lines matching REGEX (sentences whose
                                           wording follows the measured times)
+    <!-- example: measured cpu="MODEL" -->  the output names the CPU it ran on (a history's
+                                          series): MODEL, the one the document shows, and this
+                                          machine's are compared as one (--update writes MODEL)
     <!-- example: peer -->                run with the peer environment's Python first on PATH
                                           (.venv-peers); skipped, saying why, where it is not ready
     <!-- example: recorded=PATH -->       not run here (a GPU's output, say): every output line
                                           must appear, in order, in the committed file PATH
+    <!-- example: if="COMMAND" -->         run only where COMMAND succeeds (in the scratch folder),
+                                          else skip, saying why: an output that only a machine
+                                          with the CUDA backend built gives, say
     <!-- example: root -->                 needs root (device nodes, mounts); skipped, saying why,
                                           for another user
     <!-- example: timeout=SECONDS -->      longer than the default 120 s
@@ -26,7 +32,8 @@ order, in one scratch folder per document, so a later example may read what an e
 that folder holds `convbench` on PATH (the build's), links to the repository's configs/, scripts/,
 tests/, results/ and build/, and a copy of the document's fixtures: the files of
 tests/data/doc-examples/NAME/, NAME being the document's folder with `/` as `-` (`top` for
-README.md, `lib-report` for lib/report/README.md).
+README.md, `lib-report` for lib/report/README.md), after those of tests/data/doc-examples/shared/
+(files two documents show).
 
 A fenced block with a `$ ` command followed by output lines but no marker is an error: every
 output shown in the documents is either run here or quoted from a committed record.
@@ -91,7 +98,7 @@ def parse_options(text, where):
     options = {}
     for token in shlex.split(text or ""):
         key, _, value = token.partition("=")
-        if key not in ("measured", "vary", "peer", "root", "recorded", "timeout", "exit"):
+        if key not in ("measured", "vary", "cpu", "peer", "root", "if", "recorded", "timeout", "exit"):
             raise SystemExit(f"{where}: unknown example option {key!r}")
         options[key] = value if value else True
     return options
@@ -169,9 +176,23 @@ def parse(doc):
     return examples, problems
 
 
-def normalise(lines, options):
-    """The lines as they are compared: exact, or with what a measurement changes taken out."""
+def this_cpu():
+    """The CPU model this machine names in results (/proc/cpuinfo's model name), or None."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def normalise(lines, options, cpu=None):
+    """The lines as they are compared: exact, or with what a measurement changes taken out.
+    `cpu`: a CPU model to compare as any CPU (the document's, or this machine's)."""
     out = [line.rstrip() for line in lines]
+    if cpu:
+        out = [line.replace(cpu, "<cpu>") for line in out]
     if options.get("measured"):
         vary = re.compile(options["vary"]) if isinstance(options.get("vary"), str) else None
         kept = []
@@ -255,11 +276,12 @@ def scratch_folder(binary, tmp, doc):
     for name in (".venv-peers", ".venv-peers.d"):
         if (ROOT / name).exists():
             (tmp / name).symlink_to(ROOT / name)
-    fixtures = fixture_folder(doc)
-    if fixtures.is_dir():
+    for fixtures in (ROOT / "tests" / "data" / "doc-examples" / "shared", fixture_folder(doc)):
+        if not fixtures.is_dir():
+            continue
         for f in fixtures.iterdir():
             if f.is_dir():
-                shutil.copytree(f, tmp / f.name, symlinks=True)
+                shutil.copytree(f, tmp / f.name, symlinks=True, dirs_exist_ok=True)
             else:
                 shutil.copy(f, tmp / f.name, follow_symlinks=False)
     return bindir
@@ -321,6 +343,11 @@ def run_example(ex, workdir, bindir, peer_bin):
     if len(outputs) != len(ex.commands):
         return None, status, f"the commands did not all run (bash printed {len(outputs)} of {len(ex.commands)})"
     return outputs, status, None
+
+
+def condition_holds(command, workdir, bindir):
+    env = dict(os.environ, PATH=f"{bindir}:/usr/local/bin:/usr/bin:/bin")
+    return subprocess.run(["bash", "-c", command], cwd=workdir, env=env, capture_output=True).returncode == 0
 
 
 def check_recorded(ex):
@@ -388,6 +415,10 @@ def main():
                     print(f"doc-examples: {ex.where}: skipped: needs root", file=sys.stderr)
                     skipped += 1
                     continue
+                if "if" in ex.options and not condition_holds(ex.options["if"], workdir, bindir):
+                    print(f"doc-examples: {ex.where}: skipped: `{ex.options['if']}` does not hold here", file=sys.stderr)
+                    skipped += 1
+                    continue
                 if ex.options.get("peer") and peer_bin is None:
                     print(f"doc-examples: {ex.where}: skipped: {peer_why}", file=sys.stderr)
                     skipped += 1
@@ -404,7 +435,8 @@ def main():
                 for (command, expected), actual in zip(ex.commands, outputs):
                     while actual and not actual[-1].strip():
                         actual.pop()
-                    exp_n, act_n = normalise(expected, ex.options), normalise(actual, ex.options)
+                    exp_n = normalise(expected, ex.options, ex.options.get("cpu") if ex.options.get("measured") else None)
+                    act_n = normalise(actual, ex.options, this_cpu() if ex.options.get("cpu") else None)
                     ok = matches([e if e != "..." else "..." for e in exp_n], act_n)
                     if not ok:
                         drifted = True
@@ -429,6 +461,11 @@ def main():
                     new_body += new_out
                 if drifted and args.update:
                     replacements.append((ex.body_start, ex.body_end, [ex.indent + b if b else b for b in new_body]))
+                    cpu = this_cpu()
+                    if "cpu" in ex.options and cpu and ex.options["cpu"] != cpu:
+                        # The output now names this machine's CPU: the marker says so.
+                        marker_line = ex.body_start - 2
+                        lines[marker_line] = lines[marker_line].replace(f'cpu="{ex.options["cpu"]}"', f'cpu="{cpu}"')
         if replacements:
             for start, end, body in sorted(replacements, reverse=True):
                 lines[start:end] = body

@@ -335,7 +335,7 @@ for name in sorted(os.listdir(parts)):
 with open(target, "w") as f:
     json.dump(merged, f, indent=1)
 print(f"merged {len(merged)} result files into {target}")
-# Eager against graph replay, and the SM clock around each row, for the results README.
+# Eager against graph replay, and the SM clock around each row, for results/README.md.
 print("\n| config | block [point] / variant | eager ms | graph ms | graph / eager | SM clock MHz |")
 print("|---|---|---|---|---|---|")
 for config, doc in merged.items():

@@ -12,9 +12,9 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "measure/variant_runner.hpp"
+#include "shipped_configs.hpp"
 #include "spec/spec_loader.hpp"
 #include "variants/variant_builder.hpp"
-#include "shipped_configs.hpp"
 
 namespace convbench {
 namespace {

@@ -39,10 +39,10 @@
 #include "ops/autograd_rules.hpp"
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
+#include "shipped_configs.hpp"
 #include "spec/spec_loader.hpp"
 #include "test_blocks.hpp"
 #include "variants/variant_builder.hpp"
-#include "shipped_configs.hpp"
 
 namespace convbench {
 namespace {
@@ -612,9 +612,7 @@ BlockSpec shrunk(BlockSpec b) {
   return b;
 }
 
-std::vector<std::string> config_files() {
-  return shipped_configs();
-}
+std::vector<std::string> config_files() { return shipped_configs(); }
 
 TEST(GpuVariants, EveryConfigVariantMatchesTheReference) {
   REQUIRE_CUDA_DEVICE();

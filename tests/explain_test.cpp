@@ -11,9 +11,9 @@
 #include "cli_harness.hpp"
 #include "explain/explain_rules.hpp"
 #include "explain/explanation_output.hpp"
+#include "shipped_configs.hpp"
 #include "spec/spec_loader.hpp"
 #include "variants/variant_builder.hpp"
-#include "shipped_configs.hpp"
 
 namespace convbench {
 namespace {

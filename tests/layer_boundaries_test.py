@@ -3,7 +3,7 @@
 
 For every layer L and every layer M, preprocesses `#include "<M>/<a header of M>"` with the exact
 flags a source file of L is compiled with (compile_commands.json) and checks that it resolves
-exactly when M is L itself or below it in the order README's "Source layout" documents. So the
+exactly when M is L itself or below it in the order lib/README.md "Layout of the code" documents. So the
 CMake wiring cannot drift from the documented order in either direction: an upward include fails
 to build, and a layer cannot lose a dependency it is meant to have.
 

@@ -1,4 +1,4 @@
-// Memory policies (README "Memory policies") on the executor and the memory model: a transformed
+// Memory policies (configs/README.md "Memory policies") on the executor and the memory model: a transformed
 // graph's gradients equal its plain graph's (the policy changes what is kept, never what is
 // computed), the allocator's measured statistics equal the model's prediction byte for byte on
 // the reference and cpu backends, and each policy's own rule holds (what recompute keeps and runs

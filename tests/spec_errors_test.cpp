@@ -7,9 +7,9 @@
 #include <random>
 #include <sstream>
 
+#include "shipped_configs.hpp"
 #include "spec/spec_loader.hpp"
 #include "variants/variant_builder.hpp"
-#include "shipped_configs.hpp"
 
 namespace convbench {
 namespace {

@@ -6,11 +6,11 @@
 #include <sstream>
 
 #include "ops/op_registry.hpp"
+#include "shipped_configs.hpp"
 #include "spec/input_file.hpp"
 #include "spec/spec_loader.hpp"
 #include "spec/utf8.hpp"
 #include "variants/variant_builder.hpp"
-#include "shipped_configs.hpp"
 
 namespace convbench {
 namespace {

@@ -1024,7 +1024,7 @@ blocks:
                     self.assertLess((got - want).abs().max().item(), 1e-10)
 
     def test_folded_variants_match_pytorch(self):
-        # Folding (README "Folded convolutions"), folded by the peer on its own (peer/fold.py: each
+        # Folding (configs/README.md "Folded convolutions"), folded by the peer on its own (peer/fold.py: each
         # folded conv's kernel probed from the source's ops with impulses): its folded modules
         # compute what their sources compute (float64, and in training the same gradients), their
         # counts equal analyze's, `convbench verify` replays the training steps of the online folds

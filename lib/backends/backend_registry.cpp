@@ -20,7 +20,7 @@ DeviceChoice choose_device(const std::string& requested) {
     if (!build_info::with_cuda)
       throw std::invalid_argument(
           "cuda: this convbench was built without the CUDA backend "
-          "(configure with CUDA and cuDNN present, see README)");
+          "(configure with CUDA and cuDNN present, see lib/backends/README.md)");
 #if CONVBENCH_WITH_CUDA
     if (const auto why = cuda::cuda_unavailable_reason()) throw std::invalid_argument("cuda: " + *why);
 #endif

@@ -58,7 +58,7 @@ struct LaunchFacts {
   std::optional<double> outside_ops_share;  // 1 - sum / headline time, floored at 0
 };
 
-// What the variant's memory policy did (README "Memory policies"), from its graph.
+// What the variant's memory policy did (configs/README.md "Memory policies"), from its graph.
 struct PolicyFacts {
   std::string policy = "none";
   std::vector<std::string> in_place;      // ops that write over their input

@@ -145,7 +145,7 @@ std::string render(const Explanation& e, Style style) {
                                "with each stage's share of the variant's params, GMAC, saved bytes and headline time; "
                                "a stage shows no time unless every op in it was timed. "
                              : "") +
-      "Sentences are generated from these figures by fixed rules (README, \"Reading an explanation\").");
+      "Sentences are generated from these figures by fixed rules (lib/explain/README.md, \"Reading an explanation\").");
   return out.str();
 }
 

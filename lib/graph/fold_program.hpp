@@ -1,5 +1,5 @@
 // A fold program: how one convolution's kernel (and bias) is computed from the weights of a
-// linear subgraph it replaces (lib/transforms/ builds it; README "Folded convolutions").
+// linear subgraph it replaces (lib/transforms/ builds it; configs/README.md "Folded convolutions").
 //
 // The program works on registers, each a linear map from the region's source value x to one of
 // its values v, held as a dense kernel K[out][in][taps] (taps per spatial dim, padded to three

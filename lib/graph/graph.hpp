@@ -35,7 +35,7 @@ struct Param {
   ParamInit init = ParamInit::uniform_fan_in;
 };
 
-// How a variant trades time for memory (README "Memory policies"); the variant builder applies it
+// How a variant trades time for memory (configs/README.md "Memory policies"); the variant builder applies it
 // (variants/memory_policy.hpp) and records what it did in the graph, which the executor, the
 // memory model, the counts and the graph hash all read:
 //  none        - PyTorch autograd's saving rules, as they are;

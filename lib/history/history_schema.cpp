@@ -33,7 +33,7 @@ CREATE TABLE series (
   mode TEXT NOT NULL,               -- train | infer
   backend TEXT NOT NULL,
   device_model TEXT NOT NULL,       -- the GPU's name (cuda) or the CPU's model name
-  device_key TEXT NOT NULL,         -- versions and speed settings of the device (JSON; see README)
+  device_key TEXT NOT NULL,         -- versions and speed settings of the device (JSON; see lib/history/README.md)
   key_json TEXT NOT NULL            -- every field above, as hashed
 );
 CREATE TABLE measurements (

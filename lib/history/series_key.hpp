@@ -18,7 +18,7 @@ namespace convbench {
 struct SeriesKey {
   std::string block, variant, point, graph_hash, graph_hash_source, dtype, layout, mode;
   std::string backend, device_model;
-  // Versions and speed settings of the device, in a fixed order (README "convbench history"):
+  // Versions and speed settings of the device, in a fixed order (lib/history/README.md):
   // cuda: driver, CUDA runtime, cuDNN, compute capability, SM count and memory size (a MIG slice
   // shows fewer of both), max SM and memory clocks; cpu: oneDNN, threads, CPUs allowed, hardware
   // threads. Fields the file does not record are left out.

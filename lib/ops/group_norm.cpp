@@ -9,7 +9,7 @@ OpDefinition define_group_norm() {
   OpDefinition d;
   d.kind = OpKind::group_norm;
   d.fields = {{"norm_groups", FieldKind::positive_int}};
-  // A custom group_norm's groups default to 16 (not the block's norm_groups: README).
+  // A custom group_norm's groups default to 16 (not the block's norm_groups: configs/README.md).
   d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
     op.norm.groups = f.get<int64_t>("norm_groups").value_or(16);
   };

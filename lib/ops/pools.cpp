@@ -33,7 +33,7 @@ OpShape infer_pool(const Graph& graph, Op& op) {
   return s;
 }
 
-// A custom pool downsamples by 2 unless told otherwise (README "Custom variants"): kernel 2,
+// A custom pool downsamples by 2 unless told otherwise (configs/README.md "Custom variants"): kernel 2,
 // stride the kernel, padding 0 ("same": (kernel - 1) / 2).
 void apply_pool_fields(const OpFieldValues& f, const FieldContext& c, Op& op) {
   PoolAttrs& a = op.pool;

@@ -1,4 +1,4 @@
-// The lines under a block's table for its folded variants (README "Folded convolutions"): what
+// The lines under a block's table for its folded variants (configs/README.md "Folded convolutions"): what
 // each folds into what, the proof that it equals its source (the maximum relative error on the
 // reference backend in float64), and what the fold buys against its source, generated from the
 // rows' facts: "what it buys: 1 op instead of 5; keeps 1 tensor instead of 3 for backward:

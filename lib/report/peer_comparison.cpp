@@ -12,7 +12,8 @@ namespace {
 
 constexpr const char* kCountersNote =
     "its rule predicts: the counter's number computed from convbench's MACs and the ops' element counts by the "
-    "counter's documented rule (scripts/peer/counters.py, README \"The FLOP counters side by side\"); BROKEN: the "
+    "counter's documented rule (scripts/peer/counters.py, scripts/README.md, \"The FLOP counters side by side\"); "
+    "BROKEN: the "
     "counter no longer gives its explained number.";
 
 bool has_counts(const ResultRow& r) {

@@ -1,4 +1,4 @@
-// What a memory policy buys (README "Memory policies"): per row that runs with a policy, the
+// What a memory policy buys (configs/README.md "Memory policies"): per row that runs with a policy, the
 // same variant without it side by side (the row of the block whose graph_hash is the policy row's
 // plain_graph_hash: a variant written twice with and without `memory_policy`, or one variant at
 // two points of a `memory_policy` sweep): the tensors and bytes kept for backward, the peak and

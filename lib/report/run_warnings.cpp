@@ -33,9 +33,10 @@ std::vector<std::string> row_warnings(const ResultRow& r) {
   if (const TrustAssessment trust = assess_trust(r); trust.level != Trust::ok) {
     std::string line = key_of(r).text() + ": " + to_string(trust.level) + ": ";
     for (size_t i = 0; i < trust.evidence.size(); ++i) line += (i ? "; " : "") + trust.evidence[i];
-    line += trust.level == Trust::disturbed
-                ? ". Do not use these times: re-run on an idle machine (see README, \"Quiet measurements\")"
-                : ". Compare these times with care";
+    line +=
+        trust.level == Trust::disturbed
+            ? ". Do not use these times: re-run on an idle machine (see lib/measure/README.md, \"Quiet measurements\")"
+            : ". Compare these times with care";
     out.push_back(std::move(line));
   }
   return out;

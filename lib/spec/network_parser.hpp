@@ -1,4 +1,4 @@
-// Reads one network of the `networks:` section at one sweep point (README "Networks"): its input,
+// Reads one network of the `networks:` section at one sweep point (configs/README.md "Networks"): its input,
 // its slot defaults and its variants, with located errors. Units and stages are checked for their
 // structure here (maps, lists, unique stage names); what they mean is checked when a variant is
 // expanded (variants/network_builder.hpp), which `validate` and every command do before running.

@@ -1,4 +1,4 @@
-// A network of the spec's `networks:` section (README "Networks"): one input run through stages
+// A network of the spec's `networks:` section (configs/README.md "Networks"): one input run through stages
 // of ops whose slots a variant fills. The loader reads and checks the network's own fields and
 // its variants (network_parser.hpp); the units and stages stay as the file wrote them, because
 // what they mean ($param substitution, slot channels, value names, sizes) depends on the

@@ -40,7 +40,7 @@ struct CustomOpSpec {
   SourceLocation where;
 };
 
-// Where a memory policy was given (README "Memory policies"), so that a policy that cannot apply
+// Where a memory policy was given (configs/README.md "Memory policies"), so that a policy that cannot apply
 // to what the variant builds is refused at that key.
 struct MemoryPolicyChoice {
   MemoryPolicy policy = MemoryPolicy::none;

@@ -1,7 +1,7 @@
 // Folding (re-parameterization): rewrites a graph so that every maximal linear region (convs with
 // nothing non-linear between them, parallel branches of one input joined by add, sub or concat,
 // slices, identity branches, batch norm in inference) becomes one conv, and the non-linear ops
-// stay. README "Folded convolutions" describes it for users.
+// stay. configs/README.md "Folded convolutions" describes it for users.
 //
 //   once    the folded conv's weight and bias are computed when the graph is built, from the
 //           source's (ParamInit::derived: the folded graph starts with exactly the weights its

@@ -21,7 +21,7 @@ FoldExtent pad3(const std::vector<int64_t>& v, int64_t fill) {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-// Why an op that is not folded stays (README "Folded convolutions" lists these).
+// Why an op that is not folded stays (configs/README.md "Folded convolutions" lists these).
 std::string not_folded_reason(const Op& op) {
   const std::string who = std::string(to_string(op.kind)) + " " + quoted(op.name);
   switch (op.kind) {

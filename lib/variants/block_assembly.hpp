@@ -1,4 +1,4 @@
-// The op sequences of the built-in block kinds (README "Variants"): conv -> norm -> act units
+// The op sequences of the built-in block kinds (configs/README.md "Variants"): conv -> norm -> act units
 // and the dropout / residual that end a block's main path. A block (variant_builder.cpp) and a
 // network's slot (network_builder.cpp) both assemble them here; a slot names its ops under its
 // own prefix ("down2.block.convs.1.") and may end with channel dropout instead of element dropout.

@@ -1,4 +1,4 @@
-// Applies a variant's memory policy (README "Memory policies") to the graph the variant builder
+// Applies a variant's memory policy (configs/README.md "Memory policies") to the graph the variant builder
 // made, and records what it did in the graph (graph.memory_policy, graph.segments, Op::in_place)
 // for the executor, the memory model, the counts, the graph hash and `explain` to read:
 //  - recompute: one segment per block, or per network slot (each slot checkpointed on its own, as

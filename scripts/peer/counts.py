@@ -87,7 +87,7 @@ def count_row(block, variant):
         n = conv_macs(r["x_shape"], r["w_shape"], r["out_shape"], r["transposed"])
         r["macs"] = n
         # An online fold's kernel: computed once forward; backward recomputes it and runs its
-        # adjoint (weight and register gradients): three times (README "Folded convolutions").
+        # adjoint (weight and register gradients): three times (configs/README.md "Folded convolutions").
         kernel = r.get("kernel_macs", 0)
         macs["forward"] += n + kernel
         if train:

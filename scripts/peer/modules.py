@@ -30,7 +30,7 @@ class Mul(nn.Module):
 
 class Slice(nn.Module):
     """Channels [start, start + length): x[:, a:b], a view of x's storage as PyTorch users write
-    it (convbench copies; see README's saving rules)."""
+    it (convbench copies; see lib/README.md's saving rules)."""
     def __init__(self, start, length):
         super().__init__()
         self.start, self.length = start, length
@@ -464,7 +464,7 @@ def build_custom_ops(m, block, variant):
     return variant["output"]
 
 
-# --- memory policies (README "Memory policies"), decided here from the module's own steps -------
+# --- memory policies (configs/README.md "Memory policies"), decided here from the module's own steps -------
 
 # What saves its own output for backward: an op after one of these cannot overwrite its input
 # (autograd's version check would fail at backward).

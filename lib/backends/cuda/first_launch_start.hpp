@@ -4,7 +4,7 @@
 // region's beginning, that host time would count as device time, and for small steps it is a
 // large share. From the first launch on, the interval still includes every gap in which the GPU
 // waited for the host to queue the next op: that is eager execution's launch cost, which
-// `--graph` removes and the README names.
+// `--graph` removes and lib/backends/README.md names.
 #pragma once
 
 #include <functional>
