@@ -74,6 +74,12 @@ function(convbench_add_cuda_backend target)
   file(GLOB _cuda_host CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/lib/backends/cuda/*.cpp)
   file(GLOB _cuda_kernels CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/*.cu)
   target_sources(${target} PRIVATE ${_cuda_host} ${_cuda_kernels})
+  # Kernels file by file, whatever CMake's unity support for CUDA (CMakeLists.txt, CONVBENCH_UNITY).
+  set_source_files_properties(${_cuda_kernels} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  # nvml_clock.cpp defines NvmlClock::Api (declared in its header) with members of types in its
+  # anonymous namespace; included into a unity batch, GCC takes the file for a header and warns
+  # (-Wsubobject-linkage). It is compiled on its own.
+  set_source_files_properties(${CMAKE_SOURCE_DIR}/lib/backends/cuda/nvml_clock.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
   # kernels/kernels.hpp is included as "kernels/..." from the backend and the kernels.
   # cuda_runtime_api.h, cudnn.h and nvtx3/ (header-only, in the toolkit) for the library and
   # for code that includes its CUDA headers (tests, the backend registry).

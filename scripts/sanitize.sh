@@ -28,7 +28,7 @@ if [ ! -f "$build/CMakeCache.txt" ] || [ -e "$build/.convbench-configure-unfinis
   mkdir -p "$build"
   : >"$build/.convbench-configure-unfinished"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clang" \
-    -DCONVBENCH_CUDA=OFF -DCONVBENCH_SANITIZE=ON -DCONVBENCH_FUZZ=ON >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+    -DCONVBENCH_CUDA=OFF -DCONVBENCH_SANITIZE=ON -DCONVBENCH_FUZZ=ON -DCONVBENCH_UNITY=OFF >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
   rm -f "$build/.convbench-configure-unfinished"
 fi
 cmake --build "$build" -j "$(nproc)" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }

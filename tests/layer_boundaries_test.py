@@ -10,6 +10,7 @@ to build, and a layer cannot lose a dependency it is meant to have.
 usage: layer_boundaries_test.py SOURCE_DIR BUILD_DIR
 """
 import json
+import re
 import os
 import shlex
 import subprocess
@@ -46,9 +47,16 @@ def main():
     for entry in commands:
         rel = os.path.relpath(entry["file"], os.path.join(source_dir, "lib"))
         parts = rel.split(os.sep)
+        layer = None
         if len(parts) == 2 and parts[0] in BELOW and parts[1].endswith(".cpp"):
+            layer = parts[0]
+        # A unity batch of the layer's files (CONVBENCH_UNITY): CMakeFiles/convbench_<layer>.dir/Unity/
+        unity = re.search(r"/CMakeFiles/convbench_(\w+)\.dir/Unity/unity_\d+_cxx\.cxx$", entry["file"])
+        if unity and unity.group(1) in BELOW:
+            layer = unity.group(1)
+        if layer:
             args = entry.get("arguments") or shlex.split(entry["command"])
-            command_of.setdefault(parts[0], (entry["directory"], args))
+            command_of.setdefault(layer, (entry["directory"], args))
     missing = sorted(set(BELOW) - set(command_of))
     if missing:
         sys.exit(f"FAIL: no compile command for the layer(s) {missing} in {build_dir}/compile_commands.json")
@@ -75,7 +83,7 @@ def main():
                     if a in ("-o", "-c", "-MF", "-MT", "-MQ"):
                         skip = True
                         continue
-                    if a in ("-MD", "-MMD") or (a.endswith(".cpp") and not a.startswith("-")):
+                    if a in ("-MD", "-MMD") or (a.endswith((".cpp", ".cxx")) and not a.startswith("-")):
                         continue  # dependency files and the layer's own source file
                     cmd.append(a)
                 cmd += ["-E", probe, "-o", os.devnull]

@@ -34,17 +34,15 @@ void add_conv_params(OpShape& s, const ConvAttrs& a, std::vector<int64_t> weight
   if (a.bias) s.params.push_back({"bias", {a.out_channels}, fan_in});
 }
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // Both convs: the groups divide the input's and the output's channels.
 void check_groups(const Op& op, int64_t in_channels) {
   const ConvAttrs& a = op.conv;
   require(a.groups >= 1, op.name, "groups must be >= 1");
   require(a.out_channels >= 1, op.name, "out_channels must be >= 1");
   require_at(in_channels % a.groups == 0, op.name, {"groups"},
-             "the input's " + str(in_channels) + " channels are not divisible by groups " + str(a.groups));
+             "the input's " + std::to_string(in_channels) + " channels are not divisible by groups " + std::to_string(a.groups));
   require_at(a.out_channels % a.groups == 0, op.name, {"out_channels"},
-             "out_channels " + str(a.out_channels) + " is not divisible by groups " + str(a.groups));
+             "out_channels " + std::to_string(a.out_channels) + " is not divisible by groups " + std::to_string(a.groups));
 }
 
 OpShape infer_conv(const Graph& graph, Op& op) {
@@ -62,16 +60,16 @@ OpShape infer_conv(const Graph& graph, Op& op) {
     const int64_t k = a.kernel[d], p = a.padding[d], size = in.shape[d + 2];
     s.output.shape[d + 2] = window_output_size(size, k, a.stride[d], p, a.dilation[d]);
     require_at(s.output.shape[d + 2] > 0, name, {"kernel"},
-               "the kernel spans " + str(a.dilation[d] * (k - 1) + 1) + " in dim " + str(i) +
-                   " but the padded input is only " + str(size + 2 * p) + " (size " + str(size) + " + 2 x padding " +
-                   str(p) + ")");
+               "the kernel spans " + std::to_string(a.dilation[d] * (k - 1) + 1) + " in dim " + std::to_string(i) +
+                   " but the padded input is only " + std::to_string(size + 2 * p) + " (size " + std::to_string(size) + " + 2 x padding " +
+                   std::to_string(p) + ")");
   }
   // Weight (Cout, Cin/groups, k...), fan_in Cin/groups x K.
   add_conv_params(s, a, {a.out_channels, in.channels() / a.groups}, in.channels() / a.groups);
   if (a.blur_init) {
     require_at(a.groups == in.channels(), name, {"init"},
-               "the blur filter is one filter per channel: it needs groups: depthwise (groups " + str(a.groups) +
-                   ", the input has " + str(in.channels()) + " channels)");
+               "the blur filter is one filter per channel: it needs groups: depthwise (groups " + std::to_string(a.groups) +
+                   ", the input has " + std::to_string(in.channels()) + " channels)");
     s.params.at(0).init = ParamInit::blur;
     if (a.bias) s.params.at(1).init = ParamInit::zeros;
   }
@@ -94,8 +92,8 @@ OpShape infer_conv_transpose(const Graph& graph, Op& op) {
   check_groups(op, in.channels());
   for (size_t d = 0; d < static_cast<size_t>(dims); ++d)
     require_at(opad[d] < std::max(a.stride[d], a.dilation[d]), name, {"output_padding"},
-               "output_padding must be smaller than stride or dilation, got " + str(opad[d]) + " in dim " +
-                   str(static_cast<int64_t>(d)));
+               "output_padding must be smaller than stride or dilation, got " + std::to_string(opad[d]) + " in dim " +
+                   std::to_string(static_cast<int64_t>(d)));
   OpShape s;
   s.output = in;
   s.output.shape[1] = a.out_channels;
@@ -106,10 +104,10 @@ OpShape infer_conv_transpose(const Graph& graph, Op& op) {
     const bool overflow = __builtin_mul_overflow(in.shape[d + 2] - 1, a.stride[d], &size) ||
                           __builtin_add_overflow(size, a.dilation[d] * (a.kernel[d] - 1), &size) ||
                           __builtin_add_overflow(size, opad[d] + 1 - 2 * a.padding[d], &size);
-    const std::string dim = str(static_cast<int64_t>(d));
+    const std::string dim = std::to_string(static_cast<int64_t>(d));
     require_at(!overflow && size <= kMaxDimSize, name, {}, "the output size in dim " + dim + " is larger than 2^31");
     require_at(size > 0, name, {"padding"},
-               "the output size in dim " + dim + " would be " + str(size) + "; padding " + str(a.padding[d]) +
+               "the output size in dim " + dim + " would be " + std::to_string(size) + "; padding " + std::to_string(a.padding[d]) +
                    " is too large");
     s.output.shape[d + 2] = size;
   }

@@ -44,8 +44,6 @@ struct LatexColumn {
   std::function<std::string(const ResultRow& r, const ResultRow& base)> cell;
 };
 
-bool ran(const ResultRow& r) { return r.status == RunStatus::ok; }
-
 int64_t shown_peak(const ResultRow& r) {
   return has_measured_peak(r) ? r.measured->peak_bytes : r.predicted.peak_bytes;
 }

@@ -28,8 +28,6 @@ std::string shown_value(const std::string& json_text) {
   return json_text.size() >= 2 && json_text.front() == '"' ? json_text.substr(1, json_text.size() - 2) : json_text;
 }
 
-bool ran(const ResultRow& r) { return r.status == RunStatus::ok; }
-
 std::string time_text(const ResultRow& r) {
   const std::optional<TimeStats>& t = headline_time(r);
   if (!ran(r) || !t) return "-";
@@ -37,11 +35,6 @@ std::string time_text(const ResultRow& r) {
 }
 
 // The tone follows what the cell shows: a ratio that prints as 1.00x is neither.
-Tone tone_of(double ratio) {
-  if (format_fixed(ratio, 2) == "1.00") return Tone::plain;
-  return ratio < 1.0 ? Tone::better : Tone::worse;
-}
-
 // The two boundary conversions' share of a boundary-converted row's headline time, from its
 // --per-op times: "0.412 (9%)"; "-" when the row has no per-op times for both.
 std::string conversion_text(const ResultRow& r) {
@@ -123,7 +116,7 @@ std::optional<BlockTable> layouts_table(const std::vector<const ResultRow*>& blo
       const std::optional<TimeStats>& b = headline_time(*p.last);
       if (ran(*p.first) && ran(*p.last) && a && b && a->median > 0) {
         const double x = b->median / a->median;
-        tones[row.size()] = tone_of(x);
+        tones[row.size()] = tone_of_ratio(x);
         row.push_back(format_ratio(x));
       } else {
         row.push_back("-");

@@ -26,8 +26,6 @@ std::vector<PolicyPair> pairs_of(const std::vector<const ResultRow*>& rows) {
   return pairs;
 }
 
-bool ran(const ResultRow& r) { return r.status == RunStatus::ok; }
-
 int64_t shown_peak(const ResultRow& r) {
   return has_measured_peak(r) ? r.measured->peak_bytes : r.predicted.peak_bytes;
 }
@@ -48,11 +46,6 @@ std::optional<double> time_ratio(const PolicyPair& p) {
   if (!ran(*p.with) || !ran(*p.plain) || !a || !b || b->median <= 0) return std::nullopt;
   if (disturbed(*p.with) || disturbed(*p.plain)) return std::nullopt;
   return a->median / b->median;
-}
-
-Tone tone_of(double ratio) {
-  if (format_fixed(ratio, 2) == "1.00") return Tone::plain;
-  return ratio < 1.0 ? Tone::better : Tone::worse;
 }
 
 }  // namespace
@@ -77,8 +70,8 @@ std::optional<BlockTable> policies_table(const std::vector<const ResultRow*>& bl
                       signed_mib(peak - plain_peak), plain_peak > 0 ? format_ratio(peak_x) : "-",
                       time ? format_ratio(*time) : "-", plain_flops > 0 ? format_ratio(flops / plain_flops) : "-"});
     std::vector<Tone> tones(t.header.size(), Tone::plain);
-    if (plain_peak > 0) tones[7] = tone_of(peak_x);
-    if (time) tones[8] = tone_of(*time);
+    if (plain_peak > 0) tones[7] = tone_of_ratio(peak_x);
+    if (time) tones[8] = tone_of_ratio(*time);
     t.tones.push_back(std::move(tones));
   }
   const ResultRow& first = *block_rows.front();

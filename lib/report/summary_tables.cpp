@@ -158,8 +158,6 @@ int64_t shown_peak(const ResultRow& r) {
   return has_measured_peak(r) ? r.measured->peak_bytes : r.predicted.peak_bytes;
 }
 
-bool ran(const ResultRow& r) { return r.status == RunStatus::ok; }
-
 const std::vector<Column>& columns() {
   static const std::vector<Column> all = {
       {"params", "params", "params", false, false, false,

@@ -99,6 +99,11 @@ std::string format_fixed(double value, int decimals) {
   return buf;
 }
 
+Tone tone_of_ratio(double ratio) {
+  if (format_fixed(ratio, 2) == "1.00") return Tone::plain;
+  return ratio < 1.0 ? Tone::better : Tone::worse;
+}
+
 std::string format_count(int64_t value) {
   // The magnitude as unsigned: -INT64_MIN does not fit an int64.
   const uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);

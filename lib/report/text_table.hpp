@@ -29,6 +29,9 @@ struct TextTable {
 
 // Number formatting shared by every human-readable format.
 std::string format_fixed(double value, int decimals);
+// The tone of a ratio against its reference, as printed to 2 decimals: 1.00 is plain, below
+// better (faster, leaner), above worse.
+Tone tone_of_ratio(double ratio);
 std::string format_count(int64_t value);  // 13,920
 std::string format_mib(int64_t bytes);    // 12.50 MiB
 std::string format_ratio(double value);   // 0.57x

@@ -170,6 +170,8 @@ std::optional<double> samples_per_second(const ResultRow& r);
 // its spatial dims; 0 / empty for an empty shape.
 int64_t channels_of(const ResultRow& r, const std::vector<int64_t>& shape);
 std::vector<int64_t> spatial_of(const ResultRow& r, const std::vector<int64_t>& shape);
+// The row ran: its status is ok (its times and measured memory are there to compare).
+inline bool ran(const ResultRow& r) { return r.status == RunStatus::ok; }
 // A measured peak that can be shown: the row ran (status ok) and the peak was measured.
 bool has_measured_peak(const ResultRow& r);
 // The row was run with --graph: it has graph times or says why not (tables then show the column).

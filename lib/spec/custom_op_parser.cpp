@@ -35,8 +35,6 @@ std::vector<std::string> all_op_keys() {
   return all;
 }
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // Reads one declared field by its kind; a wrong type or range fails at the value.
 FieldValue read_field(const Field& f, const OpField& declared, int dims) {
   switch (declared.kind) {
@@ -143,7 +141,7 @@ class CustomGraphReader {
     const auto inputs = o.get("inputs");
     if (!inputs) {
       if (lo > 1)
-        o.fail_missing("inputs", " (" + op.op + " takes " + str(lo) + (hi == lo ? "" : " or more") + " value names)");
+        o.fail_missing("inputs", " (" + op.op + " takes " + std::to_string(lo) + (hi == lo ? "" : " or more") + " value names)");
       op.inputs = {index == 0 ? "input" : order_.back()};
       fields = {o.locate("inputs")};
       return fields;
@@ -157,9 +155,9 @@ class CustomGraphReader {
     }
     const int64_t n = static_cast<int64_t>(fields.size());
     if (hi == lo && n != lo)
-      inputs->fail(op.op + " takes exactly " + str(lo) + (lo == 1 ? " input" : " inputs") + ", got " + str(n));
-    if (n < lo) inputs->fail(op.op + " takes at least " + str(lo) + " inputs, got " + str(n));
-    if (hi >= 0 && n > hi) inputs->fail(op.op + " takes at most " + str(hi) + " inputs, got " + str(n));
+      inputs->fail(op.op + " takes exactly " + std::to_string(lo) + (lo == 1 ? " input" : " inputs") + ", got " + std::to_string(n));
+    if (n < lo) inputs->fail(op.op + " takes at least " + std::to_string(lo) + " inputs, got " + std::to_string(n));
+    if (hi >= 0 && n > hi) inputs->fail(op.op + " takes at most " + std::to_string(hi) + " inputs, got " + std::to_string(n));
     for (const Field& f : fields) {
       const std::string ref = f.as_string();
       if (!values_.count(ref)) f.fail(unknown_value_message(ref, index));
@@ -173,7 +171,7 @@ class CustomGraphReader {
       const auto name = ops_[later].get("name");
       if (name && name->is_string() && name->node().text == ref)
         return "\"" + ref + "\" is " +
-               (later == index ? "this op itself" : "defined later, by ops[" + str(static_cast<int64_t>(later)) + "]") +
+               (later == index ? "this op itself" : "defined later, by ops[" + std::to_string(static_cast<int64_t>(later)) + "]") +
                "; an op can only use \"input\" and earlier ops";
     }
     std::vector<std::string> known = {"input"};
@@ -196,8 +194,8 @@ class CustomGraphReader {
     const int64_t channels = builder_.desc(values_.at(out.output)).channels();
     if (channels != block_.out_channels)
       at.value_or(ops_.back())
-          .fail("the variant's output \"" + out.output + "\" has " + str(channels) +
-                " channels but the block's out_channels is " + str(block_.out_channels));
+          .fail("the variant's output \"" + out.output + "\" has " + std::to_string(channels) +
+                " channels but the block's out_channels is " + std::to_string(block_.out_channels));
   }
 
   // An op whose result never reaches the output would be measured for nothing (the graph

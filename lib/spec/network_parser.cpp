@@ -12,8 +12,6 @@ namespace {
 
 const std::vector<std::string> kVariantKinds = {"standard", "bottleneck", "separable", "grouped", "custom"};
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 std::vector<std::string> variant_keys(const std::string& kind) {
   if (kind == "bottleneck") return {"kind", "name", "ratio", "groups", "fills", "memory_policy"};
   if (kind == "separable") return {"kind", "name", "multiplier", "fills", "memory_policy"};
@@ -167,7 +165,7 @@ BlockSpec parse_network(const Field& network, const std::shared_ptr<const Source
   for (const auto& [key, value] : point) b.point.emplace_back(key, to_compact_json(value.node()));
   if (auto f = find("dims")) {
     const int64_t dims = f->as_int(1);
-    if (dims != 2 && dims != 3) f->fail("dims must be 2 or 3, got " + str(dims));
+    if (dims != 2 && dims != 3) f->fail("dims must be 2 or 3, got " + std::to_string(dims));
     b.dims = static_cast<int>(dims);
   }
   b.batch = require("batch").as_int(1);
@@ -201,7 +199,7 @@ BlockSpec parse_network(const Field& network, const std::shared_ptr<const Source
       variants[i]
           .get("name")
           .value_or(variants[i])
-          .fail("duplicate variant name \"" + v.name + "\" (variants[" + str(static_cast<int64_t>(it->second)) +
+          .fail("duplicate variant name \"" + v.name + "\" (variants[" + std::to_string(static_cast<int64_t>(it->second)) +
                 "] has it too); give each variant its own `name:`");
     b.variants.push_back(std::move(v));
   }

@@ -34,8 +34,7 @@ const std::vector<std::string> kBlockFields = {"name",         "dims",          
 // A sweep this large is a typo, not a benchmark; refusing it keeps memory bounded.
 constexpr int64_t kMaxExpandedBlocks = 100'000;
 
-std::string str(int64_t v) { return std::to_string(v); }
-std::string count(int64_t n, const std::string& noun) { return str(n) + " " + noun + (n == 1 ? "" : "s"); }
+std::string count(int64_t n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 using SweepPoint = std::vector<std::pair<std::string, Field>>;
 
@@ -60,7 +59,7 @@ class BlockResolver {
 
     if (auto f = find("dims")) {
       const int64_t dims = f->as_int(1);
-      if (dims != 2 && dims != 3) f->fail("dims must be 2 or 3, got " + str(dims));
+      if (dims != 2 && dims != 3) f->fail("dims must be 2 or 3, got " + std::to_string(dims));
       b.dims = static_cast<int>(dims);
     }
     const int dims = b.dims;
@@ -130,10 +129,10 @@ class BlockResolver {
       const int64_t span = b.dilation[d] * (b.kernel[d] - 1) + 1;  // <= 2^62: fits
       const int64_t padded = b.size[d] + 2 * b.padding[d];
       if (span > padded)
-        locate("kernel").fail("kernel " + str(b.kernel[d]) +
-                              (b.dilation[d] > 1 ? " with dilation " + str(b.dilation[d]) : "") + " spans " +
-                              str(span) + " in dim " + str(d) + ", more than the padded input " + str(padded) +
-                              " (size " + str(b.size[d]) + " + 2 x padding " + str(b.padding[d]) + ")");
+        locate("kernel").fail("kernel " + std::to_string(b.kernel[d]) +
+                              (b.dilation[d] > 1 ? " with dilation " + std::to_string(b.dilation[d]) : "") + " spans " +
+                              std::to_string(span) + " in dim " + std::to_string(d) + ", more than the padded input " + std::to_string(padded) +
+                              " (size " + std::to_string(b.size[d]) + " + 2 x padding " + std::to_string(b.padding[d]) + ")");
     }
   }
 
@@ -141,8 +140,8 @@ class BlockResolver {
     if (b.norm != NormKind::group || b.out_channels % b.norm_groups == 0) return;
     const auto groups = find("norm_groups");
     groups.value_or(locate("norm"))
-        .fail("group norm needs out_channels " + str(b.out_channels) + " divisible by norm_groups " +
-              str(b.norm_groups) + (groups ? "" : " (the default; set norm_groups)"));
+        .fail("group norm needs out_channels " + std::to_string(b.out_channels) + " divisible by norm_groups " +
+              std::to_string(b.norm_groups) + (groups ? "" : " (the default; set norm_groups)"));
   }
 
   // Every count later code multiplies must fit in int64: the input, output and weight tensors.
@@ -292,13 +291,13 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
   const int64_t max_ops = limits.max_runs * kMaxOpsPerRun;
   const Field at = root.get("sweep") ? *root.get("sweep") : root.locate("blocks");
   if (runs > limits.max_runs)
-    at.fail("the spec expands to " + str(runs) + " runs (" + count(static_cast<int64_t>(blocks.size()), "block") +
-            " x " + count(points, "sweep point") + ", " + str(variants) + " variants in all), more than the limit of " +
-            str(limits.max_runs) + " (--max-runs raises it)");
+    at.fail("the spec expands to " + std::to_string(runs) + " runs (" + count(static_cast<int64_t>(blocks.size()), "block") +
+            " x " + count(points, "sweep point") + ", " + std::to_string(variants) + " variants in all), more than the limit of " +
+            std::to_string(limits.max_runs) + " (--max-runs raises it)");
   if (all_ops > max_ops)
-    at.fail("the spec expands to " + str(runs) + " runs with up to " + str(all_ops) +
-            " ops in all, more than the limit of " + str(max_ops) + " (" + str(kMaxOpsPerRun) +
-            " per run of --max-runs " + str(limits.max_runs) + ", which raises it)");
+    at.fail("the spec expands to " + std::to_string(runs) + " runs with up to " + std::to_string(all_ops) +
+            " ops in all, more than the limit of " + std::to_string(max_ops) + " (" + std::to_string(kMaxOpsPerRun) +
+            " per run of --max-runs " + std::to_string(limits.max_runs) + ", which raises it)");
 }
 
 // A swept field must mean something for every block and network it is applied to: a sweep of
@@ -354,7 +353,7 @@ Spec parse_root(const Field& root, const std::shared_ptr<const SourceNode>& tree
   for (const SweepAxis& axis : axes) {
     points *= static_cast<int64_t>(axis.values.size());  // stays below the limit: no overflow
     if (points * static_cast<int64_t>(blocks.size() + networks.size()) > kMaxExpandedBlocks) {
-      const std::string why = "the sweep expands the blocks to more than " + str(kMaxExpandedBlocks) + " block runs";
+      const std::string why = "the sweep expands the blocks to more than " + std::to_string(kMaxExpandedBlocks) + " block runs";
       if (root.get("sweep")) root.get("sweep")->fail(why);
       throw InputError({"command line", 0, 0}, kSweepFlag, why);
     }

@@ -30,13 +30,11 @@ std::vector<std::string> all_variant_keys() {
   return all;
 }
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // A normalization after a conv of `channels` outputs: group norm needs them divisible.
 void check_norm_groups(const BlockSpec& block, const Field& at, int64_t channels, const std::string& which) {
   if (block.norm == NormKind::group && channels % block.norm_groups != 0)
-    at.fail("group norm after the " + which + " needs its " + str(channels) + " channels divisible by norm_groups " +
-            str(block.norm_groups));
+    at.fail("group norm after the " + which + " needs its " + std::to_string(channels) + " channels divisible by norm_groups " +
+            std::to_string(block.norm_groups));
 }
 
 void check_elements(const BlockSpec& block, const Field& at, int64_t channels, const std::string& which) {
@@ -50,12 +48,12 @@ void parse_bottleneck(const Field& v, const BlockSpec& block, VariantSpec& out) 
   if (auto f = v.get("ratio")) out.ratio = f->as_int(1);
   if (auto f = v.get("groups")) out.groups = f->as_int(1);
   if (block.out_channels % out.ratio != 0)
-    v.locate("ratio").fail("out_channels " + str(block.out_channels) + " is not divisible by ratio " + str(out.ratio) +
+    v.locate("ratio").fail("out_channels " + std::to_string(block.out_channels) + " is not divisible by ratio " + std::to_string(out.ratio) +
                            (v.get("ratio") ? "" : " (the default)") + "; the middle width is out_channels / ratio");
   const int64_t mid = block.out_channels / out.ratio;
   if (mid % out.groups != 0)
-    v.locate("groups").fail("the middle width " + str(mid) + " (out_channels " + str(block.out_channels) + " / ratio " +
-                            str(out.ratio) + ") is not divisible by groups " + str(out.groups));
+    v.locate("groups").fail("the middle width " + std::to_string(mid) + " (out_channels " + std::to_string(block.out_channels) + " / ratio " +
+                            std::to_string(out.ratio) + ") is not divisible by groups " + std::to_string(out.groups));
   check_norm_groups(block, v, mid, "bottleneck's 1x1 reduction and middle conv");
 }
 
@@ -64,8 +62,8 @@ void parse_separable(const Field& v, const BlockSpec& block, VariantSpec& out) {
   const int64_t mid = block.in_channels * out.multiplier;  // both <= 2^31: no overflow
   if (mid > kMaxSpecDim)
     v.locate("multiplier")
-        .fail("the depthwise conv would have in_channels " + str(block.in_channels) + " x multiplier " +
-              str(out.multiplier) + " = " + str(mid) + " channels, more than 2^31");
+        .fail("the depthwise conv would have in_channels " + std::to_string(block.in_channels) + " x multiplier " +
+              std::to_string(out.multiplier) + " = " + std::to_string(mid) + " channels, more than 2^31");
   check_elements(block, v.locate("multiplier"), mid, "depthwise conv's output");
   check_norm_groups(block, v, mid, "depthwise conv");
 }
@@ -75,9 +73,9 @@ void parse_grouped(const Field& v, const BlockSpec& block, VariantSpec& out) {
   if (!groups) v.fail_missing("groups", " (a grouped variant needs its number of groups)");
   out.groups = groups->as_int(1);
   if (block.in_channels % out.groups != 0)
-    groups->fail("in_channels " + str(block.in_channels) + " is not divisible by groups " + str(out.groups));
+    groups->fail("in_channels " + std::to_string(block.in_channels) + " is not divisible by groups " + std::to_string(out.groups));
   if (block.out_channels % out.groups != 0)
-    groups->fail("out_channels " + str(block.out_channels) + " is not divisible by groups " + str(out.groups));
+    groups->fail("out_channels " + std::to_string(block.out_channels) + " is not divisible by groups " + std::to_string(out.groups));
 }
 
 // A folded variant: `of` names the variant it folds (checked against the block's variants once all
@@ -111,16 +109,16 @@ void parse_branches(const Field& v, const BlockSpec& block, VariantSpec& out) {
     out.split_channels = split->as_choice({"channels", "none"}, "split") == "channels";
   if (out.split_channels && block.in_channels % out.count != 0)
     count->fail("split: channels gives each branch in_channels / count channels: in_channels " +
-                str(block.in_channels) + " is not divisible by count " + str(out.count) + " (or use split: none)");
+                std::to_string(block.in_channels) + " is not divisible by count " + std::to_string(out.count) + " (or use split: none)");
   if (const auto per = v.get("out_channels")) {
     out.branch_out_channels = per->as_int(1);
     if (out.branch_out_channels * out.count != block.out_channels)
-      per->fail("count " + str(out.count) + " branches of " + str(out.branch_out_channels) + " channels give " +
-                str(out.branch_out_channels * out.count) + ", the block's out_channels is " + str(block.out_channels));
+      per->fail("count " + std::to_string(out.count) + " branches of " + std::to_string(out.branch_out_channels) + " channels give " +
+                std::to_string(out.branch_out_channels * out.count) + ", the block's out_channels is " + std::to_string(block.out_channels));
   } else {
     if (block.out_channels % out.count != 0)
-      count->fail("the block's out_channels " + str(block.out_channels) + " is not divisible by count " +
-                  str(out.count) + " (each branch gives out_channels / count)");
+      count->fail("the block's out_channels " + std::to_string(block.out_channels) + " is not divisible by count " +
+                  std::to_string(out.count) + " (each branch gives out_channels / count)");
     out.branch_out_channels = block.out_channels / out.count;
   }
 }
@@ -200,7 +198,7 @@ std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& 
     VariantSpec variant = parse_variant(list[i], block);
     if (const auto [it, inserted] = index.emplace(variant.name, i); !inserted) {
       const Field at = list[i].get("name").value_or(list[i]);
-      at.fail("duplicate variant name \"" + variant.name + "\" (variants[" + str(it->second) +
+      at.fail("duplicate variant name \"" + variant.name + "\" (variants[" + std::to_string(it->second) +
               "] has it too); give each variant its own `name:`");
     }
     out.push_back(std::move(variant));

@@ -9,8 +9,6 @@
 namespace convbench {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // A per-dim attribute padded to three dims (2-D gets a leading `fill`).
 FoldExtent pad3(const std::vector<int64_t>& v, int64_t fill) {
   FoldExtent e{fill, fill, fill};
@@ -319,15 +317,15 @@ ConvCut LinearMapBuilder::cut_conv(int m, int value) const {
     cut.dilation[d] = step;
     cut.kernel[d] = (used.back() - used.front()) / step + 1;
     const int64_t pad = v.padding[d] - used.front();
-    const std::string dim = str(static_cast<int64_t>(d) - (3 - dims_));
+    const std::string dim = std::to_string(static_cast<int64_t>(d) - (3 - dims_));
     if (pad < 0)
-      throw LinearMapRefusal("the folded kernel would start " + str(-pad) + " inside the input in dim " + dim +
+      throw LinearMapRefusal("the folded kernel would start " + std::to_string(-pad) + " inside the input in dim " + dim +
                              ": no zero padding expresses that");
     const int64_t size = window_output_size(size_x[d], cut.kernel[d], v.stride[d], pad, step);
     if (size != size_v[d])
-      throw LinearMapRefusal("one conv (kernel " + str(cut.kernel[d]) + ", stride " + str(v.stride[d]) + ", padding " +
-                             str(pad) + ", dilation " + str(step) + ") gives size " + str(size) + " in dim " + dim +
-                             ", where the value has " + str(size_v[d]));
+      throw LinearMapRefusal("one conv (kernel " + std::to_string(cut.kernel[d]) + ", stride " + std::to_string(v.stride[d]) + ", padding " +
+                             std::to_string(pad) + ", dilation " + std::to_string(step) + ") gives size " + std::to_string(size) + " in dim " + dim +
+                             ", where the value has " + std::to_string(size_v[d]));
     kernel.push_back(cut.kernel[d]);
     stride.push_back(v.stride[d]);
     padding.push_back(pad);

@@ -31,12 +31,10 @@ const std::vector<std::string> kUnitInstanceKeys = {"unit", "name", "args", "rep
 const std::vector<std::string> kChannelFields = {"out_channels", "out_features", "groups"};
 const std::vector<std::string> kWindowFields = {"kernel", "stride", "padding", "dilation"};
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // "(6,128,4,16,16)", as PyTorch prints a size.
 std::string shape_tuple(const std::vector<int64_t>& shape) {
   std::string out = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + str(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
   return out + ")";
 }
 
@@ -134,7 +132,7 @@ class NetworkExpander {
         const auto index = static_cast<std::size_t>(later - stage_names_.begin());
         at.fail("\"" + ref + "\" is " +
                 (index == current_stage_ ? std::string("this stage itself")
-                                         : "a later stage (stages[" + str(static_cast<int64_t>(index)) + "])") +
+                                         : "a later stage (stages[" + std::to_string(static_cast<int64_t>(index)) + "])") +
                 "; an entry can read only earlier stages' outputs" + s.context);
       }
     }
@@ -195,7 +193,7 @@ class NetworkExpander {
               "only an entry with one input can be repeated (each instance reads the previous one)");
         std::vector<int> in = inputs;
         for (int64_t k = 0; k < repeat; ++k) {
-          out = apply(e, s.prefix + name + "." + str(k), in, s);
+          out = apply(e, s.prefix + name + "." + std::to_string(k), in, s);
           in = {out};
         }
       }
@@ -224,7 +222,7 @@ class NetworkExpander {
 
   int apply(const Field& e, const std::string& full_name, const std::vector<int>& inputs, Scope& s) {
     if (++entries_ > kMaxNetworkOps)
-      e.fail("the network expands to more than " + str(kMaxNetworkOps) + " entries (check `repeat` values)");
+      e.fail("the network expands to more than " + std::to_string(kMaxNetworkOps) + " entries (check `repeat` values)");
     if (e.get("unit")) {
       if (e.get("op")) e.get("op")->fail("an entry is either an op (`op`) or a unit instance (`unit`), not both");
       return instantiate(e, full_name, inputs, s);
@@ -240,7 +238,7 @@ class NetworkExpander {
 
   void check_one_input(const Field& e, const std::vector<int>& inputs, const std::string& what) const {
     if (inputs.size() != 1)
-      e.locate("inputs").fail(what + " takes exactly one input, got " + str(static_cast<int64_t>(inputs.size())));
+      e.locate("inputs").fail(what + " takes exactly one input, got " + std::to_string(static_cast<int64_t>(inputs.size())));
   }
 
   int instantiate(const Field& e, const std::string& full_name, const std::vector<int>& inputs, const Scope& caller) {
@@ -264,7 +262,7 @@ class NetworkExpander {
     s.prefix = full_name + ".";
     s.input = inputs.front();
     s.in_unit = true;
-    s.context = " (in unit \"" + name + "\" instantiated at " + e.path() + ", line " + str(e.where().line) + ")" +
+    s.context = " (in unit \"" + name + "\" instantiated at " + e.path() + ", line " + std::to_string(e.where().line) + ")" +
                 caller.context;
     bind_args(e, *unit, s, caller);
     const int out = run_entries(*unit->get("ops"), s);
@@ -346,11 +344,11 @@ class NetworkExpander {
     const int64_t n = static_cast<int64_t>(inputs.size()), lo = def.min_inputs, hi = def.max_inputs;
     const std::string op(def.name);
     if (!e.get("inputs") && lo > 1)
-      e.fail_missing("inputs", " (" + op + " takes " + str(lo) + (hi == lo ? "" : " or more") + " value names)");
+      e.fail_missing("inputs", " (" + op + " takes " + std::to_string(lo) + (hi == lo ? "" : " or more") + " value names)");
     if (hi == lo && n != lo)
-      e.locate("inputs").fail(op + " takes exactly " + str(lo) + (lo == 1 ? " input" : " inputs") + ", got " + str(n));
-    if (n < lo) e.locate("inputs").fail(op + " takes at least " + str(lo) + " inputs, got " + str(n));
-    if (hi >= 0 && n > hi) e.locate("inputs").fail(op + " takes at most " + str(hi) + " inputs, got " + str(n));
+      e.locate("inputs").fail(op + " takes exactly " + std::to_string(lo) + (lo == 1 ? " input" : " inputs") + ", got " + std::to_string(n));
+    if (n < lo) e.locate("inputs").fail(op + " takes at least " + std::to_string(lo) + " inputs, got " + std::to_string(n));
+    if (hi >= 0 && n > hi) e.locate("inputs").fail(op + " takes at most " + std::to_string(hi) + " inputs, got " + std::to_string(n));
   }
 
   // An op entry of a stage or unit: its fields as its definition declares them, $params
@@ -456,21 +454,21 @@ class NetworkExpander {
     const Field at = e.get("out_channels").value_or(e);
     const auto groups_fit = [&](int64_t channels, const std::string& what) {
       if (slot.norm == NormKind::group && channels % slot.norm_groups != 0)
-        at.fail("group norm after the " + what + " needs its " + str(channels) + " channels divisible by norm_groups " +
-                str(slot.norm_groups) + ctx);
+        at.fail("group norm after the " + what + " needs its " + std::to_string(channels) + " channels divisible by norm_groups " +
+                std::to_string(slot.norm_groups) + ctx);
     };
     if (v.kind == "bottleneck") {
       if (slot.out_channels % v.ratio != 0)
-        at.fail("out_channels " + str(slot.out_channels) + " is not divisible by the bottleneck's ratio " +
-                str(v.ratio) + ctx);
+        at.fail("out_channels " + std::to_string(slot.out_channels) + " is not divisible by the bottleneck's ratio " +
+                std::to_string(v.ratio) + ctx);
       const int64_t mid = slot.out_channels / v.ratio;
       if (mid % v.groups != 0)
-        at.fail("the bottleneck's middle width " + str(mid) + " is not divisible by groups " + str(v.groups) + ctx);
+        at.fail("the bottleneck's middle width " + std::to_string(mid) + " is not divisible by groups " + std::to_string(v.groups) + ctx);
       groups_fit(mid, "bottleneck's reduction");
     }
     if (v.kind == "grouped" && (slot.in_channels % v.groups != 0 || slot.out_channels % v.groups != 0))
-      at.fail("in_channels " + str(slot.in_channels) + " and out_channels " + str(slot.out_channels) +
-              " must both be divisible by groups " + str(v.groups) + ctx);
+      at.fail("in_channels " + std::to_string(slot.in_channels) + " and out_channels " + std::to_string(slot.out_channels) +
+              " must both be divisible by groups " + std::to_string(v.groups) + ctx);
     if (v.kind == "separable") groups_fit(slot.in_channels * v.multiplier, "depthwise conv");
     groups_fit(slot.out_channels, "conv");
   }
@@ -504,7 +502,7 @@ class NetworkExpander {
       f.fail("expected " + base + op + "K with K a positive integer, got \"" + t + "\"" + ctx);
     if (op == '/') {
       if (channels % k != 0)
-        f.fail(t + ": the slot's " + base + " channels " + str(channels) + " are not divisible by " + str(k) + ctx);
+        f.fail(t + ": the slot's " + base + " channels " + std::to_string(channels) + " are not divisible by " + std::to_string(k) + ctx);
       return channels / k;
     }
     return channels * k;  // both <= 2^31: fits; the graph checks the tensors
@@ -575,8 +573,8 @@ class NetworkExpander {
     }
     if (b_.desc(y).channels() != slot.out_channels)
       (vf.get("output") ? *vf.get("output") : ops.back())
-          .fail("the variant's output has " + str(b_.desc(y).channels()) + " channels but the slot's out_channels is " +
-                str(slot.out_channels) + ctx);
+          .fail("the variant's output has " + std::to_string(b_.desc(y).channels()) + " channels but the slot's out_channels is " +
+                std::to_string(slot.out_channels) + ctx);
     try {
       BlockAssembler a(b_, slot, prefix, spec_.dropout_kind);
       return a.dropout(a.norm_act("", y));

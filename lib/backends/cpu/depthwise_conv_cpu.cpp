@@ -24,7 +24,7 @@ struct Columns {
   int64_t shift, lo, hi;
 };
 
-struct Geometry {
+struct DepthwiseGeometry {
   int64_t batch, channels;
   int64_t in[3], out[3];  // spatial (d, h, w)
   int64_t kernel[3], stride[3], pad[3], dilation[3];
@@ -35,8 +35,8 @@ struct Geometry {
   std::vector<Columns> columns;  // per kw
 };
 
-Geometry geometry(const TensorDesc& x, const TensorDesc& y, const ConvAttrs& a) {
-  Geometry g{};
+DepthwiseGeometry geometry(const TensorDesc& x, const TensorDesc& y, const ConvAttrs& a) {
+  DepthwiseGeometry g{};
   g.batch = x.batch();
   g.channels = x.channels();
   g.channels_last = x.layout == Layout::channels_last;
@@ -61,12 +61,12 @@ Geometry geometry(const TensorDesc& x, const TensorDesc& y, const ConvAttrs& a) 
 }
 
 // Input index of output index o through tap k along dim d (may lie outside the input).
-int64_t input_index(const Geometry& g, int d, int64_t o, int64_t k) {
+int64_t input_index(const DepthwiseGeometry& g, int d, int64_t o, int64_t k) {
   return o * g.stride[d] - g.pad[d] + k * g.dilation[d];
 }
 
 // Output index that reads input index i through tap k along dim d, or -1 when none does.
-int64_t output_index(const Geometry& g, int d, int64_t i, int64_t k) {
+int64_t output_index(const DepthwiseGeometry& g, int d, int64_t i, int64_t k) {
   const int64_t t = i + g.pad[d] - k * g.dilation[d];
   if (t < 0 || t % g.stride[d] != 0) return -1;
   const int64_t o = t / g.stride[d];
@@ -81,7 +81,7 @@ std::vector<float> taps_by_channel(const float* w, int64_t channels, int64_t tap
   return t;
 }
 
-void forward_channels_first(const Geometry& g, const float* x, const float* w, const float* b, float* y) {
+void forward_channels_first(const DepthwiseGeometry& g, const float* x, const float* w, const float* b, float* y) {
   const int64_t rows = g.batch * g.channels * g.out[0] * g.out[1];
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
@@ -116,7 +116,7 @@ void forward_channels_first(const Geometry& g, const float* x, const float* w, c
   }
 }
 
-void forward_channels_last(const Geometry& g, const float* x, const float* w, const float* b, float* y) {
+void forward_channels_last(const DepthwiseGeometry& g, const float* x, const float* w, const float* b, float* y) {
   const int64_t C = g.channels;
   const std::vector<float> wt = taps_by_channel(w, C, g.taps());
   const int64_t rows = g.batch * g.out[0] * g.out[1];
@@ -149,7 +149,7 @@ void forward_channels_last(const Geometry& g, const float* x, const float* w, co
   }
 }
 
-void backward_data_channels_first(const Geometry& g, const float* dy, const float* w, float* dx) {
+void backward_data_channels_first(const DepthwiseGeometry& g, const float* dy, const float* w, float* dx) {
   const int64_t rows = g.batch * g.channels * g.in[0] * g.in[1];
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
@@ -183,7 +183,7 @@ void backward_data_channels_first(const Geometry& g, const float* dy, const floa
   }
 }
 
-void backward_data_channels_last(const Geometry& g, const float* dy, const float* w, float* dx) {
+void backward_data_channels_last(const DepthwiseGeometry& g, const float* dy, const float* w, float* dx) {
   const int64_t C = g.channels;
   const std::vector<float> wt = taps_by_channel(w, C, g.taps());
   const int64_t rows = g.batch * g.in[0] * g.in[1];
@@ -220,7 +220,7 @@ void backward_data_channels_last(const Geometry& g, const float* dy, const float
 // folded into double totals every kFlushRows rows.
 constexpr int64_t kFlushRows = 64;
 
-void backward_weights_channels_first(const Geometry& g, const float* x, const float* dy, float* dw, float* db) {
+void backward_weights_channels_first(const DepthwiseGeometry& g, const float* x, const float* dy, float* dw, float* db) {
   const int64_t taps = g.taps(), ow_count = g.out[2];
 #pragma omp parallel
   {
@@ -281,7 +281,7 @@ void backward_weights_channels_first(const Geometry& g, const float* x, const fl
   }
 }
 
-void backward_weights_channels_last(const Geometry& g, const float* x, const float* dy, float* dw, float* db) {
+void backward_weights_channels_last(const DepthwiseGeometry& g, const float* x, const float* dy, float* dw, float* db) {
   const int64_t C = g.channels, taps = g.taps();
   std::vector<double> total(static_cast<size_t>((taps + 1) * C), 0.0);  // taps rows, then the bias row
   const int64_t rows = g.batch * g.out[0] * g.out[1];
@@ -341,7 +341,7 @@ bool is_own_depthwise_conv(const Graph& graph, const Op& op) {
 
 void depthwise_conv_forward(const ForwardCall& call) {
   const Tensor& x = *call.inputs.at(0);
-  const Geometry g = geometry(x.desc, call.output->desc, call.op.conv);
+  const DepthwiseGeometry g = geometry(x.desc, call.output->desc, call.op.conv);
   const std::vector<const Tensor*> weights = conv_weights(call);
   const float* w = weights.at(0)->data<float>();
   const float* b = call.op.conv.bias ? weights.at(1)->data<float>() : nullptr;
@@ -354,7 +354,7 @@ void depthwise_conv_forward(const ForwardCall& call) {
 void depthwise_conv_backward(const BackwardCall& call) {
   const Tensor& x = *call.inputs.at(0);
   const Tensor& dy = *call.grad_output;
-  const Geometry g = geometry(x.desc, dy.desc, call.op.conv);
+  const DepthwiseGeometry g = geometry(x.desc, dy.desc, call.op.conv);
   const float* w = conv_weights(call).at(0)->data<float>();
   if (Tensor* dx = call.grad_inputs.at(0)) {  // skipped entirely for a block's first conv
     if (g.channels_last)

@@ -29,20 +29,20 @@ enum ForwardSource { kFwdX, kFwdW, kFwdB, kFwdY };
 enum BackwardSource { kBwdX, kBwdW, kBwdDy, kBwdDx, kBwdDw, kBwdDb };
 
 // oneDNN's view of one conv or conv_transpose op.
-struct Geometry {
+struct ConvGeometry {
   memory::desc src, dst;  // the executor's activation formats
   memory::desc weights;   // our plain weights, as oneDNN dims
   memory::desc bias;      // zero desc without bias
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
-Geometry geometry(const Graph& graph, const Op& op) {
+ConvGeometry geometry(const Graph& graph, const Op& op) {
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   const TensorDesc& out = graph.desc(op.output);
   const ConvAttrs& a = op.conv;
   const bool transposed = op.kind == OpKind::conv_transpose;
   const bool three_d = in.spatial_rank() == 3;
-  Geometry g;
+  ConvGeometry g;
   g.src = activation_md(in);
   g.dst = activation_md(out);
   // oneDNN numbers weights (groups?, out, in, k...) for both primitives, where "out" is the
@@ -85,7 +85,7 @@ memory::desc any_like(const memory::desc& md) {
 // Creates the primitive descriptors of one family (convolution or deconvolution).
 template <class Fwd, class BwdData, class BwdWeights>
 struct Factory {
-  const Geometry& g;
+  const ConvGeometry& g;
   dnnl::algorithm algorithm;
   const dnnl::engine& engine;
   const dnnl::primitive_attr& attr;
@@ -172,7 +172,7 @@ const Plan& OneDnnOps::conv_plan(const Graph& graph, const Op& op, Phase phase, 
 }
 
 Plan OneDnnOps::build_conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input) {
-  const Geometry g = geometry(graph, op);
+  const ConvGeometry g = geometry(graph, op);
   const Layout layout = graph.desc(op.inputs.at(0)).layout;
   const bool has_bias = op.conv.bias;
   Plan plan;

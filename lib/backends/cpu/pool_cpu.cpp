@@ -15,7 +15,7 @@
 namespace convbench::cpu {
 namespace {
 
-struct Geometry {
+struct PoolGeometry {
   int64_t planes = 0;
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};  // spatial (d, h, w); 2-D has d = 1
   int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
@@ -32,8 +32,8 @@ struct Geometry {
   int64_t kernel_volume() const { return kernel[0] * kernel[1] * kernel[2]; }
 };
 
-Geometry geometry(const TensorDesc& x, const TensorDesc& y, const PoolAttrs& a) {
-  Geometry g;
+PoolGeometry geometry(const TensorDesc& x, const TensorDesc& y, const PoolAttrs& a) {
+  PoolGeometry g;
   g.planes = x.batch() * x.channels();
   g.channels = x.channels();
   g.last = x.layout == Layout::channels_last;
@@ -56,7 +56,7 @@ struct Window {
   int64_t lo[3], hi[3];
 };
 
-Window window(const Geometry& g, int64_t o) {
+Window window(const PoolGeometry& g, int64_t o) {
   const int64_t pos[3] = {o / (g.out[1] * g.out[2]), (o / g.out[2]) % g.out[1], o % g.out[2]};
   Window w;
   for (int d = 0; d < 3; ++d) {
@@ -74,7 +74,7 @@ struct Argmax {
 
 // The maximum of output position o's window over input plane `xin`, in window order: the first
 // maximum wins, a NaN wins (as PyTorch's CPU kernel).
-Argmax argmax(const Geometry& g, const float* xin, int64_t o) {
+Argmax argmax(const PoolGeometry& g, const float* xin, int64_t o) {
   const Window w = window(g, o);
   Argmax best{-std::numeric_limits<float>::infinity(), (w.lo[0] * g.in[1] + w.lo[1]) * g.in[2] + w.lo[2]};
   for (int64_t d = w.lo[0]; d < w.hi[0]; ++d)
@@ -90,7 +90,7 @@ Argmax argmax(const Geometry& g, const float* xin, int64_t o) {
 }  // namespace
 
 void max_pool_forward(const Tensor& x, Tensor& y, Tensor* indices, const PoolAttrs& attrs) {
-  const Geometry g = geometry(x.desc, y.desc, attrs);
+  const PoolGeometry g = geometry(x.desc, y.desc, attrs);
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   int64_t* ip = indices ? indices->data<int64_t>() : nullptr;
@@ -108,7 +108,7 @@ void max_pool_forward(const Tensor& x, Tensor& y, Tensor* indices, const PoolAtt
 }
 
 void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy, Tensor& dx, const PoolAttrs& attrs) {
-  const Geometry g = geometry(dx.desc, dy.desc, attrs);
+  const PoolGeometry g = geometry(dx.desc, dy.desc, attrs);
   const int64_t step = g.step();
   const int64_t* ip = indices ? indices->data<int64_t>() : nullptr;
   if (!ip && !x) throw std::invalid_argument("max_pool backward needs the saved indices or input");
@@ -133,7 +133,7 @@ void max_pool_backward(const Tensor* indices, const Tensor* x, const Tensor& dy,
 }
 
 void avg_pool_forward(const Tensor& x, Tensor& y, const PoolAttrs& attrs) {
-  const Geometry g = geometry(x.desc, y.desc, attrs);
+  const PoolGeometry g = geometry(x.desc, y.desc, attrs);
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   const int64_t step = g.step();
@@ -154,7 +154,7 @@ void avg_pool_forward(const Tensor& x, Tensor& y, const PoolAttrs& attrs) {
 }
 
 void avg_pool_backward(const Tensor& dy, Tensor& dx, const PoolAttrs& attrs) {
-  const Geometry g = geometry(dx.desc, dy.desc, attrs);
+  const PoolGeometry g = geometry(dx.desc, dy.desc, attrs);
   const float* gp = dy.data<float>();
   float* dp = dx.data<float>();
   const int64_t step = g.step();
