@@ -40,9 +40,11 @@ void check_groups(const Op& op, int64_t in_channels) {
   require(a.groups >= 1, op.name, "groups must be >= 1");
   require(a.out_channels >= 1, op.name, "out_channels must be >= 1");
   require_at(in_channels % a.groups == 0, op.name, {"groups"},
-             "the input's " + std::to_string(in_channels) + " channels are not divisible by groups " + std::to_string(a.groups));
-  require_at(a.out_channels % a.groups == 0, op.name, {"out_channels"},
-             "out_channels " + std::to_string(a.out_channels) + " is not divisible by groups " + std::to_string(a.groups));
+             "the input's " + std::to_string(in_channels) + " channels are not divisible by groups " +
+                 std::to_string(a.groups));
+  require_at(
+      a.out_channels % a.groups == 0, op.name, {"out_channels"},
+      "out_channels " + std::to_string(a.out_channels) + " is not divisible by groups " + std::to_string(a.groups));
 }
 
 OpShape infer_conv(const Graph& graph, Op& op) {
@@ -61,15 +63,15 @@ OpShape infer_conv(const Graph& graph, Op& op) {
     s.output.shape[d + 2] = window_output_size(size, k, a.stride[d], p, a.dilation[d]);
     require_at(s.output.shape[d + 2] > 0, name, {"kernel"},
                "the kernel spans " + std::to_string(a.dilation[d] * (k - 1) + 1) + " in dim " + std::to_string(i) +
-                   " but the padded input is only " + std::to_string(size + 2 * p) + " (size " + std::to_string(size) + " + 2 x padding " +
-                   std::to_string(p) + ")");
+                   " but the padded input is only " + std::to_string(size + 2 * p) + " (size " + std::to_string(size) +
+                   " + 2 x padding " + std::to_string(p) + ")");
   }
   // Weight (Cout, Cin/groups, k...), fan_in Cin/groups x K.
   add_conv_params(s, a, {a.out_channels, in.channels() / a.groups}, in.channels() / a.groups);
   if (a.blur_init) {
     require_at(a.groups == in.channels(), name, {"init"},
-               "the blur filter is one filter per channel: it needs groups: depthwise (groups " + std::to_string(a.groups) +
-                   ", the input has " + std::to_string(in.channels()) + " channels)");
+               "the blur filter is one filter per channel: it needs groups: depthwise (groups " +
+                   std::to_string(a.groups) + ", the input has " + std::to_string(in.channels()) + " channels)");
     s.params.at(0).init = ParamInit::blur;
     if (a.bias) s.params.at(1).init = ParamInit::zeros;
   }
@@ -107,8 +109,8 @@ OpShape infer_conv_transpose(const Graph& graph, Op& op) {
     const std::string dim = std::to_string(static_cast<int64_t>(d));
     require_at(!overflow && size <= kMaxDimSize, name, {}, "the output size in dim " + dim + " is larger than 2^31");
     require_at(size > 0, name, {"padding"},
-               "the output size in dim " + dim + " would be " + std::to_string(size) + "; padding " + std::to_string(a.padding[d]) +
-                   " is too large");
+               "the output size in dim " + dim + " would be " + std::to_string(size) + "; padding " +
+                   std::to_string(a.padding[d]) + " is too large");
     s.output.shape[d + 2] = size;
   }
   // PyTorch's ConvTranspose weight is (Cin, Cout/groups, k...) and its fan_in uses dim 1.

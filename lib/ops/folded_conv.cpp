@@ -28,9 +28,11 @@ OpShape infer_folded_conv(const Graph& graph, Op& op) {
   const ConvAttrs& a = op.conv;
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   const int dims = in.spatial_rank();
-  require(p.spatial_dims == dims, op.name, "the fold program is " + std::to_string(p.spatial_dims) + "-D, the input is not");
+  require(p.spatial_dims == dims, op.name,
+          "the fold program is " + std::to_string(p.spatial_dims) + "-D, the input is not");
   require(p.out().in_channels == in.channels(), op.name,
-          "the fold program reads " + std::to_string(p.out().in_channels) + " channels, the input has " + std::to_string(in.channels()));
+          "the fold program reads " + std::to_string(p.out().in_channels) + " channels, the input has " +
+              std::to_string(in.channels()));
   require(p.out().out_channels == a.out_channels && p.groups == a.groups, op.name,
           "the fold program and the conv's geometry disagree");
   OpShape s;
@@ -41,7 +43,8 @@ OpShape infer_folded_conv(const Graph& graph, Op& op) {
     require(s.output.shape[d + 2] > 0, op.name, "the folded kernel is larger than the padded input");
   }
   for (size_t k = 0; k < p.operands.size(); ++k)
-    s.params.push_back({"operand" + std::to_string(static_cast<int64_t>(k)), p.operands[k].shape, 1, ParamInit::derived});
+    s.params.push_back(
+        {"operand" + std::to_string(static_cast<int64_t>(k)), p.operands[k].shape, 1, ParamInit::derived});
   return s;
 }
 

@@ -141,7 +141,8 @@ class CustomGraphReader {
     const auto inputs = o.get("inputs");
     if (!inputs) {
       if (lo > 1)
-        o.fail_missing("inputs", " (" + op.op + " takes " + std::to_string(lo) + (hi == lo ? "" : " or more") + " value names)");
+        o.fail_missing("inputs",
+                       " (" + op.op + " takes " + std::to_string(lo) + (hi == lo ? "" : " or more") + " value names)");
       op.inputs = {index == 0 ? "input" : order_.back()};
       fields = {o.locate("inputs")};
       return fields;
@@ -155,9 +156,11 @@ class CustomGraphReader {
     }
     const int64_t n = static_cast<int64_t>(fields.size());
     if (hi == lo && n != lo)
-      inputs->fail(op.op + " takes exactly " + std::to_string(lo) + (lo == 1 ? " input" : " inputs") + ", got " + std::to_string(n));
+      inputs->fail(op.op + " takes exactly " + std::to_string(lo) + (lo == 1 ? " input" : " inputs") + ", got " +
+                   std::to_string(n));
     if (n < lo) inputs->fail(op.op + " takes at least " + std::to_string(lo) + " inputs, got " + std::to_string(n));
-    if (hi >= 0 && n > hi) inputs->fail(op.op + " takes at most " + std::to_string(hi) + " inputs, got " + std::to_string(n));
+    if (hi >= 0 && n > hi)
+      inputs->fail(op.op + " takes at most " + std::to_string(hi) + " inputs, got " + std::to_string(n));
     for (const Field& f : fields) {
       const std::string ref = f.as_string();
       if (!values_.count(ref)) f.fail(unknown_value_message(ref, index));
@@ -171,7 +174,8 @@ class CustomGraphReader {
       const auto name = ops_[later].get("name");
       if (name && name->is_string() && name->node().text == ref)
         return "\"" + ref + "\" is " +
-               (later == index ? "this op itself" : "defined later, by ops[" + std::to_string(static_cast<int64_t>(later)) + "]") +
+               (later == index ? "this op itself"
+                               : "defined later, by ops[" + std::to_string(static_cast<int64_t>(later)) + "]") +
                "; an op can only use \"input\" and earlier ops";
     }
     std::vector<std::string> known = {"input"};

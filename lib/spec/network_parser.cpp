@@ -199,8 +199,8 @@ BlockSpec parse_network(const Field& network, const std::shared_ptr<const Source
       variants[i]
           .get("name")
           .value_or(variants[i])
-          .fail("duplicate variant name \"" + v.name + "\" (variants[" + std::to_string(static_cast<int64_t>(it->second)) +
-                "] has it too); give each variant its own `name:`");
+          .fail("duplicate variant name \"" + v.name + "\" (variants[" +
+                std::to_string(static_cast<int64_t>(it->second)) + "] has it too); give each variant its own `name:`");
     b.variants.push_back(std::move(v));
   }
   b.baseline = b.variants.front().name;

@@ -131,8 +131,9 @@ class BlockResolver {
       if (span > padded)
         locate("kernel").fail("kernel " + std::to_string(b.kernel[d]) +
                               (b.dilation[d] > 1 ? " with dilation " + std::to_string(b.dilation[d]) : "") + " spans " +
-                              std::to_string(span) + " in dim " + std::to_string(d) + ", more than the padded input " + std::to_string(padded) +
-                              " (size " + std::to_string(b.size[d]) + " + 2 x padding " + std::to_string(b.padding[d]) + ")");
+                              std::to_string(span) + " in dim " + std::to_string(d) + ", more than the padded input " +
+                              std::to_string(padded) + " (size " + std::to_string(b.size[d]) + " + 2 x padding " +
+                              std::to_string(b.padding[d]) + ")");
     }
   }
 
@@ -291,9 +292,10 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
   const int64_t max_ops = limits.max_runs * kMaxOpsPerRun;
   const Field at = root.get("sweep") ? *root.get("sweep") : root.locate("blocks");
   if (runs > limits.max_runs)
-    at.fail("the spec expands to " + std::to_string(runs) + " runs (" + count(static_cast<int64_t>(blocks.size()), "block") +
-            " x " + count(points, "sweep point") + ", " + std::to_string(variants) + " variants in all), more than the limit of " +
-            std::to_string(limits.max_runs) + " (--max-runs raises it)");
+    at.fail("the spec expands to " + std::to_string(runs) + " runs (" +
+            count(static_cast<int64_t>(blocks.size()), "block") + " x " + count(points, "sweep point") + ", " +
+            std::to_string(variants) + " variants in all), more than the limit of " + std::to_string(limits.max_runs) +
+            " (--max-runs raises it)");
   if (all_ops > max_ops)
     at.fail("the spec expands to " + std::to_string(runs) + " runs with up to " + std::to_string(all_ops) +
             " ops in all, more than the limit of " + std::to_string(max_ops) + " (" + std::to_string(kMaxOpsPerRun) +
@@ -353,7 +355,8 @@ Spec parse_root(const Field& root, const std::shared_ptr<const SourceNode>& tree
   for (const SweepAxis& axis : axes) {
     points *= static_cast<int64_t>(axis.values.size());  // stays below the limit: no overflow
     if (points * static_cast<int64_t>(blocks.size() + networks.size()) > kMaxExpandedBlocks) {
-      const std::string why = "the sweep expands the blocks to more than " + std::to_string(kMaxExpandedBlocks) + " block runs";
+      const std::string why =
+          "the sweep expands the blocks to more than " + std::to_string(kMaxExpandedBlocks) + " block runs";
       if (root.get("sweep")) root.get("sweep")->fail(why);
       throw InputError({"command line", 0, 0}, kSweepFlag, why);
     }

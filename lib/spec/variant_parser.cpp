@@ -33,8 +33,8 @@ std::vector<std::string> all_variant_keys() {
 // A normalization after a conv of `channels` outputs: group norm needs them divisible.
 void check_norm_groups(const BlockSpec& block, const Field& at, int64_t channels, const std::string& which) {
   if (block.norm == NormKind::group && channels % block.norm_groups != 0)
-    at.fail("group norm after the " + which + " needs its " + std::to_string(channels) + " channels divisible by norm_groups " +
-            std::to_string(block.norm_groups));
+    at.fail("group norm after the " + which + " needs its " + std::to_string(channels) +
+            " channels divisible by norm_groups " + std::to_string(block.norm_groups));
 }
 
 void check_elements(const BlockSpec& block, const Field& at, int64_t channels, const std::string& which) {
@@ -48,12 +48,14 @@ void parse_bottleneck(const Field& v, const BlockSpec& block, VariantSpec& out) 
   if (auto f = v.get("ratio")) out.ratio = f->as_int(1);
   if (auto f = v.get("groups")) out.groups = f->as_int(1);
   if (block.out_channels % out.ratio != 0)
-    v.locate("ratio").fail("out_channels " + std::to_string(block.out_channels) + " is not divisible by ratio " + std::to_string(out.ratio) +
-                           (v.get("ratio") ? "" : " (the default)") + "; the middle width is out_channels / ratio");
+    v.locate("ratio").fail("out_channels " + std::to_string(block.out_channels) + " is not divisible by ratio " +
+                           std::to_string(out.ratio) + (v.get("ratio") ? "" : " (the default)") +
+                           "; the middle width is out_channels / ratio");
   const int64_t mid = block.out_channels / out.ratio;
   if (mid % out.groups != 0)
-    v.locate("groups").fail("the middle width " + std::to_string(mid) + " (out_channels " + std::to_string(block.out_channels) + " / ratio " +
-                            std::to_string(out.ratio) + ") is not divisible by groups " + std::to_string(out.groups));
+    v.locate("groups").fail("the middle width " + std::to_string(mid) + " (out_channels " +
+                            std::to_string(block.out_channels) + " / ratio " + std::to_string(out.ratio) +
+                            ") is not divisible by groups " + std::to_string(out.groups));
   check_norm_groups(block, v, mid, "bottleneck's 1x1 reduction and middle conv");
 }
 
@@ -73,9 +75,11 @@ void parse_grouped(const Field& v, const BlockSpec& block, VariantSpec& out) {
   if (!groups) v.fail_missing("groups", " (a grouped variant needs its number of groups)");
   out.groups = groups->as_int(1);
   if (block.in_channels % out.groups != 0)
-    groups->fail("in_channels " + std::to_string(block.in_channels) + " is not divisible by groups " + std::to_string(out.groups));
+    groups->fail("in_channels " + std::to_string(block.in_channels) + " is not divisible by groups " +
+                 std::to_string(out.groups));
   if (block.out_channels % out.groups != 0)
-    groups->fail("out_channels " + std::to_string(block.out_channels) + " is not divisible by groups " + std::to_string(out.groups));
+    groups->fail("out_channels " + std::to_string(block.out_channels) + " is not divisible by groups " +
+                 std::to_string(out.groups));
 }
 
 // A folded variant: `of` names the variant it folds (checked against the block's variants once all
@@ -109,12 +113,14 @@ void parse_branches(const Field& v, const BlockSpec& block, VariantSpec& out) {
     out.split_channels = split->as_choice({"channels", "none"}, "split") == "channels";
   if (out.split_channels && block.in_channels % out.count != 0)
     count->fail("split: channels gives each branch in_channels / count channels: in_channels " +
-                std::to_string(block.in_channels) + " is not divisible by count " + std::to_string(out.count) + " (or use split: none)");
+                std::to_string(block.in_channels) + " is not divisible by count " + std::to_string(out.count) +
+                " (or use split: none)");
   if (const auto per = v.get("out_channels")) {
     out.branch_out_channels = per->as_int(1);
     if (out.branch_out_channels * out.count != block.out_channels)
-      per->fail("count " + std::to_string(out.count) + " branches of " + std::to_string(out.branch_out_channels) + " channels give " +
-                std::to_string(out.branch_out_channels * out.count) + ", the block's out_channels is " + std::to_string(block.out_channels));
+      per->fail("count " + std::to_string(out.count) + " branches of " + std::to_string(out.branch_out_channels) +
+                " channels give " + std::to_string(out.branch_out_channels * out.count) +
+                ", the block's out_channels is " + std::to_string(block.out_channels));
   } else {
     if (block.out_channels % out.count != 0)
       count->fail("the block's out_channels " + std::to_string(block.out_channels) + " is not divisible by count " +

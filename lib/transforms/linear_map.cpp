@@ -319,12 +319,13 @@ ConvCut LinearMapBuilder::cut_conv(int m, int value) const {
     const int64_t pad = v.padding[d] - used.front();
     const std::string dim = std::to_string(static_cast<int64_t>(d) - (3 - dims_));
     if (pad < 0)
-      throw LinearMapRefusal("the folded kernel would start " + std::to_string(-pad) + " inside the input in dim " + dim +
-                             ": no zero padding expresses that");
+      throw LinearMapRefusal("the folded kernel would start " + std::to_string(-pad) + " inside the input in dim " +
+                             dim + ": no zero padding expresses that");
     const int64_t size = window_output_size(size_x[d], cut.kernel[d], v.stride[d], pad, step);
     if (size != size_v[d])
-      throw LinearMapRefusal("one conv (kernel " + std::to_string(cut.kernel[d]) + ", stride " + std::to_string(v.stride[d]) + ", padding " +
-                             std::to_string(pad) + ", dilation " + std::to_string(step) + ") gives size " + std::to_string(size) + " in dim " + dim +
+      throw LinearMapRefusal("one conv (kernel " + std::to_string(cut.kernel[d]) + ", stride " +
+                             std::to_string(v.stride[d]) + ", padding " + std::to_string(pad) + ", dilation " +
+                             std::to_string(step) + ") gives size " + std::to_string(size) + " in dim " + dim +
                              ", where the value has " + std::to_string(size_v[d]));
     kernel.push_back(cut.kernel[d]);
     stride.push_back(v.stride[d]);

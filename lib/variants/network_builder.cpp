@@ -131,8 +131,9 @@ class NetworkExpander {
       if (later != stage_names_.end()) {
         const auto index = static_cast<std::size_t>(later - stage_names_.begin());
         at.fail("\"" + ref + "\" is " +
-                (index == current_stage_ ? std::string("this stage itself")
-                                         : "a later stage (stages[" + std::to_string(static_cast<int64_t>(index)) + "])") +
+                (index == current_stage_
+                     ? std::string("this stage itself")
+                     : "a later stage (stages[" + std::to_string(static_cast<int64_t>(index)) + "])") +
                 "; an entry can read only earlier stages' outputs" + s.context);
       }
     }
@@ -238,7 +239,8 @@ class NetworkExpander {
 
   void check_one_input(const Field& e, const std::vector<int>& inputs, const std::string& what) const {
     if (inputs.size() != 1)
-      e.locate("inputs").fail(what + " takes exactly one input, got " + std::to_string(static_cast<int64_t>(inputs.size())));
+      e.locate("inputs").fail(what + " takes exactly one input, got " +
+                              std::to_string(static_cast<int64_t>(inputs.size())));
   }
 
   int instantiate(const Field& e, const std::string& full_name, const std::vector<int>& inputs, const Scope& caller) {
@@ -262,8 +264,8 @@ class NetworkExpander {
     s.prefix = full_name + ".";
     s.input = inputs.front();
     s.in_unit = true;
-    s.context = " (in unit \"" + name + "\" instantiated at " + e.path() + ", line " + std::to_string(e.where().line) + ")" +
-                caller.context;
+    s.context = " (in unit \"" + name + "\" instantiated at " + e.path() + ", line " + std::to_string(e.where().line) +
+                ")" + caller.context;
     bind_args(e, *unit, s, caller);
     const int out = run_entries(*unit->get("ops"), s);
     --depth_;
@@ -344,11 +346,15 @@ class NetworkExpander {
     const int64_t n = static_cast<int64_t>(inputs.size()), lo = def.min_inputs, hi = def.max_inputs;
     const std::string op(def.name);
     if (!e.get("inputs") && lo > 1)
-      e.fail_missing("inputs", " (" + op + " takes " + std::to_string(lo) + (hi == lo ? "" : " or more") + " value names)");
+      e.fail_missing("inputs",
+                     " (" + op + " takes " + std::to_string(lo) + (hi == lo ? "" : " or more") + " value names)");
     if (hi == lo && n != lo)
-      e.locate("inputs").fail(op + " takes exactly " + std::to_string(lo) + (lo == 1 ? " input" : " inputs") + ", got " + std::to_string(n));
-    if (n < lo) e.locate("inputs").fail(op + " takes at least " + std::to_string(lo) + " inputs, got " + std::to_string(n));
-    if (hi >= 0 && n > hi) e.locate("inputs").fail(op + " takes at most " + std::to_string(hi) + " inputs, got " + std::to_string(n));
+      e.locate("inputs").fail(op + " takes exactly " + std::to_string(lo) + (lo == 1 ? " input" : " inputs") +
+                              ", got " + std::to_string(n));
+    if (n < lo)
+      e.locate("inputs").fail(op + " takes at least " + std::to_string(lo) + " inputs, got " + std::to_string(n));
+    if (hi >= 0 && n > hi)
+      e.locate("inputs").fail(op + " takes at most " + std::to_string(hi) + " inputs, got " + std::to_string(n));
   }
 
   // An op entry of a stage or unit: its fields as its definition declares them, $params
@@ -454,8 +460,8 @@ class NetworkExpander {
     const Field at = e.get("out_channels").value_or(e);
     const auto groups_fit = [&](int64_t channels, const std::string& what) {
       if (slot.norm == NormKind::group && channels % slot.norm_groups != 0)
-        at.fail("group norm after the " + what + " needs its " + std::to_string(channels) + " channels divisible by norm_groups " +
-                std::to_string(slot.norm_groups) + ctx);
+        at.fail("group norm after the " + what + " needs its " + std::to_string(channels) +
+                " channels divisible by norm_groups " + std::to_string(slot.norm_groups) + ctx);
     };
     if (v.kind == "bottleneck") {
       if (slot.out_channels % v.ratio != 0)
@@ -463,12 +469,14 @@ class NetworkExpander {
                 std::to_string(v.ratio) + ctx);
       const int64_t mid = slot.out_channels / v.ratio;
       if (mid % v.groups != 0)
-        at.fail("the bottleneck's middle width " + std::to_string(mid) + " is not divisible by groups " + std::to_string(v.groups) + ctx);
+        at.fail("the bottleneck's middle width " + std::to_string(mid) + " is not divisible by groups " +
+                std::to_string(v.groups) + ctx);
       groups_fit(mid, "bottleneck's reduction");
     }
     if (v.kind == "grouped" && (slot.in_channels % v.groups != 0 || slot.out_channels % v.groups != 0))
-      at.fail("in_channels " + std::to_string(slot.in_channels) + " and out_channels " + std::to_string(slot.out_channels) +
-              " must both be divisible by groups " + std::to_string(v.groups) + ctx);
+      at.fail("in_channels " + std::to_string(slot.in_channels) + " and out_channels " +
+              std::to_string(slot.out_channels) + " must both be divisible by groups " + std::to_string(v.groups) +
+              ctx);
     if (v.kind == "separable") groups_fit(slot.in_channels * v.multiplier, "depthwise conv");
     groups_fit(slot.out_channels, "conv");
   }
@@ -502,7 +510,8 @@ class NetworkExpander {
       f.fail("expected " + base + op + "K with K a positive integer, got \"" + t + "\"" + ctx);
     if (op == '/') {
       if (channels % k != 0)
-        f.fail(t + ": the slot's " + base + " channels " + std::to_string(channels) + " are not divisible by " + std::to_string(k) + ctx);
+        f.fail(t + ": the slot's " + base + " channels " + std::to_string(channels) + " are not divisible by " +
+               std::to_string(k) + ctx);
       return channels / k;
     }
     return channels * k;  // both <= 2^31: fits; the graph checks the tensors
@@ -573,8 +582,8 @@ class NetworkExpander {
     }
     if (b_.desc(y).channels() != slot.out_channels)
       (vf.get("output") ? *vf.get("output") : ops.back())
-          .fail("the variant's output has " + std::to_string(b_.desc(y).channels()) + " channels but the slot's out_channels is " +
-                std::to_string(slot.out_channels) + ctx);
+          .fail("the variant's output has " + std::to_string(b_.desc(y).channels()) +
+                " channels but the slot's out_channels is " + std::to_string(slot.out_channels) + ctx);
     try {
       BlockAssembler a(b_, slot, prefix, spec_.dropout_kind);
       return a.dropout(a.norm_act("", y));

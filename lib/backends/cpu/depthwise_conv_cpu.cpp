@@ -220,7 +220,8 @@ void backward_data_channels_last(const DepthwiseGeometry& g, const float* dy, co
 // folded into double totals every kFlushRows rows.
 constexpr int64_t kFlushRows = 64;
 
-void backward_weights_channels_first(const DepthwiseGeometry& g, const float* x, const float* dy, float* dw, float* db) {
+void backward_weights_channels_first(const DepthwiseGeometry& g, const float* x, const float* dy, float* dw,
+                                     float* db) {
   const int64_t taps = g.taps(), ow_count = g.out[2];
 #pragma omp parallel
   {
