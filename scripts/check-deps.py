@@ -29,6 +29,7 @@ import ast
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -218,14 +219,33 @@ def base_system():
 
 
 def cuda_roots(cache_paths):
-    """The CUDA toolkit's folder(s), from nvcc's location in the cache."""
+    """The CUDA toolkit's folder(s), from the bin folder FindCUDAToolkit resolved (nvcc -v)."""
     roots = set()
     for key, path in cache_paths:
-        if key in ("CUDAToolkit_NVCC_EXECUTABLE", "CMAKE_CUDA_COMPILER", "CUDAToolkit_BIN_DIR"):
-            real = os.path.realpath(path)
-            bin_dir = real if os.path.isdir(real) else os.path.dirname(real)
-            roots.add(os.path.dirname(bin_dir))
+        if key == "CUDAToolkit_BIN_DIR":
+            roots.add(os.path.dirname(os.path.realpath(path)))
+    if not roots:  # an older cache: fall back on nvcc's own folder
+        for key, path in cache_paths:
+            if key in ("CUDAToolkit_NVCC_EXECUTABLE", "CMAKE_CUDA_COMPILER"):
+                roots.add(os.path.dirname(os.path.dirname(os.path.realpath(path))))
     return roots
+
+
+def in_cuda(path, roots):
+    """Inside the toolkit, or a small launcher script that runs a program inside it (a machine may put
+    `exec /usr/local/cuda-13.0/bin/nvcc "$@"` in /usr/local/bin/nvcc; which nvcc CMake finds then depends
+    on PATH's order, and the check's verdict must not)."""
+    real = os.path.realpath(path)
+    if any(real == r or real.startswith(r + os.sep) for r in roots):
+        return True
+    try:
+        if os.path.getsize(real) > 4096:
+            return False
+        with open(real, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return text.startswith("#!") and any(re.search(r"\bexec\s+" + re.escape(r) + "/", text) for r in roots)
 
 
 def main():
@@ -299,8 +319,7 @@ def main():
         if args.verbose:
             print(f"{what} = {path}: {', '.join(pkgs) or 'no Debian package'}")
         if not pkgs:
-            real = os.path.realpath(path)
-            if any(real == r or real.startswith(r + os.sep) for r in cuda):
+            if in_cuda(path, cuda):
                 outside.append(path)
                 continue
             problems.append(f"{what} = {path} belongs to no Debian package: a fresh machine will not have it. "

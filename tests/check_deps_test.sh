@@ -30,4 +30,20 @@ grep -q '^error: [^ ]*CMakeCache.txt: OpenCL_LIBRARY = /usr/lib/x86_64-linux-gnu
   fail "the error does not name OpenCL_LIBRARY, its file and ocl-icd-opencl-dev"
 grep -q "Fix: add ocl-icd-opencl-dev to the packages in $work/setup.sh" "$work/without.log" || fail "the error gives no fix"
 grep -q '^check-deps: FAILED' "$work/without.log" || fail "no FAILED summary"
-echo "PASS: the check fails without ocl-icd-opencl-dev and passes with it"
+
+# Which nvcc CMake finds depends on PATH's order; a launcher script outside the toolkit
+# (`exec /usr/local/cuda-13.0/bin/nvcc "$@"`) must not change the verdict or the toolkit's folder.
+bin_dir=$(sed -n 's/^CUDAToolkit_BIN_DIR:PATH=//p' "$cache")
+if [ -n "$bin_dir" ] && [ -x "$bin_dir/nvcc" ]; then
+  toolkit=$(dirname "$(realpath "$bin_dir")")
+  mkdir -p "$work/build" "$work/bin"
+  printf '#!/bin/sh\nexec %s/bin/nvcc "$@"\n' "$toolkit" >"$work/bin/nvcc"
+  chmod +x "$work/bin/nvcc"
+  sed "s|^CUDAToolkit_NVCC_EXECUTABLE:FILEPATH=.*|CUDAToolkit_NVCC_EXECUTABLE:FILEPATH=$work/bin/nvcc|" "$cache" >"$work/build/CMakeCache.txt"
+  "$python" "$source/scripts/check-deps.py" --cache "$work/build/CMakeCache.txt" --python "$python" --source "$source" \
+    --setup "$work/setup.sh" --peer-python "$source/.venv-peers/bin/python" \
+    --peer-requirements "$source/scripts/requirements-peers.txt" >"$work/launcher.log" 2>&1
+  [ "$(tail -1 "$work/launcher.log")" = "$(tail -1 "$work/without.log" | sed "s|$cache|$work/build/CMakeCache.txt|")" ] || {
+    diff <(tail -1 "$work/without.log") <(tail -1 "$work/launcher.log"); fail "a launcher script for nvcc changed the verdict"; }
+fi
+echo "PASS: the check fails without ocl-icd-opencl-dev and passes with it; an nvcc launcher changes nothing"
