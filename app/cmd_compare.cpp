@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "explain/explanation_output.hpp"
+#include "history/history_file.hpp"
 #include "history/history_store.hpp"
 #include "measurement_options.hpp"
 #include "option_checks.hpp"
@@ -75,6 +76,11 @@ Command add_compare_command(CLI::App& app) {
             opt->output.colour = colour_for(*sub, stdout);
             if (!opt->plan.empty() && opt->shard.empty())
               throw InputError({"command line", 0, 0}, "--plan", "is for a shard: give --shard I/N too");
+            // `--shard ""` (an unset variable in a job script) must not run the whole spec.
+            if (sub->count("--shard") > 0 && opt->shard.empty())
+              throw InputError({"command line", 0, 0}, "--shard",
+                               "is empty: give I/N, or /N with SLURM_ARRAY_TASK_ID "
+                               "or JOB_COMPLETION_INDEX set");
             std::optional<ShardIndex> shard;
             if (!opt->shard.empty()) {
               shard = parse_shard(opt->shard, [](const char* name) { return std::getenv(name); });
@@ -87,7 +93,11 @@ Command add_compare_command(CLI::App& app) {
                 throw InputError({"command line", 0, 0}, "--db",
                                  "a shard holds part of a run: add the merged results with `convbench history add`");
             }
-            check_result_paths(opt->output, {opt->spec, opt->plan});
+            // The history is an input too: an output onto it (--json h.sqlite --db ./h.sqlite, or
+            // through a file: URI) would replace every run in it with this one.
+            std::vector<std::string> inputs{opt->spec, opt->plan};
+            if (!opt->db.empty()) inputs.push_back(history_file_path(opt->db));
+            check_result_paths(opt->output, inputs);
             opt->compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
             if (!opt->db.empty()) check_history_addable(opt->db);  // before the run, not after it
             Spec spec = load_spec_file(opt->spec, opt->limits);
@@ -97,12 +107,12 @@ Command add_compare_command(CLI::App& app) {
               const ResultSet rows = compare_shard(spec, opt->compare, run, std::cerr);
               OutputOptions others = opt->output;  // the shard file is written; the other outputs as usual
               others.json.clear();
-              write_results(others, rows, {opt->spec, opt->plan});
+              write_results(others, rows, inputs);
               return 0;
             }
             if (!opt->explain) {
               const ResultSet results = compare(spec, opt->compare, std::cerr);
-              write_results(opt->output, results, {opt->spec});
+              write_results(opt->output, results, inputs);
               add_to_history(opt->db, results);
               return 0;
             }
@@ -122,7 +132,7 @@ Command add_compare_command(CLI::App& app) {
             options.limits.peak_flops = opt->output.peak_flops;
             options.limits.bandwidth = opt->output.bandwidth;
             const ExplainRun run = explain(spec, options, std::cerr);
-            write_results(opt->output, run.results, {opt->spec});
+            write_results(opt->output, run.results, inputs);
             add_to_history(opt->db, run.results);
             std::cout << "\n" << explanation_text(run.explanation);
             return 0;

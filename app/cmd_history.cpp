@@ -1,4 +1,4 @@
-// convbench history add|list|show|check|export|report: the results history (lib/history), an
+// convbench history add|list|show|check|export|report|integrity: the results history (lib/history), an
 // SQLite file at --db, else $CONVBENCH_DB, else convbench-history.sqlite in the working directory.
 // Flags only: the work is in lib/history. Exit codes: check as diff (0 no regression, 1
 // regression, 3 ambiguous slowdown); 2 for bad input, a database that is locked, read-only,
@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "history/history_check.hpp"
 #include "history/history_export.hpp"
+#include "history/history_file.hpp"
 #include "history/history_store.hpp"
 #include "history/history_tables.hpp"
 #include "history/trend_report.hpp"
@@ -116,7 +117,12 @@ Command add_history_command(CLI::App& app) {
                      "Only series whose \"block [point] / variant\" or device matches (regex)");
   add_step_option(*report, opt->step);
 
-  return {sub, [opt, add, list, show, check, exp, report] {
+  CLI::App* integrity = sub->add_subcommand(
+      "integrity",
+      "Check every page and index of the history with SQLite's integrity_check (exit 0 intact, 1 damaged)");
+  add_db_option(*integrity, opt->db, opt->busy_s);
+
+  return {sub, [opt, add, list, show, check, exp, report, integrity] {
             const std::string db = opt->db.empty() ? default_db() : opt->db;
             const int busy_ms = static_cast<int>(opt->busy_s * 1000.0);
             if (add->parsed()) {
@@ -133,7 +139,7 @@ Command add_history_command(CLI::App& app) {
               // CI's first run: with --add, a history that does not exist yet is created empty
               // (every series is then new). Without --add a missing file stays an error, so that a
               // mistyped --db cannot pass every check against nothing.
-              if (opt->add_after_check && !std::filesystem::exists(db)) add_runs(db, {}, busy_ms);
+              if (opt->add_after_check && !std::filesystem::exists(history_file_path(db))) add_runs(db, {}, busy_ms);
               CheckReport result;
               {
                 HistoryReader history(db, busy_ms);
@@ -148,11 +154,25 @@ Command add_history_command(CLI::App& app) {
             }
             if (report->parsed() || exp->parsed()) {
               const OutputPath out = report->parsed() ? OutputPath{opt->html, "--html"} : OutputPath{opt->output, "-o"};
-              check_output_paths({out}, {db});
+              // The history is an input, compared as the file it is (a URI, ./h.sqlite, a link).
+              const std::string db_file = history_file_path(db);
+              check_output_paths({out}, {db_file});
               HistoryReader history(db, busy_ms);
               const std::string text = report->parsed() ? format_trend_report(history, opt->filter, opt->step)
                                                         : export_history(history, opt->format, opt->filter);
-              write_output_files({{out, text}}, {db});
+              write_output_files({{out, text}}, {db_file});
+              return 0;
+            }
+            if (integrity->parsed()) {
+              const IntegrityReport r = check_history_integrity(db, busy_ms);
+              for (const std::string& p : r.problems) std::cout << db << ": " << p << "\n";
+              if (!r.problems.empty()) {
+                std::cout << db << ": damaged: " << r.problems.size() << (r.problems.size() >= 100 ? " or more" : "")
+                          << " problem(s); restore it from a backup\n";
+                return 1;
+              }
+              std::cout << db << ": intact (" << r.runs << " run(s), " << r.series << " series, " << r.measurements
+                        << " measurement(s))\n";
               return 0;
             }
             HistoryReader history(db, busy_ms);

@@ -68,23 +68,61 @@ CREATE VIEW trend AS
   return migrations;
 }
 
-int64_t history_schema_version(SqliteDb& db) {
-  const int64_t app = db.query_integer("PRAGMA application_id");
-  const int64_t version = db.query_integer("PRAGMA user_version");
-  const int64_t objects = db.query_integer("SELECT count(*) FROM sqlite_schema");
-  if (app != kHistoryApplicationId && (app != 0 || objects != 0 || version != 0))
+namespace {
+
+struct Header {
+  int64_t application_id = 0, version = 0, objects = 0;
+};
+
+// The header fields, refusing a foreign or newer database.
+Header checked_header(SqliteDb& db) {
+  // One statement, so one snapshot: read in three, a history another process is creating could
+  // show its tables before its application_id and be taken for another application's file.
+  Statement s(db,
+              "SELECT (SELECT application_id FROM pragma_application_id), "
+              "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)");
+  if (!s.step()) throw HistoryDbError("history database " + db.path() + ": its header could not be read");
+  const Header h{s.integer(0), s.integer(1), s.integer(2)};
+  if (h.application_id != kHistoryApplicationId && (h.application_id != 0 || h.objects != 0 || h.version != 0))
     throw HistoryDbError("history database " + db.path() +
                          ": not a convbench history (an SQLite file of another application, application_id " +
-                         std::to_string(app) + "); point --db at a convbench history or a new file");
-  if (version > kHistorySchemaVersion)
+                         std::to_string(h.application_id) + "); point --db at a convbench history or a new file");
+  if (h.version > kHistorySchemaVersion)
     throw HistoryDbError("history database " + db.path() + ": written by a newer convbench (schema version " +
-                         std::to_string(version) + ", this convbench knows up to " +
+                         std::to_string(h.version) + ", this convbench knows up to " +
                          std::to_string(kHistorySchemaVersion) + "); use that convbench or a newer one");
-  return version;
+  return h;
+}
+
+}  // namespace
+
+std::vector<std::string> history_damage(SqliteDb& db, bool thorough) {
+  Statement s(db, thorough ? "PRAGMA integrity_check(100)" : "PRAGMA quick_check(100)");
+  std::vector<std::string> problems;
+  try {
+    while (s.step())
+      if (s.text(0) != "ok") problems.push_back(s.text(0));
+  } catch (const HistoryDbError& e) {
+    // Damage can stop the check itself (a page it must read is not a b-tree page): a problem too.
+    problems.push_back(std::string("the check stopped: ") + e.what());
+  }
+  return problems;
+}
+
+int64_t history_schema_version(SqliteDb& db) {
+  const Header h = checked_header(db);
+  if (h.objects == 0) return h.version;  // a new, empty file: nothing to be damaged
+  if (const std::vector<std::string> problems = history_damage(db, false); !problems.empty())
+    throw HistoryDbError("history database " + db.path() + ": damaged: SQLite's quick_check found " +
+                         std::to_string(problems.size()) + (problems.size() >= 100 ? " or more" : "") +
+                         " problem(s), the first: " + problems.front() +
+                         "; restore it from a backup (`convbench history integrity` lists them; nothing was read "
+                         "or written)");
+  return h.version;
 }
 
 void migrate_history(SqliteDb& db) {
-  int64_t version = history_schema_version(db);
+  int64_t version = checked_header(db).version;  // the caller has checked the file is intact
   const auto& migrations = history_migrations();
   for (; version < kHistorySchemaVersion; ++version) {
     db.exec(migrations[static_cast<size_t>(version)]);

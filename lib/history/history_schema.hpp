@@ -19,9 +19,14 @@ inline constexpr int64_t kHistorySchemaVersion = 2;
 // The SQL of each migration: element i takes user_version i to i + 1.
 const std::vector<std::string>& history_migrations();
 
-// The schema version, refusing a foreign or newer database (HistoryDbError). Writers call it
-// before anything that could change the file (even the switch to WAL).
+// The schema version, refusing a foreign, newer or damaged database (HistoryDbError; damaged:
+// SQLite's quick_check, well under a millisecond on a history of a few hundred runs). Readers and
+// writers call it before anything that could read or change the file (even the switch to WAL):
+// a damaged page would otherwise read as "0 runs" or a short export, and be appended to.
 int64_t history_schema_version(SqliteDb& db);
+// SQLite's quick_check (thorough: integrity_check, which also checks indexes against their
+// tables), at most 100 problems; empty when the file is intact.
+std::vector<std::string> history_damage(SqliteDb& db, bool thorough);
 // For writers: brings the schema up to date inside the caller's transaction (the write lock is
 // held, so two processes never migrate at once). Throws HistoryDbError for a newer or foreign
 // database.

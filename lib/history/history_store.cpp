@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "history/history_file.hpp"
 #include "history/history_schema.hpp"
 #include "results/json_reader.hpp"
 #include "results/json_results.hpp"
@@ -89,10 +90,23 @@ HistoryRun history_run_from_results(const ResultSet& results, const std::string&
 }
 
 void check_history_addable(const std::string& db_path, int busy_timeout_ms) {
+  check_history_file(db_path);  // a FIFO or a dangling link is refused even where nothing exists yet
   std::error_code ec;
-  if (!std::filesystem::exists(db_path, ec)) return;
+  if (!std::filesystem::exists(history_file_path(db_path), ec)) return;
   SqliteDb db(db_path, SqliteDb::Mode::read_only, busy_timeout_ms);
   history_schema_version(db);
+}
+
+IntegrityReport check_history_integrity(const std::string& db_path, int busy_timeout_ms) {
+  SqliteDb db(db_path, SqliteDb::Mode::read_only, busy_timeout_ms);
+  IntegrityReport report;
+  report.problems = history_damage(db, true);
+  if (report.problems.empty() && history_schema_version(db) > 0) {
+    report.runs = db.query_integer("SELECT count(*) FROM runs");
+    report.series = db.query_integer("SELECT count(*) FROM series");
+    report.measurements = db.query_integer("SELECT count(*) FROM measurements");
+  }
+  return report;
 }
 
 AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& runs, int busy_timeout_ms) {
@@ -209,7 +223,7 @@ AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& r
 namespace convbench {
 namespace {
 
-SeriesKey key_from_json(const std::string& text) {
+SeriesKey key_from_json(const std::string& text, const std::string& db, int64_t series_id) try {
   const json j = json::parse(text);
   SeriesKey k;
   k.block = j.value("block", "");
@@ -224,6 +238,11 @@ SeriesKey key_from_json(const std::string& text) {
   k.device_model = j.value("device_model", "");
   if (j.contains("device_key")) k.device_key = nlohmann::ordered_json::parse(j["device_key"].dump());
   return k;
+} catch (const json::exception& e) {
+  // convbench writes key_json; anything else there was changed outside it.
+  throw HistoryDbError("history database " + db + ": series #" + std::to_string(series_id) +
+                       ": key_json is not a series key (" + e.what() +
+                       "); the file was changed outside convbench: restore it from a backup");
 }
 
 constexpr const char* kSeriesColumns =
@@ -235,9 +254,10 @@ constexpr const char* kSeriesColumns =
 // 10,000 runs per series there would cost more than the check itself).
 constexpr const char* kSeriesKeyColumns = "SELECT s.id, s.key_json FROM series s ";
 
-StoredSeries series_from(const Statement& s, bool with_counts = true) {
-  if (!with_counts) return {s.integer(0), key_from_json(s.text(1)), 0, "", ""};
-  return {s.integer(0), key_from_json(s.text(1)), s.integer(2), s.text(3), s.text(4)};
+StoredSeries series_from(const Statement& s, const std::string& db, bool with_counts = true) {
+  const SeriesKey key = key_from_json(s.text(1), db, s.integer(0));
+  if (!with_counts) return {s.integer(0), key, 0, "", ""};
+  return {s.integer(0), key, s.integer(2), s.text(3), s.text(4)};
 }
 
 }  // namespace
@@ -252,7 +272,7 @@ std::vector<StoredSeries> HistoryReader::series() {
                        "ORDER BY s.backend, s.device_model, s.device_key, s.block, s.point, "
                        "s.variant, s.dtype, s.layout, s.mode, s.id");
   std::vector<StoredSeries> out;
-  while (s.step()) out.push_back(series_from(s));
+  while (s.step()) out.push_back(series_from(s, db_.path()));
   return out;
 }
 
@@ -260,7 +280,7 @@ std::optional<StoredSeries> HistoryReader::find_series(const SeriesKey& key) {
   Statement s(db_, std::string(kSeriesKeyColumns) + "WHERE s.key_sha256 = ?1");
   s.bind(1, key.sha256());
   if (!s.step()) return std::nullopt;
-  return series_from(s, false);
+  return series_from(s, db_.path(), false);
 }
 
 std::vector<StoredSeries> HistoryReader::relatives(const SeriesKey& key) {
@@ -268,7 +288,7 @@ std::vector<StoredSeries> HistoryReader::relatives(const SeriesKey& key) {
                        "WHERE s.block = ?1 AND s.variant = ?2 AND s.point = ?3 AND s.key_sha256 != ?4 ORDER BY s.id");
   s.bind(1, key.block).bind(2, key.variant).bind(3, key.point).bind(4, key.sha256());
   std::vector<StoredSeries> out;
-  while (s.step()) out.push_back(series_from(s, false));
+  while (s.step()) out.push_back(series_from(s, db_.path(), false));
   return out;
 }
 

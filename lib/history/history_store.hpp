@@ -47,6 +47,14 @@ AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& r
 // Writes nothing; a missing file is fine (add_runs creates it).
 void check_history_addable(const std::string& db_path, int busy_timeout_ms = kHistoryBusyTimeoutMs);
 
+// `history integrity`: SQLite's integrity_check over the whole file (every page, every index
+// against its table), read only. Problems empty: intact, and the counts are the history's.
+struct IntegrityReport {
+  std::vector<std::string> problems;  // at most 100, as SQLite words them
+  int64_t runs = 0, series = 0, measurements = 0;
+};
+IntegrityReport check_history_integrity(const std::string& db_path, int busy_timeout_ms = kHistoryBusyTimeoutMs);
+
 struct StoredSeries {
   int64_t id = 0;
   SeriesKey key;

@@ -3,7 +3,10 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
+
+#include "history/history_file.hpp"
 
 namespace convbench {
 namespace {
@@ -38,9 +41,23 @@ std::string advice(int code) {
 
 SqliteDb::SqliteDb(const std::string& path, Mode mode, int busy_timeout_ms)
     : path_(path), busy_timeout_ms_(busy_timeout_ms) {
+  check_history_file(path);  // before SQLite, which would block on a FIFO or create through a dangling link
   const int flags = (mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                    SQLITE_OPEN_NOMUTEX;
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+                    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+  std::string open_name = path;
+  const std::string file = history_file_path(path);
+  std::error_code ec;
+  if (mode == Mode::read_only && std::filesystem::exists(file, ec) && history_on_read_only_place(file)) {
+    // A reader of a WAL history needs to create or write its -shm index, which read-only media or
+    // permissions forbid; opened immutable SQLite reads the file alone. Changes still in a -wal
+    // file would then be silently missing, so that case is refused instead.
+    if (std::filesystem::file_size(file + "-wal", ec) > 0 && !ec)
+      throw HistoryDbError("history database " + path + ": read-only here, and its write-ahead log " + file +
+                           "-wal holds runs not yet in the file, which SQLite cannot apply read-only; copy the "
+                           "history with its -wal file to a writable place and read it there");
+    open_name = file_uri(std::filesystem::absolute(file).string()) + "?immutable=1";
+  }
+  const int rc = sqlite3_open_v2(open_name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string msg = describe(db_, rc);
     sqlite3_close(db_);
