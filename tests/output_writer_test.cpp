@@ -2,7 +2,8 @@
 // files and symbolic links are refused as outputs, an input or the same file twice is refused,
 // a planted symlink at a predictable temporary name is never followed, a failure leaves every
 // earlier file as it was and no temporary behind, and a SIGTERM while writing (in a child
-// process) cleans up and still ends the process by that signal. A full disk is checked end to
+// process) cleans up and still ends the process by that signal; an ignored signal (nohup) stays
+// ignored, and one that arrives while the files go in place still ends the process. A full disk is checked end to
 // end on a small tmpfs in tests/hostile_outputs_test.sh.
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "report/output_writer.hpp"
@@ -175,6 +177,46 @@ TEST_F(OutputWriter, SigtermWhileWritingCleansUpAndEndsTheProcessByTheSignal) {
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_EQ(read(path("a.json")), "old a");
   EXPECT_EQ(read(path("b.csv")), "old b");
+  EXPECT_EQ(entries(), (std::vector<std::string>{"a.json", "b.csv"})) << "no temporary or backup left";
+}
+
+// The child's exit status: what happens to a process that writes with SIGHUP ignored (nohup) and
+// receives one while its first temporary is written, or a SIGTERM while the files go in place.
+int status_of_child_writing(int ignored_signal, const char* step_to_signal_at, int signal_to_send,
+                            const std::function<std::string(const char*)>& path) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (ignored_signal != 0) ::signal(ignored_signal, SIG_IGN);
+    try {
+      write_output_files({{{path("a.json"), "--json"}, "new a"}, {{path("b.csv"), "--csv"}, "new b"}}, {},
+                         [&](const std::string& step, const std::string& p) {
+                           if (step == step_to_signal_at && p == path("b.csv")) ::kill(::getpid(), signal_to_send);
+                         });
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return status;
+}
+
+TEST_F(OutputWriter, AnIgnoredSignalStaysIgnored) {
+  const int status =
+      status_of_child_writing(SIGHUP, "temporary written", SIGHUP, [&](const char* name) { return path(name); });
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status) << " under nohup";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(read(path("a.json")), "new a");
+  EXPECT_EQ(read(path("b.csv")), "new b");
+}
+
+TEST_F(OutputWriter, ASignalWhileTheFilesGoInPlaceIsNotLost) {
+  const int status = status_of_child_writing(0, "renamed", SIGTERM, [&](const char* name) { return path(name); });
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child exited with " << WEXITSTATUS(status) << ": the SIGTERM was dropped";
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_EQ(read(path("a.json")), "new a") << "the outputs were complete when the signal came";
+  EXPECT_EQ(read(path("b.csv")), "new b");
   EXPECT_EQ(entries(), (std::vector<std::string>{"a.json", "b.csv"})) << "no temporary or backup left";
 }
 

@@ -84,10 +84,17 @@ class SignalGuard {
     sa.sa_handler = note_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;  // no SA_RESTART: a write in progress returns EINTR and the loop looks
-    for (size_t i = 0; i < std::size(kCaught); ++i) ::sigaction(kCaught[i], &sa, &old_[i]);
+    for (size_t i = 0; i < std::size(kCaught); ++i) {
+      ::sigaction(kCaught[i], nullptr, &old_[i]);
+      // A signal the caller ignores stays ignored (nohup's SIGHUP): caught here, it would end a
+      // run whose user asked for it to survive the terminal.
+      installed_[i] = old_[i].sa_handler != SIG_IGN;
+      if (installed_[i]) ::sigaction(kCaught[i], &sa, nullptr);
+    }
   }
   ~SignalGuard() {
-    for (size_t i = 0; i < std::size(kCaught); ++i) ::sigaction(kCaught[i], &old_[i], nullptr);
+    for (size_t i = 0; i < std::size(kCaught); ++i)
+      if (installed_[i]) ::sigaction(kCaught[i], &old_[i], nullptr);
   }
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;
@@ -95,6 +102,7 @@ class SignalGuard {
 
  private:
   struct sigaction old_[std::size(kCaught)]{};
+  bool installed_[std::size(kCaught)]{};
 };
 
 struct Interrupted {
@@ -291,6 +299,14 @@ void write_output_files(const std::vector<OutputFile>& files, const std::vector<
     std::raise(interrupted);  // the default action ends the process here
     throw InputError({staged.empty() ? "-" : staged.front().file->where.path, 0, 0}, "",
                      "interrupted by signal " + std::to_string(interrupted) + ": no output file was changed");
+  }
+  // A signal that arrived while the files went in place (after the last look, before the old
+  // handlers came back): the outputs are complete, and the signal still does what it would have
+  // done (ends the process, or reaches the caller's handler), instead of being dropped and the
+  // process going on as if nothing had been asked of it.
+  if (const int late = pending_signal; late != 0) {
+    pending_signal = 0;
+    std::raise(late);
   }
   if (to_stdout != nullptr) {
     std::fwrite(to_stdout->content.data(), 1, to_stdout->content.size(), stdout);
