@@ -5,7 +5,8 @@
 namespace convbench::cli {
 
 void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memory_limit) {
-  sub.add_option("--device", c.device, "auto | cpu | reference | cuda (auto: cuda when a GPU is usable, else cpu)")
+  sub.add_option("--device", c.device, "auto: cuda when a GPU is usable, else cpu")
+      ->check(CLI::IsMember({"auto", "cpu", "reference", "cuda"}))  // slurm checks its shards' flags with it
       ->capture_default_str();
   sub.add_option("--max-noise", c.run.measure.max_noise,
                  "Stop sampling when stdev/mean of the samples, or the half-width of the median's 95% confidence "

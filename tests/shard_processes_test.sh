@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sharding without a scheduler, end to end: a plan, its 4 shards as background processes, merge,
 # and the merged counts and statuses equal to one process's; merge refusing a duplicate and
-# naming the shard to rerun; and a shard killed (SIGKILL) after its first item leaving a complete,
+# naming the shard to rerun; a damaged shard file skipped by merge and moved aside by its rerun;
+# and a shard killed (SIGKILL) after its first item leaving a complete,
 # readable shard file that a rerun finishes without running the kept items again.
 #
 #   tests/shard_processes_test.sh CONVBENCH SOURCE_DIR
@@ -61,6 +62,22 @@ set -e
 [ $rc = 2 ] || fail "a duplicated shard was merged (exit $rc)"
 grep -q "each item must be covered once" "$tmp/dup.err" || fail "unclear duplicate message: $(cat "$tmp/dup.err")"
 [ ! -e "$tmp/dup.json" ] || fail "a refused merge wrote its output"
+
+# A damaged shard file (truncated): merge names it, merges the others and names its shard to
+# rerun; the rerun moves it aside and runs the shard from its start; the merge is then whole.
+head -c 100 "$tmp/shard-2.json" >"$tmp/truncated" && mv "$tmp/truncated" "$tmp/shard-2.json"
+set +e
+"$bin" merge "$tmp"/shard-{0,1,2,3}.json -o "$tmp/damaged.json" 2>"$tmp/damaged.err"
+rc=$?
+set -e
+[ $rc = 1 ] || fail "merge with a damaged shard exited $rc: $(cat "$tmp/damaged.err")"
+grep -q "^skipped: .*shard-2.json.*malformed JSON" "$tmp/damaged.err" || fail "the damaged file is not named: $(cat "$tmp/damaged.err")"
+grep -q "rerun shards: 2 (of 4)" "$tmp/damaged.err" || fail "no rerun line: $(cat "$tmp/damaged.err")"
+"$bin" compare "$spec" --plan "$tmp/plan.json" --shard 2/4 --json "$tmp/shard-2.json" "${quick[@]}" \
+  >/dev/null 2>"$tmp/rerun-2.err" || fail "the rerun of a damaged shard failed: $(cat "$tmp/rerun-2.err")"
+grep -q "the damaged shard file is now $tmp/shard-2.json.damaged" "$tmp/rerun-2.err" || fail "no note: $(cat "$tmp/rerun-2.err")"
+[ -f "$tmp/shard-2.json.damaged" ] || fail "the damaged file was not kept"
+"$bin" merge "$tmp"/shard-{0,1,2,3}.json -o "$tmp/recovered.json" 2>/dev/null || fail "the merge after the rerun is not whole"
 
 # A shard rerun with nothing left to do keeps its file as it is.
 before=$(sha256sum <"$tmp/shard-0.json")

@@ -316,6 +316,21 @@ TEST(Merge, ALaterSuccessReplacesAnEarlierFailure) {
   for (const ResultRow& r : kept.results.rows) EXPECT_EQ(r.status, RunStatus::ok);
 }
 
+// An item whose only row failed is in the merged file but not covered, and its shard is to rerun,
+// as `convbench slurm` (shard_complete) would rerun it.
+TEST(Merge, AFailedOnlyItemIsUnsettledAndItsShardIsRerun) {
+  const Sweep s = sweep_of(kSpec);
+  const ShardFile failed = shard(s, 0, 2, "Test CPU", RunStatus::error);
+  const MergeOutcome m = merge_shards({input(failed, "failed.json"), input(shard(s, 1, 2), "one.json")}, false);
+  EXPECT_TRUE(m.missing.empty());
+  EXPECT_EQ(m.unsettled.size(), failed.items.size());
+  EXPECT_EQ(m.rerun, std::vector<int>{0});
+  EXPECT_FALSE(shard_complete(failed));
+  const nlohmann::json doc = merged_results_json(m);
+  EXPECT_EQ(doc["plan"]["covered"].get<size_t>(), s.plan.items.size() - failed.items.size());
+  EXPECT_EQ(doc["plan"]["unsettled"].size(), failed.items.size());
+}
+
 TEST(Merge, RefusesMixedDevicesUnlessAllowedAndThenSaysWhichRowsRanWhere) {
   const Sweep s = sweep_of(kSpec);
   const std::vector<MergeInput> inputs = {input(shard(s, 0, 2, "CPU A"), "a.json"),
@@ -363,13 +378,28 @@ TEST(SlurmSubmit, ReadsSbatchParsableOutput) {
   EXPECT_THROW(parse_sbatch_parsable(""), std::runtime_error);
 }
 
+// The flags after -- go to every shard's compare: a typo in one is refused before anything is
+// written or submitted, not found by every job of the array.
+TEST(SlurmCli, ATypoInTheShardsFlagsIsRefusedBeforeSubmitting) {
+  using testing::run_cli;
+  const std::string spec = testing::source_path("tests/data/specs/sweep-small.yaml");
+  const std::string dir = testing::temp_path("slurm-typo");
+  std::filesystem::remove_all(dir);
+  for (const std::string flags : {"--device cdua", "--min-time x", "--no-such-flag"}) {
+    const auto r = run_cli("slurm " + spec + " --shards 2 --dry-run --dir " + dir + " -- " + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << r.err;
+    EXPECT_NE(r.err.find("the flags after -- go to every shard"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << flags;
+  }
+}
+
 // Bad --shard values and a plan of another spec: exit 2, one line, nothing written.
 TEST(ShardCli, BadShardsAndForeignPlansExit2WithoutOutput) {
   using testing::run_cli;
   const std::string spec = testing::source_path("tests/data/specs/sweep-small.yaml");
   const std::string out = testing::temp_path("shard.json");
   std::filesystem::remove(out);
-  for (const std::string shard : {"4/4", "0/0", "x/2", "1/two"}) {
+  for (const std::string shard : {"4/4", "0/0", "x/2", "1/two", "''"}) {  // '': an unset variable
     const auto r = run_cli("compare " + spec + " --device cpu --shard " + shard + " --json " + out);
     EXPECT_EQ(r.exit_code, 2) << shard << r.err;
     EXPECT_NE(r.err.find("--shard"), std::string::npos) << r.err;

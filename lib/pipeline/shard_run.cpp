@@ -18,15 +18,23 @@ Plan plan_of(const Spec& spec) { return make_plan(spec, analyze_spec(spec)); }
 
 namespace {
 
-// The shard's earlier results file, when there is one to continue from.
-std::optional<ShardFile> earlier_attempt(const std::string& path) {
+// The shard's earlier results file, when there is one to continue from. A damaged one (truncated,
+// overwritten) is moved aside and the shard runs from its start: this run replaces the file
+// anyway, and a scheduler's retry must not fail on it forever.
+std::optional<ShardFile> earlier_attempt(const std::string& path, std::ostream& notices) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return std::nullopt;
     throw InputError({path, 0, 0}, "--json", "cannot read it: " + std::generic_category().message(errno));
   }
   if (!S_ISREG(st.st_mode)) return std::nullopt;  // the output writer refuses it, saying why
-  return load_shard_file(path);
+  ShardFileRead read = read_shard_file(path);
+  if (!read.file) {
+    const std::string aside = move_damaged_shard_aside(path);
+    notices << "note: " << read.damage << "\nnote: the damaged shard file is now " << aside
+            << "; the shard runs from its start\n";
+  }
+  return std::move(read.file);
 }
 
 }  // namespace
@@ -50,7 +58,7 @@ ResultSet compare_shard(const Spec& spec, const CompareOptions& options, const S
   // Rows an earlier attempt settled are kept, and not run again.
   std::map<size_t, ResultRow> done;
   ResultSet header;  // engine, device, provenance of the file
-  if (const auto earlier = earlier_attempt(o.file)) {
+  if (const auto earlier = earlier_attempt(o.file, notices)) {
     if (earlier->plan.hash != plan.hash || earlier->shard.index != o.shard.index ||
         earlier->shard.count != o.shard.count)
       throw InputError({o.file, 0, 0}, "--json",

@@ -112,11 +112,13 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
     }
     rows_of_input[chosen->input].push_back(out.results.rows.size());
     out.results.rows.push_back(inputs[chosen->input].shard.results.rows[chosen->row]);
+    if (!settled(out.results.rows.back().status)) out.unsettled.push_back(i);
   }
 
   const std::vector<int> shard_of = assign_shards(out.plan, out.shard_count);
   std::set<int> rerun;
   for (size_t i : out.missing) rerun.insert(shard_of[i]);
+  for (size_t i : out.unsettled) rerun.insert(shard_of[i]);
   out.rerun.assign(rerun.begin(), rerun.end());
 
   // The merged file's engine, device and provenance are the first file's (identical fields
@@ -152,13 +154,13 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
   nlohmann::json missing = nlohmann::json::array();
   for (size_t i : out.missing)
     missing.push_back({{"id", out.plan.items[i].id}, {"item", item_name(out.plan.items[i])}, {"shard", shard_of[i]}});
-  out.plan_section = {{"plan_hash", out.plan.hash},
-                      {"shards", out.shard_count},
-                      {"items", out.plan.items.size()},
-                      {"covered", out.results.rows.size()},
-                      {"missing", std::move(missing)},
-                      {"rerun_shards", out.rerun},
-                      {"mixed", out.mixed},
+  nlohmann::json unsettled = nlohmann::json::array();
+  for (size_t i : out.unsettled)
+    unsettled.push_back({{"id", out.plan.items[i].id}, {"item", item_name(out.plan.items[i])}, {"shard", shard_of[i]}});
+  out.plan_section = {{"plan_hash", out.plan.hash},     {"shards", out.shard_count},
+                      {"items", out.plan.items.size()}, {"covered", out.results.rows.size() - out.unsettled.size()},
+                      {"missing", std::move(missing)},  {"unsettled", std::move(unsettled)},
+                      {"rerun_shards", out.rerun},      {"mixed", out.mixed},
                       {"sources", std::move(sources)}};
   if (!out.rerun.empty())
     out.notes.push_back("rerun shards: " + join(out.rerun) + " (of " + std::to_string(out.shard_count) + ")");

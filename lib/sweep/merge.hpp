@@ -23,7 +23,9 @@ struct MergeOutcome {
   int shard_count = 0;
   ResultSet results;               // one row per covered item, in plan order
   std::vector<size_t> missing;     // plan items no shard has a row for
-  std::vector<int> rerun;          // the shards those items belong to, ascending
+  std::vector<size_t> unsettled;   // plan items whose only rows failed (oom, error): in results, and
+                                   // rerun as `convbench slurm` would (shard_complete)
+  std::vector<int> rerun;          // the shards the missing and unsettled items belong to, ascending
   bool mixed = false;              // the shards ran on different devices or versions (allowed)
   nlohmann::json plan_section;     // the merged file's "plan": hash, counts, missing, sources
   std::vector<std::string> notes;  // for stderr: replaced failures, which rows ran where

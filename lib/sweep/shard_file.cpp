@@ -1,9 +1,15 @@
 #include "sweep/shard_file.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <set>
+#include <system_error>
 
 #include "results/json_reader.hpp"
 #include "results/json_results.hpp"
+#include "spec/input_error.hpp"
 #include "spec/input_file.hpp"
 
 namespace convbench {
@@ -86,6 +92,30 @@ ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& fil
 ShardFile load_shard_file(const std::string& path) {
   const InputText in = read_input_file(path, "shard results file", kMaxResultsBytes);
   return shard_file_from_json(parse_json_input(in, "shard results file"), in.name);
+}
+
+ShardFileRead read_shard_file(const std::string& path) {
+  const InputText in = read_input_file(path, "shard results file", kMaxResultsBytes);
+  nlohmann::json doc;
+  try {
+    doc = parse_json_input(in, "shard results file");
+  } catch (const InputError& e) {
+    return {std::nullopt, e.what()};
+  }
+  return {shard_file_from_json(doc, in.name), ""};
+}
+
+std::string move_damaged_shard_aside(const std::string& path) {
+  for (int n = 1; n < 1000; ++n) {
+    const std::string aside = path + ".damaged" + (n == 1 ? "" : "-" + std::to_string(n));
+    struct stat st {};
+    if (::lstat(aside.c_str(), &st) == 0) continue;
+    if (::rename(path.c_str(), aside.c_str()) == 0) return aside;
+    throw InputError({path, 0, 0}, "",
+                     "is damaged and cannot be moved aside to " + aside + ": " +
+                         std::generic_category().message(errno) + "; remove it and rerun");
+  }
+  throw InputError({path, 0, 0}, "", "is damaged, and 999 damaged copies are already beside it; remove them");
 }
 
 }  // namespace convbench

@@ -44,4 +44,17 @@ nlohmann::json shard_file_json(const ShardFile& file);
 ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& file_name);
 ShardFile load_shard_file(const std::string& path);
 
+// A shard file as a rerun, merge or slurm reads it back: the file, or why it is damaged (not even
+// JSON: truncated, overwritten), so that they recover instead of stopping at it. A readable file
+// that is not this kind of shard file still throws, as load_shard_file does.
+struct ShardFileRead {
+  std::optional<ShardFile> file;
+  std::string damage;  // "path:line:column: malformed JSON: ..." when file is empty
+};
+ShardFileRead read_shard_file(const std::string& path);
+
+// Renames a damaged shard file to PATH.damaged (or PATH.damaged-2, -3, ...), keeping it for a
+// look; returns the new name. Throws InputError when it cannot.
+std::string move_damaged_shard_aside(const std::string& path);
+
 }  // namespace convbench

@@ -42,7 +42,12 @@ std::vector<int> shards_to_run(const Plan& plan, const SlurmSweepFiles& files, i
       todo.push_back(i);  // the shard itself refuses to write there, and says why, in its log
       continue;
     }
-    const ShardFile shard = load_shard_file(path);
+    const ShardFileRead read = read_shard_file(path);
+    if (!read.file) {
+      todo.push_back(i);  // damaged: the shard moves it aside and runs from its start
+      continue;
+    }
+    const ShardFile& shard = *read.file;
     if (shard.plan.hash != plan.hash || shard.shard.count != shards || shard.shard.index != i)
       throw InputError({path, 0, 0}, "shard",
                        "holds shard " + std::to_string(shard.shard.index) + "/" + std::to_string(shard.shard.count) +
