@@ -33,8 +33,10 @@ for target in spec_loader:spec results_reader:results; do
   echo "fuzz: $name for ${seconds}s from tests/fuzz/corpus/$seeds" >&2
   # -timeout: one input taking more than 10 s is a hang; -rss_limit_mb: one growing past 2 GiB is
   # unbounded memory. Both count as findings.
+  # -dict: the formats' keys and values (networks' stages, slots and repeats; shard files'
+  # sections), so that mutations reach the deeper parsers sooner.
   if ! "$build/tests/fuzz/fuzz_$name" "$corpus" "$root/tests/fuzz/corpus/$seeds" -max_total_time="$seconds" \
-       -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+       -dict="$root/tests/fuzz/dict/$seeds.dict" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
        -artifact_prefix="$build/fuzz-crash-$name-" >"$log" 2>&1; then
     tail -40 "$log" >&2
     echo "fuzz: $name found a failing input: $(ls "$build"/fuzz-crash-"$name"-* 2>/dev/null | head -1)" >&2
