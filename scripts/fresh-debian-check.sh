@@ -60,12 +60,15 @@ fi
 cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf"
 # This machine's way to PyPI (its pip.conf and the certificate bundle it names), for the peer
 # environment the test command makes: network configuration, like the apt sources above.
+# The bundle goes where no package writes: at /etc/ssl/certs, Debian's ca-certificates (which
+# setup.sh pulls in) would replace it with its own, without this machine's proxy certificate.
 if [ -f /etc/pip.conf ]; then
-  cp /etc/pip.conf "$chroot_dir/etc/pip.conf"
   cert=$(awk -F' *= *' '$1 == "cert" {print $2}' /etc/pip.conf)
   if [ -n "$cert" ] && [ -f "$cert" ]; then
-    mkdir -p "$chroot_dir$(dirname "$cert")"
-    cp "$cert" "$chroot_dir$cert"
+    cp "$cert" "$chroot_dir/etc/pip-fresh-check-ca.crt"
+    sed "s|^cert *= *.*|cert = /etc/pip-fresh-check-ca.crt|" /etc/pip.conf >"$chroot_dir/etc/pip.conf"
+  else
+    cp /etc/pip.conf "$chroot_dir/etc/pip.conf"
   fi
 fi
 packages_before=$(chroot "$chroot_dir" dpkg-query -W -f='${Package}\n' | wc -l)
