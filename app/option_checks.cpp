@@ -1,7 +1,8 @@
 #include "option_checks.hpp"
 
+#include <cctype>
 #include <cmath>
-#include <regex>
+#include <string_view>
 
 #include "spec/input_error.hpp"
 
@@ -45,14 +46,22 @@ void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
 }
 
 int64_t parse_byte_size(const std::string& text, const std::string& option) {
-  static const std::regex pattern(R"(\s*([0-9]+)\s*(|B|KiB|MiB|GiB|TiB)\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, pattern))
+  // DIGITS [UNIT], spaces allowed around both, read by hand: std::regex recursed once per
+  // character and overflowed the stack on an argument of 100,000 spaces.
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  std::string_view rest = text;
+  while (!rest.empty() && space(rest.front())) rest.remove_prefix(1);
+  while (!rest.empty() && space(rest.back())) rest.remove_suffix(1);
+  size_t n = 0;
+  while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+  const std::string digits(rest.substr(0, n));
+  rest.remove_prefix(n);
+  while (!rest.empty() && space(rest.front())) rest.remove_prefix(1);
+  const std::string_view unit = rest;
+  if (digits.empty() || (unit != "" && unit != "B" && unit != "KiB" && unit != "MiB" && unit != "GiB" && unit != "TiB"))
     throw InputError({"command line", 0, 0}, option,
                      "expected a size such as 4GiB, 512MiB or a number of bytes, got \"" + text + "\"");
-  const std::string unit = m[2];
   const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : unit == "TiB" ? 40 : 0;
-  const std::string digits = m[1];
   // Compare the digits before converting: std::stoll would throw on anything beyond int64.
   if (digits.size() > 19 || (digits.size() == 19 && digits > "9223372036854775807"))
     throw InputError({"command line", 0, 0}, option, "size too large: " + text);

@@ -17,7 +17,8 @@ deps=$root/.gpu-deps
 
 # CLI11, nlohmann/json: headers. spdlog, fmt, yaml-cpp: headers and shared libraries. GoogleTest:
 # headers and static libraries. oneDNN (the cpu backend): headers and its shared library, whose
-# CMake config requires OpenCL (loader, its development link and headers).
+# CMake config requires OpenCL (loader, its development link and headers). SQLite and RE2:
+# headers and shared libraries.
 packages=(
   libcli11-dev nlohmann-json3-dev
   libspdlog-dev libspdlog1.10 libfmt-dev libfmt9
@@ -25,6 +26,7 @@ packages=(
   libgtest-dev
   libdnnl-dev libdnnl2 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers
   libsqlite3-dev libsqlite3-0
+  libre2-dev libre2-9
 )
 manifest="${packages[*]}"
 

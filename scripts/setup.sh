@@ -27,6 +27,8 @@ build_packages=(
   libdnnl-dev ocl-icd-opencl-dev
   # convbench history: the results store is SQLite
   libsqlite3-dev
+  # every --filter: RE2, a regex engine linear in the name (std::regex overflows the stack on long names)
+  libre2-dev
 )
 
 test_packages=(

@@ -13,6 +13,8 @@ import io
 import json
 import os
 import random
+import re
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -74,6 +76,26 @@ def digest(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest() if os.path.exists(path) else None
 
 
+def long_name_filters(binary, tmp, template, rng):
+    """--filter over 30,000- and 1,000,000-character block names, on a 1 MiB stack (issue 37,
+    item 5): std::regex recursed per character and overflowed from about 30,000; RE2 does not."""
+    db = os.path.join(tmp, "long.sqlite")
+    files = []
+    for i, n in enumerate((30000, 1000000)):
+        doc = derived_run(template, 60 + i, 1.0, rng)
+        for row in doc["results"]:
+            row["block"] = "z" * n + row["block"]
+        files.append(os.path.join(tmp, f"long{i}.json"))
+        write(files[-1], doc)
+    r = run([binary, "history", "add", *files, "--db", db])
+    check(r.returncode == 0, f"history add of long names: {r.returncode} {r.stderr[-300:]}")
+    small_stack = lambda: resource.setrlimit(resource.RLIMIT_STACK, (1 << 20, 1 << 20))
+    for pattern, series in ((".*", True), ("^z+", True), ("(z|y)*q", False), ("^(z*)*$", False), ("z+.*/ separable", True)):
+        r = run([binary, "history", "list", "--db", db, "--filter", pattern], preexec_fn=small_stack)
+        check(r.returncode == 0 and (re.search(r"^0 series,", r.stdout, re.M) is None) == series,
+              f"history list --filter {pattern} over long names: {r.returncode} {r.stdout[-200:]} {r.stderr[-300:]}")
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     rng = random.Random(17)
@@ -126,6 +148,7 @@ def main():
         r = run([binary, "history", "show", "--db", db, "--filter", "separable", "--last", "5"])
         check(r.returncode == 0 and r.stdout.count(" / separable (") == 2 and "the last 5 shown" in r.stdout,
               f"show: {r.stdout}{r.stderr}")
+        long_name_filters(binary, tmp, template, rng)
 
         # pandas reads the export.
         try:

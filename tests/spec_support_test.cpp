@@ -1,7 +1,9 @@
-// The spec loader's helpers: SHA-256, "did you mean" suggestions, and the positioned node tree.
+// The spec loader's helpers: SHA-256, "did you mean" suggestions, the positioned node tree, and
+// the regular expressions of --filter.
 #include <gtest/gtest.h>
 
 #include "spec/input_error.hpp"
+#include "spec/name_regex.hpp"
 #include "spec/sha256.hpp"
 #include "spec/source_tree.hpp"
 #include "spec/suggest.hpp"
@@ -104,6 +106,30 @@ TEST(SourceTree, RejectsNonScalarKeys) {
     FAIL() << "expected a InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "t.yaml:1:3: map keys must be strings");
+  }
+}
+
+// --filter's expressions (RE2): linear in the name, so a 1,000,000-character name is searched on
+// any stack (std::regex recursed per character and overflowed from about 30,000).
+TEST(NameRegex, SearchesLongNamesInLinearTime) {
+  const std::string name = std::string(1000000, 'x') + "/separable";
+  EXPECT_TRUE(NameRegex(".*", "--filter").search(name));
+  EXPECT_TRUE(NameRegex("^x+/sep", "--filter").search(name));
+  EXPECT_TRUE(NameRegex("(x|y)*/separable$", "--filter").search(name));
+  EXPECT_FALSE(NameRegex("^(x*)*$", "--filter").search(name));               // catastrophic for a backtracking engine
+  EXPECT_TRUE(NameRegex("sep", "--filter").search("vnet-block/separable"));  // searched anywhere, as grep
+  EXPECT_FALSE(NameRegex("^sep", "--filter").search("vnet-block/separable"));
+  EXPECT_TRUE(NameRegex("caf\u00e9", "--filter").search("caf\u00e9/standard"));
+}
+
+TEST(NameRegex, ABadExpressionNamesTheFlag) {
+  for (const char* bad : {"(", "a{2,1}", "(?=a)b", "(a)\\1", "caf\xe9"}) {
+    try {
+      NameRegex re(bad, "--filter");
+      ADD_FAILURE() << bad << " compiled";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("command line: --filter: not a regular expression: \"", 0), 0u) << e.what();
+    }
   }
 }
 

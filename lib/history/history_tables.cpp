@@ -1,26 +1,20 @@
 #include "history/history_tables.hpp"
 
-#include <regex>
+#include <optional>
 
 #include "report/markup_escape.hpp"
 #include "report/text_table.hpp"
 #include "spec/input_error.hpp"
+#include "spec/name_regex.hpp"
 
 namespace convbench {
 
 std::vector<StoredSeries> select_series(HistoryReader& history, const std::string& filter) {
-  std::optional<std::regex> re;
-  if (!filter.empty()) {
-    try {
-      re.emplace(filter, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw InputError({"command line", 0, 0}, "--filter", "not a regular expression: " + std::string(e.what()));
-    }
-  }
+  std::optional<NameRegex> re;
+  if (!filter.empty()) re.emplace(filter, "--filter");
   std::vector<StoredSeries> out;
   for (StoredSeries& s : history.series())
-    if (!re || std::regex_search(s.key.label(), *re) || std::regex_search(s.key.device_label(), *re))
-      out.push_back(std::move(s));
+    if (!re || re->search(s.key.label()) || re->search(s.key.device_label())) out.push_back(std::move(s));
   return out;
 }
 

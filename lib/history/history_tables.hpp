@@ -9,8 +9,8 @@
 
 namespace convbench {
 
-// Series whose label ("block [point] / variant") or device matches `filter` (ECMAScript regex;
-// empty: all). Throws InputError naming --filter for a bad expression.
+// Series whose label ("block [point] / variant") or device matches `filter` (RE2 syntax,
+// spec/name_regex.hpp; empty: all). Throws InputError naming --filter for a bad expression.
 std::vector<StoredSeries> select_series(HistoryReader& history, const std::string& filter);
 
 std::string format_series_list(HistoryReader& history, const std::string& filter);

@@ -1,21 +1,15 @@
 #include "spec/spec_filter.hpp"
 
 #include <algorithm>
-#include <regex>
 #include <vector>
 
 #include "spec/input_error.hpp"
+#include "spec/name_regex.hpp"
 
 namespace convbench {
 
 void filter_spec(Spec& spec, const std::string& pattern) {
-  std::regex re;
-  try {
-    re = std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw InputError({"command line", 0, 0}, "--filter",
-                     "not a regular expression: \"" + pattern + "\" (" + e.what() + ")");
-  }
+  const NameRegex re(pattern, "--filter");
   std::vector<BlockSpec> kept;
   for (BlockSpec& block : spec.blocks) {
     std::vector<VariantSpec> variants;
@@ -23,7 +17,7 @@ void filter_spec(Spec& spec, const std::string& pattern) {
     std::vector<bool> keep(block.variants.size(), false);
     for (size_t i = 0; i < block.variants.size(); ++i) {
       const VariantSpec& v = block.variants[i];
-      const bool match = std::regex_search(block.name + "/" + v.name, re);
+      const bool match = re.search(block.name + "/" + v.name);
       any = any || match;
       keep[i] = match || v.name == block.baseline;
     }

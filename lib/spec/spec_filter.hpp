@@ -1,5 +1,5 @@
 // `--filter REGEX`: run only the variants whose "block/variant" the regular expression matches
-// (ECMAScript syntax, searched anywhere in the name, as grep does). A block keeps its baseline
+// (RE2 syntax, spec/name_regex.hpp; searched anywhere in the name, as grep does). A block keeps its baseline
 // whenever any of its variants is kept, so ratios keep their reference; blocks with nothing
 // kept are dropped. A bad expression, or one that keeps nothing, is an InputError naming
 // --filter (exit 2): an empty run would otherwise succeed and compare nothing.
