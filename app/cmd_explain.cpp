@@ -13,6 +13,7 @@
 #include "report/report_formats.hpp"
 #include "results/device_limits.hpp"
 #include "spec/input_error.hpp"
+#include "spec/json_text.hpp"
 #include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 std::string render_explanation(const Explanation& e, const std::string& format) {
   if (format == "md") return explanation_markdown(e);
   if (format == "html") return explanation_html(e);
-  if (format == "json") return explanation_json(e).dump(2) + "\n";
+  if (format == "json") return json_text(explanation_json(e), 2) + "\n";
   return explanation_text(e);
 }
 

@@ -7,6 +7,7 @@
 #include "report/markup_escape.hpp"
 #include "report/output_writer.hpp"
 #include "spec/input_error.hpp"
+#include "spec/json_text.hpp"
 #include "sweep/merge.hpp"
 
 namespace convbench::cli {
@@ -48,7 +49,7 @@ Command add_merge_command(CLI::App& app) {
             if (inputs.empty())
               throw InputError({opt->shards.front(), 0, 0}, "", "every shard file given is damaged: nothing to merge");
             const MergeOutcome merged = merge_shards(inputs, opt->allow_mixed);
-            write_output_files({{{opt->output, "-o"}, merged_results_json(merged).dump(2) + "\n"}}, opt->shards);
+            write_output_files({{{opt->output, "-o"}, json_text(merged_results_json(merged), 2) + "\n"}}, opt->shards);
             std::cerr << "merged " << inputs.size() << " shard files of plan " << merged.plan.hash.substr(0, 12) << ": "
                       << merged.results.rows.size() - merged.unsettled.size() << " of " << merged.plan.items.size()
                       << " items";

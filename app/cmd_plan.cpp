@@ -7,6 +7,7 @@
 #include "option_checks.hpp"
 #include "pipeline/shard_run.hpp"
 #include "report/output_writer.hpp"
+#include "spec/json_text.hpp"
 #include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
 
@@ -38,7 +39,7 @@ Command add_plan_command(CLI::App& app) {
             const Plan plan = plan_of(spec);
             std::vector<int> shard_of;
             if (opt->shards > 0) shard_of = assign_shards(plan, opt->shards);
-            write_output_files({{{opt->output, "-o"}, plan_to_json(plan, shard_of).dump(2) + "\n"}}, {opt->spec});
+            write_output_files({{{opt->output, "-o"}, json_text(plan_to_json(plan, shard_of), 2) + "\n"}}, {opt->spec});
             std::cerr << "plan " << plan.hash.substr(0, 12) << ": " << plan.items.size() << " items\n";
             if (opt->shards > 0) {
               const std::vector<double> loads = shard_loads(plan, shard_of, opt->shards);

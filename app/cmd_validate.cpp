@@ -7,6 +7,7 @@
 #include "option_checks.hpp"
 #include "pipeline/analyze.hpp"
 #include "report/output_writer.hpp"
+#include "spec/json_text.hpp"
 #include "spec/spec_loader.hpp"
 #include "variants/resolved_spec.hpp"
 
@@ -31,7 +32,7 @@ Command add_validate_command(CLI::App& app) {
             const Spec spec = load_spec_file(opt->spec, opt->limits);
             const ResultSet rows = analyze_spec(spec);  // builds and counts every variant
             if (!opt->resolved_json.empty())
-              write_output_files({{outputs[0], resolved_spec_json(spec).dump(1) + "\n"}}, {opt->spec});
+              write_output_files({{outputs[0], json_text(resolved_spec_json(spec), 1) + "\n"}}, {opt->spec});
             if (opt->resolved_json != "-") {
               const auto networks = std::count_if(spec.blocks.begin(), spec.blocks.end(),
                                                   [](const BlockSpec& b) { return b.network != nullptr; });

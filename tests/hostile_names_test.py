@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
-"""Names convbench must survive, end to end (issue 37, item 5): --filter over a 30,000- and a
-1,000,000-character block name (std::regex overflowed the stack from about 30,000): analyze,
-compare and plan, on a 1 MiB stack; and --memory-limit's size, the command line's one other
-pattern, given 100,000 spaces.
+"""Names that are not UTF-8, or very long, end to end (issue 37, items 2 and 5):
+
+ - a spec at a Latin-1 path, an output path and a host name with a Latin-1 byte are recorded
+   escaped (\\xe9) and every output is written: compare (--json, --csv), analyze --json, plan,
+   validate (--resolved-json); the history takes the run (compare --db);
+ - a Latin-1 name inside a spec (a block's, a variant's, a network stage's) is refused before any
+   work by compare, analyze --json, plan and validate: exit 2, one line with the file, line,
+   column, key path and the name escaped, no output;
+ - --filter over a 30,000- and a 1,000,000-character block name (std::regex overflowed the stack
+   from about 30,000): analyze, compare and plan, on a 1 MiB stack; and --memory-limit's size,
+   the command line's one other pattern, given 100,000 spaces.
+
+The host-name case needs root and a UTS namespace (unshare --uts); elsewhere it says it did not run.
 
 usage: hostile_names_test.py CONVBENCH
 """
@@ -43,6 +52,79 @@ def write(path, data):
         f.write(data)
 
 
+def latin1_paths(binary, tmp):
+    """A spec at a Latin-1 path, Latin-1 output paths: everything written, the paths escaped."""
+    spec = os.path.join(tmp, b"sp\xe9c.yaml")
+    write(spec, spec_text(b"tiny"))
+    shown = "sp\\xe9c.yaml"
+    out = {k: os.path.join(tmp, b"r\xe9sultat." + k.encode()) for k in ("json", "csv", "plan", "resolved", "analyze")}
+    r = run([binary, "compare", spec, *QUICK, "--json", out["json"], "--csv", out["csv"]])
+    check(r.returncode == 0, f"compare of a spec at a Latin-1 path: {r.returncode} {r.stderr[-400:]}")
+    if r.returncode == 0:
+        doc = json.load(open(out["json"], encoding="utf-8"))
+        p = doc["provenance"]
+        check(p["spec_file"].endswith(shown), f"spec_file recorded as {p['spec_file']!r}")
+        check("r\\xe9sultat.json" in p["command_line"] and shown in p["command_line"],
+              f"command_line: {p['command_line']!r}")
+        check(os.path.getsize(out["csv"]) > 0, "compare --csv to a Latin-1 path wrote nothing")
+    r = run([binary, "analyze", spec, "--json", out["analyze"]])
+    check(r.returncode == 0 and json.load(open(out["analyze"]))["provenance"]["spec_file"].endswith(shown),
+          f"analyze --json: {r.returncode} {r.stderr[-300:]}")
+    r = run([binary, "plan", spec, "-o", out["plan"]])
+    check(r.returncode == 0 and json.load(open(out["plan"]))["spec_file"].endswith(shown),
+          f"plan: {r.returncode} {r.stderr[-300:]}")
+    r = run([binary, "validate", spec, "--resolved-json", out["resolved"]])
+    check(r.returncode == 0 and shown.encode() in r.stdout and
+          json.load(open(out["resolved"]))["file"].endswith(shown), f"validate: {r.returncode} {r.stdout} {r.stderr}")
+
+
+def latin1_names(binary, tmp):
+    """A Latin-1 name inside a spec: refused before any work, located, escaped, nothing written."""
+    network = (b"networks:\n  - name: net\n    batch: 1\n    in_channels: 4\n    size: 8\n    variants: [standard]\n"
+               b"    stages:\n      - name: st\xe9\n        ops: [{op: slot, name: s}]\n")
+    cases = [
+        ("block", spec_text(b"caf\xe9"), ':2:14: blocks[0].name: the spec is not valid UTF-8 (byte 0xe9 in "caf\\xe9")'),
+        ("variant", spec_text(b"tiny", b"s\xe9p"),
+         ':7:51: blocks[0].variants[1].name: the spec is not valid UTF-8 (byte 0xe9 in "s\\xe9p")'),
+        ("stage", network, ':8:17: networks[0].stages[0].name: the spec is not valid UTF-8 (byte 0xe9 in "st\\xe9")'),
+    ]
+    out = os.path.join(tmp, b"never")
+    for what, text, message in cases:
+        spec = os.path.join(tmp, what.encode() + b".yaml")
+        write(spec, text)
+        for command in (["compare", spec, *QUICK, "--json", out], ["analyze", spec, "--json", out],
+                        ["plan", spec, "-o", out], ["validate", spec]):
+            r = run([binary, *command])
+            err = r.stderr.decode("utf-8", "replace")
+            check(r.returncode == 2 and err.count("\n") == 1 and f"error: {spec.decode()}{message}" in err and
+                  not os.path.exists(out) and not r.stdout,
+                  f"a Latin-1 {what} name, {command[0]}: exit {r.returncode}, stderr {err!r}")
+
+
+def latin1_host(binary, tmp):
+    """The machine's name cannot be refused: recorded escaped, the run and its history kept."""
+    if os.geteuid() != 0 or subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode != 0:
+        print("note: the Latin-1 host name case did not run (it needs root and unshare --uts)")
+        return
+    spec = os.path.join(tmp, b"host.yaml")
+    write(spec, spec_text(b"tiny"))
+    out, db = os.path.join(tmp, b"host.json"), os.path.join(tmp, b"host.sqlite")
+    rename = "import os, socket, sys; socket.sethostname(b'h\\xe9te'); os.execv(sys.argv[1], sys.argv[1:])"
+    r = run(["unshare", "--uts", sys.executable, "-c", rename, binary, "compare", spec, *QUICK, "--json", out,
+             "--db", db])
+    check(r.returncode == 0, f"compare on a host named h\\xe9te: {r.returncode} {r.stderr[-400:]}")
+    if r.returncode != 0:
+        return
+    check(json.load(open(out))["provenance"]["host_name"] == "h\\xe9te", "host_name not recorded as h\\xe9te")
+    r = run([binary, "history", "list", "--db", db])
+    check(r.returncode == 0, f"history list of that run: {r.returncode} {r.stderr[-300:]}")
+    r = run([binary, "history", "export", "--db", db, "--format", "json"])  # the export carries the host
+    check(r.returncode == 0 and {m["host"] for m in json.loads(r.stdout)} == {"h\\xe9te"},
+          f"history export --format json: {r.stderr[-300:]}")
+    r = run([binary, "history", "export", "--db", db])
+    check(r.returncode == 0 and b"h\\xe9te" in r.stdout, f"history export: {r.stderr[-300:]}")
+
+
 def long_names(binary, tmp):
     """--filter over very long names: linear time, no stack to overflow."""
     spec = os.path.join(tmp, b"long.yaml")
@@ -69,6 +151,9 @@ def main():
     binary = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = os.fsencode(tmp)
+        latin1_paths(binary, tmp)
+        latin1_names(binary, tmp)
+        latin1_host(binary, tmp)
         long_names(binary, tmp)
     if failures:
         print(f"{len(failures)} failure(s)")

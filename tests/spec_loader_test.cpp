@@ -7,6 +7,7 @@
 
 #include "ops/op_registry.hpp"
 #include "shipped_configs.hpp"
+#include "spec/input_error.hpp"
 #include "spec/input_file.hpp"
 #include "spec/spec_loader.hpp"
 #include "spec/utf8.hpp"
@@ -445,13 +446,33 @@ TEST(SpecFile, SpecialFilesAreRefusedAndTooLargeFilesAreNotRead) {
   }
 }
 
-TEST(SpecFile, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
+// What parse_spec_text says about `text`: the message of its InputError, or "" when it parses.
+std::string error_of(const std::string& text, const std::string& file = "bad.yaml") {
   try {
-    parse_spec_text("blocks:\n  - name: \"bl\xff\"\n", "bad.yaml");
-    FAIL();
+    parse_spec_text(text, file);
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "bad.yaml:2:14: the spec is not valid UTF-8 (byte 0xff): save it as UTF-8");
+    return e.what();
   }
+  return "";
+}
+
+TEST(SpecFile, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
+  // Located at the byte, with the key path of the name that holds it, shown escaped: the name is
+  // refused before any work, where it would have failed the results JSON after the whole run.
+  EXPECT_EQ(error_of("blocks:\n  - name: \"bl\xff\"\n"),
+            "bad.yaml:2:14: blocks[0].name: the spec is not valid UTF-8 (byte 0xff in \"bl\\xff\"): save it as UTF-8");
+  const std::string block =
+      "blocks:\n  - name: b\n    batch: 1\n    in_channels: 4\n    out_channels: 4\n    size: 4\n";
+  EXPECT_EQ(error_of(block + "    variants: [standard, {kind: separable, name: \"s\xe9p\"}]\n"),
+            "bad.yaml:7:52: blocks[0].variants[1].name: the spec is not valid UTF-8 (byte 0xe9 in \"s\\xe9p\"): save "
+            "it as UTF-8");
+  // A key holding the byte: located at its map; a byte in a comment: at its line and column.
+  EXPECT_EQ(error_of(block + "    variants: [standard]\n    caf\xe9: 1\n"),
+            "bad.yaml:8:8: blocks[0]: the spec is not valid UTF-8 (byte 0xe9 in \"caf\\xe9\"): save it as UTF-8");
+  EXPECT_EQ(error_of(block + "    variants: [standard]  # caf\xe9\n"),
+            "bad.yaml:7:32: the spec is not valid UTF-8 (byte 0xe9): save it as UTF-8");
+  EXPECT_EQ(error_of("{\"blocks\": [{\"name\": \"caf\xe9\"}]}", "bad.json"),
+            "bad.json:1:26: blocks[0].name: the spec is not valid UTF-8 (byte 0xe9 in \"caf\\xe9\"): save it as UTF-8");
   EXPECT_EQ(find_invalid_utf8("plain ascii"), std::nullopt);
   EXPECT_EQ(find_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::nullopt);  // é € 😀
   EXPECT_EQ(find_invalid_utf8("caf\xc3"), 3u);                                              // truncated
@@ -459,6 +480,28 @@ TEST(SpecFile, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
   EXPECT_EQ(find_invalid_utf8("a\xed\xa0\x80"), 1u);                                        // a surrogate
   EXPECT_EQ(find_invalid_utf8("\xf4\x90\x80\x80"), 0u);                                     // above U+10FFFF
   EXPECT_EQ(find_invalid_utf8("\x80"), 0u);                                                 // a lone continuation byte
+}
+
+TEST(SpecFile, ALatin1PathIsRecordedEscaped) {
+  // The file's name cannot be refused (the system accepts it), so it is carried as text JSON can
+  // hold: in Spec::file (the provenance, plans, the resolved spec) and in every message.
+  const std::string block =
+      "blocks:\n  - name: b\n    batch: 1\n    in_channels: 4\n    out_channels: 4\n    size: 4\n";
+  const Spec spec = parse_spec_text(block + "    variants: [standard]\n",
+                                    "sp\xe9"
+                                    "c.yaml");
+  EXPECT_EQ(spec.file,
+            "sp\\xe9"
+            "c.yaml");
+  EXPECT_EQ(spec.name,
+            "sp\\xe9"
+            "c");
+  EXPECT_EQ(
+      error_of(block,
+               "sp\xe9"
+               "c.yaml"),
+      "sp\\xe9"
+      "c.yaml:2:5: blocks[0].variants: missing required field \"variants\" (set it in the block or in `defaults`)");
 }
 
 TEST(SpecFile, TheRunCountIsBoundedBeforeAnythingIsBuilt) {

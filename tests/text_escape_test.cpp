@@ -1,12 +1,17 @@
 // Text from users in every output: control characters and stray bytes made visible (terminal,
-// errors), Markdown cells, CSV fields, HTML and LaTeX escaping, and counts at the edge of int64.
+// errors), Markdown cells, CSV fields, HTML and LaTeX escaping, names recorded as UTF-8, and counts
+// at the edge of int64.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 #include "report/markup_escape.hpp"
 #include "report/text_table.hpp"
+#include "spec/json_text.hpp"
+#include "spec/utf8.hpp"
 
 namespace convbench {
 namespace {
@@ -21,6 +26,17 @@ TEST(TextEscape, ControlCharactersAndStrayBytesBecomeVisible) {
                       "c\xc3"),
             "b\\xffc\\xc3");                                // stray and truncated bytes escaped
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate is not UTF-8
+}
+
+TEST(TextEscape, RecordedNamesAreAlwaysUtf8) {
+  EXPECT_EQ(escape_invalid_utf8("h\xe9te"), "h\\xe9te");  // Latin-1 é
+  EXPECT_EQ(escape_invalid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(escape_invalid_utf8("\xc3(\xff"), "\\xc3(\\xff");
+  EXPECT_FALSE(find_invalid_utf8(escape_invalid_utf8(std::string("\x80\xed\xa0\x80\xf4\x90\x80\x80", 8))));
+  // The writers' safety net: a stray byte that got past every check is replaced, not thrown.
+  const nlohmann::json doc = {{"host_name", "h\xe9te"}};
+  EXPECT_THROW((void)doc.dump(), nlohmann::json::type_error);
+  EXPECT_EQ(json_text(doc), "{\"host_name\":\"h\xef\xbf\xbdte\"}");
 }
 
 TEST(TextEscape, EveryFormatKeepsOneCellOneCell) {

@@ -5,6 +5,7 @@
 #include "history/history_tables.hpp"
 #include "report/markup_escape.hpp"
 #include "spec/input_error.hpp"
+#include "spec/json_text.hpp"
 
 namespace convbench {
 
@@ -30,7 +31,7 @@ std::string export_history(HistoryReader& history, const std::string& format, co
       r["mode"] = s.key.mode;
       r["backend"] = s.key.backend;
       r["device_model"] = s.key.device_model;
-      r["device_key"] = s.key.device_key.dump();
+      r["device_key"] = json_text(s.key.device_key);
       r["graph_hash"] = s.key.graph_hash;
       r["run_id"] = m.run_id;
       r["date"] = m.date;
@@ -48,7 +49,7 @@ std::string export_history(HistoryReader& history, const std::string& format, co
       r["raw_ms"] = m.raw_ms;
       records.push_back(std::move(r));
     }
-  if (format == "json") return records.dump(1) + "\n";
+  if (format == "json") return json_text(records, 1) + "\n";
   std::string out;
   for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i];
   out += "\n";

@@ -14,7 +14,9 @@
 #include "results/json_results.hpp"
 #include "results/trust.hpp"
 #include "spec/input_file.hpp"
+#include "spec/json_text.hpp"
 #include "spec/sha256.hpp"
+#include "spec/utf8.hpp"
 
 namespace convbench {
 namespace {
@@ -72,7 +74,7 @@ HistoryRun history_run_from_file(const std::string& path) {
   const json doc = parse_json_input(in, "results file");
   HistoryRun run;
   run.results = results_from_json(doc, in.name);
-  run.source = in.name;
+  run.source = escape_invalid_utf8(in.name);  // a path may hold any bytes: stored as text
   // The parsed document's dump, not the bytes: the same run written with other indentation (or
   // added straight from compare --db) is the same run.
   run.run_sha256 = sha256_hex(doc.dump());
@@ -85,7 +87,7 @@ HistoryRun history_run_from_results(const ResultSet& results, const std::string&
   run.results = results;
   run.source = source;
   // What `--json` would write, parsed back: the same identity as `history add` of that file.
-  run.run_sha256 = sha256_hex(json::parse(results_to_json(results).dump()).dump());
+  run.run_sha256 = sha256_hex(json_text(json::parse(json_text(results_to_json(results)))));
   return run;
 }
 
@@ -152,7 +154,7 @@ AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& r
         .bind(6, provenance_text(r, "host_name", "unknown"))
         .bind(7, r.engine)
         .bind(8, run_backend(r))
-        .bind(9, r.provenance.dump());
+        .bind(9, json_text(r.provenance));
     insert_run.run();
     const int64_t run_id = db.last_insert_id();
     ++summary.runs_added;
@@ -172,8 +174,8 @@ AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& r
           .bind(9, key.mode)
           .bind(10, key.backend)
           .bind(11, key.device_model)
-          .bind(12, key.device_key.dump())
-          .bind(13, key.to_json().dump());
+          .bind(12, json_text(key.device_key))
+          .bind(13, json_text(key.to_json()));
       insert_series.run();
       summary.new_series += db.changes() > 0;
       find_series.bind(1, key_sha);

@@ -1,5 +1,6 @@
 #include "history/series_key.hpp"
 
+#include "spec/json_text.hpp"
 #include "spec/sha256.hpp"
 
 namespace convbench {
@@ -95,7 +96,7 @@ ordered_json SeriesKey::to_json() const {
           {"device_key", device_key}};
 }
 
-std::string SeriesKey::sha256() const { return sha256_hex(to_json().dump()); }
+std::string SeriesKey::sha256() const { return sha256_hex(json_text(to_json())); }
 
 std::string SeriesKey::label() const { return block + (point.empty() ? "" : " [" + point + "]") + " / " + variant; }
 

@@ -16,6 +16,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/device_clock.hpp"
 #include "spec/spec_loader.hpp"
+#include "spec/utf8.hpp"
 
 namespace convbench {
 namespace {
@@ -40,11 +41,6 @@ std::string cpu_model() {
   return "unknown";
 }
 
-std::string host_name() {
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown");
-}
-
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char buf[32];
@@ -54,26 +50,33 @@ std::string utc_now() {
 
 }  // namespace
 
+std::string this_host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown");
+}
+
 std::string engine_name() { return std::string("convbench ") + build_info::version; }
 
-nlohmann::json collect_provenance(const Spec& spec, Backend* backend) {
+nlohmann::json collect_provenance(const Spec& spec, Backend* backend, const std::string& host_name) {
   const dnnl_version_t* dnnl = dnnl_version();
   nlohmann::json p = {
       {"convbench_version", build_info::version},
       {"git_commit", build_info::git_commit},
       {"compiler", build_info::compiler},
-      {"command_line", command_line()},
+      // Any argument may hold any bytes (a Latin-1 path, a --filter): recorded escaped, so that the
+      // results can be written as JSON after the run.
+      {"command_line", escape_invalid_utf8(command_line())},
       {"date", utc_now()},
       {"spec_file", spec.file},
       {"spec_sha256", spec.sha256},
-      {"cpu", cpu_model()},
+      {"cpu", escape_invalid_utf8(cpu_model())},
       {"hardware_threads", std::thread::hardware_concurrency()},
       // What the run computed with: a 2-thread run on a loaded 2-CPU machine and a 1-thread run
       // are different measurements (compare --threads).
       {"threads", compute_threads()},
       {"cpu_affinity", cpu_affinity_list()},
       {"cpus_allowed", cpu_affinity_count()},
-      {"host_name", host_name()},
+      {"host_name", escape_invalid_utf8(host_name)},
       {"onednn_version",
        std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch)},
       {"cuda_built", build_info::with_cuda},

@@ -7,6 +7,7 @@
 #include "measure/cpu_limits.hpp"
 #include "report/output_writer.hpp"
 #include "spec/input_file.hpp"
+#include "spec/json_text.hpp"
 
 namespace convbench {
 namespace {
@@ -101,7 +102,7 @@ std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, c
     try {
       std::filesystem::create_directories(std::filesystem::path(path).parent_path());
       const nlohmann::json doc = {{"schema", "convbench.device_limits/1"}, {"entries", entries}};
-      write_output_files({{{path, "device-limits cache"}, doc.dump(2) + "\n"}}, {});
+      write_output_files({{{path, "device-limits cache"}, json_text(doc, 2) + "\n"}}, {});
     } catch (const std::exception& e) {
       notices << "convbench: could not cache the device limits in " << path << ": " << e.what() << "\n";
     }

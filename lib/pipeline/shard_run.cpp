@@ -9,6 +9,7 @@
 #include "pipeline/analyze.hpp"
 #include "report/output_writer.hpp"
 #include "spec/input_error.hpp"
+#include "spec/json_text.hpp"
 #include "sweep/merge.hpp"
 #include "sweep/shard_file.hpp"
 
@@ -91,7 +92,7 @@ ResultSet compare_shard(const Spec& spec, const CompareOptions& options, const S
     return f;
   };
   auto save = [&](const ShardFile& f) {
-    write_output_files({{{o.file, "--json"}, shard_file_json(f).dump(2) + "\n"}}, o.inputs);
+    write_output_files({{{o.file, "--json"}, json_text(shard_file_json(f), 2) + "\n"}}, o.inputs);
   };
 
   const size_t to_run = mine.size() - done.size();

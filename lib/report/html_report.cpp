@@ -8,6 +8,7 @@
 #include "report/summary_tables.hpp"
 #include "report/text_table.hpp"
 #include "results/device_limits.hpp"
+#include "spec/json_text.hpp"
 
 namespace convbench {
 namespace {
@@ -45,7 +46,7 @@ std::string meta_table(const ResultSet& results) {
                           "backend", "onednn_version", "cuda_version", "cudnn_version", "torch", "command_line"}) {
     if (!results.provenance.contains(key)) continue;
     const auto& v = results.provenance[key];
-    t.rows.push_back({key, v.is_string() ? v.get<std::string>() : v.dump()});
+    t.rows.push_back({key, v.is_string() ? v.get<std::string>() : json_text(v)});
   }
   std::string html = t.render_html();
   return "<table class=\"meta\">" + html.substr(html.find("<tbody>"));  // no header row for key/value pairs

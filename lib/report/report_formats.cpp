@@ -7,6 +7,7 @@
 #include "report/latex_table.hpp"
 #include "report/summary_tables.hpp"
 #include "results/json_results.hpp"
+#include "spec/json_text.hpp"
 
 namespace convbench {
 
@@ -22,8 +23,8 @@ std::string render_results(const ResultSet& results, const std::string& format, 
   if (format == "csv") return format_csv(results);
   if (format == "latex") return format_latex(results, tables.latex_columns);
   if (format == "html") return format_html(results);
-  if (format == "gbench-json") return results_to_gbench_json(results).dump(2) + "\n";
-  if (format == "json") return results_to_json(results).dump(2) + "\n";
+  if (format == "gbench-json") return json_text(results_to_gbench_json(results), 2) + "\n";
+  if (format == "json") return json_text(results_to_json(results), 2) + "\n";
   throw std::invalid_argument("unknown report format \"" + format + "\"");
 }
 

@@ -8,7 +8,7 @@
 namespace convbench {
 
 NameRegex::NameRegex(const std::string& pattern, const std::string& flag) {
-  const std::string shown = "\"" + pattern + "\"";  // a stray byte is escaped where errors are printed
+  const std::string shown = "\"" + escape_invalid_utf8(pattern) + "\"";
   if (find_invalid_utf8(pattern))
     throw InputError({"command line", 0, 0}, flag, "not a regular expression: " + shown + " is not valid UTF-8");
   RE2::Options options;

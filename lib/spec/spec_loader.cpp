@@ -18,6 +18,7 @@
 #include "spec/spec_field.hpp"
 #include "spec/suggest.hpp"
 #include "spec/utf8.hpp"
+#include "spec/utf8_error.hpp"
 #include "spec/variant_parser.hpp"
 
 namespace convbench {
@@ -222,6 +223,10 @@ void apply_sweep_overrides(const SpecLimits& limits, std::vector<std::shared_ptr
       throw InputError({"command line", 0, 0}, kSweepFlag,
                        "\"" + key + "\" is swept twice; give all its values in one --sweep (" + key + "=V1,V2,...)");
     given.push_back(key);
+    // As the file must be: a stray byte would reach the results' sweep points after the run.
+    if (find_invalid_utf8(values_text))
+      throw InputError({"command line", 0, 0}, kSweepFlag,
+                       "\"" + escape_invalid_utf8(key + "=" + values_text) + "\" is not valid UTF-8");
     trees.push_back(parse_source_tree("[" + values_text + "]", flag_file));
     const Field values(*trees.back(), "sweep." + key, flag_file);
     SweepAxis axis{key, values.non_empty_list("values to sweep")};
@@ -414,14 +419,11 @@ Spec parse_root(const Field& root, const std::shared_ptr<const SourceNode>& tree
 
 }  // namespace
 
-Spec parse_spec_text(const std::string& text, const std::string& file_name, const SpecLimits& limits) {
-  if (const auto bad = find_invalid_utf8(text)) {
-    const TextPosition at = position_of(text, *bad);
-    char byte[8];
-    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[*bad]));
-    throw InputError({file_name, at.line, at.column}, "",
-                     std::string("the spec is not valid UTF-8 (byte ") + byte + "): save it as UTF-8");
-  }
+Spec parse_spec_text(const std::string& text, const std::string& path, const SpecLimits& limits) {
+  // The path may hold any bytes (a Latin-1 file name): it is the spec's name in every message and
+  // record (Spec::file, provenance, plans), which must be text JSON can carry.
+  const std::string file_name = escape_invalid_utf8(path);
+  if (const auto bad = find_invalid_utf8(text)) throw invalid_utf8_error(text, *bad, file_name);
   try {
     const std::shared_ptr<const SourceNode> root = parse_source_tree(text, file_name);
     return parse_root(Field(*root, "", file_name), root, limits);

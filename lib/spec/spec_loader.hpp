@@ -37,9 +37,10 @@ struct SpecLimits {
 // a InputError at line 0.
 Spec load_spec_file(const std::string& path, const SpecLimits& limits = {});
 
-// Parses spec text: JSON when `file_name` ends in ".json", YAML otherwise. `file_name` is only
-// used in messages and for Spec::file. The text must be valid UTF-8 (a bad byte is an error at
-// its line and column).
-Spec parse_spec_text(const std::string& text, const std::string& file_name, const SpecLimits& limits = {});
+// Parses spec text: JSON when `path` ends in ".json", YAML otherwise. `path` is only used in
+// messages and for Spec::file, with any byte that is not UTF-8 escaped (\xNN): the file's name is
+// recorded, never refused. The text must be valid UTF-8 (a bad byte is an error at its line and
+// column, naming the key path of the name that holds it; spec/utf8_error.hpp).
+Spec parse_spec_text(const std::string& text, const std::string& path, const SpecLimits& limits = {});
 
 }  // namespace convbench

@@ -1,5 +1,7 @@
 #include "spec/utf8.hpp"
 
+#include <cstdio>
+
 namespace convbench {
 
 std::optional<size_t> find_invalid_utf8(std::string_view text) {
@@ -34,6 +36,22 @@ std::optional<size_t> find_invalid_utf8(std::string_view text) {
     i += length;
   }
   return std::nullopt;
+}
+
+std::string escape_invalid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const std::optional<size_t> bad = find_invalid_utf8(text);
+    const size_t good = bad ? *bad : text.size();
+    out.append(text.substr(0, good));
+    if (!bad) break;
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[good]));
+    out += buf;
+    text.remove_prefix(good + 1);
+  }
+  return out;
 }
 
 TextPosition position_of(std::string_view text, size_t offset) {

@@ -6,6 +6,8 @@
 #include "results/index_ranges.hpp"
 #include "results/json_results.hpp"
 #include "spec/input_error.hpp"
+#include "spec/json_text.hpp"
+#include "spec/utf8.hpp"
 
 namespace convbench {
 namespace {
@@ -13,7 +15,7 @@ namespace {
 std::string field(const nlohmann::json& provenance, const char* key) {
   if (!provenance.is_object() || !provenance.contains(key)) return "";
   const nlohmann::json& v = provenance[key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return v.is_string() ? v.get<std::string>() : json_text(v);
 }
 
 std::string join(const std::vector<int>& values) {
@@ -140,7 +142,7 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
     const ResultSet& r = inputs[k].shard.results;
     nlohmann::json signature = nlohmann::json::object();
     for (const auto& [key, value] : run_signature(r)) signature[key] = value;
-    sources.push_back({{"file", inputs[k].file},
+    sources.push_back({{"file", escape_invalid_utf8(inputs[k].file)},
                        {"shard", inputs[k].shard.shard.index},
                        {"host_name", field(r.provenance, "host_name")},
                        {"date", field(r.provenance, "date")},

@@ -4,6 +4,7 @@
 
 #include "results/json_reader.hpp"
 #include "spec/input_file.hpp"
+#include "spec/json_text.hpp"
 #include "spec/sha256.hpp"
 #include "variants/resolved_spec.hpp"
 
@@ -47,7 +48,7 @@ Plan make_plan(const Spec& spec, const ResultSet& analysis) {
       item.erase("variants");
       item["variant"] = variant;
       PlanItem p;
-      p.id = sha256_hex(item.dump()).substr(0, 16);
+      p.id = sha256_hex(json_text(item)).substr(0, 16);
       p.block = r.block;
       p.variant = r.variant;
       p.point_label = r.point_label;

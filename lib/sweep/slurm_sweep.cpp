@@ -8,6 +8,7 @@
 #include "report/output_writer.hpp"
 #include "results/json_reader.hpp"
 #include "spec/input_error.hpp"
+#include "spec/json_text.hpp"
 #include "sweep/shard_assignment.hpp"
 #include "sweep/shard_file.hpp"
 #include "sweep/slurm_submit.hpp"
@@ -92,7 +93,7 @@ int run_slurm_sweep(const Plan& plan, const SlurmSweepOptions& o, std::ostream& 
   }
   make_folder(f.dir);
   make_folder(f.logs());
-  write_output_files({{{f.plan(), "plan"}, plan_to_json(plan).dump(2) + "\n"},
+  write_output_files({{{f.plan(), "plan"}, json_text(plan_to_json(plan), 2) + "\n"},
                       {{f.shard_script(), "shards script"}, shard_script},
                       {{f.merge_script(), "merge script"}, merge_script}},
                      {f.spec});

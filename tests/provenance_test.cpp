@@ -1,0 +1,64 @@
+// The provenance records what convbench cannot refuse or choose (the machine's name, the spec's
+// path) as UTF-8 text, so that a run on a host named in Latin-1 is written as JSON and kept in
+// the history instead of failing after the measurement (issue 37, item 2).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+#include "history/history_store.hpp"
+#include "measure/provenance.hpp"
+#include "results/json_results.hpp"
+#include "results/sample_stats.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace convbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Provenance, ALatin1HostAndSpecPathAreRecordedEscapedAndTheRunIsKept) {
+  const Spec spec = parse_spec_text(
+      "blocks:\n  - name: b\n    batch: 1\n    in_channels: 4\n    out_channels: 4\n    size: 4\n"
+      "    variants: [standard]\n",
+      "sp\xe9"
+      "c.yaml");
+  ResultSet set;
+  set.engine = engine_name();
+  set.device = "reference";
+  set.provenance = collect_provenance(spec, nullptr, "h\xe9te");
+  EXPECT_EQ(set.provenance["host_name"], "h\\xe9te");
+  EXPECT_EQ(set.provenance["spec_file"], "sp\\xe9c.yaml");
+  EXPECT_FALSE(this_host_name().empty());
+
+  ResultRow r;
+  r.block = "b";
+  r.variant = "standard";
+  r.kind = "standard";
+  r.dtype = "float32";
+  r.layout = "channels_first";
+  r.mode = "infer";
+  r.device = "reference";
+  r.forward = summarize({1.0, 1.1, 0.9}, "noise");
+  set.rows.push_back(r);
+  // The writer's own dump, without the safety net: nothing in it is left that is not UTF-8.
+  EXPECT_NO_THROW((void)results_to_json(set).dump(2));
+
+  const fs::path dir = fs::temp_directory_path() / ("convbench-provenance-test-" + std::to_string(::getpid()) + "-" +
+                                                    std::to_string(std::random_device{}()));
+  fs::create_directories(dir);
+  const std::string db = (dir / "h.sqlite").string();
+  add_runs(db, {history_run_from_results(set, "r.json")});
+  HistoryReader history(db);
+  const std::vector<StoredSeries> series = history.series();
+  ASSERT_EQ(series.size(), 1u);
+  const std::vector<StoredMeasurement> m = history.measurements(series[0].id);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].host, "h\\xe9te");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace convbench
