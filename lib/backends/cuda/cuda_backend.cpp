@@ -25,7 +25,7 @@ bool float_storage(DType d) {
 void* offset(void* base, int64_t bytes) { return base ? static_cast<char*>(base) + bytes : nullptr; }
 
 bool input_needs_grad(const Graph& graph, const Op& op) {
-  return graph.requires_grad()[static_cast<size_t>(op.inputs.at(0))];
+  return graph.values.at(static_cast<size_t>(op.inputs.at(0))).requires_grad;
 }
 
 // The weight (K, C/groups, kernel...) as an activation shape for the layout conversion.
