@@ -323,7 +323,7 @@ TEST(NetworkSpecErrors, DuplicateNamesAndMissingStages) {
             "net.yaml:1:12: networks[0].stages: missing required field \"stages\" (the network's stages, in order)");
 }
 
-// ---- size: building stays linear ---------------------------------------------------------------
+// ---- size: building stays linear, and the expanded ops are bounded -----------------------------
 
 // A chain of `slots` conv-norm-act slots, `per_entry` to a stage entry (repeat).
 std::string deep_network(int64_t slots, int64_t per_entry, const std::string& policy = "none") {
@@ -377,6 +377,63 @@ TEST(NetworkSize, TwentyThousandSlotsExpandAndAnalyseInEveryPolicy) {
     EXPECT_EQ(in_place, in_place_policy ? kSlots : 0);
     EXPECT_EQ(static_cast<int64_t>(g.segments.size()), std::string(policy) == "recompute" ? kSlots : 0);
     EXPECT_GT(a.memory.peak_bytes, 0);
+  }
+}
+
+TEST(NetworkSize, MoreOpsThanTheLimitIsALocatedError) {
+  SpecLimits limits;
+  limits.max_network_ops = 100;
+  const std::string text = deep_network(40, 40);  // 120 ops
+  const Spec spec = parse_spec_text(text, "deep.yaml", limits);
+  try {
+    build_variant_graph(spec.blocks.at(0), spec.blocks.at(0).variants.at(0));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "deep.yaml:12:15: networks[0].stages[0].ops[0]: variant \"standard\" expands the network to more "
+              "than 100 ops (102 with this entry; check the `repeat` values, or raise the limit with "
+              "--max-network-ops)");
+  }
+  // The default admits it, and a limit at the network's size too.
+  EXPECT_EQ(error_of(text), "(no error)");
+  limits.max_network_ops = 120;
+  const Spec exact = parse_spec_text(text, "deep.yaml", limits);
+  EXPECT_EQ(build_variant_graph(exact.blocks.at(0), exact.blocks.at(0).variants.at(0)).ops.size(), 120u);
+}
+
+TEST(NetworkSize, UnitsThatExpandToNothingStillCountTheirEntries) {
+  // Each instance of `nothing` skips its only entry: no ops, yet 10,000 x 10,000 instances would
+  // never end. The entries are bounded by the same limit.
+  SpecLimits limits;
+  limits.max_network_ops = 1000;
+  const std::string text =
+      "networks:\n"
+      "  - name: hollow\n"
+      "    batch: 1\n"
+      "    in_channels: 4\n"
+      "    size: 4\n"
+      "    variants: [standard]\n"
+      "    units:\n"
+      "      nothing:\n"
+      "        params: {n: 0}\n"
+      "        ops: [{op: slot, name: c, repeat: $n}]\n"
+      "      many:\n"
+      "        ops: [{unit: nothing, name: x, repeat: 10000}]\n"
+      "    stages:\n"
+      "      - name: s\n"
+      "        ops:\n"
+      "          - {unit: many, name: m, repeat: 10000}\n"
+      "          - {op: slot, name: last}\n";
+  const Spec spec = parse_spec_text(text, "hollow.yaml", limits);
+  try {
+    build_variant_graph(spec.blocks.at(0), spec.blocks.at(0).variants.at(0));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("networks[0].units.many.ops[0]: variant \"standard\" expands the network to more than 1000 "
+                        "entries (each repeat and unit instance counted"),
+              std::string::npos)
+        << what;
   }
 }
 
