@@ -97,6 +97,9 @@ Command add_slurm_command(CLI::App& app) {
             // The shards must expand the spec exactly as here, or their plan would be another.
             if (opt->limits.max_runs != kDefaultMaxRuns)
               o.compare_args = {"--max-runs", std::to_string(opt->limits.max_runs)};
+            if (opt->limits.max_network_ops != kDefaultMaxNetworkOps)
+              o.compare_args.insert(o.compare_args.end(),
+                                    {"--max-network-ops", std::to_string(opt->limits.max_network_ops)});
             for (const auto& [field, values] : opt->limits.sweep_overrides)
               o.compare_args.insert(o.compare_args.end(), {"--sweep", field + "=" + values});
             o.compare_args.insert(o.compare_args.end(), opt->compare_args.begin(), opt->compare_args.end());

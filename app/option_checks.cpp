@@ -32,6 +32,12 @@ void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
                  "than 1000 ops per allowed run")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
+  // Below 2^30: op and value ids are ints.
+  sub.add_option("--max-network-ops", limits.max_network_ops,
+                 "Refuse a network variant that expands to more ops (or entries: each repeat and unit instance "
+                 "counted) than this")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
   sub.add_option_function<std::vector<std::string>>(
       "--sweep",
       [&limits](const std::vector<std::string>& sweeps) {

@@ -15,7 +15,8 @@ namespace convbench::cli {
 
 // A real number, finite, within [lo, hi] (NaN and infinities are refused).
 CLI::Validator finite_in(double lo, double hi);
-// --max-runs N: how many runs (block x sweep point x variant) a spec may expand to.
+// --max-runs N: how many runs (block x sweep point x variant) a spec may expand to;
+// --max-network-ops N: how many ops one network variant may expand to; --sweep.
 void add_spec_limit_option(CLI::App& sub, SpecLimits& limits);
 // "4GiB", "512MiB", "64KiB", "1000000" (bytes); 0 means no limit. Throws InputError naming
 // `option` for anything else, or a size beyond int64.

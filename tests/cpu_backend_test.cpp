@@ -17,6 +17,7 @@
 #include "backends/reference/reference_backend.hpp"
 #include "measure/variant_runner.hpp"
 #include "ops/autograd_rules.hpp"
+#include "ops/graph_builder.hpp"
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
@@ -550,6 +551,55 @@ TEST(CpuBackendExecutor, AllocatorPeakEqualsTheMemoryModelWithOneDnnWorkspaces) 
       EXPECT_EQ(row.measured->peak_by_category[ws], p.peak_by_category[ws]);
     }
   }
+}
+
+// ---- sizes oneDNN cannot count --------------------------------------------------------------
+
+// A 1x1 conv on one channel (issue 37's crash: oneDNN 2.6 divided by a spatial size its int
+// fields had wrapped to 0), optionally followed by an op the backend computes in its own loops.
+Graph one_channel_conv(const std::vector<int64_t>& spatial, Layout layout = Layout::channels_first) {
+  std::vector<int64_t> shape = {1, 1};
+  shape.insert(shape.end(), spatial.begin(), spatial.end());
+  const std::vector<int64_t> ones(spatial.size(), 1), zeros(spatial.size(), 0);
+  GraphBuilder b("one-channel", TensorDesc{shape, DType::float32, layout});
+  const int y = b.conv("conv", b.input(), conv_attrs(1, ones, ones, zeros, ones, 1, false));
+  return b.finish(b.relu("act", b.batch_norm("norm", y)));
+}
+
+TEST(CpuSizeLimits, TensorsPastOneDnnsIntCountsAreUnsupportedBeforeOneDnnSeesThem) {
+  CpuBackend cpu;
+  const Graph huge = one_channel_conv({262144, 262144});  // 2^36 elements: the issue's spec
+  const auto why = cpu.unsupported(huge, huge.ops[0]);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("its input 1x1x262144x262144 is 4398046511104 bytes in oneDNN's blocked layout"),
+            std::string::npos)
+      << *why;
+  EXPECT_NE(why->find("at most 2147483647 bytes"), std::string::npos) << *why;
+  EXPECT_EQ(cpu.primitives_created(), 0);
+  // Batch norm (channels first) and ReLU run in the backend's own loops, with 64-bit indices.
+  EXPECT_FALSE(cpu.unsupported(huge, huge.ops[1]).has_value());
+  EXPECT_FALSE(cpu.unsupported(huge, huge.ops[2]).has_value());
+  // Channels last, batch norm's forward is oneDNN's, on the tensor as stored.
+  const Graph last = one_channel_conv({262144, 262144}, Layout::channels_last);
+  const auto norm = cpu.unsupported(last, last.ops[1]);
+  ASSERT_TRUE(norm.has_value());
+  EXPECT_NE(norm->find("its input 1x1x262144x262144 is 274877906944 bytes (channels last)"), std::string::npos)
+      << *norm;
+}
+
+TEST(CpuSizeLimits, TheLargestConvTheLimitAdmitsCreatesItsPrimitives) {
+  // 16 channels (the padded block) x 4096 x 8191 floats = 2^31 - 2^18 bytes: admitted, and oneDNN
+  // creates its primitives (no data: their creation is where 2.6 crashed). Two more columns are
+  // past the limit.
+  CpuBackend cpu;
+  const Graph largest = one_channel_conv({4096, 8191});
+  ASSERT_FALSE(cpu.unsupported(largest, largest.ops[0]).has_value()) << *cpu.unsupported(largest, largest.ops[0]);
+  for (bool training : {true, false})
+    EXPECT_GE(cpu.workspace_bytes(largest, largest.ops[0], Phase::forward, training), 0);
+  EXPECT_GE(cpu.workspace_bytes(largest, largest.ops[0], Phase::backward, true), 0);
+  EXPECT_GT(cpu.primitives_created(), 0);
+  const Graph over = one_channel_conv({4096, 8193});
+  EXPECT_TRUE(cpu.unsupported(over, over.ops[0]).has_value());
 }
 
 }  // namespace

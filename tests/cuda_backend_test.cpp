@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include "analysis/memory_model.hpp"
 #include "backends/cuda/cuda_backend.hpp"
@@ -37,6 +38,8 @@
 #include "backends/reference/reference_backend.hpp"
 #include "measure/variant_runner.hpp"
 #include "ops/autograd_rules.hpp"
+#include "pipeline/analyze.hpp"
+#include "pipeline/compare.hpp"
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
 #include "shipped_configs.hpp"
@@ -788,6 +791,34 @@ TEST(GpuMemory, AVariantBeyondTheMemoryLimitGetsStatusOom) {
   EXPECT_NE(row.message.find("limit"), std::string::npos) << row.message;
   EXPECT_FALSE(row.measured.has_value());
   EXPECT_EQ(gpu.allocator().stats().current, 0);
+}
+
+// ---- sizes the backend cannot take --------------------------------------------------------------
+
+// A block past cuDNN's and the kernels' 32-bit counts beside an ordinary one: the prediction (the
+// cuDNN workspace query) and the run leave it out with the reason, and the ordinary rows run.
+TEST(GpuSizeLimits, AnImpossibleBlockIsUnsupportedAndTheOrdinaryOnesRun) {
+  REQUIRE_CUDA_DEVICE();
+  const Spec spec = load_spec_file(std::string(CONVBENCH_SOURCE_DIR) + "/tests/data/specs/impossible-sizes.yaml");
+  const ResultSet predicted = analyze(spec, "cuda");
+  ASSERT_EQ(predicted.rows.size(), 3u);
+  CompareOptions options;
+  options.device = "cuda";
+  options.run.time = false;
+  options.quiet = true;
+  std::ostringstream notices;
+  const ResultSet measured = compare(spec, options, notices);
+  ASSERT_EQ(measured.rows.size(), 3u);
+  for (const ResultRow& row : measured.rows) {
+    if (row.block == "ordinary") {
+      EXPECT_EQ(row.status, RunStatus::ok) << row.variant << ": " << row.message;
+      EXPECT_TRUE(row.measured.has_value()) << row.variant;
+    } else {
+      EXPECT_EQ(row.status, RunStatus::unsupported) << row.message;
+      EXPECT_NE(row.message.find("1024x1x262144x262144"), std::string::npos) << row.message;
+      EXPECT_NE(row.message.find("2^31-1"), std::string::npos) << row.message;
+    }
+  }
 }
 
 // ---- timing --------------------------------------------------------------------------------------

@@ -537,6 +537,20 @@ TEST(CudaCapabilities, Float64AndHugeTensorsAreRefusedWithAReason) {
   EXPECT_NE(big->find("2^31"), std::string::npos) << *big;
 }
 
+TEST(CudaCapabilities, ACudnnTensorPastTheLimitIsRefusedThoughTheOpsOwnAreNot) {
+  // A conv_transpose whose output padding pads cuDNN's y (stride 1 below dilation 2): its input
+  // 46340 x 46341 and its output 46339 x 46339 are below 2^31 elements, cuDNN's y 46341 x 46341
+  // (which kernels::pad_box writes with int indices) is not.
+  const Graph g = conv_graph(desc({1, 1, 46340, 46341}, Layout::channels_first),
+                             conv_attrs(1, {3, 3}, {1, 1}, {3, 3}, {2, 2}, 1, false, {1, 0}), true);
+  EXPECT_EQ(g.desc(g.ops[0].output).shape, (std::vector<int64_t>{1, 1, 46339, 46339}));
+  ASSERT_TRUE(conv_problem(g, g.ops[0]).padded());
+  const auto why = cuda_unsupported_reason(g, g.ops[0]);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("cuDNN's y 1x1x46341x46341"), std::string::npos) << *why;
+  EXPECT_NE(why->find("2^31-1"), std::string::npos) << *why;
+}
+
 TEST(CudaKernelWorkspace, ChannelReductionsAreSplitIntoAtMost1024Chunks) {
   for (bool cl : {false, true})
     for (kernels::ActShape s : {kernels::ActShape{2, 3, 25, cl}, kernels::ActShape{8, 64, 3136, cl},

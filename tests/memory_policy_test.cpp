@@ -25,6 +25,7 @@
 #include "ops/graph_builder.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
+#include "shipped_configs.hpp"
 #include "spec/spec_loader.hpp"
 #include "test_blocks.hpp"
 #include "variants/graph_hash.hpp"
@@ -608,6 +609,35 @@ TEST(PolicyReports, RowsTablesCsvAndExplainSayWhatEachPolicyBuys) {
     }
   EXPECT_EQ(with_policy, 10);
   std::filesystem::remove(facts);
+}
+
+// The per-value flag the builder records (what backends ask per op) is requires_grad()'s, for every
+// value an op reads or the graph outputs, in every config's variants and under every policy (an
+// inplace_abn fusion leaves the norm's old output unread; its flag no longer matters).
+TEST(PolicyGraphs, ValuesRecordTheGradientFlagRequiresGradComputes) {
+  for (const std::string& file : shipped_configs()) {
+    const Spec spec = load_spec_file(file);
+    for (const BlockSpec& block : spec.blocks)
+      for (const VariantSpec& v : block.variants)
+        for (MemoryPolicy p : {MemoryPolicy::none, MemoryPolicy::inplace_act, MemoryPolicy::inplace_abn}) {
+          // The variant's own name: a network's custom variant is looked up by it.
+          VariantSpec with = with_policy(v, p);
+          with.name = v.name;
+          Graph g;
+          try {
+            g = build_variant_graph(block, with);
+          } catch (const InputError&) {
+            continue;  // the policy does not apply to this variant
+          }
+          const std::vector<bool> rg = g.requires_grad();
+          std::vector<int> read = {g.output};
+          for (const Op& op : g.ops) read.insert(read.end(), op.inputs.begin(), op.inputs.end());
+          for (int value : read)
+            EXPECT_EQ(g.values[static_cast<size_t>(value)].requires_grad, rg[static_cast<size_t>(value)])
+                << file << " " << block.name << "/" << v.name << " " << to_string(p) << ": "
+                << g.values[static_cast<size_t>(value)].name;
+        }
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -320,6 +321,120 @@ TEST(NetworkSpecErrors, DuplicateNamesAndMissingStages) {
             "net.yaml:1:87: networks[0].stages: the list of stages is empty");
   EXPECT_EQ(error_of("networks: [{name: n, batch: 1, in_channels: 1, size: 4, variants: [standard]}]\n"),
             "net.yaml:1:12: networks[0].stages: missing required field \"stages\" (the network's stages, in order)");
+}
+
+// ---- size: building stays linear, and the expanded ops are bounded -----------------------------
+
+// A chain of `slots` conv-norm-act slots, `per_entry` to a stage entry (repeat).
+std::string deep_network(int64_t slots, int64_t per_entry, const std::string& policy = "none") {
+  std::string text =
+      "networks:\n"
+      "  - name: deep\n"
+      "    dims: 2\n"
+      "    batch: 1\n"
+      "    in_channels: 4\n"
+      "    size: 4\n"
+      "    act: leaky_relu\n"
+      "    memory_policy: " +
+      policy +
+      "\n"
+      "    variants: [standard]\n"
+      "    stages:\n";
+  for (int64_t done = 0, stage = 0; done < slots; done += per_entry, ++stage)
+    text += "      - name: s" + std::to_string(stage) +
+            "\n        ops: [{op: slot, name: convs, repeat: " + std::to_string(std::min(per_entry, slots - done)) +
+            "}]\n";
+  return text;
+}
+
+// 20,000 slots (60,000 ops) in each memory policy: every op once and named once, the parameters
+// and FLOPs 20,000 times one slot's, every activation in place where the policy asks. The steps
+// that were quadratic in the ops (the duplicate name scan, the in-place decisions, one table per
+// recompute segment, one erase per fused activation) made this take minutes; no time is measured
+// here (scripts/bench-network-size.py measures it), only that the result is right at this size.
+TEST(NetworkSize, TwentyThousandSlotsExpandAndAnalyseInEveryPolicy) {
+  constexpr int64_t kSlots = 20'000;
+  for (const char* policy : {"none", "inplace_act", "inplace_abn", "recompute"}) {
+    SCOPED_TRACE(policy);
+    const Spec spec = parse(deep_network(kSlots, 10'000, policy));
+    const BlockSpec& net = spec.blocks.at(0);
+    const Graph g = build_variant_graph(net, net.variants.at(0));
+    const bool fused = std::string(policy) == "inplace_abn";
+    ASSERT_EQ(static_cast<int64_t>(g.ops.size()), kSlots * (fused ? 2 : 3));
+    std::set<std::string> names;
+    for (const Op& op : g.ops) names.insert(op.name);
+    EXPECT_EQ(names.size(), g.ops.size());
+    EXPECT_TRUE(has_op(g, "s1.convs.9999.conv"));
+    const VariantAnalysis a = analyze_variant(g, true);
+    const Spec one = parse(deep_network(1, 1, policy));
+    const VariantAnalysis a1 =
+        analyze_variant(build_variant_graph(one.blocks.at(0), one.blocks.at(0).variants.at(0)), true);
+    EXPECT_EQ(a.params, kSlots * a1.params);
+    EXPECT_EQ(a.flops.forward, kSlots * a1.flops.forward);
+    const int64_t in_place = std::count_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.in_place; });
+    // Every activation (or fused norm) reads a value nothing else reads or saves: all run in place.
+    const bool in_place_policy = std::string(policy) == "inplace_act" || fused;
+    EXPECT_EQ(in_place, in_place_policy ? kSlots : 0);
+    EXPECT_EQ(static_cast<int64_t>(g.segments.size()), std::string(policy) == "recompute" ? kSlots : 0);
+    EXPECT_GT(a.memory.peak_bytes, 0);
+  }
+}
+
+TEST(NetworkSize, MoreOpsThanTheLimitIsALocatedError) {
+  SpecLimits limits;
+  limits.max_network_ops = 100;
+  const std::string text = deep_network(40, 40);  // 120 ops
+  const Spec spec = parse_spec_text(text, "deep.yaml", limits);
+  try {
+    build_variant_graph(spec.blocks.at(0), spec.blocks.at(0).variants.at(0));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "deep.yaml:12:15: networks[0].stages[0].ops[0]: variant \"standard\" expands the network to more "
+              "than 100 ops (102 with this entry; check the `repeat` values, or raise the limit with "
+              "--max-network-ops)");
+  }
+  // The default admits it, and a limit at the network's size too.
+  EXPECT_EQ(error_of(text), "(no error)");
+  limits.max_network_ops = 120;
+  const Spec exact = parse_spec_text(text, "deep.yaml", limits);
+  EXPECT_EQ(build_variant_graph(exact.blocks.at(0), exact.blocks.at(0).variants.at(0)).ops.size(), 120u);
+}
+
+TEST(NetworkSize, UnitsThatExpandToNothingStillCountTheirEntries) {
+  // Each instance of `nothing` skips its only entry: no ops, yet 10,000 x 10,000 instances would
+  // never end. The entries are bounded by the same limit.
+  SpecLimits limits;
+  limits.max_network_ops = 1000;
+  const std::string text =
+      "networks:\n"
+      "  - name: hollow\n"
+      "    batch: 1\n"
+      "    in_channels: 4\n"
+      "    size: 4\n"
+      "    variants: [standard]\n"
+      "    units:\n"
+      "      nothing:\n"
+      "        params: {n: 0}\n"
+      "        ops: [{op: slot, name: c, repeat: $n}]\n"
+      "      many:\n"
+      "        ops: [{unit: nothing, name: x, repeat: 10000}]\n"
+      "    stages:\n"
+      "      - name: s\n"
+      "        ops:\n"
+      "          - {unit: many, name: m, repeat: 10000}\n"
+      "          - {op: slot, name: last}\n";
+  const Spec spec = parse_spec_text(text, "hollow.yaml", limits);
+  try {
+    build_variant_graph(spec.blocks.at(0), spec.blocks.at(0).variants.at(0));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("networks[0].units.many.ops[0]: variant \"standard\" expands the network to more than 1000 "
+                        "entries (each repeat and unit instance counted"),
+              std::string::npos)
+        << what;
+  }
 }
 
 }  // namespace

@@ -89,6 +89,16 @@ class StepReplay {
       plans_ = recompute_plans(g_);
       segment_of_ = segment_of_ops(g_);
     }
+    // Which plans each op's backward triggers and releases, looked up per op rather than by a
+    // walk over every plan (a network has one per slot).
+    triggered_at_.assign(nops, {});
+    released_at_.assign(nops, {});
+    for (size_t p = 0; p < plans_.size(); ++p) {
+      if (plans_[p].trigger_op >= 0) triggered_at_[static_cast<size_t>(plans_[p].trigger_op)].push_back(p);
+      if (plans_[p].release_op >= 0) released_at_[static_cast<size_t>(plans_[p].release_op)].push_back(p);
+    }
+    rerun_buf_.assign(nv, -1);
+    rerun_last_use_.assign(nv, -1);
     has_backward_.assign(nops, false);
     saves_in_forward_.assign(nops, false);
     last_use_.assign(nv, -1);
@@ -242,7 +252,18 @@ class StepReplay {
 
   // The segment's forward again, from its kept inputs, saving as a training forward does.
   void recompute(const RecomputePlan& plan) {
-    std::vector<int> bufs(g_.values.size(), -1), last_use(g_.values.size(), -1);
+    // Per-value tables shared by every segment's recomputation, -1 outside one: the entries this
+    // one sets are put back at its end (clearing whole tables per segment would be quadratic).
+    std::vector<int>& bufs = rerun_buf_;
+    std::vector<int>& last_use = rerun_last_use_;
+    std::vector<int> touched = plan.kept_inputs;
+    for (int j : plan.rerun_ops) {
+      const Op& op = g_.ops[static_cast<size_t>(j)];
+      touched.insert(touched.end(), op.inputs.begin(), op.inputs.end());
+      touched.push_back(op.output);
+    }
+    const std::vector<int>& trigger_inputs = g_.ops[static_cast<size_t>(plan.trigger_op)].inputs;
+    touched.insert(touched.end(), trigger_inputs.begin(), trigger_inputs.end());
     for (size_t k = 0; k < plan.kept_inputs.size(); ++k) {
       bufs[static_cast<size_t>(plan.kept_inputs[k])] = kept_inputs_[static_cast<size_t>(plan.segment)][k];
       sim_.ref(bufs[static_cast<size_t>(plan.kept_inputs[k])]);
@@ -273,6 +294,7 @@ class StepReplay {
     // Stopped before its trigger (which saves only inputs): the trigger's tape keeps them.
     if (!trigger_runs) record(static_cast<size_t>(plan.trigger_op), bufs, {});
     for (int b : held) sim_.unref(b);
+    for (int v : touched) bufs[static_cast<size_t>(v)] = last_use[static_cast<size_t>(v)] = -1;
   }
 
   void backward(int dy) {
@@ -282,8 +304,7 @@ class StepReplay {
     for (size_t i = g_.ops.size(); i-- > 0;) {
       if (!has_backward_[i]) continue;
       const Op& op = g_.ops[i];
-      for (const RecomputePlan& plan : plans_)
-        if (plan.trigger_op == static_cast<int>(i)) recompute(plan);
+      for (size_t p : triggered_at_[i]) recompute(plans_[p]);
       sim_.set_moment(op.name, "backward");
       const int g = grad[static_cast<size_t>(op.output)];
       grad[static_cast<size_t>(op.output)] = -1;
@@ -307,9 +328,8 @@ class StepReplay {
       for (int b : tape_[i]) sim_.unref(b);
       tape_[i].clear();
       sim_.unref(g);
-      for (const RecomputePlan& plan : plans_)
-        if (plan.release_op == static_cast<int>(i))
-          for (int b : kept_inputs_[static_cast<size_t>(plan.segment)]) sim_.unref(b);
+      for (size_t p : released_at_[i])
+        for (int b : kept_inputs_[static_cast<size_t>(plans_[p].segment)]) sim_.unref(b);
       for (size_t pos = 0; pos < op.inputs.size(); ++pos) {
         if (gi[pos] < 0) continue;
         int& slot = grad[static_cast<size_t>(op.inputs[pos])];
@@ -336,8 +356,10 @@ class StepReplay {
   std::vector<bool> rg_;
   std::vector<RecomputePlan> plans_;
   std::vector<int> segment_of_;
-  std::vector<bool> has_backward_;        // training and the op's output needs a gradient
-  std::vector<bool> saves_in_forward_;    // has a backward and is in no recompute segment
+  std::vector<std::vector<size_t>> triggered_at_, released_at_;  // per op: plans (indices into plans_)
+  std::vector<int> rerun_buf_, rerun_last_use_;                  // recompute()'s per-value tables
+  std::vector<bool> has_backward_;                               // training and the op's output needs a gradient
+  std::vector<bool> saves_in_forward_;                           // has a backward and is in no recompute segment
   std::vector<bool> saved_in_recompute_;  // per value: saved by an op of a segment when it reruns
   std::vector<bool> saved_storage_;       // per value (its storage's first value): kept at the end of forward
   std::vector<int> storage_;              // per value: the value whose storage it lives in (in place ops)

@@ -15,6 +15,10 @@ namespace convbench {
 struct Value {
   std::string name;
   TensorDesc desc;
+  // Whether it needs a gradient (Graph::requires_grad()), as GraphBuilder recorded it when the op
+  // making it was added: one value's flag in constant time, for questions asked per op (a backend's
+  // workspace, for every op of a network), where recomputing the whole vector made them quadratic.
+  bool requires_grad = false;
 };
 
 // How a parameter or buffer starts, as PyTorch's modules start theirs.

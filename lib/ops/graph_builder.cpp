@@ -21,7 +21,7 @@ GraphBuilder::GraphBuilder(std::string graph_name, const TensorDesc& input) {
   require(input.rank() == 4 || input.rank() == 5, "input",
           "a block input must be 4-D or 5-D (N, C, spatial...), got " + input.shape_string());
   for (int64_t d : input.shape) require(d > 0, "input", "sizes must be positive, got " + input.shape_string());
-  graph_.values.push_back({"input", input});
+  graph_.values.push_back({"input", input, false});
   graph_.input = 0;
 }
 
@@ -32,7 +32,7 @@ void GraphBuilder::check_value(int v, const std::string& op_name) const {
 int GraphBuilder::add(Op op) {
   for (int v : op.inputs) check_value(v, op.name);
   const OpShape shape = op_definition(op.kind).infer(graph_, op);
-  for (const Op& existing : graph_.ops) require(existing.name != op.name, op.name, "duplicate op name");
+  require(!names_.count(op.name), op.name, "duplicate op name");
   for (int64_t d : shape.output.shape)
     require(d > 0, op.name, "output shape " + shape.output.shape_string() + " has an empty dimension");
   const int op_id = static_cast<int>(graph_.ops.size());
@@ -51,7 +51,11 @@ int GraphBuilder::add(Op op) {
     op.buffers.push_back(static_cast<int>(graph_.buffers.size()) - 1);
   }
   const int id = static_cast<int>(graph_.values.size());
-  graph_.values.push_back({op.name, shape.output});
+  names_.insert(op.name);
+  // Graph::requires_grad()'s rule, for this op alone: a parameter, or an input that needs one.
+  bool requires_grad = !op.params.empty();
+  for (int v : op.inputs) requires_grad = requires_grad || graph_.values[static_cast<size_t>(v)].requires_grad;
+  graph_.values.push_back({op.name, shape.output, requires_grad});
   op.output = id;
   graph_.ops.push_back(std::move(op));
   return id;

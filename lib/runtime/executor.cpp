@@ -10,6 +10,31 @@
 #include "runtime/host_io.hpp"
 
 namespace convbench {
+namespace {
+
+// Puts back the entries one recomputation set in the executor's shared per-value tables (each op
+// of the segment reads and writes only its inputs and output, all listed in `touched`), also when
+// a kernel throws.
+class RerunTablesGuard {
+ public:
+  RerunTablesGuard(std::vector<Tensor>& values, std::vector<int>& last_use, std::vector<int> touched)
+      : values_(values), last_use_(last_use), touched_(std::move(touched)) {}
+  ~RerunTablesGuard() {
+    for (int v : touched_) {
+      values_[static_cast<size_t>(v)] = Tensor{};
+      last_use_[static_cast<size_t>(v)] = -1;
+    }
+  }
+  RerunTablesGuard(const RerunTablesGuard&) = delete;
+  RerunTablesGuard& operator=(const RerunTablesGuard&) = delete;
+
+ private:
+  std::vector<Tensor>& values_;
+  std::vector<int>& last_use_;
+  std::vector<int> touched_;
+};
+
+}  // namespace
 
 Executor::Executor(const Graph& graph, Backend& backend, bool training)
     : graph_(graph), backend_(backend), training_(training) {
@@ -20,6 +45,8 @@ Executor::Executor(const Graph& graph, Backend& backend, bool training)
   saved_value_.assign(nv, false);
   saved_when_rerun_.assign(nv, false);
   last_use_.assign(nv, -1);
+  rerun_values_.resize(nv);
+  rerun_last_use_.assign(nv, -1);
   checkpoint_of_op_.assign(nops, -1);
   if (training)
     for (const RecomputeSegment& seg : graph.segments) {
@@ -60,17 +87,23 @@ Executor::Executor(const Graph& graph, Backend& backend, bool training)
 // that saves only its inputs need not run, one that saves its output or aux tensors must) and
 // after which op's backward its inputs are let go (the first op that saved anything).
 void Executor::plan_checkpoints() {
+  // Per value: the checkpoint (+1) whose ops made it, and the last one (+1) that listed it as an
+  // input: stamps instead of a fresh flag per value and checkpoint, which a network with one
+  // checkpoint per slot would pay quadratically.
+  std::vector<size_t> made_in(graph_.values.size(), 0), input_of(graph_.values.size(), 0);
   for (size_t k = 0; k < checkpoints_.size(); ++k) {
     Checkpoint& c = checkpoints_[k];
     const RecomputeSegment& seg = graph_.segments[k];
-    std::vector<bool> inside(graph_.values.size(), false);
     bool needs_run = false;
     for (int i = seg.first_op; i < seg.end_op; ++i) {
       const Op& op = graph_.ops[static_cast<size_t>(i)];
-      for (int v : op.inputs)
-        if (!inside[static_cast<size_t>(v)] && std::find(c.inputs.begin(), c.inputs.end(), v) == c.inputs.end())
-          c.inputs.push_back(v);
-      inside[static_cast<size_t>(op.output)] = true;
+      for (int v : op.inputs) {
+        const auto value = static_cast<size_t>(v);
+        if (made_in[value] == k + 1 || input_of[value] == k + 1) continue;
+        input_of[value] = k + 1;
+        c.inputs.push_back(v);
+      }
+      made_in[static_cast<size_t>(op.output)] = k + 1;
       if (!has_backward_[static_cast<size_t>(i)]) continue;
       const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
       const bool makes_saved = s.output || !aux_tensors(graph_, op).empty();
@@ -193,9 +226,14 @@ Tensor Executor::forward(ModelState& state, const Tensor& input) {
 // The segment's forward again, from the inputs it kept, recording what its ops save; the values
 // no op saved are let go as in a forward pass, and the rest when this returns.
 void Executor::recompute(Checkpoint& c, ModelState& state) {
-  std::vector<Tensor> values(graph_.values.size());
+  // Tables per value shared by every recomputation (fresh ones per checkpoint would cost a network
+  // with a checkpoint per slot time quadratic in its length); the guard clears what this one set.
+  std::vector<Tensor>& values = rerun_values_;
+  std::vector<int>& last_use = rerun_last_use_;
+  std::vector<int> touched = c.inputs;
+  for (int i = c.first; i < c.rerun_end; ++i) touched.push_back(graph_.ops[static_cast<size_t>(i)].output);
+  const RerunTablesGuard guard(values, last_use, std::move(touched));
   for (size_t k = 0; k < c.inputs.size(); ++k) values[static_cast<size_t>(c.inputs[k])] = c.kept[k];
-  std::vector<int> last_use(graph_.values.size(), -1);
   for (int i = c.first; i < c.rerun_end; ++i)
     for (int v : graph_.ops[static_cast<size_t>(i)].inputs) last_use[static_cast<size_t>(v)] = i;
   // The op that stops the rerun before running (it saves only inputs) still keeps them.

@@ -99,6 +99,8 @@ class Executor {
   std::vector<int> last_use_;            // per value: index of its last forward consumer
   std::vector<int> checkpoint_of_op_;    // per op: index into checkpoints_, or -1
   std::vector<Checkpoint> checkpoints_;  // training only
+  std::vector<Tensor> rerun_values_;     // recompute()'s per-value tables, empty between calls
+  std::vector<int> rerun_last_use_;
   std::vector<Record> tape_;
   bool have_tape_ = false;
   bool recomputing_ = false;

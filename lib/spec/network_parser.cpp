@@ -137,7 +137,7 @@ bool is_network_sweepable(const std::string& key) {
 }
 
 BlockSpec parse_network(const Field& network, const std::shared_ptr<const SourceNode>& tree,
-                        const std::vector<std::pair<std::string, Field>>& point) {
+                        const std::vector<std::pair<std::string, Field>>& point, int64_t max_ops) {
   if (!network.is_map()) network.fail("expected a map of network fields, got " + network.describe());
   network.check_keys(network_fields(), " in a network");
   const auto find = [&](const std::string& key) -> std::optional<Field> {
@@ -155,6 +155,7 @@ BlockSpec parse_network(const Field& network, const std::shared_ptr<const Source
   spec->file = network.file();
   spec->node = &network.node();
   spec->key_path = network.path();
+  spec->max_ops = max_ops;
 
   BlockSpec b;
   const auto name = network.get("name");

@@ -6,6 +6,7 @@
 // with the entry's file:line:col and key path. The source tree is kept alive for that.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,13 @@
 #include "spec/spec_field.hpp"
 
 namespace convbench {
+
+// How many ops one variant of a network may expand to (its entries too: slots, op entries and unit
+// instances, each repeat counted), unless --max-network-ops says otherwise. 900,000 ops analysed
+// in 11 s and 2.1 GiB on the 2-core development VM (configs/README.md "Networks"); a repeat or a
+// unit nested one level too deep is refused at the entry that crossed the limit instead of filling
+// the memory.
+constexpr int64_t kDefaultMaxNetworkOps = 1'000'000;
 
 enum class DropoutKind { element, channel };  // nn.Dropout | nn.Dropout2d/3d (op channel_dropout)
 
@@ -27,6 +35,7 @@ struct NetworkSpec {
   // slot's kernel and dilation).
   std::optional<std::vector<int64_t>> padding;
   DropoutKind dropout_kind = DropoutKind::element;
+  int64_t max_ops = kDefaultMaxNetworkOps;  // SpecLimits::max_network_ops
 
   // The network's map, for the builder to read `units` and `stages` and custom variants' ops.
   Field field() const { return Field(*node, key_path, file); }

@@ -406,7 +406,7 @@ Spec parse_root(const Field& root, const std::shared_ptr<const SourceNode>& tree
     for (int64_t p = 0; p < points; ++p) {
       const SweepPoint point = sweep_point(axes, p);
       try {
-        spec.blocks.push_back(parse_network(network, tree, point));
+        spec.blocks.push_back(parse_network(network, tree, point, limits.max_network_ops));
       } catch (const InputError& e) {
         BlockSpec labelled;
         for (const auto& [key, value] : point) labelled.point.emplace_back(key, to_compact_json(value.node()));

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "spec/network_spec.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench {
@@ -30,6 +31,9 @@ struct SpecLimits {
   // of a YAML flow list without brackets. Each replaces the file's sweep of that field, or adds
   // one; the values are checked like the file's (errors name "--sweep" and the field).
   std::vector<std::pair<std::string, std::string>> sweep_overrides;
+  // The ops (and entries) one network variant may expand to; commands raise it with
+  // --max-network-ops. Last, so that {max_runs, sweeps} initialisers keep their meaning.
+  int64_t max_network_ops = kDefaultMaxNetworkOps;
 };
 
 // Reads the file once (a regular file, or `-` for standard input; at most kMaxSpecBytes) and

@@ -13,17 +13,91 @@ bool is_activation(const Op& op) {
   return op.kind == OpKind::relu || op.kind == OpKind::sigmoid || op.kind == OpKind::leaky_relu;
 }
 
-// The value whose storage each value lives in (in place ops share their input's), as if op
-// `except` did not run in place.
-std::vector<int> storage_of(const Graph& g, int except) {
-  std::vector<int> storage(g.values.size());
-  for (size_t v = 0; v < storage.size(); ++v) storage[v] = static_cast<int>(v);
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const Op& op = g.ops[i];
-    if (op.in_place && static_cast<int>(i) != except)
-      storage[static_cast<size_t>(op.output)] = storage[static_cast<size_t>(op.inputs.at(0))];
+// Decides which ops may run in place, one op after another in execution order, in time linear
+// in the graph: a network of 100,000 activations is decided in one pass, not by a walk over every
+// op per activation. It keeps, per storage (the first value of a chain of in-place ops: an input
+// with one reader shares its tensor with the op's output), how many tensors the ops save in it.
+// An op may overwrite its input when that count, less its own saves, is 0 (in_place_allowed()'s
+// rule). Op `except` counts as not in place (the rule asks "as if it did not run in place").
+class InPlacePlanner {
+ public:
+  explicit InPlacePlanner(const Graph& g, int except = -1)
+      : g_(g),
+        rg_(g.requires_grad()),
+        in_place_(g.ops.size(), false),
+        readers_(g.values.size(), 0),
+        storage_(g.values.size()),
+        saves_(g.values.size(), 0) {
+    for (size_t v = 0; v < storage_.size(); ++v) storage_[v] = static_cast<int>(v);
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      const Op& op = g_.ops[i];
+      in_place_[i] = op.in_place && static_cast<int>(i) != except;
+      for (int v : op.inputs) ++readers_[static_cast<size_t>(v)];
+      if (in_place_[i]) storage_[static_cast<size_t>(op.output)] = storage_[static_cast<size_t>(op.inputs.at(0))];
+    }
+    for (size_t i = 0; i < g_.ops.size(); ++i)
+      for (int v : kept(static_cast<int>(i))) ++saves_[root(v)];
   }
-  return storage;
+
+  bool allowed(int i) const {
+    const Op& op = g_.ops.at(static_cast<size_t>(i));
+    const int x = op.inputs.at(0);
+    if (x == g_.input || readers_[static_cast<size_t>(x)] != 1) return false;
+    int64_t own = 0;  // what the op itself saves in its input's storage
+    for (int v : kept(i)) own += root(v) == root(x) ? 1 : 0;
+    return saves_[root(x)] == own;
+  }
+
+  // Records that op i (not in place yet, and allowed()) writes over its input; the caller sets
+  // its Op::in_place.
+  void set_in_place(int i) {
+    const Op& op = g_.ops.at(static_cast<size_t>(i));
+    for (int v : kept(i)) --saves_[root(v)];
+    in_place_[static_cast<size_t>(i)] = true;
+    const size_t out = static_cast<size_t>(op.output);
+    const size_t merged = root(op.inputs.at(0));
+    // The output was its own storage (no later op is in place yet): its saves join the input's.
+    saves_[merged] += saves_[out];
+    saves_[out] = 0;
+    storage_[out] = static_cast<int>(merged);
+    for (int v : kept(i)) ++saves_[root(v)];
+  }
+
+ private:
+  size_t root(int v) const { return static_cast<size_t>(storage_[static_cast<size_t>(v)]); }
+
+  // The values op i keeps for its backward (none when its output needs no gradient).
+  std::vector<int> kept(int i) const {
+    const Op& op = g_.ops[static_cast<size_t>(i)];
+    std::vector<int> out;
+    if (!rg_[static_cast<size_t>(op.output)]) return out;
+    const std::vector<bool> needs = inputs_requiring_grad(op, rg_);
+    SavedTensors s;
+    if (in_place_[static_cast<size_t>(i)] == op.in_place) {
+      s = saved_tensors(op, needs);
+    } else {  // op `except`: the saving rule as if it did not run in place
+      Op as_run = op;
+      as_run.in_place = in_place_[static_cast<size_t>(i)];
+      s = saved_tensors(as_run, needs);
+    }
+    for (int pos : s.inputs) out.push_back(op.inputs[static_cast<size_t>(pos)]);
+    if (s.output) out.push_back(op.output);
+    return out;
+  }
+
+  const Graph& g_;
+  std::vector<bool> rg_;
+  std::vector<bool> in_place_;  // per op, as decided so far
+  std::vector<int> readers_;    // per value: how many op inputs read it
+  std::vector<int> storage_;    // per value: the first value of its in-place chain
+  std::vector<int64_t> saves_;  // per storage: tensors saved in it, counted per (op, value)
+};
+
+// Decides op i and records the decision in the graph.
+void decide_in_place(Graph& g, InPlacePlanner& planner, size_t i) {
+  if (!planner.allowed(static_cast<int>(i))) return;
+  planner.set_in_place(static_cast<int>(i));
+  g.ops[i].in_place = true;
 }
 
 void apply_recompute(Graph& g, bool training, const std::vector<RecomputeSegment>& slots) {
@@ -40,22 +114,30 @@ void apply_recompute(Graph& g, bool training, const std::vector<RecomputeSegment
 
 void apply_inplace_act(Graph& g) {
   bool any = false;
+  InPlacePlanner planner(g);
   for (size_t i = 0; i < g.ops.size(); ++i) {
-    Op& op = g.ops[i];
+    const Op& op = g.ops[i];
     if (!is_activation(op)) continue;
     any = true;
     if (op.kind == OpKind::leaky_relu && op.negative_slope < 0) continue;
-    op.in_place = in_place_allowed(g, static_cast<int>(i));
+    decide_in_place(g, planner, i);
   }
   if (!any) throw PolicyError("memory_policy inplace_act: the variant has no activation (relu, leaky_relu, sigmoid)");
 }
 
-// The ops' owning-op indices after op `erased` is removed.
-void erase_op(Graph& g, size_t erased) {
-  g.ops.erase(g.ops.begin() + static_cast<std::ptrdiff_t>(erased));
+// Removes the marked ops in one pass and renumbers the parameters' and buffers' owning ops (an op
+// erased one at a time would move every later op: quadratic in a network's length).
+void erase_ops(Graph& g, const std::vector<bool>& erased) {
+  std::vector<int> new_index(g.ops.size() + 1, 0);  // kept ops before each op
+  std::vector<Op> kept;
+  kept.reserve(g.ops.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    new_index[i + 1] = new_index[i] + (erased[i] ? 0 : 1);
+    if (!erased[i]) kept.push_back(std::move(g.ops[i]));
+  }
+  g.ops = std::move(kept);
   for (std::vector<Param>* list : {&g.params, &g.buffers})
-    for (Param& p : *list)
-      if (p.op > static_cast<int>(erased)) --p.op;
+    for (Param& p : *list) p.op = new_index[static_cast<size_t>(p.op)];
 }
 
 void apply_inplace_abn(Graph& g) {
@@ -90,42 +172,24 @@ void apply_inplace_abn(Graph& g) {
     throw PolicyError(std::string("memory_policy inplace_abn: the variant has no batch_norm followed by leaky_relu to "
                                   "fuse") +
                       (group_norm ? " (Inplace-ABN fuses batch norm; this variant's norm is group norm)" : ""));
-  // Later pairs first, so that erasing an activation leaves the earlier pairs' indices valid.
-  for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) {
-    Op& fused = g.ops[static_cast<size_t>(it->first)];
-    const Op& act = g.ops[static_cast<size_t>(it->second)];
+  std::vector<bool> erased(g.ops.size(), false);
+  for (const auto& [norm, activation] : pairs) {
+    Op& fused = g.ops[static_cast<size_t>(norm)];
+    const Op& act = g.ops[static_cast<size_t>(activation)];
     fused.kind = OpKind::batch_norm_act;
     fused.negative_slope = act.negative_slope;
     fused.output = act.output;
-    erase_op(g, static_cast<size_t>(it->second));
+    erased[static_cast<size_t>(activation)] = true;
   }
+  erase_ops(g, erased);
+  InPlacePlanner planner(g);
   for (size_t i = 0; i < g.ops.size(); ++i)
-    if (g.ops[i].kind == OpKind::batch_norm_act) g.ops[i].in_place = in_place_allowed(g, static_cast<int>(i));
+    if (g.ops[i].kind == OpKind::batch_norm_act) decide_in_place(g, planner, i);
 }
 
 }  // namespace
 
-bool in_place_allowed(const Graph& g, int i) {
-  const Op& op = g.ops.at(static_cast<size_t>(i));
-  const int x = op.inputs.at(0);
-  if (x == g.input) return false;
-  int readers = 0;
-  for (const Op& other : g.ops) readers += static_cast<int>(std::count(other.inputs.begin(), other.inputs.end(), x));
-  if (readers != 1) return false;
-  const std::vector<int> storage = storage_of(g, i);
-  const std::vector<bool> rg = g.requires_grad();
-  for (size_t j = 0; j < g.ops.size(); ++j) {
-    const Op& other = g.ops[j];
-    if (static_cast<int>(j) == i || !rg[static_cast<size_t>(other.output)]) continue;
-    const SavedTensors s = saved_tensors(other, inputs_requiring_grad(other, rg));
-    std::vector<int> kept;
-    for (int pos : s.inputs) kept.push_back(other.inputs[static_cast<size_t>(pos)]);
-    if (s.output) kept.push_back(other.output);
-    for (int v : kept)
-      if (storage[static_cast<size_t>(v)] == storage[static_cast<size_t>(x)]) return false;
-  }
-  return true;
-}
+bool in_place_allowed(const Graph& g, int i) { return InPlacePlanner(g, i).allowed(i); }
 
 void apply_memory_policy(Graph& g, MemoryPolicy policy, bool training, const std::vector<RecomputeSegment>& slots) {
   g.memory_policy = policy;

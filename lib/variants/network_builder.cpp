@@ -18,9 +18,9 @@
 namespace convbench {
 namespace {
 
-// Bounds that keep a typo (repeat: 100000, a unit that instantiates itself) from filling memory.
+// Bounds that keep a typo (repeat: 100000, a unit that instantiates itself) from filling memory;
+// the ops a variant expands to are bounded by NetworkSpec::max_ops (--max-network-ops).
 constexpr int64_t kMaxRepeat = 10'000;
-constexpr int64_t kMaxNetworkOps = 200'000;
 constexpr int kMaxUnitDepth = 32;
 
 const std::vector<std::string> kSlotKeys = {"op",     "name",   "inputs",  "repeat",   "out_channels",
@@ -221,9 +221,22 @@ class NetworkExpander {
     return ids;
   }
 
+  // One instance of an entry; the limit on expanded ops is checked before it (its entries) and
+  // after it (its ops), so the error points at the entry that crossed it.
   int apply(const Field& e, const std::string& full_name, const std::vector<int>& inputs, Scope& s) {
-    if (++entries_ > kMaxNetworkOps)
-      e.fail("the network expands to more than " + std::to_string(kMaxNetworkOps) + " entries (check `repeat` values)");
+    if (++entries_ > spec_.max_ops) fail_size(e, "entries (each repeat and unit instance counted", s);
+    const int out = apply_entry(e, full_name, inputs, s);
+    if (b_.op_count() > spec_.max_ops) fail_size(e, "ops (" + std::to_string(b_.op_count()) + " with this entry", s);
+    return out;
+  }
+
+  // `what`: the noun and the start of the parenthesis that says how far it got.
+  [[noreturn]] void fail_size(const Field& e, const std::string& what, const Scope& s) const {
+    e.fail("variant \"" + variant_.name + "\" expands the network to more than " + std::to_string(spec_.max_ops) + " " +
+           what + "; check the `repeat` values, or raise the limit with --max-network-ops)" + s.context);
+  }
+
+  int apply_entry(const Field& e, const std::string& full_name, const std::vector<int>& inputs, Scope& s) {
     if (e.get("unit")) {
       if (e.get("op")) e.get("op")->fail("an entry is either an op (`op`) or a unit instance (`unit`), not both");
       return instantiate(e, full_name, inputs, s);

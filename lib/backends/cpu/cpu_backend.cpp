@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/onednn_limits.hpp"
 #include "backends/cpu/onednn_ops.hpp"
 
 namespace convbench {
@@ -23,9 +24,11 @@ CpuBackend::~CpuBackend() = default;
 
 std::optional<std::string> CpuBackend::limitation(const Graph& graph, const Op& op) const {
   const DType dtype = graph.desc(op.inputs.at(0)).dtype;
-  if (dtype == DType::float32 || dtype == DType::tf32) return std::nullopt;
-  return "cpu backend computes float32; use --device reference for float64/float16/bfloat16 (got " +
-         std::string(to_string(dtype)) + ")";
+  if (dtype != DType::float32 && dtype != DType::tf32)
+    return "cpu backend computes float32; use --device reference for float64/float16/bfloat16 (got " +
+           std::string(to_string(dtype)) + ")";
+  // Before any oneDNN call: oneDNN 2.6 crashes on sizes past its 32-bit counts.
+  return cpu::onednn_size_limitation(graph, op);
 }
 
 int64_t CpuBackend::workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) {

@@ -33,7 +33,8 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   Allocator& allocator() override { return allocator_; }
 
-  // float32 and tf32 only.
+  // float32 and tf32 only; no tensor a oneDNN primitive takes past oneDNN's 32-bit sizes
+  // (onednn_limits.hpp).
   std::optional<std::string> limitation(const Graph& graph, const Op& op) const override;
   // Every op kind; each family's *_cpu.cpp registers its kernels.
   const KernelTable& kernels() const override { return kernels_; }

@@ -226,7 +226,7 @@ void OneDnnOps::conv_backward(const BackwardCall& call) {
   const bool grad_input = call.grad_inputs.at(0) != nullptr;
   // workspace_bytes() sized the workspace from the graph's gradient requirements; an input
   // gradient the graph does not ask for would need more than the executor allocated.
-  if (grad_input && !call.graph.requires_grad()[static_cast<size_t>(call.op.inputs.at(0))])
+  if (grad_input && !call.graph.values.at(static_cast<size_t>(call.op.inputs.at(0))).requires_grad)
     throw std::logic_error(call.op.name +
                            ": input gradient requested for a value the graph says "
                            "needs none (workspace_bytes() did not include backward-data)");

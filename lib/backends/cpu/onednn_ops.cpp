@@ -38,7 +38,7 @@ int64_t OneDnnOps::workspace_bytes(const Graph& graph, const Op& op, Phase phase
     case OpKind::conv:
     case OpKind::conv_transpose: {
       if (phase == Phase::backward && !training) return 0;
-      const bool grad_input = graph.requires_grad()[static_cast<size_t>(op.inputs.at(0))];
+      const bool grad_input = graph.values.at(static_cast<size_t>(op.inputs.at(0))).requires_grad;
       return conv_plan(graph, op, phase, training, grad_input).workspace_bytes;
     }
     case OpKind::batch_norm:

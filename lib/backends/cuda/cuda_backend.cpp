@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
@@ -24,7 +25,7 @@ bool float_storage(DType d) {
 void* offset(void* base, int64_t bytes) { return base ? static_cast<char*>(base) + bytes : nullptr; }
 
 bool input_needs_grad(const Graph& graph, const Op& op) {
-  return graph.requires_grad()[static_cast<size_t>(op.inputs.at(0))];
+  return graph.values.at(static_cast<size_t>(op.inputs.at(0))).requires_grad;
 }
 
 // The weight (K, C/groups, kernel...) as an activation shape for the layout conversion.
@@ -95,6 +96,11 @@ std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op&
   if (op.kind == OpKind::conv || op.kind == OpKind::conv_transpose || op.kind == OpKind::folded_conv) {
     try {
       const ConvProblem p = conv_problem(graph, op);
+      // cuDNN's own view: a conv_transpose's zero-padded y is larger than any tensor of the op,
+      // and kernels::pad_box indexes it with ints.
+      for (const auto& [d, what] :
+           {std::pair{&p.x, "cuDNN's x"}, std::pair{&p.y, "cuDNN's y"}, std::pair{&p.w, "cuDNN's filter"}})
+        if (auto why = too_big(*d, what)) return why;
       cudnn_dims(p.x);
       cudnn_dims(p.y);
       cudnn_dims(p.w);
