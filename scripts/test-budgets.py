@@ -24,12 +24,14 @@ from pathlib import Path
 
 # Seconds one test of the tier may take in the parallel run. Measured on the 2-vCPU VM
 # (2026-11-27): the slowest unit test 40 s (ConfigMemory at full size), cli 28 s, peer 177 s
-# (torch_peer), timing 51 s, docs (each document) under 150 s.
+# (torch_peer), timing 51 s, docs (each document) under 150 s. The budgets leave room for a
+# shared machine: in a fresh Debian root with two other builds beside it, torch_peer took 338 s
+# and the slowest document 155 s (2026-11-27), and a busy CI machine must not fail on that.
 BUDGETS = {
     "unit": 90,
     "cli": 90,
     "docs": 240,
-    "peer": 300,
+    "peer": 450,
     "setup": 60,
     "style": 60,
     "cluster": 90,
