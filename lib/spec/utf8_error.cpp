@@ -109,9 +109,10 @@ InputError invalid_utf8_error(const std::string& text, size_t bad, const std::st
   char byte[8];
   std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
   Found found;
+  std::shared_ptr<const SourceNode> root;  // owns what found.scalar points into, until the message is made
   if (!holds_stand_in(text)) {
     try {
-      const std::shared_ptr<const SourceNode> root = parse_source_tree(with_stand_ins(text), file_name);
+      root = parse_source_tree(with_stand_ins(text), file_name);
       std::unordered_set<const SourceNode*> seen;
       // A scalar that starts after the first stray byte's line does not hold it (that byte is in
       // a comment, say): then the line and column alone say where.
