@@ -15,7 +15,7 @@
 # Usage: scripts/fresh-debian-check.sh [DIR]      (default /tmp/convbench-fresh-debian)
 # Needs root, and network access to the Debian mirror this machine's apt uses. It installs
 # debootstrap on this machine when missing; the root is rebuilt from scratch on every run.
-# Takes about 40 minutes on 2 cores (debootstrap, the packages, the build, the tests); the
+# Takes about 30 minutes on 2 cores (debootstrap, the packages, the build, the tests); the
 # figures of the last run are in scripts/README.md, "The first hour on a fresh machine".
 set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
