@@ -89,6 +89,10 @@ function(convbench_add_cuda_backend target)
   string(REPLACE ";" "," _architectures "${CMAKE_CUDA_ARCHITECTURES}")  # a ';' would split the define
   target_compile_definitions(${target} PUBLIC CONVBENCH_WITH_CUDA=1
                              PRIVATE CONVBENCH_CUDA_ARCHITECTURES="${_architectures}")
-  target_compile_options(${target} PRIVATE
-                         "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Werror;--Werror=all-warnings>")
+  if(CONVBENCH_WERROR)
+    target_compile_options(${target} PRIVATE
+                           "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Werror;--Werror=all-warnings>")
+  else()
+    target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>")
+  endif()
 endfunction()

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""convbench's cpu backend against PyTorch eager and torch.compile (inductor, CPU) on one spec:
-see peer/bench.py for how the engines are interleaved and what is compared.
+"""convbench against PyTorch eager and torch.compile (inductor) on one spec, on the CPU or a GPU:
+see peer/bench.py for how the engines are interleaved, what is compared and how a GPU comparison
+is kept fair.
 
-    scripts/peer-python.sh scripts/bench_vs_torch.py SPEC --out DIR [--rounds 3] [--threads N]
+    scripts/peer-python.sh scripts/bench_vs_torch.py SPEC --out DIR [--device cpu|cuda] [--rounds 3] [--threads N]
         [--max-noise 0.005] [--min-time 0.5] [--min-samples 10] [--timeout 15] [--warmup 3]
         [--convbench PATH] [--sweep FIELD=VALUES ...]
 
@@ -14,6 +15,8 @@ import argparse
 import os
 import sys
 
+import torch
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from peer.bench import markdown, run_bench  # noqa: E402
@@ -24,6 +27,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("spec")
     p.add_argument("--out", required=True, help="folder for SPEC_NAME.json and SPEC_NAME.md")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="where every engine runs (cuda: a GPU machine's PyTorch and convbench's CUDA backend)")
     p.add_argument("--rounds", type=int, default=3, help="rounds of A B C (default 3)")
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                    help="threads of every engine (default: the CPUs this process may use)")
@@ -39,6 +44,9 @@ def main(argv=None):
     opts = p.parse_args(argv)
     if opts.rounds < 1 or opts.threads < 1:
         p.error("--rounds and --threads must be at least 1")
+    if opts.device == "cuda" and not torch.cuda.is_available():
+        print("bench_vs_torch: --device cuda but torch.cuda.is_available() is False", file=sys.stderr)
+        return 2
     try:
         binary = find_convbench(opts.convbench)
         resolved = load_resolved(opts.spec, binary, opts.sweep or ())

@@ -5,7 +5,8 @@
 
 # The check stage: the GPU tests, and only they (tests/cuda_backend_test.cpp names its suites
 # Gpu*). A test outside these that skips when a GPU is present would make the stage fail.
-GPU_TEST_FILTER='Gpu*'
+# CONVBENCH_GPU_TEST_FILTER overrides it (a rerun of the tests that failed, e.g. 'GpuGraphs.*').
+GPU_TEST_FILTER=${CONVBENCH_GPU_TEST_FILTER:-'Gpu*'}
 # The test stage: everything else through ctest, but the checks of a fresh Debian 12 machine
 # (setup_*), which are about the development machine's packages, not the GPU machine's image,
 # and the checks that read outputs with Debian's tools the GPU machine's image lacks: the LaTeX

@@ -1,48 +1,70 @@
 #!/usr/bin/env bash
-# The GPU check of convbench, on a GPU machine (through the device tool, with .gpu-deps carried:
-# run scripts/gpu-deps.sh first, where apt works). Stages:
+# The GPU check of convbench, on a GPU machine lent through the device tool (run
+# scripts/gpu-deps.sh first, here where apt works, and carry .gpu-deps). Stages:
 #
-#   build     configure and build with the CUDA backend (Release, this GPU's architecture),
-#             against the Debian packages in .gpu-deps/root, the cuDNN found on the machine
-#             (the CUDA toolkit's, else PyTorch's wheel: site-packages/nvidia/cudnn) and the
-#             python3 that holds PyTorch (the peer tests' interpreter). Incremental when the
-#             build folder is already there; about 1-2 minutes from scratch on 16 cores.
-#   test      the whole test suite except the GPU tests and the fresh-Debian checks (ctest);
-#             a test that skips (a peer without PyTorch) fails the stage on a GPU machine
-#   check     the GPU tests (suites Gpu*): every op and every config variant against the
-#             reference backend (outputs and all gradients; 1e-5 float32, 3e-3 tf32, 1e-2
-#             float16 / bfloat16), the risky cuDNN combinations, cudnnFind mode, allocator
-#             statistics equal to the memory model, out of memory; a skipped GPU test fails it
-#   memcheck  compute-sanitizer memcheck on `convbench compare --graph` of a tiny spec with every op kind
-#   compare   convbench compare --device cuda --graph on every configs/*.yaml (JSON merged into one file;
-#             compare.log ends with a table of eager vs graph-replay times and the SM clock per row),
-#             and explain's first lines on the seed block: the limits the GPU measured of itself
+#   build      configure and build with the CUDA backend (Release, this GPU's architecture,
+#              CONVBENCH_WERROR=OFF: a newer compiler's new warning is listed in build.log, not
+#              fatal), against the Debian packages in .gpu-deps/root, the cuDNN found on the
+#              machine (the CUDA toolkit's, else PyTorch's wheel) and the python3 that holds
+#              PyTorch. Incremental when the build folder is still there (a warm machine).
+#   check      the GPU tests (suites Gpu*, or CONVBENCH_GPU_TEST_FILTER): every op and config
+#              variant against the reference backend, the risky cuDNN combinations, cudnnFind,
+#              allocator statistics equal to the memory model, out of memory, replay bit for bit;
+#              a skipped GPU test fails it. check.log is the whole GoogleTest output.
+#   peers      convbench against PyTorch on the same GPU: seed-blocks (float32, tf32, bfloat16 x
+#              both layouts), resnet50-stages and channels-last (the three dtypes): times, peak
+#              memory (max_memory_allocated) and counts through `report --against`; then
+#              bench_vs_torch.py on the seed block, both layouts: convbench vs PyTorch eager vs
+#              torch.compile, interleaved rounds (peer/bench.py says how the spans and TF32 are
+#              kept the same). Timing bounded to a noise target GPU timing reaches (2%).
+#   seeds      the seeds at full size: VBNet (6,1,32,128,128) standard vs bottleneck and
+#              explain's reasons; the SubtractedConv ResNet-50 at 224x224, batch 16 (does it fit,
+#              what does the fold buy); seed 004's channels-last ratio (resnet50-stages, float32).
+#   precision  reduced precision and where the time goes: the seed block and the ResNet-50
+#              stages in float32, tf32, bfloat16 and float16, both layouts, with --per-op 3.
+#   test       the whole test suite but the GPU tests and the fresh-Debian checks (ctest); a
+#              test that skips (a peer without PyTorch) fails the stage on a GPU machine
+#   memcheck   compute-sanitizer memcheck on `convbench compare --graph` of a tiny spec with every op kind
+#   compare    convbench compare --device cuda --graph on every configs/*.yaml, and explain's
+#              first lines on the seed block: the limits the GPU measured of itself
 #
-# The device tool gives one command at most 10 minutes, and the next command may find a fresh
-# machine. So the whole check is three calls, each with its own build, each meant to end within
-# 8 minutes (every stage but the build runs under a time limit; what the limit cut off is said
-# in the summary). Run them in this order, CONVBENCH_COMMIT set to the commit checked:
+# A session has 15 minutes of device time in all, a machine's start included, and one command
+# at most 10 minutes. The work is three calls, back to back (a machine stays warm 30 s after a
+# call, keeping the build), each ending within its limit whatever happens (every stage but the
+# build runs under a time limit; what a limit cut off is said in the summary):
 #
-#   1. scripts/gpu-check.sh --stages "build check"
-#   2. scripts/gpu-check.sh --stages "build test"
-#   3. scripts/gpu-check.sh --stages "build memcheck compare"
+#   call 1 (about 4 minutes): scripts/gpu-check.sh --call 1    build, check
+#   call 2 (about 5 minutes): scripts/gpu-check.sh --call 2    build, peers
+#   call 3 (about 4 minutes): scripts/gpu-check.sh --call 3    build, seeds, precision
 #
-# e.g. device run, carry [".gpu-deps"]:
-#   CONVBENCH_COMMIT=<the commit, from `git rev-parse --short=12 HEAD` here> scripts/gpu-check.sh --stages "build check"
+# As device tool calls, from this repository's root here, after `scripts/gpu-deps.sh`:
+#
+#   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 1"
+#        carry: [".gpu-deps"]   timeout_s: 330
+#   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 2"
+#        carry: [".gpu-deps"]   timeout_s: 420
+#   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 3"
+#        carry: [".gpu-deps"]   timeout_s: 330
+#
+# with <commit> from `git rev-parse --short=12 HEAD` (the tool copies the tree without .git).
+# A failing call's tests are rerun alone with CONVBENCH_GPU_TEST_FILTER='Suite.Test:...' and
+# --stages "build check". The other stages (test, memcheck, compare) are for a longer loan.
 #
 # Everything lands in one folder, $OUT when set (the device tool brings it back), else
-# ./gpu-check-out: summary.md (GPU, driver, CUDA, cuDNN, commit, one line per stage with its
-# verdict) and one log per stage, compare.json. At most 8 files, as the device tool returns.
+# ./gpu-check-out: summary.md (GPU, driver, CUDA, cuDNN, PyTorch, commit, one line per stage with
+# its verdict), one log per stage, and one STAGE.tar.gz of a stage's JSON files: at most 8 files
+# a call, as the device tool returns. Commit all of it under results/gpu-<date>-<gpu>/.
 #
-# Usage: scripts/gpu-check.sh [--stages "build test check memcheck compare"] [--build-only]
-#                             [--full-timing] [--budget SECONDS] [--jobs N]
+# Usage: scripts/gpu-check.sh [--call 1|2|3] [--stages "build check peers seeds precision ..."]
+#                             [--build-only] [--full-timing] [--budget SECONDS] [--jobs N]
+#   --call N       the stages of call N above
 #   --build-only   the build stage alone; works on a machine without a GPU
 #   --full-timing  compare with convbench's default stopping rule (0.5 s and 10 samples per
-#                  phase, up to 15 s); the default on the device is bounded: --min-time 0.2
-#                  --timeout 2 per phase, and configs start only while the budget lasts
+#                  phase, up to 15 s); the default on the device is bounded: --min-time 0.1
+#                  --min-samples 10 --max-noise 0.02 --timeout 1 per phase
 #   --budget S     seconds the compare stage may take in all (default 240)
-# Stage time limits (seconds): check 330, test 330, memcheck 150 (CONVBENCH_GPU_CHECK_LIMIT_<STAGE>).
-# The device tool copies the working tree without .git: give the commit as CONVBENCH_COMMIT=<hash>.
+# Stage time limits in seconds, each overridable as CONVBENCH_GPU_CHECK_LIMIT_<STAGE>: check 200,
+# peers 270, seeds 110, precision 90, test 330, memcheck 150.
 # Exit status: 0 when every stage run passed, 1 otherwise (2 for bad usage).
 
 # The do_* stage functions are called through stage() by name.
@@ -52,12 +74,20 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/gpu-check-lib.sh
 . "$root/scripts/gpu-check-lib.sh"
-stages="build test check memcheck compare"
+stages="build check"  # call 1
 full_timing=0
 budget=240
 jobs=$(nproc)
 while [ $# -gt 0 ]; do
   case $1 in
+    --call)
+      case ${2:-} in
+        1) stages="build check" ;;
+        2) stages="build peers" ;;
+        3) stages="build seeds precision" ;;
+        *) echo "gpu-check: --call takes 1, 2 or 3, got '${2:-}'" >&2; exit 2 ;;
+      esac
+      shift 2 ;;
     --stages) stages=$2; shift 2 ;;
     --build-only) stages=build; shift ;;
     --full-timing) full_timing=1; shift ;;
@@ -69,9 +99,12 @@ while [ $# -gt 0 ]; do
 done
 case $budget in ''|*[!0-9]*) echo "gpu-check: --budget takes whole seconds, got $budget" >&2; exit 2 ;; esac
 for s in $stages; do
-  case $s in build|test|check|memcheck|compare) ;; *) echo "gpu-check: unknown stage $s" >&2; exit 2 ;; esac
+  case $s in build|check|peers|seeds|precision|test|memcheck|compare) ;; *) echo "gpu-check: unknown stage $s" >&2; exit 2 ;; esac
 done
 
+# Bounded timing for a lent GPU: GPU eager steps vary by 1-3% between samples, so convbench's
+# default 0.5% target is unreachable there and every phase would run to its timeout.
+bounded_timing=(--min-time 0.1 --min-samples 10 --max-noise 0.02 --timeout 1)
 out=${OUT:-$root/gpu-check-out}
 mkdir -p "$out"
 build=${CONVBENCH_GPU_BUILD_DIR:-$root/build-gpu}
@@ -159,6 +192,7 @@ fi
   echo "| driver | ${driver:-?} |"
   echo "| CUDA | $([ -n "$nvcc" ] && "$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -1) ($nvcc) |"
   echo "| cuDNN | ${cudnn_version:-not found} (${cudnn_from:-?}: ${cudnn_library:-}) |"
+  echo "| PyTorch | $([ -n "$python" ] && "$python" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>/dev/null || echo 'not importable') ($python) |"
   echo "| compiler | $(c++ --version 2>/dev/null | head -1) |"
   echo "| CMake | $(cmake --version 2>/dev/null | head -1) |"
   echo "| architectures | $arch |"
@@ -177,7 +211,7 @@ stage() {
   start=$(date +%s)
   if "$@" >"$out/$name.log" 2>&1; then status=passed; else status=FAILED; failed=1; fi
   case $name in
-    check|test) note=$(sed -n 's/^verdict: //p' "$out/$name.log" | tail -1) ;;
+    check|test|peers|seeds|precision) note=$(sed -n 's/^verdict: //p' "$out/$name.log" | tail -1) ;;
     memcheck) note=$(grep -E 'ERROR SUMMARY|time limit' "$out/$name.log" | tail -1) ;;
     compare) note=$(grep -E '^compare: ' "$out/$name.log" | tail -1 | sed 's/^compare: //') ;;
   esac
@@ -189,6 +223,17 @@ stage() {
 limited() {
   local seconds=$1 rc
   shift
+  # tests/gpu_check_test.sh: print the commands of the stages, to check their flags on a CPU.
+  if [ -n "${CONVBENCH_GPU_CHECK_DRY_RUN:-}" ]; then
+    printf 'would run:'
+    printf ' %q' "$@"
+    echo
+    return 0
+  fi
+  if [ "$seconds" -lt 1 ]; then  # timeout 0 would mean no limit at all
+    echo "gpu-check: no time left of the stage's limit: not run: $*"
+    return 124
+  fi
   timeout --signal=TERM --kill-after=10 "$seconds" "$@"
   rc=$?
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -214,8 +259,16 @@ do_build() {
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCONVBENCH_CUDA=ON \
     "${prefix[@]}" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DCUDNN_INCLUDE_DIR="$cudnn_include" -DCUDNN_LIBRARY="$cudnn_library" \
-    ${python:+-DCONVBENCH_PYTHON="$python"} -DCONVBENCH_PEER_ENV=OFF &&
-    cmake --build "$build" -j "$jobs"
+    ${python:+-DCONVBENCH_PYTHON="$python"} -DCONVBENCH_PEER_ENV=OFF -DCONVBENCH_WERROR=OFF &&
+    cmake --build "$build" -j "$jobs" 2>&1 | tee "$build/gpu-check-build.log"
+  local rc=${PIPESTATUS[0]}
+  # -Werror is off here (a newer compiler's new warning must not cost a call); CI keeps it on.
+  # Every warning this compiler gave, to fix in the next commit.
+  local warnings
+  warnings=$(grep -E ': warning: ' "$build/gpu-check-build.log" | sort -u)
+  echo "compiler warnings: $(grep -c . <<<"$warnings" || true)"
+  [ -n "$warnings" ] && echo "$warnings"
+  return "$rc"
 }
 
 do_test() {
@@ -232,10 +285,103 @@ do_test() {
 
 do_check() {
   local gtest_log=$build/gpu-check-gtest.log rc=0
-  limited "${CONVBENCH_GPU_CHECK_LIMIT_CHECK:-330}" \
+  limited "${CONVBENCH_GPU_CHECK_LIMIT_CHECK:-200}" \
     "$build/tests/convbench_tests" --gtest_filter="$GPU_TEST_FILTER" --gtest_color=no >"$gtest_log" 2>&1 || rc=1
   cat "$gtest_log"
   judge_gtest_log "$gtest_log" "$gpu_name" || rc=1
+  return "$rc"
+}
+
+# Seconds left of a stage's limit that started at $1.
+left_of() { echo $(($2 - ($(date +%s) - $1))); }
+
+# Packs a stage's JSON files into $out/STAGE.tar.gz (one file: the device tool returns 8 a call).
+pack() {
+  local stage=$1 dir=$2
+  (cd "$dir" && find . -name '*.json' -o -name '*.md' -o -name '*.txt' | sort | tar -czf "$out/$stage.tar.gz" -T -) &&
+    echo "packed $(tar -tzf "$out/$stage.tar.gz" | wc -l) files into $stage.tar.gz"
+}
+
+# One spec on both engines with the same sweeps and stopping rule: convbench compare --device
+# cuda, then the peer (torch_peer.py, PyTorch eager on the same GPU), then report --against (times,
+# peak memory against max_memory_allocated, counts). peers_one DIR NAME SECONDS SPEC [--sweep ...]
+peers_one() {
+  local dir=$1 name=$2 seconds=$3 spec=$4 rc=0
+  shift 4
+  echo "=== $name: convbench"
+  limited $((seconds / 2)) "$build/convbench" compare "$spec" --device cuda -q "$@" "${bounded_timing[@]}" \
+    --json "$dir/$name.convbench.json" || rc=1
+  echo "=== $name: PyTorch eager (torch_peer.py)"
+  limited $((seconds / 2)) "$python" "$root/scripts/torch_peer.py" "$spec" --device cuda --convbench "$build/convbench" \
+    "$@" "${bounded_timing[@]}" --json "$dir/$name.pytorch.json" || rc=1
+  if [ -f "$dir/$name.convbench.json" ] && [ -f "$dir/$name.pytorch.json" ]; then
+    "$build/convbench" report "$dir/$name.convbench.json" --against "$dir/$name.pytorch.json" \
+      >"$dir/$name.against.txt" 2>&1 || rc=1
+    cat "$dir/$name.against.txt"
+  fi
+  return "$rc"
+}
+
+do_peers() {
+  local dir=$build/gpu-check-peers limit=${CONVBENCH_GPU_CHECK_LIMIT_PEERS:-270} started rc=0 left
+  started=$(date +%s)
+  rm -rf "$dir" && mkdir -p "$dir"
+  local dtypes=(--sweep dtype=float32,tf32,bfloat16)
+  peers_one "$dir" seed-blocks 70 "$root/configs/seed-blocks.yaml" "${dtypes[@]}" \
+    --sweep layout=channels_first,channels_last || rc=1
+  peers_one "$dir" resnet50-stages 70 "$root/configs/resnet50-stages.yaml" "${dtypes[@]}" || rc=1
+  peers_one "$dir" channels-last 50 "$root/configs/channels-last.yaml" "${dtypes[@]}" || rc=1
+  left=$(left_of "$started" "$limit")
+  echo "=== seed block: convbench vs PyTorch eager vs torch.compile, interleaved (${left}s left)"
+  if [ "$left" -gt 30 ]; then
+    limited "$left" "$python" "$root/scripts/bench_vs_torch.py" "$root/configs/seed-blocks.yaml" --device cuda \
+      --convbench "$build/convbench" --sweep layout=channels_first,channels_last --rounds 2 --warmup 3 \
+      "${bounded_timing[@]}" --out "$dir" || rc=1
+  else
+    echo "not run: the stage's limit of ${limit}s is nearly spent"
+    rc=1
+  fi
+  pack peers "$dir" || rc=1
+  echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED) ($(ls "$dir"/*.against.txt 2>/dev/null | wc -l) specs against PyTorch)"
+  return "$rc"
+}
+
+do_seeds() {
+  local dir=$build/gpu-check-seeds limit=${CONVBENCH_GPU_CHECK_LIMIT_SEEDS:-110} started rc=0
+  started=$(date +%s)
+  rm -rf "$dir" && mkdir -p "$dir"
+  # Seed 000: VBNet at the post's size, standard vs the post's bottleneck, and why.
+  echo "=== seed 000: VBNet (6,1,32,128,128)"
+  limited $(($(left_of "$started" "$limit") / 2)) "$build/convbench" compare "$root/configs/vbnet.yaml" --device cuda \
+    -q --filter '^vbnet/' --explain "${bounded_timing[@]}" --json "$dir/vbnet.json" || rc=1
+  # Seed 002: the SubtractedConv ResNet-50 at 224x224, batch 16, and its fold.
+  echo "=== seed 002: SubtractedConv ResNet-50 (16,3,224,224)"
+  limited $(($(left_of "$started" "$limit") * 2 / 3)) "$build/convbench" compare "$root/configs/resnet50.yaml" \
+    --device cuda -q "${bounded_timing[@]}" --json "$dir/resnet50.json" || rc=1
+  # Seed 004: channels-last against channels-first on the ResNet-50 stages, float32.
+  echo "=== seed 004: ResNet-50 stages, channels-last vs channels-first"
+  limited "$(left_of "$started" "$limit")" "$build/convbench" compare "$root/configs/resnet50-stages.yaml" \
+    --device cuda -q "${bounded_timing[@]}" --json "$dir/resnet50-stages.json" || rc=1
+  pack seeds "$dir" || rc=1
+  echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED)"
+  return "$rc"
+}
+
+do_precision() {
+  local dir=$build/gpu-check-precision limit=${CONVBENCH_GPU_CHECK_LIMIT_PRECISION:-90} started rc=0 spec
+  started=$(date +%s)
+  rm -rf "$dir" && mkdir -p "$dir"
+  local share=2  # of 3: the seed block may take two thirds of what is left, the stages the rest
+  for spec in seed-blocks resnet50-stages; do
+    echo "=== $spec: four dtypes, both layouts, --per-op 3"
+    limited $(($(left_of "$started" "$limit") * share / 3)) \
+      "$build/convbench" compare "$root/configs/$spec.yaml" --device cuda -q --per-op 3 \
+      --sweep dtype=float32,tf32,bfloat16,float16 --sweep layout=channels_first,channels_last \
+      "${bounded_timing[@]}" --json "$dir/$spec.json" || rc=1
+    share=3
+  done
+  pack precision "$dir" || rc=1
+  echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED)"
   return "$rc"
 }
 
@@ -295,7 +441,7 @@ do_memcheck() {
 
 do_compare() {
   local parts=$build/gpu-check-compare spec name rc=0 started skipped=() ran=0
-  local timing=(--min-time 0.2 --timeout 2)
+  local timing=("${bounded_timing[@]}")
   [ "$full_timing" = 1 ] && timing=()
   rm -rf "$parts"
   mkdir -p "$parts"
@@ -322,7 +468,7 @@ do_compare() {
   limited 90 "$build/convbench" explain "$root/configs/seed-blocks.yaml" --device cuda -q --memory-only \
     >"$parts/explain.txt" 2>&1 || rc=1
   head -4 "$parts/explain.txt"
-  echo "compare: $ran configs run, ${#skipped[@]} left for want of time, timing $([ "$full_timing" = 1 ] && echo full || echo 'bounded (--min-time 0.2 --timeout 2)')"
+  echo "compare: $ran configs run, ${#skipped[@]} left for want of time, timing $([ "$full_timing" = 1 ] && echo full || echo "bounded (${bounded_timing[*]})")"
   # One file for all configs: {"<config>": <its results JSON>, ...}
   "$python" - "$parts" "$out/compare.json" <<'EOF' || rc=1
 import json, os, sys

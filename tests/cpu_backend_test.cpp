@@ -22,6 +22,7 @@
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 #include "test_blocks.hpp"
+#include "value_agreement.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
@@ -40,21 +41,9 @@ uint64_t fresh_seed() {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
 
-double norm(const std::vector<double>& v) {
-  double s = 0.0;
-  for (double x : v) s += x * x;
-  return std::sqrt(s);
-}
-
-// ||got - want|| / max(||want||, floor); the floor is for results that are zero up to rounding.
-double relative_error(const std::vector<double>& got, const std::vector<double>& want, double floor = 0.0) {
-  if (got.size() != want.size()) return INFINITY;
-  std::vector<double> diff(got.size());
-  for (size_t i = 0; i < got.size(); ++i) diff[i] = got[i] - want[i];
-  const double d = norm(diff), scale = std::max(norm(want), floor);
-  if (std::isnan(d)) return INFINITY;
-  return scale == 0.0 ? d : d / scale;
-}
+// ||got - want|| / max(||want||, floor), as every backend test judges (value_agreement.hpp).
+using testing::relative_error;
+double norm(const std::vector<double>& v) { return testing::l2_norm(v); }
 
 // Logical-order values for every tensor one op call reads, shared by the backends compared.
 struct OpValues {

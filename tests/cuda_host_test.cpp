@@ -190,7 +190,7 @@ TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
   EXPECT_EQ(cudnn_data_type(DType::bfloat16), CUDNN_DATA_BFLOAT16);
   EXPECT_THROW(cudnn_data_type(DType::float64), std::invalid_argument);
   ConvAlgoChoice c{
-      ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}, {}};
+      ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}, {}, {}};
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j.at("algo"), "ALGO_1");
   EXPECT_EQ(j.at("math"), "FMA_MATH");
@@ -200,6 +200,49 @@ TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
   // Find mode that found nothing usable says so next to the heuristic's choice.
   c.find_found_none = "8 returned, none usable: IMPLICIT_GEMM (FMA_MATH): CUDNN_STATUS_NOT_SUPPORTED";
   EXPECT_EQ(to_json(c).at("find_found_none"), c.find_found_none);
+  // What cuDNN returned and was not taken is listed, each with why.
+  EXPECT_FALSE(to_json(c).contains("rejected"));
+  c.rejected = {"FFT (FMA_MATH): CUDNN_STATUS_NOT_SUPPORTED", "ALGO_0 (FMA_MATH): nondeterministic"};
+  EXPECT_EQ(to_json(c).at("rejected"), nlohmann::json(c.rejected));
+}
+
+// ---- deterministic mode -------------------------------------------------------------------------
+
+TEST(CudnnDeterministic, OnlyDeterministicCandidatesStayWhereThereIsOne) {
+  const std::vector<ConvAlgoCandidate> offered = {
+      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, CUDNN_FMA_MATH, false, 0, -1.0f},
+      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f},
+      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_FMA_MATH, true, 1 << 20, -1.0f}};
+  std::vector<std::string> dropped;
+  const std::vector<ConvAlgoCandidate> kept = prefer_deterministic(offered, ConvDirection::backward_data, dropped);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].algo, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);  // cuDNN's order kept
+  EXPECT_EQ(kept[1].algo, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT);
+  EXPECT_EQ(dropped, std::vector<std::string>{"ALGO_0 (FMA_MATH): nondeterministic"});
+}
+
+TEST(CudnnDeterministic, WithoutADeterministicAlgorithmEveryCandidateStays) {
+  const std::vector<ConvAlgoCandidate> offered = {
+      {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, CUDNN_TENSOR_OP_MATH, false, 0, -1.0f},
+      {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, CUDNN_TENSOR_OP_MATH, false, 64, -1.0f}};
+  std::vector<std::string> dropped;
+  const std::vector<ConvAlgoCandidate> kept = prefer_deterministic(offered, ConvDirection::backward_filter, dropped);
+  ASSERT_EQ(kept.size(), 2u);  // runs, and the choice says deterministic: false
+  EXPECT_FALSE(kept[0].deterministic);
+  EXPECT_TRUE(dropped.empty());
+}
+
+TEST(CudnnDeterministic, OnlyTheLinearUpsamplesBackwardIsNamedNondeterministic) {
+  GraphBuilder b("u", TensorDesc{{1, 4, 4, 4, 4}, DType::float32, Layout::channels_first});
+  const int linear = b.upsample_linear("tri", b.input(), 2);
+  const int nearest = b.upsample("near", linear, 2);
+  const Graph g = b.finish(b.relu("r", nearest));
+  const auto why = cuda_nondeterministic_reason(g, g.ops[0], true);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("atomics"), std::string::npos) << *why;
+  EXPECT_FALSE(cuda_nondeterministic_reason(g, g.ops[0], false));  // inference: no backward
+  EXPECT_FALSE(cuda_nondeterministic_reason(g, g.ops[1], true));
+  EXPECT_FALSE(cuda_nondeterministic_reason(g, g.ops[2], true));
 }
 
 TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
@@ -210,6 +253,7 @@ TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
                    0,
                    -1.0f,
                    {"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"},
+                   {},
                    {}};
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j.at("algo"), "GEMM");

@@ -3,9 +3,14 @@
 # first run on a GPU spends the time measuring: the judges on recorded GPU-machine outputs
 # (tests/data/gpu-check), the check stage's filter against this build's test list, and the test
 # stage's exclusion against ctest's.
-# Usage: gpu_check_test.sh SOURCE_DIR BUILD_DIR TEST_BINARY
+# Also the three calls of a GPU session: their stages, the run commands the help prints, and
+# every command of the peers, seeds and precision stages (printed by a dry run) against the
+# flags convbench and the peer scripts accept, so that no lent minute goes to a typo.
+# Usage: gpu_check_test.sh SOURCE_DIR BUILD_DIR TEST_BINARY [PEER_PYTHON...]
 set -uo pipefail
 source=$1 build=$2 tests=$3
+shift 3
+peer_python=("$@")
 # shellcheck source=scripts/gpu-check-lib.sh
 . "$source/scripts/gpu-check-lib.sh"
 data=$source/tests/data/gpu-check
@@ -50,7 +55,7 @@ outside=$(grep -lE '^TEST(_P)?\(Gpu' "$source"/tests/*.cpp | grep -v '/cuda_back
 [ -z "$outside" ] || fail "Gpu* suites outside cuda_backend_test.cpp would run in the check stage: $outside"
 # Run here, without a GPU, the check stage's selection skips every test: the judge must fail it.
 run_log=$(mktemp)
-trap 'rm -f "$run_log"' EXIT
+trap 'rm -f "$run_log"' EXIT  # widened below, when there is more to remove
 "$tests" --gtest_filter="$GPU_TEST_FILTER" --gtest_color=no >"$run_log" 2>&1
 if judge_gtest_log "$run_log" "$gpu" >/dev/null; then fail "a run whose GPU tests all skipped passed the judge"; fi
 
@@ -68,6 +73,44 @@ gpu_tests=$(ctest --test-dir "$build" -N -R '^Gpu' | grep -cE '^ +Test +#')
 excluded=$((all - $(wc -l <<<"$kept")))
 [ "$excluded" = $((gpu_tests + 6)) ] ||
   fail "the test stage leaves out $excluded tests: the $gpu_tests GPU tests and 6 Debian-machine checks expected"
+
+# The calls: --call N is the documented stages; the help names each call's run, with carry.
+help=$("$source/scripts/gpu-check.sh" --help)
+for n in 1 2 3; do
+  grep -qF "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call $n" <<<"$help" || fail "the help lacks call $n's run command"
+done
+[ "$(grep -cF 'carry: [".gpu-deps"]' <<<"$help")" = 3 ] || fail "the help does not give each call's carry"
+"$source/scripts/gpu-check.sh" --call 4 >/dev/null 2>&1
+[ $? = 2 ] || fail "--call 4 was not refused as bad usage"
+# The GPU stages' commands, printed instead of run, and each checked here: convbench's with the
+# CPU device and --max-runs 1 (which it refuses only after every other flag and sweep parsed),
+# the peer scripts' with a spec that does not exist (an argparse error prints "usage:").
+dry=$(mktemp -d)
+trap 'rm -rf "$run_log" "$dry"' EXIT
+CONVBENCH_GPU_CHECK_DRY_RUN=1 OUT=$dry CONVBENCH_GPU_BUILD_DIR=$build \
+  "$source/scripts/gpu-check.sh" --stages "peers seeds precision" >/dev/null 2>&1
+compares=0 pythons=0
+while IFS= read -r line; do
+  eval "cmd=(${line#would run: })"
+  if [ "$(basename "${cmd[0]}")" = convbench ]; then
+    args=("${cmd[@]}")
+    for i in "${!args[@]}"; do [ "${args[$i]}" = cuda ] && args[$i]=cpu; done
+    err=$("$build/convbench" "${args[@]:1}" --max-runs 1 2>&1 >/dev/null)
+    rc=$?
+    [ "$rc" = 2 ] && grep -q 'more than the limit of 1' <<<"$err" ||
+      fail "a GPU stage's command is refused for another reason (exit $rc): ${cmd[*]}: $err"
+    compares=$((compares + 1))
+  elif [ ${#peer_python[@]} -gt 0 ] && "${peer_python[@]}" -c 'import torch' 2>/dev/null; then
+    args=("${cmd[@]:2}")  # python3 SCRIPT ARGS: the spec is the first argument
+    args[0]=$dry/no-such-spec.yaml
+    for i in "${!args[@]}"; do [ "${args[$i]}" = cuda ] && args[$i]=cpu; done
+    err=$("${peer_python[@]}" "${cmd[1]}" "${args[@]}" 2>&1 >/dev/null)
+    grep -q 'usage:' <<<"$err" && fail "a GPU stage's peer command has flags its script refuses: ${cmd[*]}: $err"
+    pythons=$((pythons + 1))
+  fi
+done < <(grep -h '^would run:' "$dry"/*.log)
+[ "$compares" = 8 ] || fail "the dry run printed $compares convbench compare commands, expected 8"
+echo "checked $compares convbench commands and $pythons peer commands of the GPU stages"
 
 if [ "$failures" = 0 ]; then echo "PASS: gpu-check's filter and judges"; exit 0; fi
 echo "$failures failures"

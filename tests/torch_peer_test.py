@@ -494,6 +494,50 @@ blocks:
         self.assertEqual(rows[("half", "standard", "")]["params"], 16 * 8 * 9 + 32)
 
 
+class TimingSpanTest(unittest.TestCase):
+    """Where a CUDA timing of the peer starts (Runner.timed): at the first leaf module's call in
+    forward and step, when autograd reaches the output in backward, as convbench's first launch.
+    The arrangements are checked on the CPU: each fires once, at that point, and leaves nothing
+    registered behind."""
+
+    def runner(self):
+        from peer.measure import Runner
+        spec = ("blocks:\n  - {name: t, batch: 2, in_channels: 4, out_channels: 8, size: 6, norm: batch, "
+                "act: relu, variants: [standard, separable]}\n")
+        block = resolved_blocks(spec)[0]
+        return Runner(block, block["variants"][1], torch.device("cpu"))
+
+    def test_forward_starts_at_the_first_leaf_module_once(self):
+        runner = self.runner()
+        hooks = torch.nn.modules.module._global_forward_pre_hooks
+        before = len(hooks)
+        fired, leaves = [], []
+        first_leaf = next(m for m in runner.module.modules() if next(m.children(), None) is None)
+        watch = first_leaf.register_forward_pre_hook(lambda m, a: leaves.append(len(fired)))
+        disarm = runner.at_first_leaf_module(lambda: fired.append(True))
+        runner.forward()
+        disarm()
+        watch.remove()
+        self.assertEqual(fired, [True])  # once, though the block has several leaf modules
+        self.assertEqual(leaves, [1])    # before the first leaf module ran
+        self.assertEqual(len(hooks), before)
+
+    def test_backward_starts_when_autograd_reaches_the_output(self):
+        runner = self.runner()
+        runner.clear_grads()
+        y = runner.forward()
+        order = []
+        weight = next(p for p in runner.module.parameters())
+        weight.register_hook(lambda g: order.append("first parameter gradient"))
+        handle = y.register_hook(lambda g: order.append("start"))
+        y.backward(runner.dy)
+        handle.remove()
+        self.assertEqual(order[0], "start")
+        # Runner.timed on the CPU ignores the arrangement: the host clock around the call.
+        self.assertGreater(runner.sample_backward(), 0.0)
+        self.assertEqual(runner.time_span, "first_launch")
+
+
 class AnalyzeAgreementTest(unittest.TestCase):
     def compare_with_analyze(self, spec):
         with tempfile.TemporaryDirectory() as tmp:

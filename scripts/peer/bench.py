@@ -1,14 +1,21 @@
-"""Speed side by side: convbench's cpu backend, PyTorch eager and torch.compile (inductor, CPU) on
-the same spec, in one run, with the same threads and the same stopping rule, the engines
-interleaved round by round (A B C A B C ...) so that load from elsewhere hits all three alike.
+"""Speed side by side: convbench, PyTorch eager and torch.compile (inductor) on the same spec and
+device (cpu, or cuda on a GPU machine), in one run, with the same threads and the same stopping
+rule, the engines interleaved round by round (A B C A B C ...) so that load from elsewhere hits
+all three alike.
 
 A round times every row of the spec on each engine in turn: convbench as one `convbench compare
---device cpu` process over the whole spec (its own warm-up and stopping rule, the same flags),
+--device DEVICE` process over the whole spec (its own warm-up and stopping rule, the same flags),
 then the peer's eager module and its torch.compile'd twin with peer/measure.py's warm-up and
 stopping rule (the compiled module is compiled once, before the first round, outside any timing).
 The figure of a row is its step time (forward + backward in train mode, forward in infer mode):
 each engine's median per round, then the median over the rounds. Ratios are ours / theirs:
 below 1.0 convbench is faster.
+
+On cuda the comparison is made fair in three ways. Both time with CUDA events from the first
+kernel a step launches (peer/measure.py, Runner.timed; the compiled module from the call, which
+its rows say). PyTorch runs with its defaults where they have a counterpart: cudnn.benchmark on
+(convbench's is --cudnn-algo heuristic unless the flags say find), TF32 in convolutions for the
+tf32 rows only, never in matrix products, so a float32 row is float32 without TF32 on both sides.
 
 A network row (a spec's `networks:`) is timed against the PyTorch model its config reproduces
 (peer/networks.py: torchvision's resnet50, timm's tresnet_m, the seed's VBNet); a network variant
@@ -50,7 +57,10 @@ def compile_every_row():
 
 
 class CompiledRunner(Runner):
-    """A Runner whose module is torch.compile'd (inductor, the default backend)."""
+    """A Runner whose module is torch.compile'd (inductor, the default backend). Its compiled code
+    calls no module hooks, so a CUDA timing starts where the region begins (Runner.time_span)."""
+
+    time_span = "call"
 
     def __init__(self, block, variant, device, module=None):
         super().__init__(block, variant, device, module)
@@ -58,20 +68,20 @@ class CompiledRunner(Runner):
         self.module = torch.compile(self.module)
 
 
-def peer_runners(blocks, networks, compiled):
+def peer_runners(blocks, networks, compiled, device=torch.device("cpu")):
     """Runners by row key, and what each network row is timed against (None: no PyTorch twin)."""
     cls = CompiledRunner if compiled else Runner
     runners, models = {}, {}
     for block in blocks:
         for variant in block["variants"]:
-            runners[row_key(block, variant["name"])] = cls(block, variant, torch.device("cpu"))
+            runners[row_key(block, variant["name"])] = cls(block, variant, device)
     for network in networks:
         for variant in network["variants"]:
             key = row_key(network, variant["name"])
             twin = network_model(network["name"], variant["name"])
             models[key] = twin[1] if twin else None
             if twin:
-                runners[key] = cls(network, variant, torch.device("cpu"), module=twin[0])
+                runners[key] = cls(network, variant, device, module=twin[0])
     return runners, models
 
 
@@ -89,7 +99,7 @@ def time_peer(runner, opts):
 def time_convbench(binary, spec, opts, threads):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "convbench.json")
-        cmd = [binary, "compare", spec, "--device", "cpu", "--json", out, "-q", "--threads", str(threads),
+        cmd = [binary, "compare", spec, "--device", device_name(opts), "--json", out, "-q", "--threads", str(threads),
                "--max-noise", str(opts.max_noise), "--min-time", str(opts.min_time),
                "--min-samples", str(opts.min_samples), "--timeout", str(opts.timeout)]
         for sweep in getattr(opts, "sweep", None) or []:
@@ -112,6 +122,18 @@ def geomean(values):
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
 
 
+def device_name(opts):
+    return getattr(opts, "device", None) or "cpu"
+
+
+def gpu_versions(device):
+    """The GPU and the CUDA libraries PyTorch runs on (None on the CPU)."""
+    if device.type != "cuda":
+        return {}
+    return {"gpu": torch.cuda.get_device_name(device), "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(), "cudnn_benchmark": bool(torch.backends.cudnn.benchmark)}
+
+
 def library_versions():
     config = torch.__config__.show()
     mkl = re.search(r"Intel\(R\) (?:oneAPI )?Math Kernel Library Version ([0-9.]+)", config)
@@ -123,7 +145,11 @@ def library_versions():
 def run_bench(spec, blocks, binary, opts, networks=()):
     threads = opts.threads
     torch.set_num_threads(threads)
-    (eager, models), (compiled, _) = peer_runners(blocks, networks, False), peer_runners(blocks, networks, True)
+    device = torch.device(device_name(opts))
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True  # PyTorch training scripts' usual setting
+    (eager, models), (compiled, _) = (peer_runners(blocks, networks, False, device),
+                                      peer_runners(blocks, networks, True, device))
     compile_s = {}
     for key, runner in compiled.items():  # compile (and warm) before any timing
         t0 = datetime.datetime.now()
@@ -165,8 +191,12 @@ def run_bench(spec, blocks, binary, opts, networks=()):
                           "rows_above_1_2": sum(1 for r in valued if r[ratio] > 1.2)}
     provenance = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "spec": spec, "cpu": provenance_ours.get("cpu") if provenance_ours else platform.processor(),
+        "spec": spec, "device": device.type, **gpu_versions(device),
+        "cpu": provenance_ours.get("cpu") if provenance_ours else platform.processor(),
         "threads": threads, "python": platform.python_version(), **library_versions(),
+        "convbench_gpu": provenance_ours.get("gpu_name") if provenance_ours and device.type == "cuda" else None,
+        "time_span": {"convbench": "first_launch" if device.type == "cuda" else "call",
+                      "eager": Runner.time_span if device.type == "cuda" else "call", "compiled": "call"},
         "convbench_commit": provenance_ours.get("git_commit") if provenance_ours else None,
         "convbench_onednn": provenance_ours.get("onednn_version") if provenance_ours else None,
         "rounds": opts.rounds, "compile_s": compile_s, "sweeps": list(getattr(opts, "sweep", None) or []),
@@ -182,14 +212,20 @@ def fmt(v, spec=".3g"):
 
 def markdown(doc):
     p = doc["provenance"]
-    lines = [f"# convbench cpu vs PyTorch {p['torch']} eager and torch.compile: {os.path.basename(p['spec'])}", "",
-             f"- {p['date']}, CPU {p['cpu']}, {p['threads']} threads for every engine; convbench "
-             f"{p['convbench_commit']} (oneDNN {p['convbench_onednn']}); torch {p['torch']} (MKL {p['mkl']}, "
-             f"oneDNN {p['onednn']}), inductor on the CPU",
+    on_gpu = p.get("device") == "cuda"
+    where = (f"GPU {p.get('gpu')} (CUDA {p.get('cuda')}, cuDNN {p.get('cudnn')}, cudnn.benchmark on), host CPU {p['cpu']}"
+             if on_gpu else f"CPU {p['cpu']}, {p['threads']} threads for every engine")
+    lines = [f"# convbench {p.get('device', 'cpu')} vs PyTorch {p['torch']} eager and torch.compile: "
+             f"{os.path.basename(p['spec'])}", "",
+             f"- {p['date']}, {where}; convbench {p['convbench_commit']}"
+             + ("" if on_gpu else f" (oneDNN {p['convbench_onednn']}); torch {p['torch']} (MKL {p['mkl']}, "
+                                  f"oneDNN {p['onednn']}), inductor on the CPU"),
              f"- {p['rounds']} rounds, engines interleaved per round; stopping rule {json.dumps(p['stopping_rule'])}"
              + (f"; convbench's --sweep {' '.join(p['sweeps'])}" if p.get("sweeps") else ""),
              "- step time: forward + backward (train), forward (infer); median over the rounds of each "
-             "round's median; ratio ours / theirs (below 1.00 convbench is faster)", "",
+             "round's median; ratio ours / theirs (below 1.00 convbench is faster)"
+             + ("; CUDA events from each step's first kernel (torch.compile: from the call); TF32 in "
+                "convolutions in tf32 rows only" if on_gpu else ""), "",
              "| block | variant | point | convbench ms | eager ms | compiled ms | ours/eager | ours/compiled |",
              "|---|---|---|---:|---:|---:|---:|---:|"]
     twins = [r for r in doc["rows"] if "peer_model" in r]

@@ -3,7 +3,7 @@
     torch_peer.py SPEC --json OUT [--device cpu|cuda] [--max-noise 0.005] [--min-time 0.5]
                   [--min-samples 10] [--timeout 15] [--warmup 3] [--counts-only]
                   [--dump-tensors DIR [--dump-scale]] [--no-cudnn-benchmark]
-                  [--convbench PATH] [--counters]
+                  [--convbench PATH] [--counters] [--sweep FIELD=VALUES ...]
 
 It takes the spec as convbench resolves it (`convbench validate SPEC --resolved-json -`, run with
 --convbench, $CONVBENCH, build/convbench or `convbench` on PATH; SPEC may also be such a resolved
@@ -43,6 +43,11 @@ Conventions of a row:
   memory    saved_bytes: distinct storages autograd saves in one training forward, without
             parameters, buffers and the block input (saved_bytes_including_input adds it); on
             CUDA also peak_bytes = max_memory_allocated around one step.
+  time_span CUDA rows: "first_launch": CUDA events from the first kernel of each sample (the first
+            leaf module's call; in backward, when autograd reaches the output), as convbench's
+            eager timing starts at its first launch (peer/measure.py, Runner.timed).
+  math      CUDA rows: cudnn_allow_tf32 (true in tf32 rows only: PyTorch's default for
+            convolutions), matmul_allow_tf32 (false: PyTorch's default), cudnn_benchmark.
   custom    a custom variant's ops are the whole block: the block's dropout and residual fields
             apply to the built-in kinds only, as in convbench's variant builder.
 """
@@ -93,7 +98,7 @@ def provenance(opts, device, spec_sha):
         "cpu": cpu_model(), "threads": torch.get_num_threads(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command_line": " ".join(shlex.quote(a) for a in [sys.argv[0]] + list(opts.argv)),
-        "spec": opts.spec, "spec_sha256": spec_sha,
+        "spec": opts.spec, "spec_sha256": spec_sha, "sweeps": list(opts.sweep or []),
         "options": {"max_noise": opts.max_noise, "min_time_s": opts.min_time,
                     "min_samples": opts.min_samples, "timeout_s": opts.timeout,
                     "warmup": opts.warmup, "counts_only": opts.counts_only,
@@ -123,6 +128,9 @@ def parse_args(argv):
                    help="leave cudnn.benchmark off (default: on, as most training scripts)")
     p.add_argument("--convbench", metavar="PATH",
                    help="the convbench binary that resolves the spec (default: $CONVBENCH, build/convbench, PATH)")
+    p.add_argument("--sweep", action="append", metavar="FIELD=VALUES",
+                   help="as convbench's --sweep (repeatable), applied when convbench resolves the spec: the same "
+                        "rows as `convbench compare SPEC --sweep ...`")
     opts = p.parse_args(argv)
     opts.argv = list(argv)
     if not opts.json_out and not opts.dump_tensors:
@@ -134,7 +142,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     opts = parse_args(argv)
     try:
-        _, blocks, spec_sha = load_spec(opts.spec, opts.convbench)
+        _, blocks, spec_sha = load_spec(opts.spec, opts.convbench, opts.sweep or ())
     except InputError as e:
         print(f"torch_peer: {e}", file=sys.stderr)
         return 2

@@ -23,9 +23,13 @@ class Runner:
         self.train = block["mode"] == "train"
         dtype = TORCH_DTYPES[block["dtype"]]
         if device.type == "cuda":
-            tf32 = block["dtype"] == "tf32"
-            torch.backends.cuda.matmul.allow_tf32 = tf32
-            torch.backends.cudnn.allow_tf32 = tf32
+            # A tf32 row is PyTorch's default: TF32 allowed in convolutions, not in matrix
+            # products (convbench's linear kernel is plain float32 too); a float32 row has no
+            # TF32 anywhere, as convbench's float32 asks cuDNN for FMA math.
+            torch.backends.cudnn.allow_tf32 = block["dtype"] == "tf32"
+            torch.backends.cuda.matmul.allow_tf32 = False
+            self.math = {"cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+                         "matmul_allow_tf32": False, "cudnn_benchmark": bool(torch.backends.cudnn.benchmark)}
         fmt = memory_format(block)
         generator = torch.Generator().manual_seed(0)
         self.module = (module if module is not None else build_block(block, variant)).to(device=device, dtype=dtype)
@@ -59,32 +63,73 @@ class Runner:
         if self.train:
             y.backward(self.dy)
 
-    def timed(self, work):
-        """Milliseconds of work(); CUDA events on the current stream, else the host clock."""
+    # Where a CUDA timing starts. convbench's eager timing starts at the first kernel the timed
+    # region launches (lib/backends/cuda/first_launch_start.hpp), not when the region begins: a
+    # start event recorded on an idle stream would count the host's work before the first
+    # launch (here: Python entering the module) as device time. The peer starts at the same
+    # point: forward and step at the first leaf module's call (a global forward pre-hook, removed
+    # as it fires), backward when autograd reaches the output (a hook on it, before the output
+    # op's backward kernels). A torch.compile'd module calls no module hooks: it is timed from
+    # the region's start, and its rows say so ("time_span": "call").
+    time_span = "first_launch"
+
+    def timed(self, work, arm=None):
+        """Milliseconds of work(); CUDA events on the current stream, else the host clock. `arm`,
+        given a callback that records the start, arranges for it to run at the first launch and
+        returns a function that undoes the arrangement."""
         self.sync()
         if self.device.type == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            work()
+            call_start, launch_start, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+            started = []
+
+            def begin():
+                if not started:
+                    started.append(True)
+                    launch_start.record()
+
+            disarm = arm(begin) if arm is not None and self.time_span == "first_launch" else None
+            call_start.record()
+            try:
+                work()
+            finally:
+                if disarm is not None:
+                    disarm()
             end.record()
             end.synchronize()
-            return float(start.elapsed_time(end))
+            return float((launch_start if started else call_start).elapsed_time(end))
         t0 = time.perf_counter()
         work()
         return (time.perf_counter() - t0) * 1e3
 
+    @staticmethod
+    def at_first_leaf_module(begin):
+        handle = None
+
+        def hook(module, _args):
+            if next(module.children(), None) is None:  # a leaf: it launches the first kernel
+                begin()
+                handle.remove()
+
+        handle = torch.nn.modules.module.register_module_forward_pre_hook(hook)
+        return handle.remove
+
     def sample_forward(self):
         self.clear_grads()
-        return self.timed(self.forward)
+        return self.timed(self.forward, self.at_first_leaf_module)
 
     def sample_backward(self):
         self.clear_grads()
         y = self.forward()  # untimed
-        return self.timed(lambda: y.backward(self.dy))
+
+        def at_output_gradient(begin):
+            handle = y.register_hook(lambda grad: begin())
+            return handle.remove
+
+        return self.timed(lambda: y.backward(self.dy), at_output_gradient)
 
     def sample_step(self):
         self.clear_grads()
-        return self.timed(self.step)
+        return self.timed(self.step, self.at_first_leaf_module)
 
 
 def summarize(samples, stop):
@@ -255,6 +300,9 @@ def run_row(block, variant, opts, device):
         runner.sync()
         row["memory"] = memory_row(runner)  # a pass of its own, before timing
         row["time_ms"] = time_row(runner, opts)
+        if device.type == "cuda":
+            row["time_span"] = runner.time_span
+            row["math"] = runner.math
     except Exception as e:
         row["status"], row["message"] = classify_error(e)
     finally:

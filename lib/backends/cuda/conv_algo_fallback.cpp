@@ -1,5 +1,6 @@
 #include "backends/cuda/conv_algo_fallback.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "backends/cuda/cuda_check.hpp"
@@ -15,6 +16,20 @@ bool another_algorithm_may_work(cudnnStatus_t status) {
     case CUDNN_STATUS_EXECUTION_FAILED: return true;
     default: return status == CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT;  // workspace too small
   }
+}
+
+std::vector<ConvAlgoCandidate> prefer_deterministic(std::vector<ConvAlgoCandidate> candidates, ConvDirection direction,
+                                                    std::vector<std::string>& dropped) {
+  const bool any = std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return c.deterministic; });
+  if (!any) return candidates;
+  std::vector<ConvAlgoCandidate> kept;
+  for (const ConvAlgoCandidate& c : candidates) {
+    if (c.deterministic)
+      kept.push_back(c);
+    else
+      dropped.push_back(algo_name(direction, c.algo) + " (" + std::string(math_name(c.math)) + "): nondeterministic");
+  }
+  return kept;
 }
 
 FallbackResult run_with_fallback(const std::vector<ConvAlgoCandidate>& candidates, size_t first,

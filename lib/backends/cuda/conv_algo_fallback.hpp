@@ -31,6 +31,14 @@ struct ConvAlgoCandidate {
   float find_ms = -1.0f;        // cudnnFind's own timing of it (find mode only)
 };
 
+// Deterministic mode (CudaBackendOptions::deterministic): only the candidates cuDNN marks
+// CUDNN_DETERMINISTIC, in their order, when there is one; `dropped` gets "ALGO (MATH):
+// nondeterministic" for each candidate left out. When cuDNN offers no deterministic algorithm
+// for the problem, every candidate stays (the choice then records deterministic: false) rather
+// than refusing a convolution that runs: a caller that needs bit-identical steps reads that.
+std::vector<ConvAlgoCandidate> prefer_deterministic(std::vector<ConvAlgoCandidate> candidates, ConvDirection direction,
+                                                    std::vector<std::string>& dropped);
+
 // Whether a failed cuDNN call may succeed with another algorithm: not supported for this
 // problem, failed while executing, an internal or allocation failure, or too little workspace.
 // Other failures (a bad parameter, an uninitialised handle) are convbench's bugs: no retry.

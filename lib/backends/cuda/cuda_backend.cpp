@@ -56,6 +56,14 @@ kernels::BoxShape padding_box(const ConvProblem& p) {
 
 // ---- capability and workspace, no GPU needed ---------------------------------------------------
 
+std::optional<std::string> cuda_nondeterministic_reason(const Graph& /*graph*/, const Op& op, bool training) {
+  // kernels/upsample.cu: each output scatters its gradient to its 2^d source positions with
+  // atomicAdd, so the float sums' order (and last bits) vary from run to run.
+  if (training && op.kind == OpKind::upsample && op.upsample_linear)
+    return "upsample " + op.name + " (linear): its backward adds with atomics in the order the threads run";
+  return std::nullopt;
+}
+
 std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op& op) {
   const TensorDesc& out = graph.desc(op.output);
   const DType dtype = out.dtype;
@@ -155,8 +163,9 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(options), alloca
     cudaStreamDestroy(stream_);
     throw;
   }
-  conv_ = std::make_unique<CudnnConv>(handle_, options.cudnn_algo, options.workspace_limit_bytes,
-                                      [this] { allocator_.release_cached(); });
+  conv_ = std::make_unique<CudnnConv>(
+      handle_, options.cudnn_algo, options.workspace_limit_bytes, [this] { allocator_.release_cached(); },
+      options.deterministic);
   int device = 0;
   char bus_id[32] = {};
   CONVBENCH_CUDA_CHECK(cudaGetDevice(&device));
@@ -207,6 +216,7 @@ void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
              {"mode", std::string(to_string(conv_->mode()))},
              {"workspace_limit_bytes", conv_->workspace_limit()},
              {"weight_layout_conversion", !weight_in_layout_order(p.w, p.x.layout)}};
+    if (conv_->deterministic()) entry["deterministic_mode"] = true;
   }
   // Written after every call: a fallback changes the algorithm that runs (and says why).
   entry[direction] = to_json(conv_->choose(p, d));

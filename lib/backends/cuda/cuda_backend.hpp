@@ -26,7 +26,18 @@ struct CudaBackendOptions {
   int64_t workspace_limit_bytes = int64_t{1} << 30;
   // Cap on the allocator's reserved bytes (0: the device's memory is the only limit).
   int64_t memory_limit_bytes = 0;
+  // Only cuDNN's deterministic algorithms, where it has one for the problem (prefer_deterministic
+  // in conv_algo_fallback.hpp): two runs of a step then write the same bits, except through an
+  // op cuda_nondeterministic_reason() names. For tests that compare steps bit for bit; off by
+  // default, as in PyTorch (torch.backends.cudnn.deterministic), since it can cost speed.
+  bool deterministic = false;
 };
+
+// Why two runs of `op` on the CUDA backend may differ in their last bits even in deterministic
+// mode (a kernel that adds with atomics, in an order the scheduler picks), or nullopt. Needs no
+// GPU. Convolutions are not named here: whether cuDNN had a deterministic algorithm for one is
+// in its op details ("deterministic" per direction).
+std::optional<std::string> cuda_nondeterministic_reason(const Graph& graph, const Op& op, bool training);
 
 // Why the CUDA backend cannot run `op` (float64, more than 2^31 elements in a tensor, mixed
 // dtypes or layouts within the op, ...), or nullopt. Needs no GPU.

@@ -70,6 +70,7 @@ nlohmann::json to_json(const ConvAlgoChoice& c) {
   if (c.find_ms >= 0) j["find_ms"] = c.find_ms;
   if (!c.fallback_from.empty()) j["fallback_from"] = c.fallback_from;
   if (!c.find_found_none.empty()) j["find_found_none"] = c.find_found_none;
+  if (!c.rejected.empty()) j["rejected"] = c.rejected;
   return j;
 }
 
@@ -181,11 +182,12 @@ bool usable(const Perf& r, DType dtype) {
 // ---- CudnnConv -------------------------------------------------------------------------------
 
 CudnnConv::CudnnConv(cudnnHandle_t handle, CudnnAlgoMode mode, int64_t workspace_limit_bytes,
-                     std::function<void()> release_memory)
+                     std::function<void()> release_memory, bool deterministic)
     : handle_(handle),
       mode_(mode),
       workspace_limit_(workspace_limit_bytes),
-      release_memory_(std::move(release_memory)) {}
+      release_memory_(std::move(release_memory)),
+      deterministic_(deterministic) {}
 
 CudnnConv::~CudnnConv() = default;
 
@@ -272,7 +274,7 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
   // Candidates in cuDNN's order of preference (heuristic) or of measured time (find); their
   // workspace is asked for below, with each one's own math type.
   std::vector<ConvAlgoCandidate> candidates;
-  std::string rejected;  // "ALGO (MATH): status" of each result that was not usable
+  std::vector<std::string> rejected;  // "ALGO (MATH): why" of each result that was not usable
   auto collect = [&](const auto* results, int count, bool measured) {
     for (int i = 0; i < count; ++i) {
       if (usable(results[i], plan.dtype)) {
@@ -280,10 +282,16 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
                               results[i].determinism == CUDNN_DETERMINISTIC, 0, measured ? results[i].time : -1.0f});
         continue;
       }
-      if (!rejected.empty()) rejected += ", ";
-      rejected += algo_name(d, static_cast<int>(results[i].algo)) + " (" + std::string(math_name(results[i].mathType)) +
-                  "): " + cudnnGetErrorString(results[i].status);
+      const bool supported = results[i].status == CUDNN_STATUS_SUCCESS;
+      rejected.push_back(algo_name(d, static_cast<int>(results[i].algo)) + " (" +
+                         std::string(math_name(results[i].mathType)) +
+                         "): " + (supported ? "TF32 math for float32" : cudnnGetErrorString(results[i].status)));
     }
+  };
+  auto joined = [](const std::vector<std::string>& parts) {
+    std::string text;
+    for (const std::string& p : parts) text += (text.empty() ? "" : ", ") + p;
+    return text;
   };
   CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, plan.math));
   int max_count = 0, returned = 0;
@@ -353,10 +361,11 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
   // choice says so, with what Find returned, instead of refusing a convolution that runs.
   std::string find_found_none;
   if (find && candidates.empty()) {
-    find_found_none = std::to_string(returned) + " returned, none usable: " + rejected;
+    find_found_none = std::to_string(returned) + " returned, none usable: " + joined(rejected);
     rejected.clear();
     query(false);
   }
+  if (deterministic_) candidates = prefer_deterministic(std::move(candidates), d, rejected);
 
   // Every candidate whose workspace, asked for with its own math type, fits the limit, in
   // cuDNN's order: the first is the choice, the others are the fallbacks.
@@ -390,12 +399,12 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
                         " convolution (" + plan.shapes + ") with " + std::string(math_name(plan.math)) +
                         " within the workspace limit of " + std::to_string(workspace_limit_) + " bytes (" +
                         std::to_string(returned) + " returned, " + std::to_string(candidates.size()) + " usable" +
-                        (rejected.empty() ? "" : "; rejected: " + rejected) +
+                        (rejected.empty() ? "" : "; rejected: " + joined(rejected)) +
                         (find_found_none.empty() ? "" : "; cudnnFind first: " + find_found_none) + ")");
   const ConvAlgoCandidate& first = result.candidates.front();
   result.choice =
-      ConvAlgoChoice{d, first.algo, first.math, first.deterministic, first.workspace_bytes, first.find_ms, {}, {}};
-  result.choice.find_found_none = find_found_none;
+      ConvAlgoChoice{d,  first.algo,      first.math, first.deterministic, first.workspace_bytes, first.find_ms,
+                     {}, find_found_none, rejected};
   return result;
 }
 

@@ -10,11 +10,11 @@
 // Replacing the API means rewriting cudnn_conv.cpp behind this unchanged interface.
 //
 // Algorithms: `heuristic` takes the first result of cudnnGet*Algorithm_v7 that is supported,
-// fits the workspace limit and (float32) uses FMA math; `find` runs cudnnFind*AlgorithmEx once
-// per problem on scratch buffers, outside any measured loop, and takes the fastest that fits.
-// Either way the choice is cached per problem (shapes, strides, groups, window, dtype), with the
-// other candidates in cuDNN's order behind it: when the chosen algorithm fails at execution, the
-// next one that fits the same workspace runs instead and is kept (conv_algo_fallback.hpp).
+// fits the workspace limit, (float32) uses FMA math and (deterministic mode) is deterministic; `find` runs
+// cudnnFind*AlgorithmEx once per problem on scratch buffers, outside any measured loop, and takes the fastest that
+// fits. Either way the choice is cached per problem (shapes, strides, groups, window, dtype), with the other candidates
+// in cuDNN's order behind it: when the chosen algorithm fails at execution, the next one that fits the same workspace
+// runs instead and is kept (conv_algo_fallback.hpp).
 #pragma once
 
 #include <cudnn.h>
@@ -59,6 +59,9 @@ struct ConvAlgoChoice {
   // Find mode only: what cudnnFind returned when none of it was usable ("8 returned, none usable:
   // ALGO (MATH): status, ..."); the choice then comes from the heuristic's order.
   std::string find_found_none;
+  // Each result cuDNN returned and convbench did not take, "ALGO (MATH): why": its status, TF32
+  // math for float32, or nondeterministic in deterministic mode.
+  std::vector<std::string> rejected;
 };
 // "IMPLICIT_PRECOMP_GEMM", "ALGO_1", ... (the enum name without its direction prefix).
 std::string algo_name(ConvDirection direction, int algo);
@@ -68,15 +71,17 @@ nlohmann::json to_json(const ConvAlgoChoice& choice);
 class CudnnConv {
  public:
   // `release_memory` is called to free cached device memory when find mode's scratch buffers do
-  // not fit; `workspace_limit_bytes` caps the workspace of any chosen algorithm.
+  // not fit; `workspace_limit_bytes` caps the workspace of any chosen algorithm; `deterministic`
+  // keeps only cuDNN's deterministic algorithms where it has one (prefer_deterministic).
   CudnnConv(cudnnHandle_t handle, CudnnAlgoMode mode, int64_t workspace_limit_bytes,
-            std::function<void()> release_memory);
+            std::function<void()> release_memory, bool deterministic = false);
   ~CudnnConv();
   CudnnConv(const CudnnConv&) = delete;
   CudnnConv& operator=(const CudnnConv&) = delete;
 
   CudnnAlgoMode mode() const { return mode_; }
   int64_t workspace_limit() const { return workspace_limit_; }
+  bool deterministic() const { return deterministic_; }
 
   // The algorithm for `direction` of `problem`, chosen on first use and cached.
   const ConvAlgoChoice& choose(const ConvProblem& problem, ConvDirection direction);
@@ -103,6 +108,7 @@ class CudnnConv {
   CudnnAlgoMode mode_;
   int64_t workspace_limit_;
   std::function<void()> release_memory_;
+  bool deterministic_;
   std::map<std::string, std::unique_ptr<Plan>> plans_;
 };
 
