@@ -55,10 +55,13 @@ Command add_explain_command(CLI::App& app) {
       ->check(CLI::IsMember({"text", "md", "html", "json"}))
       ->capture_default_str();
   sub->add_option("--peak-flops", opt->explain.limits.peak_flops,
-                  "The device's peak FLOP/s, instead of the measured (cpu) or datasheet (cuda) one; with --bandwidth")
+                  "The device's peak FLOP/s (e.g. 19.5T), instead of the measured (cpu) or datasheet (cuda) one; with "
+                  "--bandwidth")
+      ->transform(decimal_units())
       ->check(finite_in(kMinPeakFlops, kMaxPeakFlops));
   sub->add_option("--bandwidth", opt->explain.limits.bandwidth,
-                  "The device's memory bandwidth in bytes/s; with --peak-flops")
+                  "The device's memory bandwidth in bytes/s (e.g. 1.6T); with --peak-flops")
+      ->transform(decimal_units())
       ->check(finite_in(kMinBandwidth, kMaxBandwidth));
   sub->add_flag("--calibrate", opt->explain.limits.calibrate,
                 "cpu: measure the peak FLOP/s and bandwidth again instead of using the cached measurement");

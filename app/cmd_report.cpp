@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "output_options.hpp"
+#include "report/figure_files.hpp"
 #include "report/html_report.hpp"
 #include "report/output_writer.hpp"
 #include "report/peer_comparison.hpp"
@@ -56,8 +57,10 @@ Command add_report_command(CLI::App& app) {
               text = render_results(results, opt->format, colour, tables);
             }
             std::vector<OutputFile> files = {{{opt->output.empty() ? "-" : opt->output, "-o"}, text}};
+            PlotDirectory plot_dir(opt->tables.plots);
             add_figure_files(opt->tables, results, files);
             write_output_files(files, inputs);
+            plot_dir.keep();
             return exit_code;
           }};
 }

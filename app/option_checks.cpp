@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <string_view>
 
 #include "spec/input_error.hpp"
@@ -49,6 +50,14 @@ void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
       },
       "Sweep a block field over these values, e.g. --sweep batch=1,2,4 (repeatable, once per field; replaces the "
       "spec's sweep of that field or adds one)");
+}
+
+CLI::AsNumberWithUnit decimal_units() {
+  return CLI::AsNumberWithUnit(
+      std::map<std::string, double>{{"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}},
+      static_cast<CLI::AsNumberWithUnit::Options>(CLI::AsNumberWithUnit::CASE_SENSITIVE |
+                                                  CLI::AsNumberWithUnit::UNIT_OPTIONAL),
+      "UNIT");
 }
 
 int64_t parse_byte_size(const std::string& text, const std::string& option) {

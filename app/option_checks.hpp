@@ -15,6 +15,10 @@ namespace convbench::cli {
 
 // A real number, finite, within [lo, hi] (NaN and infinities are refused).
 CLI::Validator finite_in(double lo, double hi);
+// Decimal unit suffixes for the device's rates, as datasheets write them: "19.5T" (FLOP/s) is
+// 1.95e13, "4.8T" (bytes/s) 4.8e12; k, M, G, T, P are powers of 1000, and a plain number stays.
+// Applied before finite_in's range check.
+CLI::AsNumberWithUnit decimal_units();
 // --max-runs N: how many runs (block x sweep point x variant) a spec may expand to;
 // --max-network-ops N: how many ops one network variant may expand to; --sweep.
 void add_spec_limit_option(CLI::App& sub, SpecLimits& limits);

@@ -9,8 +9,10 @@
 #include "option_checks.hpp"
 #include "report/figure_files.hpp"
 #include "report/latex_table.hpp"
+#include "report/markup_escape.hpp"
 #include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
+#include "report/run_warnings.hpp"
 #include "results/device_limits.hpp"
 #include "spec/input_error.hpp"
 
@@ -38,12 +40,15 @@ void add_table_options(CLI::App& sub, OutputOptions& o) {
   std::string latex;
   for (const std::string& n : latex_column_names()) latex += (latex.empty() ? "" : ", ") + n;
   sub.add_option("--plots", o.plots,
-                 "Also write every plot as a standalone figure into this existing directory: SVG, and PDF when "
-                 "rsvg-convert is installed");
+                 "Also write every plot as a standalone figure into this directory (made when missing, in a parent "
+                 "that exists): SVG, and PDF when rsvg-convert is installed");
   sub.add_option("--peak-flops", o.peak_flops,
-                 "The device's peak FLOP/s (e.g. 1.5e12 for a CPU), for the roofline; with --bandwidth")
+                 "The device's peak FLOP/s (e.g. 1.5e12 or 1.5T for a CPU), for the roofline; with --bandwidth")
+      ->transform(decimal_units())
       ->check(finite_in(kMinPeakFlops, kMaxPeakFlops));
-  sub.add_option("--bandwidth", o.bandwidth, "The device's memory bandwidth in bytes/s (e.g. 4e10), for the roofline")
+  sub.add_option("--bandwidth", o.bandwidth,
+                 "The device's memory bandwidth in bytes/s (e.g. 4e10 or 40G), for the roofline")
+      ->transform(decimal_units())
       ->check(finite_in(kMinBandwidth, kMaxBandwidth));
   sub.add_option("--latex-columns", o.latex_columns,
                  "LaTeX tables with these columns, comma-separated, in order (default: one that fits a single "
@@ -139,13 +144,21 @@ void write_results(const OutputOptions& o, const ResultSet& measured, const std:
   const ResultSet results = with_device_limits(o, measured);
   std::vector<OutputFile> files;
   bool to_stdout = false;
+  std::string stdout_format = o.format;
   for (const Requested& r : requested(o)) {
     if (r.path->empty()) continue;
     files.push_back({{*r.path, r.flag}, render_results(results, r.format, false, table_options(o))});
+    if (*r.path == "-") stdout_format = r.format;
     to_stdout = to_stdout || *r.path == "-";
   }
+  // The warnings about rows that ran (disturbed, a clock drop, no graph replay) are said once:
+  // under the tables of the text formats, on stderr when standard output shows another format.
+  if (stdout_format != "table" && stdout_format != "md" && stdout_format != "latex")
+    for (const std::string& w : run_warnings(results)) std::cerr << "convbench: warning: " << printable(w) << "\n";
+  PlotDirectory plot_dir(o.plots);
   add_figure_files(o, results, files);
   write_output_files(files, inputs);
+  plot_dir.keep();
   if (!to_stdout) std::cout << render_results(results, o.format, o.colour && o.format == "table", table_options(o));
 }
 

@@ -224,6 +224,25 @@ TEST(ExplainCli, SeedMemoryOnlyGoldenAndJsonAgreeWithAnalyze) {
   std::filesystem::remove(analyzed);
 }
 
+// Rates as datasheets write them: 400G FLOP/s and 28G bytes/s are 4e11 and 2.8e10; a unit that
+// is not a decimal prefix is a usage error naming the flag.
+TEST(ExplainCli, DeviceRatesTakeDecimalUnitSuffixes) {
+  const std::string json = temp_path("explain_units.json");
+  auto r = run_cli("explain " + source_path("configs/seed-blocks.yaml") +
+                   " --device cpu --memory-only --peak-flops 400G --bandwidth 28G -q --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(source_path("tests/golden/explain_seed_memory.txt")));
+  const auto e = nlohmann::json::parse(read_file(json));
+  EXPECT_DOUBLE_EQ(e["device_limits"]["peak_flops"].get<double>(), 4e11);
+  EXPECT_DOUBLE_EQ(e["device_limits"]["ridge_flop_per_byte"].get<double>(), 4e11 / 2.8e10);
+  std::filesystem::remove(json);
+  r = run_cli("explain " + source_path("configs/seed-blocks.yaml") +
+              " --device cpu --memory-only --peak-flops 19.5TiB --bandwidth 1.6T -q --json " + json);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--peak-flops"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+}
+
 TEST(ExplainCli, BadInputExitsTwoAndWritesNothing) {
   const std::string json = temp_path("explain_bad.json");
   auto r =

@@ -159,10 +159,26 @@ def main():
             subprocess.run(["pdftoppm", "-r", "96", "-singlefile", target[:-4] + ".pdf", out], check=True)
             has_axes(read_ppm(out + ".ppm"), "pdftoppm render of the PDF")
 
-        # A DIR that is not there is a bad input, before any work.
-        bad = subprocess.run([binary, "analyze", spec, "--plots", os.path.join(tmp, "missing")],
+        # A DIR that is not there yet is made, as `mkdir DIR` would (its parent must exist).
+        made = os.path.join(tmp, "new-figures")
+        r = subprocess.run([binary, "compare", spec, "--device", "cpu", "--min-time", "0", "--min-samples", "2",
+                            "--timeout", "0.1", "-q", "--filter", "standard", "--plots", made],
+                           capture_output=True, text=True)
+        check(r.returncode == 0 and os.path.isdir(made) and glob.glob(os.path.join(made, "*.svg")),
+              f"--plots into a new folder: exit {r.returncode}, {r.stderr}")
+        # One whose parent is not there either is a bad input, before any work, and nothing is made.
+        deep = os.path.join(tmp, "missing", "figs")
+        bad = subprocess.run([binary, "analyze", spec, "--plots", deep], capture_output=True, text=True)
+        check(bad.returncode == 2 and "--plots" in bad.stderr and "parent" in bad.stderr,
+              f"missing parent: exit {bad.returncode}, {bad.stderr}")
+        check(not os.path.exists(os.path.join(tmp, "missing")), "a refused --plots made a folder")
+        # Another output refused before the work (--json names a directory): no new folder either.
+        fails = os.path.join(tmp, "fails")
+        os.mkdir(os.path.join(tmp, "out.json"))
+        bad = subprocess.run([binary, "analyze", spec, "--plots", fails, "--json", os.path.join(tmp, "out.json")],
                              capture_output=True, text=True)
-        check(bad.returncode == 2 and "--plots" in bad.stderr, f"missing DIR: exit {bad.returncode}, {bad.stderr}")
+        check(bad.returncode == 2 and not os.path.exists(fails),
+              f"a refused --json: exit {bad.returncode}, folder left: {os.path.exists(fails)}; {bad.stderr}")
     for f in failures:
         print("FAIL:", f)
     print("ok" if not failures else f"{len(failures)} failure(s)")

@@ -4,7 +4,10 @@
 
 #include <set>
 
+#include "ops/autograd_rules.hpp"
+#include "ops/graph_builder.hpp"
 #include "ops/op_registry.hpp"
+#include "reference_op_harness.hpp"
 
 namespace convbench {
 namespace {
@@ -41,6 +44,30 @@ TEST(OpRegistry, ArityAndFieldsAreTheSpecsRules) {
   EXPECT_EQ(transpose.back(), "output_padding");
   EXPECT_TRUE(op_definition(OpKind::batch_norm).spec_fields.empty());
   EXPECT_EQ(op_definition(OpKind::dropout).spec_fields, std::vector<std::string>{"p"});
+}
+
+// Every tensor an op makes for its backward has a name for the reports ("mean of bn", not
+// "saved tensor 1 of bn"), distinct within the op: checked on every case of the op catalogue.
+TEST(OpRegistry, EveryAuxTensorIsNamed) {
+  int named = 0;
+  for (const reftest::OpCase& c : reftest::op_cases()) {
+    const Graph g = reftest::build_case(c, DType::float32, Layout::channels_first);
+    const Op& op = g.ops.back();
+    const std::vector<TensorDesc> aux = aux_tensors(g, op);
+    std::set<std::string> names;
+    for (size_t k = 0; k < aux.size(); ++k) {
+      const std::string name = aux_tensor_name(op, k);
+      EXPECT_EQ(name.find("saved tensor"), std::string::npos) << c.name << ": aux tensor " << k << " has no name";
+      EXPECT_TRUE(names.insert(name).second) << c.name << ": two aux tensors named " << name;
+      ++named;
+    }
+    EXPECT_EQ(op_definition(op.kind).aux_names.size(), aux.size()) << c.name;
+  }
+  EXPECT_GT(named, 0);
+  GraphBuilder b("bn", TensorDesc{{2, 4, 3, 3}, DType::float32, Layout::channels_first});
+  const Graph g = b.finish(b.batch_norm("bn1", b.input()));
+  EXPECT_EQ(aux_tensor_name(g.ops.back(), 0), "mean of bn1");
+  EXPECT_EQ(aux_tensor_name(g.ops.back(), 1), "inverse std of bn1");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 
+#include "backends/reference/reference_backend.hpp"
 #include "history/history_store.hpp"
 #include "measure/provenance.hpp"
 #include "results/json_results.hpp"
@@ -58,6 +59,23 @@ TEST(Provenance, ALatin1HostAndSpecPathAreRecordedEscapedAndTheRunIsKept) {
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].host, "h\\xe9te");
   fs::remove_all(dir);
+}
+
+// A run's metadata names only what the run used: a CPU or reference run records no CUDA or cuDNN
+// version, even from a build that has the CUDA backend (cuda_built says that).
+TEST(Provenance, AHostRunNamesNoCudaLibraries) {
+  const Spec spec = parse_spec_text(
+      "blocks:\n  - {name: b, batch: 1, in_channels: 4, out_channels: 4, size: 4, "
+      "variants: [standard]}\n",
+      "p.yaml");
+  ReferenceBackend reference;
+  for (Backend* backend : {static_cast<Backend*>(nullptr), static_cast<Backend*>(&reference)}) {
+    const nlohmann::json p = collect_provenance(spec, backend, "host");
+    EXPECT_FALSE(p.contains("cuda_version")) << p.dump();
+    EXPECT_FALSE(p.contains("cudnn_version")) << p.dump();
+    EXPECT_TRUE(p.contains("onednn_version"));
+    EXPECT_TRUE(p.contains("cuda_built"));
+  }
 }
 
 }  // namespace

@@ -199,12 +199,10 @@ class StepReplay {
   std::vector<int> make_aux(const Op& op, bool saved) {
     std::vector<int> aux;
     if (!training_) return aux;
-    for (const TensorDesc& a : aux_tensors(g_, op)) {
-      aux.push_back(sim_.alloc(bytes_of(a), saved ? MemoryCategory::saved : MemoryCategory::temporaries));
-      kept_[aux.back()].what = (op.kind == OpKind::dropout           ? "mask of "
-                                : op.kind == OpKind::channel_dropout ? "noise of "
-                                                                     : "statistics of ") +
-                               op.name;
+    const std::vector<TensorDesc> descs = aux_tensors(g_, op);
+    for (size_t k = 0; k < descs.size(); ++k) {
+      aux.push_back(sim_.alloc(bytes_of(descs[k]), saved ? MemoryCategory::saved : MemoryCategory::temporaries));
+      kept_[aux.back()].what = aux_tensor_name(op, k);
       kept_[aux.back()].producer = op.name;
     }
     return aux;

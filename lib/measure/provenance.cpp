@@ -82,7 +82,10 @@ nlohmann::json collect_provenance(const Spec& spec, Backend* backend, const std:
       {"cuda_built", build_info::with_cuda},
   };
   if (const auto clock = read_host_cpu_clock()) p["cpu_mhz"] = clock->mhz;
-  if (build_info::with_cuda) {
+  // The CUDA and cuDNN this build links, only for a run on the GPU: a CPU run's metadata must not
+  // name libraries it never used (a reader would take them for the run's). cuda_built says the
+  // build has the backend either way.
+  if (build_info::with_cuda && backend && backend->name() == "cuda") {
     p["cuda_version"] = build_info::cuda_version;
     p["cudnn_version"] = build_info::cudnn_version;
   }

@@ -21,6 +21,11 @@ std::vector<TensorDesc> aux_tensors(const Graph& graph, const Op& op) {
   return d.aux ? d.aux(graph, op) : std::vector<TensorDesc>{};
 }
 
+std::string aux_tensor_name(const Op& op, size_t index) {
+  const OpDefinition& d = op_definition(op.kind);
+  return (index < d.aux_names.size() ? d.aux_names[index] : "saved tensor " + std::to_string(index)) + " of " + op.name;
+}
+
 GradFlow grad_flow(const Op& op, int position) {
   const OpDefinition& d = op_definition(op.kind);
   return d.grad_flow ? d.grad_flow(position) : GradFlow::compute;

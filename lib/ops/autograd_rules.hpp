@@ -23,6 +23,8 @@ std::vector<bool> inputs_requiring_grad(const Op& op, const std::vector<bool>& v
 // (per channel), group-norm mean and rstd (per sample and group), the dropout mask (1 byte per
 // element, as PyTorch's CUDA path), max-pool indices (int64 per output element, as PyTorch).
 std::vector<TensorDesc> aux_tensors(const Graph& graph, const Op& op);
+// "mean of bn1", "indices of pool": what aux tensor `index` of the op is (OpDefinition::aux_names).
+std::string aux_tensor_name(const Op& op, size_t index);
 
 // How the gradient of the op's output reaches input `position` (GradFlow: alias or compute).
 GradFlow grad_flow(const Op& op, int position);

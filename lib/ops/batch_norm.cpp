@@ -12,8 +12,9 @@ OpDefinition define_batch_norm() {
   d.aux = [](const Graph& graph, const Op& op) {
     const TensorDesc& in = graph.desc(op.inputs.at(0));
     const TensorDesc stats{{in.channels()}, stats_dtype(in.dtype), Layout::channels_first};
-    return std::vector<TensorDesc>{stats, stats};  // mean, inverse std
+    return std::vector<TensorDesc>{stats, stats};
   };
+  d.aux_names = {"mean", "inverse std"};
   d.work = normalization_work;
   d.infer = [](const Graph& graph, Op& op) {
     const int64_t c = graph.desc(op.inputs.at(0)).channels();

@@ -27,8 +27,9 @@ OpDefinition define_batch_norm_act() {
   d.aux = [](const Graph& graph, const Op& op) {
     const TensorDesc& in = graph.desc(op.inputs.at(0));
     const TensorDesc stats{{in.channels()}, stats_dtype(in.dtype), Layout::channels_first};
-    return std::vector<TensorDesc>{stats, stats};  // mean, inverse std
+    return std::vector<TensorDesc>{stats, stats};
   };
+  d.aux_names = {"mean", "inverse std"};
   d.work = [](const WorkQuery& q) {
     const int64_t n = q.output_elements();
     OpWork w;

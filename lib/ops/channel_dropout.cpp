@@ -16,6 +16,7 @@ OpDefinition define_channel_dropout() {
     for (size_t i = 2; i < noise.shape.size(); ++i) noise.shape[i] = 1;
     return std::vector<TensorDesc>{noise};
   };
+  d.aux_names = {"noise"};
   return d;
 }
 

@@ -34,6 +34,7 @@ OpDefinition define_dropout() {
     mask.dtype = DType::uint8;
     return std::vector<TensorDesc>{mask};
   };
+  d.aux_names = {"mask"};
   return d;
 }
 

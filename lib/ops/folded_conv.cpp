@@ -61,6 +61,7 @@ OpDefinition define_folded_conv() {
     const DType dtype = graph.desc(op.inputs.at(0)).dtype;
     return std::vector<TensorDesc>{fold_kernel_desc(p, dtype)};
   };
+  d.aux_names = {"folded kernel"};
   d.work = [](const WorkQuery& q) {
     const FoldProgram& p = program_of(q.op);
     const TensorDesc& in = q.graph.desc(q.op.inputs.at(0));

@@ -17,8 +17,9 @@ OpDefinition define_group_norm() {
   d.aux = [](const Graph& graph, const Op& op) {
     const TensorDesc& in = graph.desc(op.inputs.at(0));
     const TensorDesc stats{{in.batch() * op.norm.groups}, stats_dtype(in.dtype), Layout::channels_first};
-    return std::vector<TensorDesc>{stats, stats};  // mean, rstd
+    return std::vector<TensorDesc>{stats, stats};
   };
+  d.aux_names = {"mean", "inverse std"};  // per sample and group
   d.work = normalization_work;
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"norm_groups", op.norm.groups}}; };
   d.infer = [](const Graph& graph, Op& op) {

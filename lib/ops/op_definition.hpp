@@ -110,6 +110,10 @@ struct OpDefinition {
   std::optional<SavedTensors> saved_in_place;
   // Tensors forward makes for backward, in training only (empty function: none).
   std::function<std::vector<TensorDesc>(const Graph&, const Op&)> aux;
+  // What each of those tensors is, in the same order ("mean", "inverse std"): reports name a
+  // saved tensor "mean of bn1" (analysis/memory_model.cpp). Every aux tensor has a name
+  // (op_registry_test.cpp).
+  std::vector<std::string> aux_names;
   // Gradients passed on as aliases of the output's (empty: every input's is computed).
   std::function<GradFlow(int position)> grad_flow;
   // In inference the op returns its input itself (dropout, as PyTorch's eval mode).

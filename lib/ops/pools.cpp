@@ -68,6 +68,7 @@ OpDefinition define_max_pool() {
     indices.dtype = DType::int64;
     return std::vector<TensorDesc>{indices};
   };
+  d.aux_names = {"indices"};
   d.work = [](const WorkQuery& q) {
     OpWork w;
     w.elementwise = {checked_mul(q.output_elements(), count_product(q.op.pool.kernel) - 1), 0, 0};

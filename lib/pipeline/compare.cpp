@@ -60,14 +60,15 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
       }
       run_variant(g, training, *backend, options.run, row);
       if (options.after_row) options.after_row(g, *backend, training, row);
-      // Warnings go to the log (stderr) above the progress line, never into it.
-      progress.above([&] {
-        if (row.status != RunStatus::ok)
+      // A row that did not run is said at once, in the log (stderr) above the progress line. The
+      // warnings about a row that ran (disturbed, clock drop, no graph) are said once, with the
+      // results (report/run_warnings.hpp: under the tables; write_results for the other formats).
+      if (row.status != RunStatus::ok)
+        progress.above([&] {
           spdlog::warn("{} / {}: {}: {}", printable(row.block), printable(row.variant), to_string(row.status),
                        printable(row.message));
-        for (const std::string& w : row_warnings(row)) spdlog::warn("{}", printable(w));
-        spdlog::default_logger()->flush();
-      });
+          spdlog::default_logger()->flush();
+        });
       if (options.row_done) options.row_done(results, index);
     }
   }

@@ -42,13 +42,45 @@ std::string temp_file(const char* suffix_free_pattern) {
 
 }  // namespace
 
+namespace {
+
+std::string parent_of(const std::string& dir) {
+  std::string d = dir;
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  const size_t slash = d.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : d.substr(0, slash);
+}
+
+}  // namespace
+
 void check_plot_dir(const std::string& dir) {
   if (dir.empty()) return;
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0)
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw InputError({"command line", 0, 0}, "--plots", dir + ": not a directory");
+    return;
+  }
+  if (errno != ENOENT) throw InputError({"command line", 0, 0}, "--plots", dir + ": " + std::strerror(errno));
+  // Missing: made when the outputs are written (PlotDirectory), in a parent that must exist.
+  const std::string parent = parent_of(dir);
+  if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw InputError({"command line", 0, 0}, "--plots",
-                     dir + ": " + std::strerror(errno) + " (create the directory first)");
-  if (!S_ISDIR(st.st_mode)) throw InputError({"command line", 0, 0}, "--plots", dir + ": not a directory");
+                     dir + ": does not exist, and neither does its parent directory " + parent + " to create it in");
+}
+
+PlotDirectory::PlotDirectory(const std::string& dir) {
+  if (dir.empty()) return;
+  if (::mkdir(dir.c_str(), 0777) == 0) {
+    created_ = dir;
+    return;
+  }
+  if (errno == EEXIST) return;  // there already (check_plot_dir made sure it is a directory)
+  throw InputError({dir, 0, 0}, "--plots", "cannot create the directory: " + std::string(std::strerror(errno)));
+}
+
+PlotDirectory::~PlotDirectory() {
+  if (!created_.empty()) ::rmdir(created_.c_str());  // empty: the writing failed before any file
 }
 
 std::string figure_name(const std::string& block, const std::string& point, const std::string& plot) {

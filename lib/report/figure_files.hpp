@@ -13,9 +13,24 @@
 
 namespace convbench {
 
-// Refuses (InputError naming --plots) a DIR that does not exist or is not a directory, before
-// any work.
+// Refuses (InputError naming --plots), before any work, a DIR that is not a directory, or that
+// does not exist and has no parent directory to be created in.
 void check_plot_dir(const std::string& dir);
+
+// --plots DIR created when it does not exist yet (as `mkdir DIR`: its parent must exist), right
+// before the outputs are written, and removed again unless keep() is called after they were:
+// a command that fails to write leaves no empty folder behind.
+class PlotDirectory {
+ public:
+  explicit PlotDirectory(const std::string& dir);
+  ~PlotDirectory();
+  PlotDirectory(const PlotDirectory&) = delete;
+  PlotDirectory& operator=(const PlotDirectory&) = delete;
+  void keep() { created_.clear(); }
+
+ private:
+  std::string created_;  // the folder this made, or empty
+};
 
 struct FigureSet {
   std::vector<OutputFile> files;
