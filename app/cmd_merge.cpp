@@ -42,7 +42,9 @@ Command add_merge_command(CLI::App& app) {
               }
               // The plan once, not once per shard: merge compares the others by hash alone, and
               // 1,000 shards of a large plan would otherwise hold 1,000 copies of it.
-              if (!inputs.empty() && read.file->plan.hash == inputs.front().shard.plan.hash) read.file->plan.items = {};
+              // (Swapped out, not assigned {}: that keeps the vector's capacity, and the memory.)
+              if (!inputs.empty() && read.file->plan.hash == inputs.front().shard.plan.hash)
+                decltype(read.file->plan.items)().swap(read.file->plan.items);
               inputs.push_back({path, std::move(*read.file)});
             }
             for (const std::string& why : damaged) std::cerr << "skipped: " << printable(why) << "\n";
