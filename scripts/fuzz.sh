@@ -4,6 +4,8 @@
 #
 #   scripts/fuzz.sh                  60 seconds each (what scripts/test.sh runs in CI)
 #   scripts/fuzz.sh --seconds 3600   longer, before a release
+#   scripts/fuzz.sh --parallel       both harnesses at once, one core each (the same seconds each,
+#                                    half the wall time on a machine with two idle cores)
 #
 # Builds in build-sanitize/ (shared with scripts/sanitize.sh). What a run adds to the corpus goes
 # to build-sanitize/fuzz-corpus/, never to the committed seeds; a crashing input is saved as
@@ -12,9 +14,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=60
+parallel=0
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
+    --parallel) parallel=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "fuzz: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -24,9 +28,10 @@ build=${CONVBENCH_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 "$root/scripts/sanitize.sh" --build-only
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-status=0
-for target in spec_loader:spec results_reader:results; do
-  name=${target%%:*} seeds=${target##*:}
+# Runs one harness for $seconds; its verdict goes to stderr, its exit status says whether it found
+# something.
+fuzz_one() {
+  local name=$1 seeds=$2 corpus log
   corpus=$build/fuzz-corpus/$seeds
   mkdir -p "$corpus"
   log=$build/fuzz-$name.log
@@ -40,9 +45,23 @@ for target in spec_loader:spec results_reader:results; do
        -artifact_prefix="$build/fuzz-crash-$name-" >"$log" 2>&1; then
     tail -40 "$log" >&2
     echo "fuzz: $name found a failing input: $(ls "$build"/fuzz-crash-"$name"-* 2>/dev/null | head -1)" >&2
-    status=1
-  else
-    echo "fuzz: $name: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') inputs, no finding" >&2
+    return 1
   fi
-done
+  echo "fuzz: $name: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') inputs, no finding" >&2
+}
+
+status=0
+targets=(spec_loader:spec results_reader:results)
+if [ "$parallel" = 1 ]; then
+  pids=()
+  for target in "${targets[@]}"; do
+    fuzz_one "${target%%:*}" "${target##*:}" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+else
+  for target in "${targets[@]}"; do
+    fuzz_one "${target%%:*}" "${target##*:}" || status=1
+  done
+fi
 exit "$status"

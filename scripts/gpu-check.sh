@@ -64,7 +64,7 @@
 #                  --min-samples 10 --max-noise 0.02 --timeout 1 per phase
 #   --budget S     seconds the compare stage may take in all (default 240)
 # Stage time limits in seconds, each overridable as CONVBENCH_GPU_CHECK_LIMIT_<STAGE>: check 200,
-# peers 270, seeds 110, precision 90, test 330, memcheck 150.
+# peers 300, seeds 110, precision 90, test 330, memcheck 150.
 # Exit status: 0 when every stage run passed, 1 otherwise (2 for bad usage).
 
 # The do_* stage functions are called through stage() by name.
@@ -323,7 +323,7 @@ peers_one() {
 }
 
 do_peers() {
-  local dir=$build/gpu-check-peers limit=${CONVBENCH_GPU_CHECK_LIMIT_PEERS:-270} started rc=0 left
+  local dir=$build/gpu-check-peers limit=${CONVBENCH_GPU_CHECK_LIMIT_PEERS:-300} started rc=0 left
   started=$(date +%s)
   rm -rf "$dir" && mkdir -p "$dir"
   local dtypes=(--sweep dtype=float32,tf32,bfloat16)
