@@ -153,7 +153,7 @@ void write_results(const OutputOptions& o, const ResultSet& measured, const std:
   }
   // The warnings about rows that ran (disturbed, a clock drop, no graph replay) are said once:
   // under the tables of the text formats, on stderr when standard output shows another format.
-  if (stdout_format != "table" && stdout_format != "md" && stdout_format != "latex")
+  if (!format_states_warnings(stdout_format))
     for (const std::string& w : run_warnings(results)) std::cerr << "convbench: warning: " << printable(w) << "\n";
   PlotDirectory plot_dir(o.plots);
   add_figure_files(o, results, files);

@@ -83,6 +83,27 @@ TEST(ReportFormats, EveryFormatMatchesItsGoldenFile) {
   }
 }
 
+// A run's warnings are stated once: the formats that say they state them do (so compare does
+// not repeat them on stderr), the others do not (so compare prints them there).
+TEST(ReportFormats, TheFormatsThatStateTheWarningsAreTheOnesThatDo) {
+  ResultSet set;
+  set.engine = "convbench";
+  set.device = "cpu";
+  ResultRow row = round_row("standard", 10.0);
+  row.status = RunStatus::ok;
+  row.graph_message = "capture failed for a test";
+  set.rows.push_back(row);
+  int stating = 0;
+  for (const std::string& format : report_format_names()) {
+    SCOPED_TRACE(format);
+    const bool states =
+        render_results(set, format).find("no graph replay: capture failed for a test") != std::string::npos;
+    EXPECT_EQ(states, format_states_warnings(format));
+    stating += states ? 1 : 0;
+  }
+  EXPECT_EQ(stating, 4);  // table, md, latex, html
+}
+
 TEST(ReportFormats, JsonRoundTripsByteForByte) {
   // The JSON is the source of truth: reading and writing it again loses nothing (raw samples included).
   EXPECT_EQ(render_results(measured(), "json"), read_file(source_path(kMeasured)));

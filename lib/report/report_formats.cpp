@@ -28,4 +28,8 @@ std::string render_results(const ResultSet& results, const std::string& format, 
   throw std::invalid_argument("unknown report format \"" + format + "\"");
 }
 
+bool format_states_warnings(const std::string& format) {
+  return format == "table" || format == "md" || format == "latex" || format == "html";
+}
+
 }  // namespace convbench

@@ -16,5 +16,8 @@ const std::vector<std::string>& report_format_names();
 // (which columns). Throws std::invalid_argument for an unknown format.
 std::string render_results(const ResultSet& results, const std::string& format, bool colour = false,
                            const TableOptions& tables = {});
+// Whether the format's text carries the run's warnings (report/run_warnings.hpp) for a reader:
+// the tables' notes (table, md, html) and LaTeX's comments do; the data formats do not.
+bool format_states_warnings(const std::string& format);
 
 }  // namespace convbench

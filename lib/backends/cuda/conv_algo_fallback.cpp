@@ -27,7 +27,7 @@ std::vector<ConvAlgoCandidate> prefer_deterministic(std::vector<ConvAlgoCandidat
     if (c.deterministic)
       kept.push_back(c);
     else
-      dropped.push_back(algo_name(direction, c.algo) + " (" + std::string(math_name(c.math)) + "): nondeterministic");
+      dropped.push_back(algo_and_math_name(direction, c.algo, c.math) + ": nondeterministic");
   }
   return kept;
 }
@@ -37,9 +37,7 @@ FallbackResult run_with_fallback(const std::vector<ConvAlgoCandidate>& candidate
                                  const FallbackCalls& calls) {
   FallbackResult result;
   bool only_memory = true;
-  auto name = [direction](const ConvAlgoCandidate& c) {
-    return algo_name(direction, c.algo) + " (" + std::string(math_name(c.math)) + ")";
-  };
+  auto name = [direction](const ConvAlgoCandidate& c) { return algo_and_math_name(direction, c.algo, c.math); };
   for (size_t i = first; i < candidates.size(); ++i) {
     const ConvAlgoCandidate& c = candidates[i];
     if (i > first && c.workspace_bytes > workspace_bytes) {

@@ -62,6 +62,10 @@ std::string_view math_name(cudnnMathType_t math) {
   return "?";
 }
 
+std::string algo_and_math_name(ConvDirection direction, int algo, cudnnMathType_t math) {
+  return algo_name(direction, algo) + " (" + std::string(math_name(math)) + ")";
+}
+
 nlohmann::json to_json(const ConvAlgoChoice& c) {
   nlohmann::json j = {{"algo", algo_name(c.direction, c.algo)},
                       {"math", math_name(c.math)},
@@ -283,9 +287,8 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
         continue;
       }
       const bool supported = results[i].status == CUDNN_STATUS_SUCCESS;
-      rejected.push_back(algo_name(d, static_cast<int>(results[i].algo)) + " (" +
-                         std::string(math_name(results[i].mathType)) +
-                         "): " + (supported ? "TF32 math for float32" : cudnnGetErrorString(results[i].status)));
+      rejected.push_back(algo_and_math_name(d, static_cast<int>(results[i].algo), results[i].mathType) + ": " +
+                         (supported ? "TF32 math for float32" : cudnnGetErrorString(results[i].status)));
     }
   };
   auto joined = [](const std::vector<std::string>& parts) {

@@ -66,6 +66,8 @@ struct ConvAlgoChoice {
 // "IMPLICIT_PRECOMP_GEMM", "ALGO_1", ... (the enum name without its direction prefix).
 std::string algo_name(ConvDirection direction, int algo);
 std::string_view math_name(cudnnMathType_t math);
+// "IMPLICIT_GEMM (TENSOR_OP_MATH)": how messages and op details name a candidate.
+std::string algo_and_math_name(ConvDirection direction, int algo, cudnnMathType_t math);
 nlohmann::json to_json(const ConvAlgoChoice& choice);
 
 class CudnnConv {
