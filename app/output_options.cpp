@@ -8,10 +8,10 @@
 
 #include "option_checks.hpp"
 #include "report/figure_files.hpp"
-#include "report/latex_table.hpp"
 #include "report/markup_escape.hpp"
 #include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
+#include "report/result_columns.hpp"
 #include "report/run_warnings.hpp"
 #include "results/device_limits.hpp"
 #include "spec/input_error.hpp"
@@ -35,10 +35,8 @@ void add_output_options(CLI::App& sub, OutputOptions& o) {
 void add_table_options(CLI::App& sub, OutputOptions& o) {
   sub.add_flag("--wide", o.wide, "Tables with every column (the default terminal table is compact, under 100 columns)");
   std::string names;
-  for (const std::string& n : table_column_names()) names += (names.empty() ? "" : ", ") + n;
+  for (const std::string& n : result_column_keys()) names += (names.empty() ? "" : ", ") + n;
   sub.add_option("--columns", o.columns, "Tables with these columns, comma-separated, in order: " + names);
-  std::string latex;
-  for (const std::string& n : latex_column_names()) latex += (latex.empty() ? "" : ", ") + n;
   sub.add_option("--plots", o.plots,
                  "Also write every plot as a standalone figure into this directory (made when missing, in a parent "
                  "that exists): SVG, and PDF when rsvg-convert is installed");
@@ -51,22 +49,20 @@ void add_table_options(CLI::App& sub, OutputOptions& o) {
       ->transform(decimal_units())
       ->check(finite_in(kMinBandwidth, kMaxBandwidth));
   sub.add_option("--latex-columns", o.latex_columns,
-                 "LaTeX tables with these columns, comma-separated, in order (default: one that fits a single "
-                 "column): " +
-                     latex);
+                 "LaTeX tables with these columns (the names --columns takes), comma-separated, in order "
+                 "(default: one that fits a single column)");
 }
 
 namespace {
 
 // "a,b,c" checked against the names `check` knows; InputError naming `flag` otherwise.
-std::vector<std::string> column_list(const std::string& text, const char* flag, const std::vector<std::string>& known,
-                                     const std::function<void(const std::vector<std::string>&)>& check) {
+std::vector<std::string> column_list(const std::string& text, const char* flag) {
   const std::vector<std::string> names = comma_list(text, flag, "column name");
   try {
-    check(names);
+    check_result_columns(names);
   } catch (const std::invalid_argument& e) {
     std::string all;
-    for (const std::string& n : known) all += (all.empty() ? "" : ", ") + n;
+    for (const std::string& n : result_column_keys()) all += (all.empty() ? "" : ", ") + n;
     throw InputError({"command line", 0, 0}, flag, std::string(e.what()) + " (columns: " + all + ")");
   }
   return names;
@@ -77,8 +73,8 @@ std::vector<std::string> column_list(const std::string& text, const char* flag, 
 TableOptions table_options(const OutputOptions& o) {
   TableOptions t;
   t.wide = o.wide;
-  t.columns = column_list(o.columns, "--columns", table_column_names(), check_table_columns);
-  t.latex_columns = column_list(o.latex_columns, "--latex-columns", latex_column_names(), check_latex_columns);
+  t.columns = column_list(o.columns, "--columns");
+  t.latex_columns = column_list(o.latex_columns, "--latex-columns");
   return t;
 }
 

@@ -9,6 +9,7 @@ The axis lines sit at fixed places of the 680 x 420 canvas (report/svg_plot.cpp:
 usage: figures_test.py CONVBENCH SOURCE_DIR
 """
 import glob
+import json
 import os
 import re
 import shutil
@@ -158,6 +159,33 @@ def main():
             out = os.path.join(tmp, "page")
             subprocess.run(["pdftoppm", "-r", "96", "-singlefile", target[:-4] + ".pdf", out], check=True)
             has_axes(read_ppm(out + ".ppm"), "pdftoppm render of the PDF")
+
+        # The HTML report fits a 1400-pixel window: its wide tables scroll inside their own box and
+        # the page never scrolls sideways (Chromium lays it out; a script reports the widths).
+        if chromium:
+            page = os.path.join(tmp, "report.html")
+            r = subprocess.run([binary, "compare", spec, "--device", "cpu", "--min-time", "0", "--min-samples", "2",
+                                "--timeout", "0.1", "-q", "--html", page, "--peak-flops", "1e11", "--bandwidth",
+                                "2e10"], capture_output=True, text=True)
+            check(r.returncode == 0, f"compare --html exited {r.returncode}: {r.stderr}")
+            with open(page) as f:
+                html = f.read()
+            probe = ("<script>const d=document.documentElement;const t=[...document.querySelectorAll('table')];"
+                     "document.body.setAttribute('data-fit',JSON.stringify({page:d.scrollWidth,window:innerWidth,"
+                     "tables:t.map(x=>x.getBoundingClientRect().right),scrolling:t.filter(x=>x.scrollWidth>"
+                     "x.clientWidth).length}));</script>")
+            probed = os.path.join(tmp, "probed.html")
+            with open(probed, "w") as f:
+                f.write(html.replace("</body>", probe + "</body>"))
+            dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
+                                  "--dump-dom", "file://" + probed], capture_output=True, text=True, timeout=120)
+            m = re.search(r'data-fit="([^"]*)"', dom.stdout)
+            check(m is not None, f"Chromium did not run the probe: {dom.stderr[-500:]}")
+            if m:
+                fit = json.loads(m.group(1).replace("&quot;", '"'))
+                check(fit["page"] <= fit["window"], f"the report scrolls sideways: {fit}")
+                check(all(right <= fit["window"] for right in fit["tables"]), f"a table overflows the window: {fit}")
+                check(fit["scrolling"] >= 1, f"the wide table of eight variants should scroll in its box: {fit}")
 
         # A DIR that is not there yet is made, as `mkdir DIR` would (its parent must exist).
         made = os.path.join(tmp, "new-figures")

@@ -17,6 +17,7 @@
 #include "report/latex_table.hpp"
 #include "report/regression_diff.hpp"
 #include "report/run_warnings.hpp"
+#include "report/results_csv.hpp"
 #include "report/summary_tables.hpp"
 #include "results/json_results.hpp"
 #include "runtime/device_clock.hpp"

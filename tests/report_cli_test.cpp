@@ -40,7 +40,12 @@ TEST(ReportCli, CompareFilesAndReportAgree) {
   const auto table = run_cli("report " + json);
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_EQ(table.out, run.out);  // report reproduces what compare printed
-  EXPECT_NE(run.out.find("TFLOP/s"), std::string::npos);
+  // The note under the table explains the columns shown, and only those: the compact table has
+  // samples/s but no achieved rates; --wide has both.
+  EXPECT_NE(run.out.find("samples/s: the batch over"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("TFLOP/s"), std::string::npos) << run.out;
+  const auto wide = run_cli("report " + json + " --wide");
+  EXPECT_NE(wide.out.find("TFLOP/s, GB/s: achieved rates"), std::string::npos) << wide.out;
   for (const auto& [flag, format] : outputs) {
     SCOPED_TRACE(format);
     const auto r = run_cli("report " + json + " --format " + format);

@@ -20,6 +20,7 @@
 #include "report/latex_table.hpp"
 #include "report/markup_escape.hpp"
 #include "report/report_formats.hpp"
+#include "report/result_columns.hpp"
 #include "report/summary_tables.hpp"
 #include "report/svg_plot.hpp"
 #include "report/text_table.hpp"
@@ -387,12 +388,12 @@ TEST(ReportFormats, LatexIsBooktabsWithEscapedNamesAndUnits) {
   // An inference block's headline is the forward pass.
   EXPECT_NE(tex.find("Variant & \\multicolumn{2}{c}{Forward} &"), std::string::npos) << tex;
   // Chosen columns, in order; noise gets its own column.
-  const std::string chosen = format_latex(measured(), {"time", "noise", "samples_per_s"});
+  const std::string chosen = format_latex(measured(), {"time_ms", "noise", "samples_per_s"});
   EXPECT_NE(chosen.find("Variant & \\multicolumn{2}{c}{Step} & Throughput \\\\\n\\cmidrule(lr){2-3}\n"
                         " & (ms) & $\\pm$ (\\%) & (samples/s) \\\\"),
             std::string::npos)
       << chosen;
-  EXPECT_THROW(format_latex(measured(), {"time", "speed"}), std::invalid_argument);
+  EXPECT_THROW(format_latex(measured(), {"time_ms", "speed"}), std::invalid_argument);
   // Every row of every tabular has as many cells as the column specification says.
   int tables = 0;
   for (size_t at = tex.find("\\begin{tabular}{"); at != std::string::npos; at = tex.find("\\begin{tabular}{", at + 1)) {
@@ -429,6 +430,52 @@ std::string compile_one_column(const std::string& tables, const std::string& nam
   EXPECT_EQ(rc, 0) << read_file(dir + "/log.txt");
   std::filesystem::remove_all(dir);
   return log;
+}
+
+TEST(ReportFormats, LatexSaysWhichPassItsMacsAreOf) {
+  // A training block's default LaTeX analysis shows the forward pass's GFLOP and GMAC under a
+  // header that says so: the seed's standard variant has 2.718 GMAC forward, 5.436 per step.
+  const auto r = run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --format latex");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\\multicolumn{2}{c}{Forward cost}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" & (GFLOP) & (GMAC) & "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("standard (base) & 13,920 & 5.48 & 2.72 & "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("5.44"), std::string::npos) << r.out;
+  // The step's MACs are a column of their own, labelled as such.
+  const auto step = run_cli("analyze " + source_path("configs/seed-blocks.yaml") +
+                            " --format latex --latex-columns gmac_fwd,gmac_step");
+  ASSERT_EQ(step.exit_code, 0) << step.err;
+  EXPECT_NE(step.out.find("Variant & Forward cost & Step cost \\\\\n & (GMAC) & (GMAC)"), std::string::npos)
+      << step.out;
+  EXPECT_NE(step.out.find("standard (base) & 2.72 & 5.44 \\\\"), std::string::npos) << step.out;
+}
+
+TEST(ReportFormats, EveryColumnIsOneEntryThatEveryTabularFormatShows) {
+  const ResultSet set = measured();
+  for (const ResultColumn& c : result_columns()) {
+    SCOPED_TRACE(c.key);
+    TableOptions options;
+    options.columns = {c.key};
+    const std::string table = format_tables(set, TableStyle::terminal, false, options);
+    const std::string md = format_tables(set, TableStyle::markdown, false, options);
+    const std::string tex = format_latex(set, {c.key});
+    // measured.json has training and inference blocks, no graph: every other column applies somewhere.
+    if (c.graph_only) continue;
+    EXPECT_NE(table.find(c.header_train), std::string::npos) << table;
+    EXPECT_NE(md.find(c.header_train), std::string::npos) << md;
+    EXPECT_NE(tex.find(c.latex_unit), std::string::npos) << tex;
+    // The note under the table explains this column, and no column that is not shown.
+    if (std::string(c.note).empty()) continue;
+    const std::string note = column_notes({c.key}, NoteContext{true, false});
+    EXPECT_NE(table.find(note.substr(0, 12)), std::string::npos) << table;
+    for (const ResultColumn& other : result_columns()) {
+      if (std::string(other.note) == c.note || std::string(other.note).empty()) continue;
+      EXPECT_EQ(table.find(std::string(other.note).substr(0, 14)), std::string::npos) << other.key << "\n" << table;
+    }
+  }
+  // One set of names: what --columns refuses, --latex-columns refuses too.
+  EXPECT_THROW(check_result_columns({"time"}), std::invalid_argument);
+  EXPECT_THROW(format_latex(set, {"gmac"}), std::invalid_argument);
 }
 
 TEST(ReportFormats, LatexFitsOneColumnOfAOneColumnArticle) {

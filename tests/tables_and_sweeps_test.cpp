@@ -15,15 +15,21 @@ namespace {
 using testing::run_cli;
 using testing::source_path;
 
-// The lines of the tables, up to the footnote (which is prose and may be long).
+// Columns a line takes on a terminal: its code points (the tables' ± and → are one column each).
+size_t terminal_columns(const std::string& line) {
+  size_t n = 0;
+  for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// The lines of the tables, up to the footnote (prose that may be long: the paragraph after the
+// last blank line).
 std::vector<std::string> table_lines(const std::string& out) {
   std::vector<std::string> lines;
   std::istringstream in(out);
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("GFLOP:", 0) == 0) break;
-    lines.push_back(line);
-  }
+  while (std::getline(in, line)) lines.push_back(line);
+  while (!lines.empty() && !lines.back().empty()) lines.pop_back();
   return lines;
 }
 
@@ -34,9 +40,14 @@ TEST(Tables, TheDefaultCompareTableOfTheSeedFitsOneHundredColumns) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = table_lines(r.out);
   ASSERT_GE(lines.size(), 5u) << r.out;
-  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
+  for (const std::string& line : lines) EXPECT_LE(terminal_columns(line), 100u) << line;
   EXPECT_NE(lines[1].find("step x"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("samples/s"), std::string::npos) << lines[1];
+  // Under the table, what each variant builds, the bottleneck's stages by their module names.
+  EXPECT_NE(r.out.find("\nstandard = conv 3x3x3 16→32, batch_norm, relu\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nbottleneck = reduce: conv 1x1x1 16→16, batch_norm, relu; spatial: conv 3x3x3 16→16"),
+            std::string::npos)
+      << r.out;
   // --wide shows every column that applies, --columns exactly the ones named.
   const auto wide = run_cli("report " + source_path("tests/data/results/measured.json") + " --wide");
   EXPECT_NE(wide.out.find("TFLOP/s"), std::string::npos) << wide.out;
@@ -52,7 +63,7 @@ TEST(Tables, TheDefaultAnalysisTableOfTheSeedFitsOneHundredColumns) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = table_lines(r.out);
   ASSERT_GE(lines.size(), 5u) << r.out;
-  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
+  for (const std::string& line : lines) EXPECT_LE(terminal_columns(line), 100u) << line;
   // The wide analysis table is the one that may be wider; the compact one keeps the ratios.
   EXPECT_NE(lines[1].find("peak x"), std::string::npos) << lines[1];
 }
@@ -84,8 +95,9 @@ TEST(Sweeps, OneTablePerBlockWithTheSweptFieldAsAColumn) {
   const auto r = run_cli("analyze " + source_path("tests/data/results/readme-spec.yaml") + " --sweep batch=1,2,4");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = table_lines(r.out);
-  // One title, one header, one rule, 3 variants x 3 points.
-  ASSERT_EQ(lines.size(), 2u + 1 + 9 + 1) << r.out;
+  // One title, one header, one rule, 3 variants x 3 points, what each variant builds (5 lines:
+  // bottleneck and separable wrap at 100 columns), a blank line.
+  ASSERT_EQ(lines.size(), 2u + 1 + 9 + 5 + 1) << r.out;
   EXPECT_EQ(lines[0], "vnet-block: input {1,2,4}x16x16x16x16, sweeping batch, float32, channels_first, train");
   EXPECT_EQ(lines[1].rfind("variant          batch  params", 0), 0u) << lines[1];
   EXPECT_EQ(lines[9].rfind("standard (base)      4", 0), 0u) << lines[9];
@@ -115,8 +127,8 @@ TEST(Sweeps, ASweptTableOfTheSeedFitsOneHundredColumnsTitleIncluded) {
                          " --device cpu --memory-only -q --sweep batch=2,16");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = table_lines(r.out);
-  ASSERT_EQ(lines.size(), 2u + 1 + 6 + 1) << r.out;
-  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
+  ASSERT_EQ(lines.size(), 2u + 1 + 6 + 5 + 1) << r.out;  // and what each variant builds
+  for (const std::string& line : lines) EXPECT_LE(terminal_columns(line), 100u) << line;
   EXPECT_EQ(lines[0],
             "vnet-block: input {2,16}x16x32x32x32, sweeping batch, float32, channels_first, train, device cpu");
 }

@@ -60,7 +60,12 @@ TEST(Trust, CpuPressureGradesNoisyThenDisturbed) {
   const TrustAssessment t = assess_trust(r);
   EXPECT_EQ(t.level, Trust::disturbed);
   ASSERT_EQ(t.evidence.size(), 1u);
-  EXPECT_EQ(t.evidence[0], "a runnable task waited for a CPU 43% of the time");
+  EXPECT_EQ(t.evidence[0],
+            "a runnable task waited for a CPU 43% of the time (this run computed on all 2 CPUs: if nothing else was "
+            "running, try --threads 1)");
+  // With a CPU left over, the waiting was someone else's: no flag to suggest.
+  r.activity->cpus = 4;
+  EXPECT_EQ(assess_trust(r).evidence.at(0), "a runnable task waited for a CPU 43% of the time");
 }
 
 TEST(Trust, OversubscribedThreadsAreNamed) {

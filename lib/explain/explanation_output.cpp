@@ -249,7 +249,8 @@ std::string explanation_markdown(const Explanation& e) { return render(e, Style:
 
 std::string explanation_html(const Explanation& e) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>convbench explain</title>\n"
-         "<style>body{font-family:sans-serif;max-width:70em;margin:1em auto}table{border-collapse:collapse}"
+         "<style>body{font-family:sans-serif;max-width:70em;margin:1em auto}"
+         "table{border-collapse:collapse;display:block;overflow-x:auto;max-width:100%}"
          "td,th{padding:2px 8px;border-bottom:1px solid #ddd}td{text-align:right}td:first-child{text-align:left}"
          "</style></head><body>\n<h1>Why: what each variant's time and memory are made of</h1>\n" +
          render(e, Style::html) + "</body></html>\n";

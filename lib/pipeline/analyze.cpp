@@ -5,6 +5,7 @@
 
 #include "backends/backend_registry.hpp"
 #include "graph/checked_math.hpp"
+#include "graph/graph_outline.hpp"
 #include "measure/provenance.hpp"
 #include "pipeline/fold_facts.hpp"
 #include "variants/graph_hash.hpp"
@@ -50,6 +51,7 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
   r.output_shape = graph.desc(graph.output).shape;
   r.kernel = block.kernel;
   r.graph_hash = graph_hash(graph, block.mode == RunMode::train);
+  if (!block.network) r.structure = graph_outline(graph);
   r.memory_policy = std::string(to_string(graph.memory_policy));
   if (graph.memory_policy != MemoryPolicy::none)
     r.plain_graph_hash = graph_hash(build_plain_variant_graph(block, variant), block.mode == RunMode::train);

@@ -16,13 +16,13 @@ namespace {
 const char* kStyle =
     R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
 h1{font-size:1.6em}h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #ccc}h3{font-size:1.1em}
-table{border-collapse:collapse;margin:0.8em 0;font-size:0.9em}
+table{border-collapse:collapse;margin:0.8em 0;font-size:0.9em;display:block;overflow-x:auto;max-width:100%}
 th,td{border-bottom:1px solid #ddd;padding:0.25em 0.6em;text-align:left;white-space:nowrap}
 th{background:#f4f4f4}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 td.better{color:#0a7a2f;font-weight:600}td.worse{color:#b00020;font-weight:600}
-table.meta td:first-child{color:#555}
+table.meta td:first-child{color:#555}table.meta td{white-space:normal;overflow-wrap:anywhere}
 figure{margin:1em 0}figcaption{font-size:0.9em;color:#444;max-width:680px}
-svg.plot{border:1px solid #ddd;background:#fff;font-size:12px}
+svg.plot{border:1px solid #ddd;background:#fff;font-size:12px;max-width:100%;height:auto}
 p.no-plot{border:1px dashed #bbb;padding:1em;color:#555;max-width:640px}
 p.mismatch{color:#b00020;font-weight:700}p.agree{color:#0a7a2f}
 .notes{font-size:0.9em;color:#444})";
@@ -63,6 +63,11 @@ std::string format_html(const ResultSet& results, const PeerComparison* against)
   for (size_t i = 0; i < groups.size(); ++i) {
     out += "<section class=\"block\" id=\"block-" + std::to_string(i) + "\">\n<h2>" + html_escape(tables[i].title) +
            "</h2>\n" + tables[i].table.render_html();
+    if (!tables[i].structure.empty()) {
+      out += "<ul class=\"structure\">\n";
+      for (const std::string& line : tables[i].structure) out += "<li>" + html_escape(line) + "</li>\n";
+      out += "</ul>\n";
+    }
     for (const BlockPlot& plot : point_plots(results, groups[i], i)) out += figure_html(plot);
     out += "</section>\n";
   }
@@ -77,7 +82,8 @@ std::string format_html(const ResultSet& results, const PeerComparison* against)
     out += "</section>\n";
   }
   if (against) out += peer_comparison_html(*against);
-  return out + "<footer class=\"notes\">\n<p>" + html_escape_lines(tables_footnote(results)) +
+  return out + "<footer class=\"notes\">\n<p>" +
+         html_escape_lines(tables_footnote(results, block_tables_columns(results))) +
          "</p>\n</footer>\n</body>\n</html>\n";
 }
 

@@ -1,24 +1,36 @@
 #include "report/latex_table.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <functional>
-#include <stdexcept>
+#include <sstream>
 
 #include "report/markup_escape.hpp"
+#include "report/result_columns.hpp"
 #include "report/run_warnings.hpp"
 #include "report/text_table.hpp"
 
 namespace convbench {
 namespace {
 
-// The header says ($\times$), so the cells carry the bare ratio.
-std::string ratio_cell(double value, double base) { return base > 0 ? format_fixed(value / base, 2) : "--"; }
-
 // A label that LaTeX accepts: letters, digits and a few separators.
 std::string label_of(const ResultRow& r) {
   std::string raw = "tab:convbench:" + r.block + (r.point_label.empty() ? "" : ":" + r.point_label), out;
   for (char c : raw) out += (std::isalnum(static_cast<unsigned char>(c)) || c == ':' || c == '-' || c == '.') ? c : '-';
   return out;
+}
+
+// A paragraph as LaTeX comment lines of at most about 100 columns.
+std::string comment_lines(const std::string& text) {
+  std::string out, line;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!line.empty() && line.size() + 1 + word.size() > 98) {
+      out += "% " + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return line.empty() ? out : out + "% " + line + "\n";
 }
 
 std::string caption_of(const ResultRow& r, bool measured) {
@@ -34,118 +46,38 @@ std::string caption_of(const ResultRow& r, bool measured) {
   return c + ". Ratios ($\\times$) are against the baseline, " + latex_escape(r.variant) + ".";
 }
 
-// One column of the LaTeX table. Columns of the same group sit under one \multicolumn header
-// with a \cmidrule; `unit` is the second header line.
-struct LatexColumn {
-  const char* name;   // for --latex-columns
-  const char* group;  // "" for none; "time" is filled in as Step / Forward
-  const char* unit;
-  bool measured_only, train_only, graph_only;
-  std::function<std::string(const ResultRow& r, const ResultRow& base)> cell;
-};
-
-int64_t shown_peak(const ResultRow& r) {
-  return has_measured_peak(r) ? r.measured->peak_bytes : r.predicted.peak_bytes;
-}
-
-// Three significant digits: what a table in a paper can defend from a benchmark's noise.
-std::string sig(double x) { return format_significant(x, 3); }
-
-std::string median_cell(const ResultRow& r, const std::optional<TimeStats>& t) {
-  return ran(r) && t ? sig(t->median) : "--";
-}
-
-const std::vector<LatexColumn>& latex_columns() {
-  static const std::vector<LatexColumn> all = {
-      {"params", "Params", "", false, false, false,
-       [](const ResultRow& r, const ResultRow&) { return format_count(r.params); }},
-      {"gflop", "Cost", "(GFLOP)", false, false, false,
-       [](const ResultRow& r, const ResultRow&) { return sig(static_cast<double>(headline_flops(r)) * 1e-9); }},
-      {"gmac", "Cost", "(GMAC)", false, false, false,
-       [](const ResultRow& r, const ResultRow&) {
-         const int64_t macs = is_training(r) ? r.macs.forward + r.macs.backward() : r.macs.forward;
-         return sig(static_cast<double>(macs) * 1e-9);
-       }},
-      {"flop_x", "Cost", "FLOP ($\\times$)", false, false, false,
-       [](const ResultRow& r, const ResultRow& b) {
-         return ratio_cell(static_cast<double>(headline_flops(r)), static_cast<double>(headline_flops(b)));
-       }},
-      {"params_x", "Cost", "Params ($\\times$)", false, false, false,
-       [](const ResultRow& r, const ResultRow& b) {
-         return ratio_cell(static_cast<double>(r.params), static_cast<double>(b.params));
-       }},
-      {"fwd", "Forward", "(ms)", true, true, false,
-       [](const ResultRow& r, const ResultRow&) { return median_cell(r, r.forward); }},
-      {"bwd", "Backward", "(ms)", true, true, false,
-       [](const ResultRow& r, const ResultRow&) { return median_cell(r, r.backward); }},
-      {"time", "time", "(ms)", true, false, false,
-       [](const ResultRow& r, const ResultRow&) { return median_cell(r, headline_time(r)); }},
-      {"noise", "time", "$\\pm$ (\\%)", true, false, false,
-       [](const ResultRow& r, const ResultRow&) {
-         const auto& t = headline_time(r);
-         return ran(r) && t ? format_fixed(t->noise * 100.0, 1) : std::string("--");
-       }},
-      {"time_x", "time", "($\\times$)", true, false, false,
-       [](const ResultRow& r, const ResultRow& b) {
-         const auto& t = headline_time(r);
-         const auto& bt = headline_time(b);
-         return ran(r) && ran(b) && t && bt ? ratio_cell(t->median, bt->median) : std::string("--");
-       }},
-      {"graph", "Graph", "(ms)", true, false, true,
-       [](const ResultRow& r, const ResultRow&) { return median_cell(r, r.graph); }},
-      {"samples_per_s", "Throughput", "(samples/s)", true, false, false,
-       [](const ResultRow& r, const ResultRow&) {
-         const std::optional<double> v = samples_per_second(r);
-         return ran(r) && v ? sig(*v) : std::string("--");
-       }},
-      {"tflops", "Achieved", "(TFLOP/s)", true, false, false,
-       [](const ResultRow& r, const ResultRow&) {
-         const auto& t = headline_time(r);
-         return ran(r) && t && t->median > 0 ? sig(static_cast<double>(headline_flops(r)) / (t->median * 1e-3) / 1e12)
-                                             : std::string("--");
-       }},
-      {"peak", "Peak memory", "(MiB)", false, false, false,
-       [](const ResultRow& r, const ResultRow&) { return sig(static_cast<double>(shown_peak(r)) / 1048576.0); }},
-      {"peak_x", "Peak memory", "($\\times$)", false, false, false,
-       [](const ResultRow& r, const ResultRow& b) {
-         return ratio_cell(static_cast<double>(shown_peak(r)), static_cast<double>(shown_peak(b)));
-       }},
-      {"saved", "Saved", "(MiB)", false, false, false,
-       [](const ResultRow& r, const ResultRow&) {
-         return sig(static_cast<double>(r.predicted.saved_bytes) / 1048576.0);
-       }},
-  };
-  return all;
-}
-
-const LatexColumn& latex_column_named(const std::string& name) {
-  for (const LatexColumn& c : latex_columns())
-    if (name == c.name) return c;
-  throw std::invalid_argument("unknown LaTeX column \"" + name + "\"");
-}
-
 // The default fits one column of a one-column article (345 pt) in \footnotesize.
-const std::vector<std::string> kMeasuredDefault = {"time", "time_x", "graph", "peak", "peak_x", "flop_x", "params_x"};
-// GMAC next to GFLOP (papers often quote MACs as FLOPs); params x gives way to it to fit the column.
-const std::vector<std::string> kAnalysisDefault = {"params", "gflop", "gmac", "peak", "peak_x", "flop_x"};
+const std::vector<std::string> kMeasuredDefault = {"time_ms", "time_x", "graph_ms", "peak",
+                                                   "peak_x",  "flop_x", "params_x"};
+// The forward pass's GFLOP and GMAC (what papers compare blocks by); params x gives way to them
+// to fit the column.
+const std::vector<std::string> kAnalysisDefault = {"params", "gflop_fwd", "gmac_fwd", "peak", "peak_x", "flop_x"};
 
-std::string table_of(const std::vector<const ResultRow*>& group, const std::vector<std::string>& chosen) {
-  const ResultRow& base = baseline_of(group);
-  const bool train = is_training(base);
+// The default columns of a table of these rows, or the chosen ones, that apply to it.
+std::vector<const ResultColumn*> latex_columns_of(const std::vector<const ResultRow*>& group,
+                                                  const std::vector<std::string>& chosen) {
   bool measured = false, graph = false;
   for (const ResultRow* r : group) {
     measured = measured || !r->device.empty();
     graph = graph || ran_with_graph(*r);
   }
   const std::vector<std::string>& names = !chosen.empty() ? chosen : measured ? kMeasuredDefault : kAnalysisDefault;
-  std::vector<const LatexColumn*> cols;
+  std::vector<const ResultColumn*> cols;
   for (const std::string& n : names) {
-    const LatexColumn& c = latex_column_named(n);
-    if ((c.measured_only && !measured) || (c.train_only && !train) || (c.graph_only && !graph)) continue;
-    cols.push_back(&c);
+    const ResultColumn& c = result_column(n);
+    if (column_applies(c, measured, is_training(baseline_of(group)), graph)) cols.push_back(&c);
   }
-  const auto group_name = [&](const LatexColumn& c) {
-    return std::string(c.group) == "time" ? std::string(train ? "Step" : "Forward") : std::string(c.group);
+  return cols;
+}
+
+std::string table_of(const std::vector<const ResultRow*>& group, const std::vector<std::string>& chosen) {
+  const ResultRow& base = baseline_of(group);
+  const bool train = is_training(base);
+  bool measured = false;
+  for (const ResultRow* r : group) measured = measured || !r->device.empty();
+  const std::vector<const ResultColumn*> cols = latex_columns_of(group, chosen);
+  const auto group_name = [&](const ResultColumn& c) {
+    return std::string(c.latex_group) == "time" ? std::string(train ? "Step" : "Forward") : std::string(c.latex_group);
   };
 
   std::string out = "\\begin{table}[htbp]\n\\centering\n\\footnotesize\n\\setlength{\\tabcolsep}{4pt}\n\\caption{" +
@@ -164,14 +96,14 @@ std::string table_of(const std::vector<const ResultRow*>& group, const std::vect
   }
   out += groups + " \\\\\n" + (rules.empty() ? "" : rules + "\n");
   std::string units;
-  for (const LatexColumn* c : cols) units += std::string(" & ") + c->unit;
+  for (const ResultColumn* c : cols) units += std::string(" & ") + c->latex_unit;
   out += units + " \\\\\n\\midrule\n";
   for (const ResultRow* r : group) {
     std::string name = latex_escape(r->variant);
     if (r->is_baseline) name += " (base)";
     if (measured && !ran(*r)) name += " (" + latex_escape(to_string(r->status)) + ")";
     std::string line = name;
-    for (const LatexColumn* c : cols) line += " & " + c->cell(*r, base);
+    for (const ResultColumn* c : cols) line += " & " + c->latex(ColumnContext{*r, base, train});
     out += line + " \\\\\n";
   }
   return out + "\\bottomrule\n\\end{tabular}\n\\end{table}\n";
@@ -179,33 +111,21 @@ std::string table_of(const std::vector<const ResultRow*>& group, const std::vect
 
 }  // namespace
 
-const std::vector<std::string>& latex_column_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const LatexColumn& c : latex_columns()) n.emplace_back(c.name);
-    return n;
-  }();
-  return names;
-}
-
-void check_latex_columns(const std::vector<std::string>& names) {
-  for (const std::string& n : names) latex_column_named(n);
-}
-
 std::string format_latex(const ResultSet& results) { return format_latex(results, {}); }
 
 std::string format_latex(const ResultSet& results, const std::vector<std::string>& columns) {
-  std::string out =
-      "% convbench results as LaTeX tables; needs \\usepackage{booktabs}.\n% Generated by " +
-      latex_escape(results.engine) + " from " + std::to_string(results.rows.size()) + " result rows.\n" +
-      "% GFLOP: 2 x MACs plus elementwise work; GMAC: the multiply-accumulates alone (what many papers\n" +
-      "% call FLOPs; 1 MAC = 2 FLOP). Peak: peak bytes of one training step or inference\n" +
-      "% pass (pred.: convbench's memory model; meas.: the runtime's allocator). Saved: activations\n" +
-      "% kept for backward. TFLOP/s: the step's (or forward's) FLOPs over its median time. Times\n" +
-      "% are medians; \\pm: stdev / mean of the samples. Numbers keep 3 significant digits.\n";
-  bool graph = false;
-  for (const ResultRow& r : results.rows) graph = graph || ran_with_graph(r);
-  if (graph) out += "% Graph: the step (or forward) recorded once as a CUDA graph and replayed.\n";
+  // What the shown columns mean, as comments: the notes every format shares.
+  std::vector<std::string> shown;
+  NoteContext context;
+  for (const auto& group : group_by_block(results)) {
+    for (const ResultColumn* c : latex_columns_of(group, columns))
+      if (std::find(shown.begin(), shown.end(), c->key) == shown.end()) shown.emplace_back(c->key);
+    (is_training(baseline_of(group)) ? context.train : context.infer) = true;
+  }
+  std::string out = "% convbench results as LaTeX tables; needs \\usepackage{booktabs}.\n% Generated by " +
+                    latex_escape(results.engine) + " from " + std::to_string(results.rows.size()) +
+                    " result rows. Numbers keep 3 significant digits.\n";
+  if (const std::string notes = column_notes(shown, context); !notes.empty()) out += comment_lines(notes);
   // What the reader must know before trusting the times stays with the table, as comments.
   for (const std::string& w : run_warnings(results)) out += "% warning: " + printable(w) + "\n";
   for (const auto& group : group_by_block(results)) out += "\n" + table_of(group, columns);

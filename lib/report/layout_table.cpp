@@ -135,7 +135,7 @@ std::optional<BlockTable> layouts_table(const std::vector<const ResultRow*>& blo
   }
   std::string title = front.block + ": layouts, channels_last / channels_first, " + front.mode;
   if (!front.device.empty()) title += ", device " + front.device;
-  return BlockTable{std::move(title), std::move(t)};
+  return BlockTable{std::move(title), std::move(t), {}};
 }
 
 std::string layouts_note(const std::vector<const ResultRow*>& block_rows) {

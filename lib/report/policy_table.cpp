@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "report/result_columns.hpp"
 #include "report/text_table.hpp"
 #include "results/trust.hpp"
 
@@ -24,10 +25,6 @@ std::vector<PolicyPair> pairs_of(const std::vector<const ResultRow*>& rows) {
       }
   }
   return pairs;
-}
-
-int64_t shown_peak(const ResultRow& r) {
-  return has_measured_peak(r) ? r.measured->peak_bytes : r.predicted.peak_bytes;
 }
 
 std::string label(const ResultRow& r) { return r.variant + (r.point_label.empty() ? "" : " [" + r.point_label + "]"); }
@@ -75,7 +72,8 @@ std::optional<BlockTable> policies_table(const std::vector<const ResultRow*>& bl
     t.tones.push_back(std::move(tones));
   }
   const ResultRow& first = *block_rows.front();
-  return BlockTable{first.block + ": what each memory policy buys, against the same variant without it", std::move(t)};
+  return BlockTable{
+      first.block + ": what each memory policy buys, against the same variant without it", std::move(t), {}};
 }
 
 std::string policies_note(const std::vector<const ResultRow*>& block_rows) {

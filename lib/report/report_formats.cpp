@@ -5,6 +5,7 @@
 #include "report/gbench_json.hpp"
 #include "report/html_report.hpp"
 #include "report/latex_table.hpp"
+#include "report/results_csv.hpp"
 #include "report/summary_tables.hpp"
 #include "results/json_results.hpp"
 #include "spec/json_text.hpp"

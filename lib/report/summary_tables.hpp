@@ -1,5 +1,5 @@
 // The per-block tables of `analyze` and `compare` (terminal, Markdown, and the HTML report's
-// tables) and the tidy CSV.
+// tables).
 #pragma once
 
 #include <string>
@@ -16,6 +16,9 @@ enum class TableStyle { terminal, markdown };
 struct BlockTable {
   std::string title;  // "vnet-block: input 6x16x32x32x32, float32, channels_first, train"
   TextTable table;
+  // What each variant builds, one line each ("standard = conv 3x3 16→32, batch_norm, relu"), from
+  // the rows' structure (empty for networks and older files).
+  std::vector<std::string> structure;
 };
 
 // One wide table per block and sweep point (the HTML report's, next to its plots); variants as
@@ -23,24 +26,20 @@ struct BlockTable {
 // TFLOP/s and GB/s, measured peak, status) appear when the rows were measured; the time-ratio
 // cells carry a tone (faster / slower than the baseline).
 std::vector<BlockTable> block_tables(const ResultSet& results);
-// The note under the tables that says what the columns mean (empty when there are no rows).
-std::string tables_footnote(const ResultSet& results);
+// The columns (keys) some table of block_tables shows.
+std::vector<std::string> block_tables_columns(const ResultSet& results);
+// The note under the tables: what the shown columns (keys) mean, then the run's warnings (empty
+// when there are no rows).
+std::string tables_footnote(const ResultSet& results, const std::vector<std::string>& shown);
 
-// Which columns the terminal and Markdown tables show (the names of table_column_names()). The
-// variant and any swept fields always come first.
+// Which columns the tables show (keys of result_columns.hpp, the same for every format). The
+// variant and any swept fields always come first; columns that do not apply to a table (times of
+// an analysis, backward of an inference block, graph without --graph) are left out of it.
 struct TableOptions {
   std::vector<std::string> columns;        // chosen columns, in order; empty: the default
   bool wide = false;                       // every column that applies (the default of Markdown)
-  std::vector<std::string> latex_columns;  // the LaTeX tables' columns (latex_table.hpp); empty: default
+  std::vector<std::string> latex_columns;  // the LaTeX tables' columns; empty: its default
 };
-// Every column name, for --columns: params, gflop_fwd, gflop_bwd, fwd_ms, bwd_ms, step_ms,
-// time_ms (step in train, forward in infer), graph_ms, samples_per_s, tflops, gbs,
-// peak_measured, peak_predicted, peak (measured, else predicted), saved, params_x, flop_x,
-// time_x, peak_x, status. Columns that do not apply to a table (times of an analysis, backward
-// of an inference block, graph without --graph) are left out of it.
-const std::vector<std::string>& table_column_names();
-// Throws std::invalid_argument naming the first unknown column.
-void check_table_columns(const std::vector<std::string>& names);
 
 // One table per block (every sweep point of it, the swept fields as columns, ratios against the
 // baseline at the same point). Terminal default: compact (the headline time and its ratio,
@@ -50,8 +49,5 @@ std::string format_tables(const ResultSet& results, TableStyle style);
 // `colour`: green/red time ratios on a terminal (callers pass isatty(stdout)); never in files.
 std::string format_tables(const ResultSet& results, TableStyle style, bool colour);
 std::string format_tables(const ResultSet& results, TableStyle style, bool colour, const TableOptions& options);
-
-// One row per block x variant x point, stable column names with units.
-std::string format_csv(const ResultSet& results);
 
 }  // namespace convbench

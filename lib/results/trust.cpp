@@ -64,17 +64,24 @@ TrustAssessment assess_trust(const ResultRow& r) {
   bool busy = false;  // CPU pressure or steal of kNoisyShare or more
   if (r.activity) {
     const HostActivity& a = *r.activity;
-    const auto share = [&](const std::optional<double>& s, const std::string& what) {
+    const auto share = [&](const std::optional<double>& s, const std::string& what, const std::string& hint = "") {
       if (!s || *s < kNoisyShare) return;
       busy = true;
-      judge.add(*s >= kDisturbedShare ? Trust::disturbed : Trust::noisy, what + " " + percent(*s) + " of the time");
+      judge.add(*s >= kDisturbedShare ? Trust::disturbed : Trust::noisy,
+                what + " " + percent(*s) + " of the time" + hint);
     };
     // More threads than CPUs make the run wait on itself: say so, it is the user's to fix.
-    std::string waited = "a runnable task waited for a CPU";
+    std::string waited = "a runnable task waited for a CPU", hint;
     if (a.threads > a.cpus && a.cpus > 0)
       waited = "this run's " + std::to_string(a.threads) + " threads on " + std::to_string(a.cpus) +
                " CPUs (try --threads " + std::to_string(a.cpus) + ") or another task waited for a CPU";
-    share(a.cpu_pressure_share, waited);
+    // Threads on every CPU leave none for anything else (the kernel's own work, a shell, the
+    // run's timer): on a small machine that alone can disturb the run, and one thread fewer is
+    // often quiet (on a 2-vCPU VM, --threads 1 turned every disturbed row of a 3-D block ok).
+    else if (a.threads == a.cpus && a.cpus >= 2)
+      hint = " (this run computed on all " + std::to_string(a.cpus) +
+             " CPUs: if nothing else was running, try --threads " + std::to_string(a.cpus - 1) + ")";
+    share(a.cpu_pressure_share, waited, hint);
     share(a.steal_share, "the hypervisor gave the CPUs to other guests");
     if (a.gpu_other_processes && *a.gpu_other_processes > 0)
       judge.add(Trust::disturbed,

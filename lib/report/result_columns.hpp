@@ -1,0 +1,68 @@
+// The columns of the per-block result tables, once for every tabular format: the terminal and
+// Markdown tables, the HTML report's tables and the LaTeX tables all show the same columns under
+// the same names (--columns and --latex-columns take the same keys). Each column has its key, its
+// headers (terminal words; LaTeX's grouped header and unit line), when it applies, what it means
+// (the footnote says only what the shown columns mean) and how a cell is written in each style.
+// Adding a column is one entry in result_columns.cpp.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "report/text_table.hpp"
+#include "results/results.hpp"
+
+namespace convbench {
+
+// What a cell sees: its row, the baseline at the row's sweep point, and the table's mode.
+struct ColumnContext {
+  const ResultRow& row;
+  const ResultRow& base;
+  bool train;
+};
+
+struct ColumnCell {
+  std::string text;
+  Tone tone = Tone::plain;
+};
+
+struct ResultColumn {
+  const char* key;
+  const char* header_train;  // terminal, Markdown and HTML header in a training table
+  const char* header_infer;  // ... in an inference table
+  // LaTeX: adjacent columns of one group share a \multicolumn header ("time" reads Step or
+  // Forward); the unit is the second header line.
+  const char* latex_group;
+  const char* latex_unit;
+  bool measured_only, train_only, graph_only;
+  // What the column means, for the note under the tables; "{pass}" and "{phase}" are filled in
+  // (a training step / the step (forward + backward); an inference pass / the forward pass).
+  // Columns that mean the same thing share a note word for word: it is said once.
+  const char* note;
+  std::function<ColumnCell(const ColumnContext&)> text;  // terminal, Markdown, HTML
+  std::function<std::string(const ColumnContext&)> latex;
+};
+
+// Every column, in the order `--wide` shows them.
+const std::vector<ResultColumn>& result_columns();
+// The keys, in that order (for --columns, --latex-columns and their help).
+const std::vector<std::string>& result_column_keys();
+// Throws std::invalid_argument naming the unknown key.
+const ResultColumn& result_column(const std::string& key);
+// Throws std::invalid_argument naming the first unknown key.
+void check_result_columns(const std::vector<std::string>& keys);
+// Whether the column has anything to show in a table of these rows.
+bool column_applies(const ResultColumn& c, bool measured, bool train, bool graph);
+
+// What the rows of a footnote are like: which pass and phase its notes speak of.
+struct NoteContext {
+  bool train = false, infer = false;
+};
+// The notes of these columns (keys), each said once, in catalogue order, as sentences.
+std::string column_notes(const std::vector<std::string>& keys, const NoteContext& context);
+
+// The peak a table shows: measured when the row has it, else predicted.
+int64_t shown_peak(const ResultRow& r);
+
+}  // namespace convbench
