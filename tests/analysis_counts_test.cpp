@@ -33,6 +33,10 @@ TEST(AnalysisCounts, SeedBlockMatchesPyTorch) {
   EXPECT_EQ(standard.buffers, 64);
   EXPECT_EQ(bottleneck.buffers, 2 * (16 + 16 + 32));
   EXPECT_EQ(separable.buffers, 2 * (16 + 32));
+  // PyTorch's BatchNorm also keeps num_batches_tracked: one element per batch norm, counted apart.
+  EXPECT_EQ(standard.buffer_counters, 1);
+  EXPECT_EQ(bottleneck.buffer_counters, 3);
+  EXPECT_EQ(separable.buffer_counters, 2);
 }
 
 TEST(AnalysisCounts, BackwardSkipsGradInputOfTheFirstConvOnly) {

@@ -109,7 +109,8 @@ def main():
     spec = os.path.join(source, "tests/data/results/readme-spec.yaml")
     df = csv_of([binary, "analyze", spec, "--sweep", "batch=1,2,4", "--format", "csv"])
     for column in ("batch", "in_channels", "out_channels", "in_depth", "in_height", "in_width", "kernel_depth",
-                   "kernel_height", "kernel_width", "sweep_batch", "params", "flops_forward", "predicted_peak_bytes"):
+                   "kernel_height", "kernel_width", "sweep_batch", "params", "flops_forward", "predicted_peak_bytes",
+                   "buffers", "buffer_counters"):
         if column not in df.columns:
             failures.append(f"no column {column}")
         elif not pd.api.types.is_integer_dtype(df[column]):
@@ -122,6 +123,11 @@ def main():
         print(per_sample)
         if (per_sample["max"] / per_sample["min"] > 2.0).any():
             failures.append("peak bytes per sample should not vary wildly across the batch sweep")
+        # PyTorch's count of the module's buffers: running statistics (2 per channel of each batch
+        # norm) plus one num_batches_tracked per batch norm.
+        torch_buffers = (df["buffers"] + df["buffer_counters"]).groupby(df["variant"]).first().to_dict()
+        if torch_buffers != {"standard": 65, "bottleneck": 131, "separable": 98}:
+            failures.append(f"buffers + buffer_counters per variant: {torch_buffers}")
 
     # Text fields stay text: dtype, layout, mode, and a swept dtype's column.
     text = csv_of([binary, "analyze", spec, "--sweep", "dtype=float32,float16", "--format", "csv"])

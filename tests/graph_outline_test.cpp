@@ -30,5 +30,27 @@ TEST(GraphOutline, SaysEveryOpOfTheMainPathAndTheShortcut) {
             "expand: conv 1x1x1 16→32, batch_norm, relu");
 }
 
+TEST(GraphOutline, SaysARepeatedRunOnceWithItsCount) {
+  // Seed 003's loop of convs: four slices, four convs, a concat; the concat names its first and
+  // last inputs rather than all of them.
+  const BlockSpec b = testing::small_block(2, 48, 48, 8);
+  VariantSpec branches = variant("branches");
+  branches.count = 4;
+  branches.branch_out_channels = 12;
+  EXPECT_EQ(graph_outline(build_variant_graph(b, branches)),
+            "4 × [split: slice; branches: conv 3x3 12→12]; concat(branches.0 … branches.3), batch_norm, relu");
+  // Without the split, the four convs read the whole input: one group, its run counted.
+  branches.split_channels = false;
+  EXPECT_EQ(graph_outline(build_variant_graph(b, branches)),
+            "branches: 4 × conv 3x3 48→12; concat(branches.0 … branches.3), batch_norm, relu");
+  branches.split_channels = true;
+  // Two branches are said as they are.
+  branches.count = 2;
+  branches.branch_out_channels = 24;
+  EXPECT_EQ(graph_outline(build_variant_graph(b, branches)),
+            "split: slice; branches: conv 3x3 24→24; split: slice; branches: conv 3x3 24→24; "
+            "concat(branches.0 + branches.1), batch_norm, relu");
+}
+
 }  // namespace
 }  // namespace convbench

@@ -114,11 +114,13 @@ TEST(Sweeps, OneTablePerBlockWithTheSweptFieldAsAColumn) {
   std::string header, first;
   std::getline(rows, header);
   std::getline(rows, first);
-  EXPECT_NE(header.find(",batch,in_channels,out_channels,in_depth,in_height,in_width,kernel_depth,kernel_height,"
-                        "kernel_width,samples_per_s,layout_conversion,memory_policy,flops_recompute,sweep_batch"),
-            std::string::npos)
+  EXPECT_NE(
+      header.find(
+          ",batch,in_channels,out_channels,in_depth,in_height,in_width,kernel_depth,kernel_height,"
+          "kernel_width,samples_per_s,layout_conversion,memory_policy,flops_recompute,buffer_counters,sweep_batch"),
+      std::string::npos)
       << header;
-  EXPECT_NE(first.find(",1,16,32,16,16,16,3,3,3,,none,none,0,1"), std::string::npos) << first;
+  EXPECT_NE(first.find(",1,16,32,16,16,16,3,3,3,,none,none,0,1,1"), std::string::npos) << first;
 }
 
 TEST(Sweeps, ASweptTableOfTheSeedFitsOneHundredColumnsTitleIncluded) {

@@ -554,6 +554,9 @@ class AnalyzeAgreementTest(unittest.TestCase):
             self.assertEqual(peer["status"], "ok", (key, peer["message"]))
             for field in ("kind", "params", "buffers", "output_shape"):
                 self.assertEqual(row[field], peer[field], (key, field))
+            # PyTorch's own count of the module's buffers: the running statistics plus one
+            # num_batches_tracked per batch norm, which convbench counts apart (buffer_counters).
+            self.assertEqual(row.get("buffer_counters", 0), peer["buffer_counters"], (key, "buffer_counters"))
             for direction in ("forward", "backward_data", "backward_weight"):
                 self.assertEqual(row["macs"][direction], peer["macs"][direction], (key, direction))
             # Memory policy recompute: the convs run again in backward, which the peer counts with

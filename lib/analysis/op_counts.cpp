@@ -30,6 +30,8 @@ OpCounts count_op(const Graph& graph, const Op& op, const std::vector<bool>& inp
   for (int b : op.buffers)
     c.buffers = checked_add(c.buffers, count_elements(graph.buffers[static_cast<size_t>(b)].desc));
 
+  c.buffer_counters = op_definition(op.kind).pytorch_counter_elements;
+
   // The op's own work, from its definition (lib/ops/<op>.cpp).
   const OpWork work = op_definition(op.kind).work(query);
   c.macs = {work.macs.forward, work.macs.backward_data, work.macs.backward_weight};

@@ -42,6 +42,7 @@ struct DirectionCounts {
 struct OpCounts {
   int64_t params = 0;
   int64_t buffers = 0;
+  int64_t buffer_counters = 0;  // OpDefinition::pytorch_counter_elements
   DirectionCounts macs;
   DirectionCounts flops;
   int64_t bytes_forward = 0;

@@ -24,6 +24,7 @@ VariantAnalysis analyze_variant(const Graph& graph, bool training, const Workspa
     }
     a.params = checked_add(a.params, c.params);
     a.buffers = checked_add(a.buffers, c.buffers);
+    a.buffer_counters = checked_add(a.buffer_counters, c.buffer_counters);
     a.macs += c.macs;
     a.flops += c.flops;
     a.bytes_forward = checked_add(a.bytes_forward, c.bytes_forward);

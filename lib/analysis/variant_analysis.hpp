@@ -13,6 +13,7 @@ namespace convbench {
 struct VariantAnalysis {
   int64_t params = 0;
   int64_t buffers = 0;
+  int64_t buffer_counters = 0;  // PyTorch's num_batches_tracked elements (op_definition.hpp)
   DirectionCounts macs;
   DirectionCounts flops;
   int64_t bytes_forward = 0;

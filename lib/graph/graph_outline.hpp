@@ -6,7 +6,8 @@
 //
 // Ops in execution order, grouped by the prefix of their names (`shortcut.conv` is in the group
 // `shortcut`); convolutions with kernel, channels, stride (/2) and groups (g4); an op with several
-// inputs names what it reads.
+// inputs names what it reads (the first and last of more than three); a run of segments repeated
+// three times or more is said once with its count ("12 × [split: slice; branches: conv ...]").
 #pragma once
 
 #include <string>

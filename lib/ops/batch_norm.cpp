@@ -16,6 +16,7 @@ OpDefinition define_batch_norm() {
   };
   d.aux_names = {"mean", "inverse std"};
   d.work = normalization_work;
+  d.pytorch_counter_elements = 1;  // BatchNorm's num_batches_tracked
   d.infer = [](const Graph& graph, Op& op) {
     const int64_t c = graph.desc(op.inputs.at(0)).channels();
     OpShape s{graph.desc(op.inputs.at(0)), {}, {}};

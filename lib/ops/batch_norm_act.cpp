@@ -30,6 +30,7 @@ OpDefinition define_batch_norm_act() {
     return std::vector<TensorDesc>{stats, stats};
   };
   d.aux_names = {"mean", "inverse std"};
+  d.pytorch_counter_elements = 1;  // InPlaceABN's num_batches_tracked, as BatchNorm's
   d.work = [](const WorkQuery& q) {
     const int64_t n = q.output_elements();
     OpWork w;

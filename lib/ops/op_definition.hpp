@@ -121,6 +121,12 @@ struct OpDefinition {
 
   // --- counts ---
   std::function<OpWork(const WorkQuery&)> work;
+  // Elements PyTorch's module for the op keeps as buffers and convbench's op does not: BatchNorm's
+  // num_batches_tracked, one int64 (read only with momentum=None, which convbench does not
+  // offer). Counted beside the buffers (buffer_counters) so that a user's
+  // sum(b.numel() for b in model.buffers()) equals buffers + buffer_counters; not in the memory
+  // model, which holds what convbench keeps.
+  int64_t pytorch_counter_elements = 0;
 
   // --- the resolved spec: the op's attributes with every default applied, as a spec spells them ---
   std::function<nlohmann::ordered_json(const Op&)> attributes;  // empty: no attributes

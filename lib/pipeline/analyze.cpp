@@ -57,6 +57,7 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
     r.plain_graph_hash = graph_hash(build_plain_variant_graph(block, variant), block.mode == RunMode::train);
   r.params = a.params;
   r.buffers = a.buffers;
+  r.buffer_counters = a.buffer_counters;
   r.macs = a.macs;
   r.flops = a.flops;
   r.bytes_forward = a.bytes_forward;

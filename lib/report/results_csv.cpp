@@ -134,6 +134,7 @@ std::vector<CsvColumn> make_csv_columns() {
       {"layout_conversion", text(&ResultRow::layout_conversion)},
       {"memory_policy", text(&ResultRow::memory_policy)},
       {"flops_recompute", integer([](const ResultRow& r) { return r.flops.recompute; })},
+      {"buffer_counters", integer([](const ResultRow& r) { return r.buffer_counters; })},
   };
   cols.insert(cols.end(), rest.begin(), rest.end());
   return cols;

@@ -222,6 +222,8 @@ json row_to_json(const ResultRow& r) {
             {"macs", directions(r.macs)},
             {"flops", directions(r.flops)},
             {"bytes", {{"forward", r.bytes_forward}, {"backward", r.bytes_backward}}}};
+  // Written only where PyTorch would count more buffers, so rows without batch norm read as before.
+  if (r.buffer_counters > 0) j["buffer_counters"] = r.buffer_counters;
   // Written only where the step converts, so rows without conversions read as before.
   if (r.layout_conversion != "none") j["layout_conversion"] = r.layout_conversion;
   if (!r.kernel.empty()) j["kernel"] = r.kernel;
@@ -350,6 +352,7 @@ ResultRow row_from_json(const JsonField& j) {
     j.at("graph_hash").fail("expected 64 lower-case hex digits (a SHA-256)");
   r.params = j.integer("params", 0);
   r.buffers = j.integer("buffers", 0);
+  r.buffer_counters = j.integer("buffer_counters", 0);
   r.macs = directions_from(j.object("macs"));
   r.flops = directions_from(j.object("flops"));
   if (const auto bytes = j.object("bytes")) {

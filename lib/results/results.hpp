@@ -117,6 +117,9 @@ struct ResultRow {
   std::string structure;
 
   int64_t params = 0, buffers = 0;
+  // PyTorch's BatchNorm num_batches_tracked elements, which convbench's batch norm does not keep:
+  // buffers + buffer_counters is PyTorch's count of the module's buffers.
+  int64_t buffer_counters = 0;
   DirectionCounts macs, flops;
   int64_t bytes_forward = 0, bytes_backward = 0;
   MemoryFigures predicted;

@@ -38,6 +38,9 @@ Conventions of a row:
             reading the block input); backward_weight (every conv). Infer rows: backward 0.
   flops     2 x macs, convs only ("flops_scope": "conv"): elementwise work is not compared.
   buffers   BN running mean + running var elements (not num_batches_tracked).
+  buffer_counters
+            BN num_batches_tracked elements: buffers + buffer_counters is PyTorch's own count
+            of the module's buffers (convbench's batch norm keeps no counter; it counts them apart).
   time_ms   forward / backward (alone, after an untimed forward) / step, each with median, min,
             max, q1, q3, samples and raw_ms; backward and step are null in infer mode.
   memory    saved_bytes: distinct storages autograd saves in one training forward, without

@@ -77,6 +77,8 @@ def count_row(block, variant):
     module = build_block(block, variant)
     params = count_params(module)
     buffers = sum(b.numel() for _, b in named_stat_buffers(module))
+    # PyTorch's count of the module's buffers beyond those: BatchNorm's num_batches_tracked.
+    buffer_counters = sum(b.numel() for n, b in module.named_buffers() if n.rsplit(".", 1)[-1] == "num_batches_tracked")
     try:
         records, out_shape = trace_convs(module.to("meta"), torch.empty(input_shape(block), device="meta"), train)
     except Exception:
@@ -96,7 +98,7 @@ def count_row(block, variant):
             macs["backward_weight"] += n + 3 * kernel if r["weight_requires_grad"] else 0  # frozen: none
     if train and variant.get("memory_policy") == "recompute":
         macs["recompute"] = recompute_macs(block, variant)
-    return {"params": params, "buffers": buffers, "macs": macs,
+    return {"params": params, "buffers": buffers, "buffer_counters": buffer_counters, "macs": macs,
             "flops": {k: 2 * v for k, v in macs.items()}, "output_shape": out_shape,
             "convs": records}
 

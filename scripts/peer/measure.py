@@ -276,7 +276,7 @@ def run_row(block, variant, opts, device):
     except Exception as e:
         row["status"], row["message"] = "error", classify_error(e)[1]
         return row
-    row.update({k: counts[k] for k in ("params", "buffers", "macs", "flops")})
+    row.update({k: counts[k] for k in ("params", "buffers", "buffer_counters", "macs", "flops")})
     row["output_shape"] = counts["output_shape"]
     row["convs"] = [{k: r[k] for k in ("name", "transposed", "groups", "w_shape", "macs",
                                        "input_requires_grad")} for r in counts["convs"]]
