@@ -118,7 +118,13 @@ std::string render(const Explanation& e, Style style) {
       out << "\n";
     }
   };
-  para(limits_line(e));
+  // The doubt, when there is one, right under the limits it is about (a line of its own, which
+  // readers of warnings find by its "warning:").
+  const std::string doubt = limits_doubt_line(e);
+  if (style == Style::html)
+    out << "<p>" << esc(limits_line(e)) << (doubt.empty() ? "" : "<br>\n" + esc(doubt)) << "</p>\n";
+  else
+    out << esc(limits_line(e)) << "\n" << (doubt.empty() ? "" : esc(doubt) + "\n") << "\n";
   bool any_stages = false;
   for (const BlockExplanation& b : e.blocks)
     for (const VariantExplanation& v : b.variants) any_stages = any_stages || !v.facts.stages.empty();
@@ -242,6 +248,13 @@ std::string limits_line(const Explanation& e) {
          format_significant(l.bandwidth_bytes_per_s / 1e9, 4) + " GB/s, ridge point " +
          format_significant(l.peak_flops / l.bandwidth_bytes_per_s, 3) + " FLOP/B (" + l.source + ")" +
          (e.limits_dtype.empty() ? "" : ", for " + e.limits_dtype + " rows") + ".";
+}
+
+std::string limits_doubt_line(const Explanation& e) {
+  if (!e.limits || e.limits->doubt.empty()) return "";
+  return "warning: these limits were " + e.limits->doubt +
+         ", so every floor below is too long and every op looks nearer its floor than it is; measure them again on "
+         "a quiet machine (--calibrate).";
 }
 
 std::string explanation_text(const Explanation& e) { return render(e, Style::text); }

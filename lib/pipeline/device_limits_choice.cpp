@@ -1,13 +1,10 @@
 #include "pipeline/device_limits_choice.hpp"
 
 #include <cstdlib>
-#include <filesystem>
 #include <sstream>
 
-#include "measure/cpu_limits.hpp"
-#include "report/output_writer.hpp"
-#include "spec/input_file.hpp"
-#include "spec/json_text.hpp"
+#include "pipeline/cpu_limits_cache.hpp"
+#include "results/trust.hpp"
 
 namespace convbench {
 namespace {
@@ -22,29 +19,6 @@ std::string text_of(const nlohmann::json& j, const char* key) {
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
-// What a measurement depends on: the CPU, the threads it used and the library it timed.
-std::string cache_key(const nlohmann::json& provenance) {
-  return text_of(provenance, "cpu") + " | threads " + text_of(provenance, "threads") + " | oneDNN " +
-         text_of(provenance, "onednn_version");
-}
-
-// The cache's entries, or an empty object when the file is absent or unusable (said on notices).
-nlohmann::json read_cache(const std::string& path, std::ostream& notices) {
-  std::error_code ec;
-  if (path.empty() || !std::filesystem::exists(path, ec)) return nlohmann::json::object();
-  try {
-    const InputText file = read_input_file(path, "device-limits cache", int64_t{1} << 20);
-    const nlohmann::json j = nlohmann::json::parse(file.text);
-    if (j.is_object() && j.value("schema", "") == "convbench.device_limits/1" && j.contains("entries") &&
-        j["entries"].is_object())
-      return j["entries"];
-    notices << "convbench: ignoring " << path << ": not a convbench device-limits cache\n";
-  } catch (const std::exception& e) {
-    notices << "convbench: ignoring " << path << ": " << e.what() << "\n";
-  }
-  return nlohmann::json::object();
-}
-
 std::string format_fixed(double v, int decimals) {
   std::ostringstream out;
   out.setf(std::ios::fixed);
@@ -53,9 +27,43 @@ std::string format_fixed(double v, int decimals) {
   return out.str();
 }
 
-std::optional<DeviceLimits> cached_entry(const nlohmann::json& entries, const std::string& key) {
-  if (!entries.contains(key)) return std::nullopt;
-  return device_limits_from_json(entries[key], "?");
+// The cpu's limits: a trusted cached entry, else (when the request allows it) a new measurement,
+// cached when the machine was quiet while it ran.
+std::optional<DeviceLimits> cpu_limits(const LimitsRequest& request, const nlohmann::json& provenance,
+                                       std::ostream& notices) {
+  const std::string path = request.cache_path.empty() ? default_limits_cache_path() : request.cache_path;
+  const std::string key = cpu_limits_cache_key(provenance);
+  const CpuLimitsCache cache = read_cpu_limits_cache(path, notices);
+  if (!request.calibrate && cache.entries.contains(key)) {
+    const CachedLimits cached = cached_cpu_limits(cache.entries[key], provenance);
+    if (cached.limits) return cached.limits;
+    notices << "convbench: the limits cached in " << path << " " << cached.why_not << ": "
+            << (request.measure ? "measuring them again" : "not used") << "\n";
+  }
+  if (!request.measure) {
+    if (!cache.entries.contains(key))
+      notices << "convbench: no measurement of this CPU's limits is cached" << (path.empty() ? "" : " in " + path)
+              << ", and this command does not measure them: `convbench explain` does (about a second), or give "
+                 "--peak-flops and --bandwidth\n";
+    return std::nullopt;
+  }
+
+  notices << "convbench: measuring this CPU's peak FLOP/s and bandwidth (about a second; cached"
+          << (path.empty() ? " nowhere: no HOME" : " in " + path) << ")\n";
+  const CpuLimitsMeasurement m = request.measure_cpu ? request.measure_cpu() : measure_cpu_limits();
+  if (!plausible_device_limits(m.peak_flops, m.bandwidth_bytes_per_s)) return std::nullopt;
+  DeviceLimits l{m.peak_flops, m.bandwidth_bytes_per_s,
+                 "measured on this CPU on " + text_of(provenance, "date") + ": " + m.method};
+  const TrustAssessment trust = assess_host_activity(m.activity);
+  if (trust.level != Trust::ok) {
+    // Used all the same (it is the best this run has), but said, flagged and never reused.
+    l.doubt = "measured while the machine was busy (" + evidence_text(trust) + "): likely too low";
+    notices << "convbench: warning: this CPU's limits were " << l.doubt
+            << ", which puts every op nearer its floor than it is; used for this run only, not cached\n";
+    return l;
+  }
+  write_cpu_limits_cache(cache, key, cpu_limits_entry(l, m, provenance), notices);
+  return l;
 }
 
 }  // namespace
@@ -83,31 +91,7 @@ std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, c
     return DeviceLimits{measured->peak_flops, measured->bandwidth_bytes_per_s, source};
   }
   if (device != "cpu" || dtype != "float32") return std::nullopt;  // measured for the cpu backend's float32 only
-
-  const std::string path = request.cache_path.empty() ? default_limits_cache_path() : request.cache_path;
-  const std::string key = cache_key(provenance);
-  nlohmann::json entries = read_cache(path, notices);
-  if (!request.calibrate)
-    if (auto cached = cached_entry(entries, key)) return cached;
-
-  notices << "convbench: measuring this CPU's peak FLOP/s and bandwidth (about a second; cached"
-          << (path.empty() ? " nowhere: no HOME" : " in " + path) << ")\n";
-  const CpuLimitsMeasurement m = measure_cpu_limits();
-  if (!plausible_device_limits(m.peak_flops, m.bandwidth_bytes_per_s)) return std::nullopt;
-  const std::string date = text_of(provenance, "date");
-  DeviceLimits l{m.peak_flops, m.bandwidth_bytes_per_s, "measured on this CPU on " + date + ": " + m.method};
-  if (!path.empty()) {
-    entries[key] = {
-        {"peak_flops", l.peak_flops}, {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"source", l.source}};
-    try {
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-      const nlohmann::json doc = {{"schema", "convbench.device_limits/1"}, {"entries", entries}};
-      write_output_files({{{path, "device-limits cache"}, json_text(doc, 2) + "\n"}}, {});
-    } catch (const std::exception& e) {
-      notices << "convbench: could not cache the device limits in " << path << ": " << e.what() << "\n";
-    }
-  }
-  return l;
+  return cpu_limits(request, provenance, notices);
 }
 
 }  // namespace convbench

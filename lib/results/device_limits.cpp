@@ -37,7 +37,10 @@ std::string recorded_gpu_name(const nlohmann::json& provenance) {
 }
 
 nlohmann::json device_limits_json(const DeviceLimits& l) {
-  return {{"peak_flops", l.peak_flops}, {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"source", l.source}};
+  nlohmann::json j = {
+      {"peak_flops", l.peak_flops}, {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"source", l.source}};
+  if (!l.doubt.empty()) j["doubt"] = l.doubt;
+  return j;
 }
 
 std::optional<DeviceLimits> device_limits_from_json(const nlohmann::json& d, const std::string& source) {
@@ -47,6 +50,7 @@ std::optional<DeviceLimits> device_limits_from_json(const nlohmann::json& d, con
   DeviceLimits l{d["peak_flops"].get<double>(), d["bandwidth_bytes_per_s"].get<double>(),
                  d.contains("source") && d["source"].is_string() ? d["source"].get<std::string>() : source};
   if (!plausible_device_limits(l.peak_flops, l.bandwidth_bytes_per_s)) return std::nullopt;
+  if (d.contains("doubt") && d["doubt"].is_string()) l.doubt = d["doubt"].get<std::string>();
   return l;
 }
 

@@ -4,18 +4,28 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 namespace convbench {
 
 struct DeviceLimits {
+  DeviceLimits() = default;
+  // The numbers and their source; what else a DeviceLimits says is set member by member.
+  DeviceLimits(double peak, double bandwidth, std::string where)
+      : peak_flops(peak), bandwidth_bytes_per_s(bandwidth), source(std::move(where)) {}
+
   double peak_flops = 0;  // FLOP/s for the block's dtype
   double bandwidth_bytes_per_s = 0;
   std::string source;  // where the numbers come from, said next to the plot
+  // Why the numbers may be wrong, said wherever they are used ("measured while the machine was
+  // busy (...)": likely too low); empty when nothing suggests it.
+  std::string doubt;
 };
 
-// {"peak_flops", "bandwidth_bytes_per_s", "source"}: how limits are written (provenance, caches).
+// {"peak_flops", "bandwidth_bytes_per_s", "source", "doubt" (when there is one)}: how limits are
+// written (provenance, caches).
 nlohmann::json device_limits_json(const DeviceLimits& limits);
 // Reads that object back: nullopt unless both numbers are there and plausible; `source` when the
 // object names none.

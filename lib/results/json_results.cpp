@@ -387,9 +387,16 @@ void check_device_limits(const JsonField& provenance) {
   d->at("peak_flops").as_number(kMinPeakFlops, kMaxPeakFlops);
   d->at("bandwidth_bytes_per_s").as_number(kMinBandwidth, kMaxBandwidth);
   d->string("source", "");
+  d->string("doubt", "");
 }
 
 }  // namespace
+
+json host_activity_to_json(const HostActivity& activity) { return host_activity_json(activity); }
+
+HostActivity host_activity_from_json(const json& j, const std::string& file_name) {
+  return host_activity_from(JsonField(j, "host_activity", file_name));
+}
 
 json results_to_json(const ResultSet& results) {
   json rows = json::array();
