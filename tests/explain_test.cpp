@@ -127,6 +127,41 @@ TEST(ExplainRules, FewerFlopsYetSlowerNamesTheKindsThatCost) {
   EXPECT_TRUE(contains(v.sentences, "b.conv is compute-bound"));
 }
 
+// An op measured faster than its floor is evidence that the limits are too low (a busy machine's
+// measurement, a --peak-flops too small): said so, never stated as "runs at 139% of its floor".
+TEST(ExplainRules, AnOpFasterThanItsFloorSaysTheLimitsAreTooLow) {
+  DeviceLimits low = kLimits;
+  low.remedy = "re-measure them with --calibrate";
+  // conv1: 1.39 GFLOP in 10 ms against a 13.9 ms floor; relu: 0.5 of its floor.
+  const VariantFacts f =
+      variant("v", true, 30.0,
+              {op("conv1", "conv", 1'390'000'000, 1'000'000, 10.0), op("relu", "relu", 1'000'000, 100'000'000, 20.0)});
+  const Explanation e = build_explanation({f}, "cpu", low);
+  const auto& s = e.blocks[0].variants[0].sentences;
+  EXPECT_TRUE(contains(s,
+                       "conv1 ran faster than the floor drawn from these limits (139% of it): the limits are too "
+                       "low, as no cache makes FLOPs faster; re-measure them with --calibrate."))
+      << ::testing::PrintToString(s);
+  EXPECT_TRUE(contains(s,
+                       "conv1 is compute-bound: arithmetic intensity 1390 FLOP/B, at or above the ridge point 10 "
+                       "FLOP/B."))
+      << ::testing::PrintToString(s);
+  EXPECT_FALSE(contains(s, "139% of its roofline floor"));
+  EXPECT_TRUE(contains(s,
+                       "relu is memory-bound: arithmetic intensity 0.010 FLOP/B, below the ridge point 10 FLOP/B; "
+                       "it runs at 50% of its roofline floor."))
+      << ::testing::PrintToString(s);
+
+  // A memory-bound op beyond its floor may have had its data in a cache: both are said.
+  const VariantFacts cached = variant("w", true, 10.0, {op("act", "relu", 1'000'000, 100'000'000, 8.0)});
+  const Explanation ec = build_explanation({cached}, "cpu", low);
+  const auto& m = ec.blocks[0].variants[0].sentences;
+  EXPECT_TRUE(contains(m,
+                       "act ran faster than the floor drawn from these limits (125% of it): the bandwidth is too "
+                       "low, or its data stayed in a cache, which the floor does not count"))
+      << ::testing::PrintToString(m);
+}
+
 TEST(ExplainRules, UnknownLimitsClassifyNothing) {
   const VariantFacts f = variant("v", true, 10.0, {op("c", "conv", 1000, 1000, 9.0)});
   const Explanation e = build_explanation({f}, "reference", std::nullopt);

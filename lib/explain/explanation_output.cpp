@@ -144,8 +144,9 @@ std::string render(const Explanation& e, Style style) {
       "share: of the variant's median step (forward pass in inference). GFLOP, MB: counted work and minimum traffic "
       "of the op (every tensor it reads or writes, once); 1 GMAC = 2 GFLOP of multiply-adds. FLOP/B: arithmetic "
       "intensity; bound: compute when it is at or above the ridge point (peak FLOP/s over bandwidth), else memory; "
-      "of floor: max(FLOP / peak, bytes / bandwidth) over the measured time (over 100%: the op beat the floor, "
-      "its data partly in cache or the measured bandwidth below what it reached). saved: bytes this op keeps for "
+      "of floor: max(FLOP / peak, bytes / bandwidth) over the measured time (over 100%: the op ran faster than "
+      "the floor these limits allow, so they are too low; a memory-bound op may also have found its data in a "
+      "cache). saved: bytes this op keeps for "
       "backward (a tensor kept by several ops counts once, for the first). " +
       std::string(any_stages ? "A network's stage table adds its ops up by stage (the first part of their names), "
                                "with each stage's share of the variant's params, GMAC, saved bytes and headline time; "

@@ -3,8 +3,8 @@
 // threads the backends use (OpenMP's), so that an op's floor is drawn against what this process
 // can reach, not a datasheet number it never sees. A machine busy with other work gives lower
 // numbers (a cache written under load held 100.7 GFLOP/s and 16 GB/s where --calibrate then
-// measured 211.7 and 28.8), so the measurement keeps what else the machine did meanwhile, read as a row's is
-// (measure/host_activity.hpp), for its trust to be judged by the rows' rules.
+// measured 211.7 and 28.8), so the measurement keeps what else the machine did meanwhile, read
+// as a row's is (measure/host_activity.hpp), for its trust to be judged by the rows' rules.
 #pragma once
 
 #include <string>

@@ -14,6 +14,8 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
+constexpr const char* kRemeasureCpu = "re-measure them with --calibrate";
+
 std::string text_of(const nlohmann::json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) return "?";
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
@@ -35,8 +37,11 @@ std::optional<DeviceLimits> cpu_limits(const LimitsRequest& request, const nlohm
   const std::string key = cpu_limits_cache_key(provenance);
   const CpuLimitsCache cache = read_cpu_limits_cache(path, notices);
   if (!request.calibrate && cache.entries.contains(key)) {
-    const CachedLimits cached = cached_cpu_limits(cache.entries[key], provenance);
-    if (cached.limits) return cached.limits;
+    CachedLimits cached = cached_cpu_limits(cache.entries[key], provenance);
+    if (cached.limits) {
+      cached.limits->remedy = kRemeasureCpu;
+      return cached.limits;
+    }
     notices << "convbench: the limits cached in " << path << " " << cached.why_not << ": "
             << (request.measure ? "measuring them again" : "not used") << "\n";
   }
@@ -54,6 +59,7 @@ std::optional<DeviceLimits> cpu_limits(const LimitsRequest& request, const nlohm
   if (!plausible_device_limits(m.peak_flops, m.bandwidth_bytes_per_s)) return std::nullopt;
   DeviceLimits l{m.peak_flops, m.bandwidth_bytes_per_s,
                  "measured on this CPU on " + text_of(provenance, "date") + ": " + m.method};
+  l.remedy = kRemeasureCpu;
   const TrustAssessment trust = assess_host_activity(m.activity);
   if (trust.level != Trust::ok) {
     // Used all the same (it is the best this run has), but said, flagged and never reused.
@@ -78,8 +84,11 @@ std::string default_limits_cache_path() {
 std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, const std::string& device,
                                                  const std::string& dtype, const nlohmann::json& provenance,
                                                  std::ostream& notices, const std::optional<MeasuredLimits>& measured) {
-  if (request.peak_flops > 0 && request.bandwidth > 0)
-    return DeviceLimits{request.peak_flops, request.bandwidth, "given with --peak-flops and --bandwidth"};
+  if (request.peak_flops > 0 && request.bandwidth > 0) {
+    DeviceLimits given{request.peak_flops, request.bandwidth, "given with --peak-flops and --bandwidth"};
+    given.remedy = "give larger --peak-flops and --bandwidth";
+    return given;
+  }
   if (device == "cuda") {
     const auto sheet = device_limits(provenance, dtype);
     if (!measured || !plausible_device_limits(measured->peak_flops, measured->bandwidth_bytes_per_s)) return sheet;
@@ -88,7 +97,9 @@ std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, c
     if (sheet)
       source += "; its " + sheet->source + ": " + format_fixed(sheet->peak_flops / 1e12, 0) + " TFLOP/s, " +
                 format_fixed(sheet->bandwidth_bytes_per_s / 1e12, 2) + " TB/s";
-    return DeviceLimits{measured->peak_flops, measured->bandwidth_bytes_per_s, source};
+    DeviceLimits gpu{measured->peak_flops, measured->bandwidth_bytes_per_s, source};
+    gpu.remedy = "the measurement fell short; run again, on an idle GPU";
+    return gpu;
   }
   if (device != "cpu" || dtype != "float32") return std::nullopt;  // measured for the cpu backend's float32 only
   return cpu_limits(request, provenance, notices);

@@ -22,6 +22,9 @@ struct DeviceLimits {
   // Why the numbers may be wrong, said wherever they are used ("measured while the machine was
   // busy (...)": likely too low); empty when nothing suggests it.
   std::string doubt;
+  // What to do when an op runs faster than the floor drawn from them (they are then too low):
+  // "re-measure with --calibrate"; empty when nothing convbench can do would change them.
+  std::string remedy;
 };
 
 // {"peak_flops", "bandwidth_bytes_per_s", "source", "doubt" (when there is one)}: how limits are
