@@ -131,6 +131,7 @@ Command add_compare_command(CLI::App& app) {
             options.compare = opt->compare;
             options.limits.peak_flops = opt->output.peak_flops;
             options.limits.bandwidth = opt->output.bandwidth;
+            options.limits.device_name = opt->output.limits_device;
             const ExplainRun run = explain(spec, options, std::cerr);
             write_results(opt->output, run.results, inputs);
             add_to_history(opt->db, run.results);

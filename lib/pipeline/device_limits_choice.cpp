@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "pipeline/cpu_limits_cache.hpp"
+#include "results/gpu_datasheets.hpp"
 #include "results/trust.hpp"
 
 namespace convbench {
@@ -40,6 +41,7 @@ std::optional<DeviceLimits> cpu_limits(const LimitsRequest& request, const nlohm
     CachedLimits cached = cached_cpu_limits(cache.entries[key], provenance);
     if (cached.limits) {
       cached.limits->remedy = kRemeasureCpu;
+      cached.limits->dtype = "float32";
       return cached.limits;
     }
     notices << "convbench: the limits cached in " << path << " " << cached.why_not << ": "
@@ -60,6 +62,7 @@ std::optional<DeviceLimits> cpu_limits(const LimitsRequest& request, const nlohm
   DeviceLimits l{m.peak_flops, m.bandwidth_bytes_per_s,
                  "measured on this CPU on " + text_of(provenance, "date") + ": " + m.method};
   l.remedy = kRemeasureCpu;
+  l.dtype = "float32";
   const TrustAssessment trust = assess_host_activity(m.activity);
   if (trust.level != Trust::ok) {
     // Used all the same (it is the best this run has), but said, flagged and never reused.
@@ -81,9 +84,22 @@ std::string default_limits_cache_path() {
   return "";
 }
 
+bool limits_given(const LimitsRequest& request) {
+  return !request.device_name.empty() || (request.peak_flops > 0 && request.bandwidth > 0);
+}
+
 std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, const std::string& device,
                                                  const std::string& dtype, const nlohmann::json& provenance,
                                                  std::ostream& notices, const std::optional<MeasuredLimits>& measured) {
+  if (!request.device_name.empty()) {
+    const GpuDatasheet* sheet = find_gpu_datasheet(request.device_name);
+    if (!sheet) return std::nullopt;  // refused on the command line, before the run
+    auto named = named_device_limits(*sheet, dtype, provenance);
+    if (!named)
+      notices << "convbench: " << sheet->name << "'s datasheet has no " << dtype << " peak (" << sheet->note
+              << "): no limits for " << dtype << " rows\n";
+    return named;
+  }
   if (request.peak_flops > 0 && request.bandwidth > 0) {
     DeviceLimits given{request.peak_flops, request.bandwidth, "given with --peak-flops and --bandwidth"};
     given.remedy = "give larger --peak-flops and --bandwidth";
@@ -98,6 +114,7 @@ std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, c
       source += "; its " + sheet->source + ": " + format_fixed(sheet->peak_flops / 1e12, 0) + " TFLOP/s, " +
                 format_fixed(sheet->bandwidth_bytes_per_s / 1e12, 2) + " TB/s";
     DeviceLimits gpu{measured->peak_flops, measured->bandwidth_bytes_per_s, source};
+    gpu.dtype = dtype;
     gpu.remedy = "the measurement fell short; run again, on an idle GPU";
     return gpu;
   }

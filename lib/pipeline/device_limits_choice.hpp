@@ -1,5 +1,6 @@
 // Which device limits an explanation (and a roofline) is drawn against, and where they came from:
-//   1. --peak-flops and --bandwidth, when given;
+//   1. --peak-flops and --bandwidth, when given; or --limits NAME, a GPU's datasheet
+//      (results/gpu_datasheets.hpp), a lower bound on that GPU when it did not run the rows;
 //   2. on cpu (float32): measured on this machine (measure/cpu_limits.hpp) once per CPU model,
 //      thread count and oneDNN version, and cached in a small JSON file with what else the
 //      machine did while it measured (its trust, judged by the rows' rules: results/trust.hpp),
@@ -29,6 +30,7 @@ namespace convbench {
 
 struct LimitsRequest {
   double peak_flops = 0, bandwidth = 0;  // both > 0: given by the user
+  std::string device_name;               // --limits NAME: a datasheet row (checked on the command line)
   bool calibrate = false;                // measure again even when cached
   std::string cache_path;                // empty: default_limits_cache_path()
   // false: never measure the cpu, use a trusted cached entry or nothing (compare, whose user asked
@@ -47,6 +49,10 @@ std::string default_limits_cache_path();
 // what the run's device measured of itself (cuda). Says on `notices` when it measures, why a
 // cached entry is not used, and when a measurement was made on a busy machine (a cache is never
 // trusted over a measurement: it is checked like any input).
+// Whether the request names its limits itself (--peak-flops and --bandwidth, or --limits): then
+// nothing is measured.
+bool limits_given(const LimitsRequest& request);
+
 std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, const std::string& device,
                                                  const std::string& dtype, const nlohmann::json& provenance,
                                                  std::ostream& notices,

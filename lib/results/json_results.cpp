@@ -388,6 +388,9 @@ void check_device_limits(const JsonField& provenance) {
   d->at("bandwidth_bytes_per_s").as_number(kMinBandwidth, kMaxBandwidth);
   d->string("source", "");
   d->string("doubt", "");
+  d->string("dtype", "");
+  d->string("datasheet", "");
+  d->boolean("other_device", false);
 }
 
 }  // namespace
