@@ -122,4 +122,14 @@ std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, c
   return cpu_limits(request, provenance, notices);
 }
 
+void record_known_device_limits(ResultSet& results, LimitsRequest request, std::ostream& notices) {
+  request.measure = false;
+  request.calibrate = false;
+  // One dtype per record, the first row's; a block of another dtype finds its own peak in the
+  // same datasheet, or none (results/device_limits.hpp).
+  const std::string dtype = results.rows.empty() ? "float32" : results.rows.front().dtype;
+  if (const auto l = choose_device_limits(request, results.device, dtype, results.provenance, notices))
+    results.provenance["device_limits"] = device_limits_json(*l);
+}
+
 }  // namespace convbench

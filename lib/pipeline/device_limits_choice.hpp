@@ -24,6 +24,7 @@
 
 #include "measure/cpu_limits.hpp"
 #include "results/device_limits.hpp"
+#include "results/results.hpp"
 #include "runtime/device_measurement.hpp"
 
 namespace convbench {
@@ -57,5 +58,12 @@ std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, c
                                                  const std::string& dtype, const nlohmann::json& provenance,
                                                  std::ostream& notices,
                                                  const std::optional<MeasuredLimits>& measured = std::nullopt);
+
+// compare: records in results.provenance["device_limits"] the limits that are known without
+// measuring anything, for the HTML roofline and the JSON: a trusted cached measurement of this
+// cpu (float32; `request.measure` is taken as false), a GPU's datasheet by its recorded name.
+// Nothing is recorded when none is known, and `notices` says why. --peak-flops, --bandwidth and
+// --limits are recorded by the outputs (app/output_options.hpp), over these.
+void record_known_device_limits(ResultSet& results, LimitsRequest request, std::ostream& notices);
 
 }  // namespace convbench
