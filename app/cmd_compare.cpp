@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "explain/explanation_output.hpp"
@@ -12,6 +13,7 @@
 #include "option_checks.hpp"
 #include "output_options.hpp"
 #include "pipeline/compare.hpp"
+#include "pipeline/device_limits_choice.hpp"
 #include "pipeline/explain.hpp"
 #include "pipeline/shard_run.hpp"
 #include "spec/input_error.hpp"
@@ -33,6 +35,17 @@ void add_to_history(const std::string& db, const ResultSet& results) {
                          "history add`)");
   }
   std::cerr << "added " << s.measurements << " measurement(s) (" << s.new_series << " new series) to " << db << "\n";
+}
+
+// The limits the roofline can be drawn against without measuring anything more than the user
+// asked for (pipeline/device_limits_choice.hpp); the flags that name limits are recorded by
+// write_results. Why there are none is said only when a roofline is drawn (--html, --plots, an
+// HTML standard output).
+void record_roofline_limits(const OutputOptions& o, ResultSet& results) {
+  if ((o.peak_flops > 0 && o.bandwidth > 0) || !o.limits_device.empty()) return;
+  const bool roofline = !o.html.empty() || !o.plots.empty() || o.format == "html";
+  std::ostringstream unsaid;
+  record_known_device_limits(results, LimitsRequest{}, roofline ? std::cerr : unsaid);
 }
 
 }  // namespace
@@ -111,7 +124,8 @@ Command add_compare_command(CLI::App& app) {
               return 0;
             }
             if (!opt->explain) {
-              const ResultSet results = compare(spec, opt->compare, std::cerr);
+              ResultSet results = compare(spec, opt->compare, std::cerr);
+              record_roofline_limits(opt->output, results);
               write_results(opt->output, results, inputs);
               add_to_history(opt->db, results);
               return 0;
@@ -131,6 +145,7 @@ Command add_compare_command(CLI::App& app) {
             options.compare = opt->compare;
             options.limits.peak_flops = opt->output.peak_flops;
             options.limits.bandwidth = opt->output.bandwidth;
+            options.limits.device_name = opt->output.limits_device;
             const ExplainRun run = explain(spec, options, std::cerr);
             write_results(opt->output, run.results, inputs);
             add_to_history(opt->db, run.results);

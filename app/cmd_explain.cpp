@@ -63,6 +63,7 @@ Command add_explain_command(CLI::App& app) {
                   "The device's memory bandwidth in bytes/s (e.g. 1.6T); with --peak-flops")
       ->transform(decimal_units())
       ->check(finite_in(kMinBandwidth, kMaxBandwidth));
+  sub->add_option("--limits", opt->explain.limits.device_name, limits_device_help());
   sub->add_flag("--calibrate", opt->explain.limits.calibrate,
                 "cpu: measure the peak FLOP/s and bandwidth again instead of using the cached measurement");
   sub->add_option("--limits-cache", opt->explain.limits.cache_path,
@@ -74,6 +75,7 @@ Command add_explain_command(CLI::App& app) {
                   "baseline stays)");
   return {sub, [opt] {
             const LimitsRequest& l = opt->explain.limits;
+            check_limits_device(l.device_name, l.peak_flops, l.bandwidth);
             if ((l.peak_flops > 0) != (l.bandwidth > 0))
               throw InputError({"command line", 0, 0}, l.peak_flops > 0 ? "--bandwidth" : "--peak-flops",
                                "the device's limits need both --peak-flops and --bandwidth");

@@ -5,6 +5,7 @@
 #include <map>
 #include <string_view>
 
+#include "results/gpu_datasheets.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench::cli {
@@ -96,6 +97,23 @@ std::vector<std::string> comma_list(const std::string& text, const char* option,
     items.push_back(item);
   }
   return items;
+}
+
+std::string limits_device_help() {
+  return "Draw floors against this GPU's datasheet (dense peak FLOP/s of the rows' dtype, memory bandwidth): " +
+         gpu_datasheet_names() +
+         " (convbench list shows them with their sources); on a GPU that did not run the rows, a floor is a lower "
+         "bound there, not a prediction; not with --peak-flops or --bandwidth";
+}
+
+void check_limits_device(const std::string& name, double peak_flops, double bandwidth) {
+  if (name.empty()) return;
+  if (!find_gpu_datasheet(name))
+    throw InputError({"command line", 0, 0}, "--limits",
+                     "unknown device \"" + name + "\": convbench has the datasheets of " + gpu_datasheet_names());
+  if (peak_flops > 0 || bandwidth > 0)
+    throw InputError({"command line", 0, 0}, "--limits",
+                     "names the limits already: give either --limits or --peak-flops and --bandwidth");
 }
 
 }  // namespace convbench::cli

@@ -28,5 +28,11 @@ int64_t parse_byte_size(const std::string& text, const std::string& option);
 // "a,b,c" as its items (--columns, --latex-columns, --pair-by); an empty item is an InputError
 // naming `option` and calling the item `what` ("column name", "field").
 std::vector<std::string> comma_list(const std::string& text, const char* option, const std::string& what);
+// --limits NAME: the help text (the known names, and what a floor drawn from a datasheet is).
+std::string limits_device_help();
+// --limits NAME must name a GPU whose datasheet convbench holds (results/gpu_datasheets.hpp), and
+// is not given with --peak-flops or --bandwidth (two sources for one roof): InputError naming
+// --limits otherwise, listing the known names. Before any work, so that nothing is written.
+void check_limits_device(const std::string& name, double peak_flops, double bandwidth);
 
 }  // namespace convbench::cli

@@ -14,6 +14,7 @@
 #include "report/result_columns.hpp"
 #include "report/run_warnings.hpp"
 #include "results/device_limits.hpp"
+#include "results/gpu_datasheets.hpp"
 #include "spec/input_error.hpp"
 
 namespace convbench::cli {
@@ -48,6 +49,7 @@ void add_table_options(CLI::App& sub, OutputOptions& o) {
                  "The device's memory bandwidth in bytes/s (e.g. 4e10 or 40G), for the roofline")
       ->transform(decimal_units())
       ->check(finite_in(kMinBandwidth, kMaxBandwidth));
+  sub.add_option("--limits", o.limits_device, limits_device_help() + "; for the roofline");
   sub.add_option("--latex-columns", o.latex_columns,
                  "LaTeX tables with these columns (the names --columns takes), comma-separated, in order "
                  "(default: one that fits a single column)");
@@ -119,6 +121,7 @@ void check_figure_options(const OutputOptions& o) {
   if ((o.peak_flops > 0) != (o.bandwidth > 0))
     throw InputError({"command line", 0, 0}, o.peak_flops > 0 ? "--bandwidth" : "--peak-flops",
                      "the roofline needs both --peak-flops and --bandwidth");
+  check_limits_device(o.limits_device, o.peak_flops, o.bandwidth);
 }
 
 ResultSet with_device_limits(const OutputOptions& o, const ResultSet& results) {
@@ -126,6 +129,14 @@ ResultSet with_device_limits(const OutputOptions& o, const ResultSet& results) {
   if (o.peak_flops > 0 && o.bandwidth > 0)
     out.provenance["device_limits"] =
         device_limits_json({o.peak_flops, o.bandwidth, "given on the command line (--peak-flops, --bandwidth)"});
+  if (const GpuDatasheet* sheet = find_gpu_datasheet(o.limits_device)) {
+    // Recorded for the first row's dtype; a roofline of another dtype finds that dtype's numbers in
+    // the same datasheet (device_limits). A dtype the GPU has no arithmetic for records float32's.
+    const std::string dtype = results.rows.empty() ? "float32" : results.rows.front().dtype;
+    auto l = named_device_limits(*sheet, dtype, results.provenance);
+    if (!l) l = named_device_limits(*sheet, "float32", results.provenance);
+    if (l) out.provenance["device_limits"] = device_limits_json(*l);
+  }
   return out;
 }
 

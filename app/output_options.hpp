@@ -24,6 +24,7 @@ struct OutputOptions {
   std::string latex_columns;             // comma-separated LaTeX column names
   std::string plots;                     // --plots DIR: standalone SVG (and PDF) figures
   double peak_flops = 0, bandwidth = 0;  // --peak-flops / --bandwidth: the roof of a device convbench cannot name
+  std::string limits_device;             // --limits NAME: a GPU's datasheet (results/gpu_datasheets.hpp)
 };
 
 void add_output_options(CLI::App& sub, OutputOptions& options);
@@ -31,10 +32,11 @@ void add_output_options(CLI::App& sub, OutputOptions& options);
 void add_table_options(CLI::App& sub, OutputOptions& options);
 // The table columns asked for; InputError naming --columns for an unknown name.
 TableOptions table_options(const OutputOptions& options);
-// The checks of --plots, --peak-flops and --bandwidth that can be made before any work.
+// The checks of --plots, --peak-flops, --bandwidth and --limits that can be made before any work.
 void check_figure_options(const OutputOptions& options);
-// `results` with the device limits --peak-flops/--bandwidth give (provenance.device_limits), so
-// the HTML roofline, the figures and the JSON carry them; `results` unchanged without them.
+// `results` with the device limits --peak-flops/--bandwidth or --limits give
+// (provenance.device_limits), so the HTML roofline, the figures and the JSON carry them; `results`
+// unchanged without them.
 ResultSet with_device_limits(const OutputOptions& options, const ResultSet& results);
 // Appends the --plots figures to `files` (and says on stderr why there are no PDFs, if so).
 void add_figure_files(const OutputOptions& options, const ResultSet& results, std::vector<OutputFile>& files);

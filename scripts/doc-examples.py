@@ -68,6 +68,8 @@ DEFAULT_TIMEOUT = 120
 NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 TRUST = re.compile(r"\bok \((?:noisy|disturbed)\)|\s\[(?:noisy|disturbed)\]")
 TRUST_LINE = re.compile(r"^- Its run is (?:noisy|disturbed)")
+# Warning lines: under a table, in an explanation, or on stderr (a busy machine's, in measured output).
+WARNINGS = ("warning: ", "[warning] ", "convbench: warning: ")
 RULE = re.compile(r"-{2,}")
 SPACES = re.compile(r"\s+")
 
@@ -197,7 +199,7 @@ def normalise(lines, options, cpu=None):
         vary = re.compile(options["vary"]) if isinstance(options.get("vary"), str) else None
         kept = []
         for line in out:
-            if line.startswith(("warning: ", "[warning] ")) or TRUST_LINE.match(line) or (vary and vary.search(line)):
+            if line.startswith(WARNINGS) or TRUST_LINE.match(line) or (vary and vary.search(line)):
                 continue
             line = TRUST.sub(lambda m: "ok" if m.group(0).startswith("ok") else "", line)
             line = NUMBER.sub("#", line)

@@ -1,10 +1,15 @@
 // Which limits an explanation uses (pipeline/device_limits_choice.hpp): a GPU's own measurement
 // over its datasheet, which the source then names; the datasheet when the measurement is missing
-// or implausible; the user's numbers over both.
+// or implausible; the user's numbers over both. On the cpu, the cache of measurements: reused only
+// when this build measured them on a quiet machine, measured again (saying why) otherwise.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
+#include "cli_harness.hpp"
+#include "pipeline/cpu_limits_cache.hpp"
 #include "pipeline/device_limits_choice.hpp"
 
 namespace convbench {
@@ -47,6 +52,155 @@ TEST(DeviceLimitsChoice, GivenLimitsWinOverAMeasurement) {
   ASSERT_TRUE(l.has_value());
   EXPECT_DOUBLE_EQ(l->peak_flops, 1e12);
   EXPECT_EQ(l->source, "given with --peak-flops and --bandwidth");
+}
+
+// The cpu's limits with a stand-in measurement (the real one takes a second and 800 MiB) that
+// counts its calls and reports the machine's activity the test chose.
+struct CpuLimitsFixture {
+  std::string dir = testing::temp_path("limits_cache");
+  std::string cache = dir + "/device-limits.json";
+  int measurements = 0;
+  double pressure = 0;  // the share of the measurement's time a task waited for a CPU
+
+  CpuLimitsFixture() { std::filesystem::remove_all(dir); }
+  ~CpuLimitsFixture() { std::filesystem::remove_all(dir); }
+
+  static nlohmann::json provenance(const std::string& commit) {
+    return {{"cpu", "Test CPU 3000"},     {"threads", 2},         {"onednn_version", "2.7.3"},
+            {"convbench_version", "0.1"}, {"git_commit", commit}, {"date", "2026-11-27T10:00:00Z"}};
+  }
+  LimitsRequest request() {
+    LimitsRequest r;
+    r.cache_path = cache;
+    r.measure_cpu = [this] {
+      ++measurements;
+      CpuLimitsMeasurement m{211.7e9, 28.8e9, "a stand-in", {}};
+      m.activity.wall_s = 1.0;
+      m.activity.threads = m.activity.cpus = 2;
+      m.activity.cpu_pressure_share = pressure;
+      m.activity.steal_share = 0.0;
+      return m;
+    };
+    return r;
+  }
+  std::optional<DeviceLimits> choose(const std::string& commit, std::string& said, const LimitsRequest& r) {
+    std::ostringstream notices;
+    auto l = choose_device_limits(r, "cpu", "float32", provenance(commit), notices);
+    said = notices.str();
+    return l;
+  }
+  std::optional<DeviceLimits> choose(const std::string& commit, std::string& said) {
+    return choose(commit, said, request());
+  }
+  nlohmann::json file() const { return nlohmann::json::parse(testing::read_file(cache)); }
+};
+
+TEST(DeviceLimitsChoice, QuietMeasurementIsCachedWithItsTrustAndReused) {
+  CpuLimitsFixture f;
+  std::string said;
+  const auto first = f.choose("aaaa", said);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(f.measurements, 1);
+  EXPECT_TRUE(first->doubt.empty());
+  EXPECT_NE(said.find("measuring this CPU's peak FLOP/s"), std::string::npos) << said;
+  const nlohmann::json doc = f.file();
+  EXPECT_EQ(doc["schema"], kLimitsCacheSchema);
+  const nlohmann::json& entry = doc["entries"][cpu_limits_cache_key(CpuLimitsFixture::provenance("aaaa"))];
+  EXPECT_EQ(entry["build"], "convbench 0.1 at aaaa");
+  EXPECT_EQ(entry["date"], "2026-11-27T10:00:00Z");
+  EXPECT_EQ(entry["trust"], "ok");
+  EXPECT_DOUBLE_EQ(entry["host_activity"]["cpu_pressure_share"].get<double>(), 0.0);
+
+  const auto again = f.choose("aaaa", said);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(f.measurements, 1);  // reused
+  EXPECT_EQ(said, "");
+  EXPECT_DOUBLE_EQ(again->peak_flops, 211.7e9);
+}
+
+TEST(DeviceLimitsChoice, MeasurementOnABusyMachineIsFlaggedAndNotReused) {
+  CpuLimitsFixture f;
+  f.pressure = 0.43;  // a disturbed row's evidence, by the rows' own threshold
+  std::string said;
+  const auto busy = f.choose("aaaa", said);
+  ASSERT_TRUE(busy);  // used for this run...
+  EXPECT_NE(busy->doubt.find("measured while the machine was busy (a runnable task waited for a CPU 43% of the time"),
+            std::string::npos)
+      << busy->doubt;
+  EXPECT_NE(said.find("convbench: warning: this CPU's limits were measured while the machine was busy"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("not cached"), std::string::npos) << said;
+  EXPECT_FALSE(std::filesystem::exists(f.cache));  // ...never reused
+
+  f.pressure = 0.0;
+  const auto quiet = f.choose("aaaa", said);
+  ASSERT_TRUE(quiet);
+  EXPECT_EQ(f.measurements, 2);
+  EXPECT_TRUE(quiet->doubt.empty());
+
+  // An entry written on a busy machine (by hand, or by another tool) is judged when read.
+  nlohmann::json doc = f.file();
+  doc["entries"].begin().value()["host_activity"]["cpu_pressure_share"] = 0.3;
+  std::ofstream(f.cache) << doc.dump();
+  ASSERT_TRUE(f.choose("aaaa", said));
+  EXPECT_EQ(f.measurements, 3);
+  EXPECT_NE(said.find("were measured while the machine was busy (a runnable task waited for a CPU 30% of the time"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("measuring them again"), std::string::npos) << said;
+}
+
+TEST(DeviceLimitsChoice, CacheOfAnotherBuildIsMeasuredAgain) {
+  CpuLimitsFixture f;
+  std::string said;
+  ASSERT_TRUE(f.choose("aaaa", said));
+  ASSERT_TRUE(f.choose("bbbb", said));
+  EXPECT_EQ(f.measurements, 2);
+  EXPECT_NE(said.find("were measured by another build (convbench 0.1 at aaaa, on 2026-11-27T10:00:00Z; this is "
+                      "convbench 0.1 at bbbb): measuring them again"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(f.file()["entries"].begin().value()["build"], "convbench 0.1 at bbbb");
+}
+
+TEST(DeviceLimitsChoice, OldFormatCacheIsMeasuredAgain) {
+  CpuLimitsFixture f;
+  std::filesystem::create_directories(f.dir);
+  const std::string key = cpu_limits_cache_key(CpuLimitsFixture::provenance("aaaa"));
+  // What convbench wrote before its entries carried their trust: the numbers a loaded run measured.
+  const nlohmann::json old = {
+      {"schema", "convbench.device_limits/1"},
+      {"entries", {{key, {{"peak_flops", 100.7e9}, {"bandwidth_bytes_per_s", 16e9}, {"source", "measured"}}}}}};
+  std::ofstream(f.cache) << old.dump();
+  std::string said;
+  const auto l = f.choose("aaaa", said);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(f.measurements, 1);
+  EXPECT_DOUBLE_EQ(l->peak_flops, 211.7e9);
+  EXPECT_NE(said.find("have no record of what else the machine did while they were measured (an older convbench "
+                      "wrote them): measuring them again"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(f.file()["schema"], kLimitsCacheSchema);
+}
+
+TEST(DeviceLimitsChoice, WithoutMeasuringOnlyATrustedEntryIsUsed) {
+  CpuLimitsFixture f;
+  LimitsRequest cached_only = f.request();
+  cached_only.measure = false;
+  std::string said;
+  EXPECT_FALSE(f.choose("aaaa", said, cached_only));
+  EXPECT_EQ(f.measurements, 0);
+  EXPECT_NE(said.find("this command does not measure them"), std::string::npos) << said;
+  ASSERT_TRUE(f.choose("aaaa", said));  // measured and cached (explain)
+  const auto l = f.choose("aaaa", said, cached_only);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(f.measurements, 1);
+  EXPECT_FALSE(f.choose("bbbb", said, cached_only));
+  EXPECT_NE(said.find("another build"), std::string::npos) << said;
+  EXPECT_NE(said.find(": not used"), std::string::npos) << said;
+  EXPECT_EQ(f.measurements, 1);
 }
 
 }  // namespace

@@ -127,6 +127,71 @@ TEST(ExplainRules, FewerFlopsYetSlowerNamesTheKindsThatCost) {
   EXPECT_TRUE(contains(v.sentences, "b.conv is compute-bound"));
 }
 
+// An op measured faster than its floor is evidence that the limits are too low (a busy machine's
+// measurement, a --peak-flops too small): said so, never stated as "runs at 139% of its floor".
+TEST(ExplainRules, AnOpFasterThanItsFloorSaysTheLimitsAreTooLow) {
+  DeviceLimits low = kLimits;
+  low.remedy = "re-measure them with --calibrate";
+  // conv1: 1.39 GFLOP in 10 ms against a 13.9 ms floor; relu: 0.5 of its floor.
+  const VariantFacts f =
+      variant("v", true, 30.0,
+              {op("conv1", "conv", 1'390'000'000, 1'000'000, 10.0), op("relu", "relu", 1'000'000, 100'000'000, 20.0)});
+  const Explanation e = build_explanation({f}, "cpu", low);
+  const auto& s = e.blocks[0].variants[0].sentences;
+  EXPECT_TRUE(contains(s,
+                       "conv1 ran faster than the floor drawn from these limits (139% of it): the limits are too "
+                       "low, as no cache makes FLOPs faster; re-measure them with --calibrate."))
+      << ::testing::PrintToString(s);
+  EXPECT_TRUE(contains(s,
+                       "conv1 is compute-bound: arithmetic intensity 1390 FLOP/B, at or above the ridge point 10 "
+                       "FLOP/B."))
+      << ::testing::PrintToString(s);
+  EXPECT_FALSE(contains(s, "139% of its roofline floor"));
+  EXPECT_TRUE(contains(s,
+                       "relu is memory-bound: arithmetic intensity 0.010 FLOP/B, below the ridge point 10 FLOP/B; "
+                       "it runs at 50% of its roofline floor."))
+      << ::testing::PrintToString(s);
+
+  // A memory-bound op beyond its floor may have had its data in a cache: both are said.
+  const VariantFacts cached = variant("w", true, 10.0, {op("act", "relu", 1'000'000, 100'000'000, 8.0)});
+  const Explanation ec = build_explanation({cached}, "cpu", low);
+  const auto& m = ec.blocks[0].variants[0].sentences;
+  EXPECT_TRUE(contains(m,
+                       "act ran faster than the floor drawn from these limits (125% of it): the bandwidth is too "
+                       "low, or its data stayed in a cache, which the floor does not count"))
+      << ::testing::PrintToString(m);
+}
+
+// --limits NAME of a GPU that did not run the rows: bounds and floors there, a lower bound, never a
+// share of the time measured here.
+TEST(ExplainRules, AnotherGpusDatasheetGivesLowerBoundsNotShares) {
+  DeviceLimits h100{67e12, 3.35e12, "H100 SXM datasheet (float32, dense)"};
+  h100.datasheet = "h100-sxm";
+  h100.other_device = true;
+  const VariantFacts f =
+      variant("v", true, 30.0,
+              {op("conv", "conv", 67'000'000'000, 1'000'000, 20.0), op("relu", "relu", 1'000'000, 335'000'000, 10.0)});
+  const Explanation e = build_explanation({f}, "cpu", h100);
+  const VariantExplanation& v = e.blocks[0].variants[0];
+  EXPECT_FALSE(v.facts.ops[0].of_floor);
+  ASSERT_TRUE(v.facts.ops[0].floor_ms);
+  EXPECT_DOUBLE_EQ(*v.facts.ops[0].floor_ms, 1.0);
+  EXPECT_TRUE(contains(v.sentences,
+                       "conv is compute-bound on h100-sxm: arithmetic intensity 67000 FLOP/B, at or above "
+                       "its ridge point 20 FLOP/B; its floor on h100-sxm from its datasheet is 1.00 ms: a "
+                       "lower bound, not a prediction."))
+      << ::testing::PrintToString(v.sentences);
+  EXPECT_FALSE(contains(v.sentences, "roofline floor"));
+  EXPECT_FALSE(contains(v.sentences, "ran faster than the floor"));  // 20 ms here against 1 ms there: no verdict
+  EXPECT_NE(limits_line(e).find("Floor on h100-sxm from its datasheet: a lower bound, not a prediction; these rows "
+                                "ran on cpu"),
+            std::string::npos)
+      << limits_line(e);
+  const std::string text = explanation_text(e);
+  EXPECT_NE(text.find("floor on h100-sxm (ms)"), std::string::npos);
+  EXPECT_EQ(text.find("of floor"), std::string::npos);
+}
+
 TEST(ExplainRules, UnknownLimitsClassifyNothing) {
   const VariantFacts f = variant("v", true, 10.0, {op("c", "conv", 1000, 1000, 9.0)});
   const Explanation e = build_explanation({f}, "reference", std::nullopt);
@@ -240,6 +305,51 @@ TEST(ExplainCli, DeviceRatesTakeDecimalUnitSuffixes) {
               " --device cpu --memory-only --peak-flops 19.5TiB --bandwidth 1.6T -q --json " + json);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--peak-flops"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+}
+
+// explain --limits NAME on the cpu: floors on that GPU, said to be a lower bound there (no timing:
+// the floors need none).
+TEST(ExplainCli, LimitsOfANamedGpuAreALowerBoundThere) {
+  const std::string json = temp_path("explain_h100.json");
+  const auto r = run_cli("explain " + source_path("configs/seed-blocks.yaml") +
+                         " --device cpu --memory-only --limits h100-sxm -q --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Device limits of h100-sxm: peak 67000 GFLOP/s, bandwidth 3350 GB/s, ridge point 20.0 FLOP/B "
+                        "(H100 SXM datasheet (float32, dense)), for float32 rows. Floor on h100-sxm from its "
+                        "datasheet: a lower bound, not a prediction; these rows ran on cpu",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("Not timed; by counted intensity conv is compute-bound on h100-sxm"), std::string::npos);
+  EXPECT_NE(r.out.find("floor on h100-sxm (ms)"), std::string::npos);
+  EXPECT_EQ(r.err.find("measuring"), std::string::npos) << r.err;  // a named GPU: nothing measured
+  const auto e = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(e["device_limits"]["datasheet"], "h100-sxm");
+  EXPECT_EQ(e["device_limits"]["other_device"], true);
+  std::filesystem::remove(json);
+}
+
+TEST(ExplainCli, UnknownLimitsNameExitsTwoWithTheNamesAndWritesNothing) {
+  const std::string json = temp_path("explain_nonesuch.json");
+  auto r = run_cli("explain " + source_path("configs/seed-blocks.yaml") +
+                   " --device cpu --memory-only --limits h100 --json " + json);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("error: command line: --limits: unknown device \"h100\": convbench has the datasheets of "
+                       "h100-sxm, h100-pcie, h200, a100-40gb, a100-80gb, l4, l40s, a10, v100-sxm2, rtx-4090"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(json));
+  r = run_cli("explain " + source_path("configs/seed-blocks.yaml") +
+              " --device cpu --memory-only --limits l4 --peak-flops 1T --bandwidth 1T --json " + json);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--limits: names the limits already"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+  // The same check on compare's roofline flag, before any run.
+  r = run_cli("compare " + source_path("configs/seed-blocks.yaml") + " --device cpu --limits nonesuch --json " + json);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown device \"nonesuch\""), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(json));
 }
 

@@ -363,7 +363,8 @@ TEST(ReportFormats, DeviceLimitsFromProvenanceOrKnownGpus) {
   EXPECT_EQ(device_limits(p, "float16")->bandwidth_bytes_per_s, 3.35e12);
   EXPECT_EQ(device_limits({{"device_name", "NVIDIA H200"}}, "float32")->bandwidth_bytes_per_s, 4.8e12);
   EXPECT_EQ(device_limits({{"gpu", {{"name", "NVIDIA H200"}}}}, "float16")->peak_flops, 989e12);
-  EXPECT_FALSE(device_limits({{"gpu_name", "NVIDIA H100 PCIe"}}, "float32"));  // other limits, not guessed
+  EXPECT_EQ(device_limits({{"gpu_name", "NVIDIA H100 PCIe"}}, "float32")->peak_flops, 51e12);  // its own datasheet
+  EXPECT_FALSE(device_limits({{"gpu_name", "NVIDIA H100 NVL"}}, "float32"));  // not in the table: not guessed
   EXPECT_FALSE(device_limits({{"device_name", "AMD EPYC"}}, "float32"));
   EXPECT_FALSE(device_limits(json::object(), "float32"));
 }

@@ -24,6 +24,9 @@ std::string join_names(const std::vector<std::string>& names) {
 
 std::string phase_name(const VariantFacts& f) { return f.training ? "step" : "forward pass"; }
 
+// Measured faster than the floor the limits allow: the limits, not the op, are what is off.
+bool beyond_floor(const OpFacts& o) { return o.of_floor && *o.of_floor > 1.0; }
+
 const OpFacts* find_op(const VariantFacts& f, const std::string& name) {
   for (const OpFacts& o : f.ops)
     if (o.name == name) return &o;
@@ -62,13 +65,49 @@ std::string kinds_sentence(const VariantExplanation& v, const VariantFacts& b) {
   return s + ".";
 }
 
-// One sentence per bound among the main ops: which ops, their intensity against the ridge
-// point, and how close they come to their floor (time-weighted over the group).
-std::vector<std::string> bound_sentences(const VariantExplanation& v, const DeviceLimits& limits) {
+// A GPU's datasheet that did not run these rows (--limits NAME): per bound, which of `ops` would be
+// compute- or memory-bound there and what their floors there add up to. A floor is a lower bound
+// on that GPU (every FLOP at its dense peak, every byte moved once at full bandwidth), never a
+// prediction of its time, and nothing measured here is compared with it.
+std::vector<std::string> other_device_bound_sentences(const VariantFacts& f, const std::vector<std::string>& ops,
+                                                      const DeviceLimits& limits) {
   std::vector<std::string> out;
   const double ridge = limits.peak_flops / limits.bandwidth_bytes_per_s;
   for (const char* bound : {"memory", "compute"}) {
     std::vector<std::string> names;
+    double lo = 0, hi = 0, floor_sum = 0;
+    for (const std::string& name : ops) {
+      const OpFacts* o = find_op(f, name);
+      if (!o || o->bound != bound || !o->floor_ms) continue;
+      const double ai = o->intensity();
+      lo = names.empty() ? ai : std::min(lo, ai);
+      hi = names.empty() ? ai : std::max(hi, ai);
+      names.push_back(name);
+      floor_sum += *o->floor_ms;
+    }
+    if (names.empty()) continue;
+    const bool one = names.size() == 1;
+    const std::string range = format_significant(lo, 2) + (hi > lo ? "-" + format_significant(hi, 2) : "");
+    out.push_back(join_names(names) + (one ? " is " : " are ") + bound + "-bound on " + limits.datasheet +
+                  ": arithmetic intensity " + range + " FLOP/B, " +
+                  (std::string(bound) == "memory" ? "below" : "at or above") + " its ridge point " +
+                  format_significant(ridge, 2) + " FLOP/B; " + (one ? "its floor" : "their floors") + " on " +
+                  limits.datasheet + " from its datasheet " + (one ? "is " : "add up to ") + ms_text(floor_sum) +
+                  ": a lower bound, not a prediction.");
+  }
+  return out;
+}
+
+// One sentence per bound among the main ops: which ops, their intensity against the ridge
+// point, and how close they come to their floor (time-weighted over the group). An op that ran
+// faster than its floor is left out of that share: its "of floor" is not a fact about the op but
+// evidence that the limits are too low (beyond_floor_sentences says so).
+std::vector<std::string> bound_sentences(const VariantExplanation& v, const DeviceLimits& limits) {
+  if (limits.other_device) return other_device_bound_sentences(v.facts, v.main_ops, limits);
+  std::vector<std::string> out;
+  const double ridge = limits.peak_flops / limits.bandwidth_bytes_per_s;
+  for (const char* bound : {"memory", "compute"}) {
+    std::vector<std::string> names, within;
     double lo = 0, hi = 0, floor_sum = 0, time_sum = 0;
     for (const std::string& name : v.main_ops) {
       const OpFacts* o = find_op(v.facts, name);
@@ -77,16 +116,49 @@ std::vector<std::string> bound_sentences(const VariantExplanation& v, const Devi
       lo = names.empty() ? ai : std::min(lo, ai);
       hi = names.empty() ? ai : std::max(hi, ai);
       names.push_back(name);
+      if (beyond_floor(*o)) continue;
+      within.push_back(name);
       floor_sum += *o->floor_ms;
       time_sum += *o->time_ms;
     }
-    if (names.empty() || time_sum <= 0) continue;
+    if (names.empty()) continue;
     const bool one = names.size() == 1;
     const std::string range = format_significant(lo, 2) + (hi > lo ? "-" + format_significant(hi, 2) : "");
-    out.push_back(join_names(names) + (one ? " is " : " are ") + bound + "-bound: arithmetic intensity " + range +
-                  " FLOP/B, " + (std::string(bound) == "memory" ? "below" : "at or above") + " the ridge point " +
-                  format_significant(ridge, 2) + " FLOP/B; " + (one ? "it runs" : "they run") + " at " +
-                  percent(floor_sum / time_sum) + " of " + (one ? "its" : "their") + " roofline floor.");
+    std::string s = join_names(names) + (one ? " is " : " are ") + bound + "-bound: arithmetic intensity " + range +
+                    " FLOP/B, " + (std::string(bound) == "memory" ? "below" : "at or above") + " the ridge point " +
+                    format_significant(ridge, 2) + " FLOP/B";
+    if (!within.empty() && time_sum > 0) {
+      const bool all = within.size() == names.size(), one_within = within.size() == 1;
+      s += "; " +
+           (all ? std::string(one ? "it runs" : "they run") : join_names(within) + (one_within ? " runs" : " run")) +
+           " at " + percent(floor_sum / time_sum) + " of " + (one_within ? "its" : "their") + " roofline floor";
+    }
+    out.push_back(s + ".");
+  }
+  return out;
+}
+
+// Ops whose measured time is below the floor drawn from the limits: no op runs faster than its
+// floor on the device the limits describe, so the limits are too low. A compute-bound op says so
+// plainly (no cache makes FLOPs faster); a memory-bound one may also have found its data in a
+// cache, which the floor (every byte from memory) does not count.
+std::vector<std::string> beyond_floor_sentences(const VariantFacts& f, const DeviceLimits& limits) {
+  std::vector<std::string> out;
+  const std::string remedy = limits.remedy.empty() ? "" : "; " + limits.remedy;
+  for (const char* bound : {"compute", "memory"}) {
+    std::vector<std::string> names, shares;
+    for (const OpFacts& o : f.ops)
+      if (o.bound == bound && beyond_floor(o)) {
+        names.push_back(o.name);
+        shares.push_back(percent(*o.of_floor));
+      }
+    if (names.empty()) continue;
+    const std::string ran =
+        join_names(names) + " ran faster than the floor drawn from these limits (" + join_names(shares) + " of it)";
+    out.push_back(std::string(bound) == "compute"
+                      ? ran + ": the limits are too low, as no cache makes FLOPs faster" + remedy + "."
+                      : ran + ": the bandwidth is too low, or " + (names.size() == 1 ? "its" : "their") +
+                            " data stayed in a cache, which the floor does not count" + remedy + ".");
   }
   return out;
 }
@@ -94,6 +166,13 @@ std::vector<std::string> bound_sentences(const VariantExplanation& v, const Devi
 // Without measured times (--memory-only) the bound still follows from the counts: each op's
 // intensity against the ridge point.
 std::vector<std::string> counted_bound_sentences(const VariantFacts& f, const DeviceLimits& limits) {
+  if (limits.other_device) {
+    std::vector<std::string> all;
+    for (const OpFacts& o : f.ops) all.push_back(o.name);
+    std::vector<std::string> out = other_device_bound_sentences(f, all, limits);
+    for (std::string& s : out) s = "Not timed; by counted intensity " + s;
+    return out;
+  }
   std::vector<std::string> out;
   const double ridge = limits.peak_flops / limits.bandwidth_bytes_per_s;
   for (const char* bound : {"memory", "compute"}) {
@@ -195,7 +274,8 @@ void classify_op(OpFacts& op, const DeviceLimits& limits) {
   const double floor_s = std::max(static_cast<double>(op.flops) / limits.peak_flops,
                                   static_cast<double>(op.bytes) / limits.bandwidth_bytes_per_s);
   op.floor_ms = floor_s * 1e3;
-  if (op.time_ms && *op.time_ms > 0) op.of_floor = *op.floor_ms / *op.time_ms;
+  // A floor on another GPU says nothing about a time measured here.
+  if (op.time_ms && *op.time_ms > 0 && !limits.other_device) op.of_floor = *op.floor_ms / *op.time_ms;
 }
 
 std::vector<KindDelta> time_by_kind(const VariantFacts& v, const VariantFacts& base) {
@@ -256,6 +336,7 @@ std::vector<std::string> explain_sentences(const VariantExplanation& v, const Va
   }
   if (limits && !v.main_ops.empty()) {
     for (const std::string& s : bound_sentences(v, *limits)) add(s);
+    for (const std::string& s : beyond_floor_sentences(f, *limits)) add(s);
   } else if (limits) {
     for (const std::string& s : counted_bound_sentences(f, *limits)) add(s);
   } else if (!v.main_ops.empty()) {

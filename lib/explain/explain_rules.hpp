@@ -23,7 +23,8 @@ inline constexpr double kLaunchBoundShare = 0.25;
 inline constexpr double kSameRatio = 0.05;
 
 // Sets bound, floor_ms and of_floor from the limits: compute-bound when the op's intensity is at
-// least the ridge point (peak / bandwidth), memory-bound below it.
+// least the ridge point (peak / bandwidth), memory-bound below it. Limits of another device
+// (DeviceLimits::other_device) give a bound and a floor there, and no of_floor.
 void classify_op(OpFacts& op, const DeviceLimits& limits);
 
 // Time per op kind of `v` against `base` (only ops with a measured time), largest |delta| first.

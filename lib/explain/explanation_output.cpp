@@ -26,17 +26,40 @@ std::string headline(const VariantExplanation& v, const BlockExplanation& b) {
   return s;
 }
 
-TextTable op_table(const VariantFacts& f) {
+// The limits of another GPU (--limits NAME) that did not run these rows; nullptr otherwise.
+const DeviceLimits* other_device_limits(const Explanation& e) {
+  return e.limits && e.limits->other_device ? &*e.limits : nullptr;
+}
+
+// "of floor" against this device's limits; on another GPU's, that GPU's floor itself (ms), as no
+// time measured here is compared with it.
+TextTable op_table(const VariantFacts& f, const DeviceLimits* other) {
   TextTable t;
-  t.header = {"op", "kind", "ms", "share", "GFLOP", "MB", "FLOP/B", "bound", "of floor", "saved"};
+  t.header = {"op",     "kind",  "ms",
+              "share",  "GFLOP", "MB",
+              "FLOP/B", "bound", other ? "floor on " + other->datasheet + " (ms)" : std::string("of floor"),
+              "saved"};
   t.right_aligned = {false, false, true, true, true, true, true, false, true, true};
   for (const OpFacts& o : f.ops)
     t.rows.push_back({o.name, o.kind, opt_fixed(o.time_ms, 3), opt_percent(o.time_share),
                       format_fixed(static_cast<double>(o.flops) / 1e9, 3),
                       format_fixed(static_cast<double>(o.bytes) / 1e6, 1), format_significant(o.intensity(), 2),
-                      o.bound.empty() ? "-" : o.bound, opt_percent(o.of_floor),
+                      o.bound.empty() ? "-" : o.bound,
+                      other ? (o.floor_ms ? format_significant(*o.floor_ms, 3) : "-") : opt_percent(o.of_floor),
                       o.saved_bytes > 0 ? format_mib(o.saved_bytes) : "-"});
   return t;
+}
+
+// The footer's clause on the floor column.
+std::string floor_legend(const Explanation& e) {
+  if (const DeviceLimits* other = other_device_limits(e))
+    return "floor on " + other->datasheet + " (ms): max(FLOP / peak, bytes / bandwidth) with " + other->datasheet +
+           "'s datasheet limits, every FLOP at its dense peak and every byte moved once at its full bandwidth: a "
+           "lower bound on that GPU, not a prediction of its time; these rows ran on " +
+           e.device + ", and no time measured here is compared with it";
+  return "of floor: max(FLOP / peak, bytes / bandwidth) over the measured time (over 100%: the op ran faster than "
+         "the floor these limits allow, so they are too low; a memory-bound op may also have found its data in a "
+         "cache)";
 }
 
 // A network's cost by stage (explain/stage_breakdown.hpp), with each stage's share of the totals.
@@ -118,7 +141,13 @@ std::string render(const Explanation& e, Style style) {
       out << "\n";
     }
   };
-  para(limits_line(e));
+  // The doubt, when there is one, right under the limits it is about (a line of its own, which
+  // readers of warnings find by its "warning:").
+  const std::string doubt = limits_doubt_line(e);
+  if (style == Style::html)
+    out << "<p>" << esc(limits_line(e)) << (doubt.empty() ? "" : "<br>\n" + esc(doubt)) << "</p>\n";
+  else
+    out << esc(limits_line(e)) << "\n" << (doubt.empty() ? "" : esc(doubt) + "\n") << "\n";
   bool any_stages = false;
   for (const BlockExplanation& b : e.blocks)
     for (const VariantExplanation& v : b.variants) any_stages = any_stages || !v.facts.stages.empty();
@@ -128,7 +157,7 @@ std::string render(const Explanation& e, Style style) {
       heading(3, headline(v, b));
       bullets(v.sentences);
       if (!v.facts.stages.empty()) out << table(stage_table(v.facts)) << "\n";
-      out << table(op_table(v.facts)) << "\n";
+      out << table(op_table(v.facts, other_device_limits(e))) << "\n";
       if (v.facts.training && !v.facts.memory.saved.empty()) out << table(saved_table(v.facts)) << "\n";
       para(at_peak_line(v.facts));
     }
@@ -137,10 +166,10 @@ std::string render(const Explanation& e, Style style) {
       "ms: the op's median forward (+ backward in training) time with --per-op, the device synchronised around it; "
       "share: of the variant's median step (forward pass in inference). GFLOP, MB: counted work and minimum traffic "
       "of the op (every tensor it reads or writes, once); 1 GMAC = 2 GFLOP of multiply-adds. FLOP/B: arithmetic "
-      "intensity; bound: compute when it is at or above the ridge point (peak FLOP/s over bandwidth), else memory; "
-      "of floor: max(FLOP / peak, bytes / bandwidth) over the measured time (over 100%: the op beat the floor, "
-      "its data partly in cache or the measured bandwidth below what it reached). saved: bytes this op keeps for "
-      "backward (a tensor kept by several ops counts once, for the first). " +
+      "intensity; bound: compute when it is at or above the ridge point (peak FLOP/s over bandwidth), else memory; " +
+      floor_legend(e) +
+      ". saved: bytes this op keeps for backward (a tensor kept by several ops counts once, for "
+      "the first). " +
       std::string(any_stages ? "A network's stage table adds its ops up by stage (the first part of their names), "
                                "with each stage's share of the variant's params, GMAC, saved bytes and headline time; "
                                "a stage shows no time unless every op in it was timed. "
@@ -238,10 +267,22 @@ std::string limits_line(const Explanation& e) {
     return "Device limits: unknown (no calibration for this device and dtype; give --peak-flops and --bandwidth), "
            "so no op is called compute- or memory-bound.";
   const DeviceLimits& l = *e.limits;
-  return "Device limits: peak " + format_significant(l.peak_flops / 1e9, 4) + " GFLOP/s, bandwidth " +
-         format_significant(l.bandwidth_bytes_per_s / 1e9, 4) + " GB/s, ridge point " +
-         format_significant(l.peak_flops / l.bandwidth_bytes_per_s, 3) + " FLOP/B (" + l.source + ")" +
-         (e.limits_dtype.empty() ? "" : ", for " + e.limits_dtype + " rows") + ".";
+  const std::string line = "Device limits" + (l.other_device ? " of " + l.datasheet : std::string()) + ": peak " +
+                           format_significant(l.peak_flops / 1e9, 4) + " GFLOP/s, bandwidth " +
+                           format_significant(l.bandwidth_bytes_per_s / 1e9, 4) + " GB/s, ridge point " +
+                           format_significant(l.peak_flops / l.bandwidth_bytes_per_s, 3) + " FLOP/B (" + l.source +
+                           ")" + (e.limits_dtype.empty() ? "" : ", for " + e.limits_dtype + " rows") + ".";
+  if (!l.other_device) return line;
+  return line + " Floor on " + l.datasheet +
+         " from its datasheet: a lower bound, not a prediction; these rows ran on " + e.device +
+         ", and no time measured here is compared with it.";
+}
+
+std::string limits_doubt_line(const Explanation& e) {
+  if (!e.limits || e.limits->doubt.empty()) return "";
+  return "warning: these limits were " + e.limits->doubt +
+         ", so every floor below is too long and every op looks nearer its floor than it is; measure them again on "
+         "a quiet machine (--calibrate).";
 }
 
 std::string explanation_text(const Explanation& e) { return render(e, Style::text); }

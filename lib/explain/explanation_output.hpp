@@ -19,5 +19,7 @@ nlohmann::json explanation_json(const Explanation& e);
 
 // One line: the limits used and where they came from, or that they are unknown.
 std::string limits_line(const Explanation& e);
+// "warning: ..." when the limits are in doubt (measured on a busy machine); empty otherwise.
+std::string limits_doubt_line(const Explanation& e);
 
 }  // namespace convbench

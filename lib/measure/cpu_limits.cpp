@@ -10,6 +10,8 @@
 
 #include <dnnl.h>
 
+#include "measure/host_activity.hpp"
+
 namespace convbench {
 namespace {
 
@@ -60,8 +62,10 @@ double measure_copy_bandwidth() {
 
 CpuLimitsMeasurement measure_cpu_limits() {
   CpuLimitsMeasurement m;
+  const HostActivitySnapshot before = read_host_activity();
   m.peak_flops = measure_gemm_flops();
   m.bandwidth_bytes_per_s = measure_copy_bandwidth();
+  m.activity = host_activity_between(before, read_host_activity(), compute_threads(), cpu_affinity_count());
   m.method = "oneDNN sgemm 2048^3 and a 256 MiB copy, best of " + std::to_string(kRepetitions) + ", " +
              std::to_string(omp_get_max_threads()) + " threads";
   return m;

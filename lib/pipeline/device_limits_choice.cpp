@@ -1,13 +1,11 @@
 #include "pipeline/device_limits_choice.hpp"
 
 #include <cstdlib>
-#include <filesystem>
 #include <sstream>
 
-#include "measure/cpu_limits.hpp"
-#include "report/output_writer.hpp"
-#include "spec/input_file.hpp"
-#include "spec/json_text.hpp"
+#include "pipeline/cpu_limits_cache.hpp"
+#include "results/gpu_datasheets.hpp"
+#include "results/trust.hpp"
 
 namespace convbench {
 namespace {
@@ -17,32 +15,11 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
+constexpr const char* kRemeasureCpu = "re-measure them with --calibrate";
+
 std::string text_of(const nlohmann::json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) return "?";
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
-// What a measurement depends on: the CPU, the threads it used and the library it timed.
-std::string cache_key(const nlohmann::json& provenance) {
-  return text_of(provenance, "cpu") + " | threads " + text_of(provenance, "threads") + " | oneDNN " +
-         text_of(provenance, "onednn_version");
-}
-
-// The cache's entries, or an empty object when the file is absent or unusable (said on notices).
-nlohmann::json read_cache(const std::string& path, std::ostream& notices) {
-  std::error_code ec;
-  if (path.empty() || !std::filesystem::exists(path, ec)) return nlohmann::json::object();
-  try {
-    const InputText file = read_input_file(path, "device-limits cache", int64_t{1} << 20);
-    const nlohmann::json j = nlohmann::json::parse(file.text);
-    if (j.is_object() && j.value("schema", "") == "convbench.device_limits/1" && j.contains("entries") &&
-        j["entries"].is_object())
-      return j["entries"];
-    notices << "convbench: ignoring " << path << ": not a convbench device-limits cache\n";
-  } catch (const std::exception& e) {
-    notices << "convbench: ignoring " << path << ": " << e.what() << "\n";
-  }
-  return nlohmann::json::object();
 }
 
 std::string format_fixed(double v, int decimals) {
@@ -53,9 +30,49 @@ std::string format_fixed(double v, int decimals) {
   return out.str();
 }
 
-std::optional<DeviceLimits> cached_entry(const nlohmann::json& entries, const std::string& key) {
-  if (!entries.contains(key)) return std::nullopt;
-  return device_limits_from_json(entries[key], "?");
+// The cpu's limits: a trusted cached entry, else (when the request allows it) a new measurement,
+// cached when the machine was quiet while it ran.
+std::optional<DeviceLimits> cpu_limits(const LimitsRequest& request, const nlohmann::json& provenance,
+                                       std::ostream& notices) {
+  const std::string path = request.cache_path.empty() ? default_limits_cache_path() : request.cache_path;
+  const std::string key = cpu_limits_cache_key(provenance);
+  const CpuLimitsCache cache = read_cpu_limits_cache(path, notices);
+  if (!request.calibrate && cache.entries.contains(key)) {
+    CachedLimits cached = cached_cpu_limits(cache.entries[key], provenance);
+    if (cached.limits) {
+      cached.limits->remedy = kRemeasureCpu;
+      cached.limits->dtype = "float32";
+      return cached.limits;
+    }
+    notices << "convbench: the limits cached in " << path << " " << cached.why_not << ": "
+            << (request.measure ? "measuring them again" : "not used") << "\n";
+  }
+  if (!request.measure) {
+    if (!cache.entries.contains(key))
+      notices << "convbench: no measurement of this CPU's limits is cached" << (path.empty() ? "" : " in " + path)
+              << ", and this command does not measure them: `convbench explain` does (about a second), or give "
+                 "--peak-flops and --bandwidth\n";
+    return std::nullopt;
+  }
+
+  notices << "convbench: measuring this CPU's peak FLOP/s and bandwidth (about a second; cached"
+          << (path.empty() ? " nowhere: no HOME" : " in " + path) << ")\n";
+  const CpuLimitsMeasurement m = request.measure_cpu ? request.measure_cpu() : measure_cpu_limits();
+  if (!plausible_device_limits(m.peak_flops, m.bandwidth_bytes_per_s)) return std::nullopt;
+  DeviceLimits l{m.peak_flops, m.bandwidth_bytes_per_s,
+                 "measured on this CPU on " + text_of(provenance, "date") + ": " + m.method};
+  l.remedy = kRemeasureCpu;
+  l.dtype = "float32";
+  const TrustAssessment trust = assess_host_activity(m.activity);
+  if (trust.level != Trust::ok) {
+    // Used all the same (it is the best this run has), but said, flagged and never reused.
+    l.doubt = "measured while the machine was busy (" + evidence_text(trust) + "): likely too low";
+    notices << "convbench: warning: this CPU's limits were " << l.doubt
+            << ", which puts every op nearer its floor than it is; used for this run only, not cached\n";
+    return l;
+  }
+  write_cpu_limits_cache(cache, key, cpu_limits_entry(l, m, provenance), notices);
+  return l;
 }
 
 }  // namespace
@@ -67,11 +84,27 @@ std::string default_limits_cache_path() {
   return "";
 }
 
+bool limits_given(const LimitsRequest& request) {
+  return !request.device_name.empty() || (request.peak_flops > 0 && request.bandwidth > 0);
+}
+
 std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, const std::string& device,
                                                  const std::string& dtype, const nlohmann::json& provenance,
                                                  std::ostream& notices, const std::optional<MeasuredLimits>& measured) {
-  if (request.peak_flops > 0 && request.bandwidth > 0)
-    return DeviceLimits{request.peak_flops, request.bandwidth, "given with --peak-flops and --bandwidth"};
+  if (!request.device_name.empty()) {
+    const GpuDatasheet* sheet = find_gpu_datasheet(request.device_name);
+    if (!sheet) return std::nullopt;  // refused on the command line, before the run
+    auto named = named_device_limits(*sheet, dtype, provenance);
+    if (!named)
+      notices << "convbench: " << sheet->name << "'s datasheet has no " << dtype << " peak (" << sheet->note
+              << "): no limits for " << dtype << " rows\n";
+    return named;
+  }
+  if (request.peak_flops > 0 && request.bandwidth > 0) {
+    DeviceLimits given{request.peak_flops, request.bandwidth, "given with --peak-flops and --bandwidth"};
+    given.remedy = "give larger --peak-flops and --bandwidth";
+    return given;
+  }
   if (device == "cuda") {
     const auto sheet = device_limits(provenance, dtype);
     if (!measured || !plausible_device_limits(measured->peak_flops, measured->bandwidth_bytes_per_s)) return sheet;
@@ -80,34 +113,23 @@ std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, c
     if (sheet)
       source += "; its " + sheet->source + ": " + format_fixed(sheet->peak_flops / 1e12, 0) + " TFLOP/s, " +
                 format_fixed(sheet->bandwidth_bytes_per_s / 1e12, 2) + " TB/s";
-    return DeviceLimits{measured->peak_flops, measured->bandwidth_bytes_per_s, source};
+    DeviceLimits gpu{measured->peak_flops, measured->bandwidth_bytes_per_s, source};
+    gpu.dtype = dtype;
+    gpu.remedy = "the measurement fell short; run again, on an idle GPU";
+    return gpu;
   }
   if (device != "cpu" || dtype != "float32") return std::nullopt;  // measured for the cpu backend's float32 only
+  return cpu_limits(request, provenance, notices);
+}
 
-  const std::string path = request.cache_path.empty() ? default_limits_cache_path() : request.cache_path;
-  const std::string key = cache_key(provenance);
-  nlohmann::json entries = read_cache(path, notices);
-  if (!request.calibrate)
-    if (auto cached = cached_entry(entries, key)) return cached;
-
-  notices << "convbench: measuring this CPU's peak FLOP/s and bandwidth (about a second; cached"
-          << (path.empty() ? " nowhere: no HOME" : " in " + path) << ")\n";
-  const CpuLimitsMeasurement m = measure_cpu_limits();
-  if (!plausible_device_limits(m.peak_flops, m.bandwidth_bytes_per_s)) return std::nullopt;
-  const std::string date = text_of(provenance, "date");
-  DeviceLimits l{m.peak_flops, m.bandwidth_bytes_per_s, "measured on this CPU on " + date + ": " + m.method};
-  if (!path.empty()) {
-    entries[key] = {
-        {"peak_flops", l.peak_flops}, {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"source", l.source}};
-    try {
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-      const nlohmann::json doc = {{"schema", "convbench.device_limits/1"}, {"entries", entries}};
-      write_output_files({{{path, "device-limits cache"}, json_text(doc, 2) + "\n"}}, {});
-    } catch (const std::exception& e) {
-      notices << "convbench: could not cache the device limits in " << path << ": " << e.what() << "\n";
-    }
-  }
-  return l;
+void record_known_device_limits(ResultSet& results, LimitsRequest request, std::ostream& notices) {
+  request.measure = false;
+  request.calibrate = false;
+  // One dtype per record, the first row's; a block of another dtype finds its own peak in the
+  // same datasheet, or none (results/device_limits.hpp).
+  const std::string dtype = results.rows.empty() ? "float32" : results.rows.front().dtype;
+  if (const auto l = choose_device_limits(request, results.device, dtype, results.provenance, notices))
+    results.provenance["device_limits"] = device_limits_json(*l);
 }
 
 }  // namespace convbench

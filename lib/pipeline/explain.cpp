@@ -16,7 +16,7 @@ ExplainRun explain(const Spec& spec, ExplainOptions options, std::ostream& notic
   std::optional<MeasuredLimits> measured;
   bool limits_probed = false;
   options.compare.after_row = [&](const Graph& g, Backend& backend, bool training, const ResultRow& row) {
-    if (!limits_probed && !(options.limits.peak_flops > 0 && options.limits.bandwidth > 0)) {
+    if (!limits_probed && !limits_given(options.limits)) {
       limits_probed = true;
       try {
         const auto dtype = parse_dtype(row.dtype);

@@ -117,8 +117,12 @@ BlockPlot roofline(const ResultSet& results, const std::vector<const ResultRow*>
                            t.q1 > 0 ? flops / (t.q1 * 1e-3) : 0, ""});
     if (limits) {
       const double floor_s = std::max(flops / limits->peak_flops, bytes / limits->bandwidth_bytes_per_s);
-      floors += (floors.empty() ? "" : "; ") + r->variant + ": floor " + duration(floor_s) + ", measured " +
-                duration(seconds) + " (" + format_significant(floor_s / seconds * 100.0, 3) + "% of the roof)";
+      // On another GPU's datasheet the floor is that GPU's, a lower bound there: the time measured
+      // here is no fraction of it.
+      floors += (floors.empty() ? "" : "; ") + r->variant + ": floor " + duration(floor_s) +
+                (limits->other_device ? ""
+                                      : ", measured " + duration(seconds) + " (" +
+                                            format_significant(floor_s / seconds * 100.0, 3) + "% of the roof)");
     }
   }
   if (plot.points.empty())
@@ -131,9 +135,19 @@ BlockPlot roofline(const ResultSet& results, const std::vector<const ResultRow*>
   if (limits) {
     plot.roof = Roof{limits->peak_flops, limits->bandwidth_bytes_per_s, rate_label(limits->peak_flops, "TFLOP/s"),
                      format_significant(limits->bandwidth_bytes_per_s / 1e12, 3) + " TB/s"};
-    caption += "Roof: " + limits->source + ". Floor = max(FLOPs / peak, bytes / bandwidth): " + floors + ".";
+    if (limits->other_device)
+      caption +=
+          "Roof: " + limits->datasheet + ", from its " + limits->source +
+          ", a GPU these rows did not run on. Floor on " + limits->datasheet +
+          " from its datasheet = max(FLOPs / peak, bytes / bandwidth), a lower bound, not a prediction: " + floors +
+          ".";
+    else
+      caption += "Roof: " + limits->source + ". Floor = max(FLOPs / peak, bytes / bandwidth): " + floors + ".";
+    if (!limits->doubt.empty()) caption += " These limits were " + limits->doubt + ".";
   } else {
-    caption += "Device limits unknown: no roof is drawn (give --peak-flops and --bandwidth, or run on a known GPU).";
+    caption +=
+        "Device limits unknown: no roof is drawn (give --peak-flops and --bandwidth or --limits NAME, or run on a "
+        "known GPU).";
   }
   return {"roofline", id, render_loglog_svg(plot), caption};
 }

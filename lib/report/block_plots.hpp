@@ -3,7 +3,8 @@
 //  - per block and sweep point: time vs FLOPs (log-log, IQR error bars), memory at the peak by
 //    category (stacked bars), and a roofline (achieved FLOP/s against arithmetic intensity,
 //    under the device's roof when its limits are known: provenance.device_limits, which
-//    --peak-flops/--bandwidth set for a CPU, or a recorded H100/H200);
+//    --peak-flops/--bandwidth or --limits NAME set and compare and explain record, or the
+//    datasheet of a recorded GPU: results/device_limits.hpp);
 //  - per block swept over a numeric field: the headline time and the throughput (samples/s)
 //    against that field, one line per variant.
 #pragma once

@@ -2,22 +2,9 @@
 
 #include <cmath>
 
+#include "results/gpu_datasheets.hpp"
+
 namespace convbench {
-namespace {
-
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
-
-// Dense datasheet peaks (no sparsity). H100 SXM5 and H200 share the compute; H200 has 4.8 TB/s
-// of HBM3e against the H100 SXM's 3.35 TB/s of HBM3. The PCIe and NVL parts have other limits and
-// are not guessed.
-std::optional<double> hopper_peak_flops(const std::string& dtype) {
-  if (dtype == "float32") return 67e12;
-  if (dtype == "tf32") return 495e12;
-  if (dtype == "float16" || dtype == "bfloat16") return 989e12;
-  return std::nullopt;
-}
-
-}  // namespace
 
 bool plausible_device_limits(double peak_flops, double bandwidth_bytes_per_s) {
   return std::isfinite(peak_flops) && std::isfinite(bandwidth_bytes_per_s) && peak_flops >= kMinPeakFlops &&
@@ -37,7 +24,13 @@ std::string recorded_gpu_name(const nlohmann::json& provenance) {
 }
 
 nlohmann::json device_limits_json(const DeviceLimits& l) {
-  return {{"peak_flops", l.peak_flops}, {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"source", l.source}};
+  nlohmann::json j = {
+      {"peak_flops", l.peak_flops}, {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"source", l.source}};
+  if (!l.doubt.empty()) j["doubt"] = l.doubt;
+  if (!l.dtype.empty()) j["dtype"] = l.dtype;
+  if (!l.datasheet.empty()) j["datasheet"] = l.datasheet;
+  if (l.other_device) j["other_device"] = true;
+  return j;
 }
 
 std::optional<DeviceLimits> device_limits_from_json(const nlohmann::json& d, const std::string& source) {
@@ -47,19 +40,46 @@ std::optional<DeviceLimits> device_limits_from_json(const nlohmann::json& d, con
   DeviceLimits l{d["peak_flops"].get<double>(), d["bandwidth_bytes_per_s"].get<double>(),
                  d.contains("source") && d["source"].is_string() ? d["source"].get<std::string>() : source};
   if (!plausible_device_limits(l.peak_flops, l.bandwidth_bytes_per_s)) return std::nullopt;
+  const auto text = [&](const char* key) {
+    return d.contains(key) && d[key].is_string() ? d[key].get<std::string>() : std::string();
+  };
+  l.doubt = text("doubt");
+  l.dtype = text("dtype");
+  l.datasheet = text("datasheet");
+  l.other_device = d.contains("other_device") && d["other_device"].is_boolean() && d["other_device"].get<bool>();
+  return l;
+}
+
+std::optional<DeviceLimits> datasheet_limits(const GpuDatasheet& d, const std::string& dtype) {
+  const auto peak = datasheet_peak_flops(d, dtype);
+  if (!peak) return std::nullopt;
+  DeviceLimits l{*peak, d.bandwidth_bytes_per_s, d.title + " datasheet (" + dtype + ", dense)"};
+  l.dtype = dtype;
+  l.datasheet = d.name;
+  return l;
+}
+
+std::optional<DeviceLimits> named_device_limits(const GpuDatasheet& d, const std::string& dtype,
+                                                const nlohmann::json& provenance) {
+  auto l = datasheet_limits(d, dtype);
+  if (l) l->other_device = gpu_datasheet_for(recorded_gpu_name(provenance)) != &d;
   return l;
 }
 
 std::optional<DeviceLimits> device_limits(const nlohmann::json& provenance, const std::string& dtype) {
   if (provenance.is_object() && provenance.contains("device_limits"))
-    if (auto l = device_limits_from_json(provenance["device_limits"], "recorded in the results")) return l;
-  const std::string gpu = recorded_gpu_name(provenance);
-  if (contains(gpu, "PCIe") || contains(gpu, "NVL")) return std::nullopt;
-  const auto peak = hopper_peak_flops(dtype);
-  if (!peak) return std::nullopt;
-  if (contains(gpu, "H100")) return DeviceLimits{*peak, 3.35e12, "H100 SXM datasheet (" + dtype + ", dense)"};
-  if (contains(gpu, "H200")) return DeviceLimits{*peak, 4.8e12, "H200 datasheet (" + dtype + ", dense)"};
-  return std::nullopt;
+    if (auto l = device_limits_from_json(provenance["device_limits"], "recorded in the results")) {
+      if (l->dtype.empty() || l->dtype == dtype) return l;
+      // Recorded for another dtype: the same datasheet's numbers for this one, when it names one
+      // (a float32 peak says nothing about a float16 block).
+      if (const GpuDatasheet* d = find_gpu_datasheet(l->datasheet)) {
+        auto other = datasheet_limits(*d, dtype);
+        if (other) other->other_device = l->other_device;
+        return other;
+      }
+    }
+  const GpuDatasheet* d = gpu_datasheet_for(recorded_gpu_name(provenance));
+  return d ? datasheet_limits(*d, dtype) : std::nullopt;
 }
 
 }  // namespace convbench

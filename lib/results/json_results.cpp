@@ -392,9 +392,19 @@ void check_device_limits(const JsonField& provenance) {
   d->at("peak_flops").as_number(kMinPeakFlops, kMaxPeakFlops);
   d->at("bandwidth_bytes_per_s").as_number(kMinBandwidth, kMaxBandwidth);
   d->string("source", "");
+  d->string("doubt", "");
+  d->string("dtype", "");
+  d->string("datasheet", "");
+  d->boolean("other_device", false);
 }
 
 }  // namespace
+
+json host_activity_to_json(const HostActivity& activity) { return host_activity_json(activity); }
+
+HostActivity host_activity_from_json(const json& j, const std::string& file_name) {
+  return host_activity_from(JsonField(j, "host_activity", file_name));
+}
 
 json results_to_json(const ResultSet& results) {
   json rows = json::array();

@@ -15,4 +15,9 @@ nlohmann::json results_to_json(const ResultSet& results);
 ResultSet results_from_json(const nlohmann::json& doc, const std::string& file_name);
 ResultSet load_results_file(const std::string& path);
 
+// A row's host_activity object, written and read back as a row's is (checked: InputError located
+// in `file_name`). The cpu's limits keep one in their cache (pipeline/device_limits_choice.hpp).
+nlohmann::json host_activity_to_json(const HostActivity& activity);
+HostActivity host_activity_from_json(const nlohmann::json& j, const std::string& file_name);
+
 }  // namespace convbench

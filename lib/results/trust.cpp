@@ -24,6 +24,10 @@ class Judge {
     result_.level = std::max(result_.level, level);
     result_.evidence.push_back(std::move(evidence));
   }
+  void add(const TrustAssessment& part) {
+    result_.level = std::max(result_.level, part.level);
+    result_.evidence.insert(result_.evidence.end(), part.evidence.begin(), part.evidence.end());
+  }
   TrustAssessment result() const { return result_; }
 
  private:
@@ -57,36 +61,49 @@ SampleShape sample_shape(const TimeStats& t) {
   return s;
 }
 
+std::string evidence_text(const TrustAssessment& t) {
+  std::string s;
+  for (const std::string& e : t.evidence) s += (s.empty() ? "" : "; ") + e;
+  return s;
+}
+
+bool host_was_busy(const HostActivity& a) {
+  const auto busy = [](const std::optional<double>& share) { return share && *share >= kNoisyShare; };
+  return busy(a.cpu_pressure_share) || busy(a.steal_share);
+}
+
+TrustAssessment assess_host_activity(const HostActivity& a) {
+  Judge judge;
+  const auto share = [&](const std::optional<double>& s, const std::string& what, const std::string& hint = "") {
+    if (!s || *s < kNoisyShare) return;
+    judge.add(*s >= kDisturbedShare ? Trust::disturbed : Trust::noisy,
+              what + " " + percent(*s) + " of the time" + hint);
+  };
+  // More threads than CPUs make the run wait on itself: say so, it is the user's to fix.
+  std::string waited = "a runnable task waited for a CPU", hint;
+  if (a.threads > a.cpus && a.cpus > 0)
+    waited = "this run's " + std::to_string(a.threads) + " threads on " + std::to_string(a.cpus) +
+             " CPUs (try --threads " + std::to_string(a.cpus) + ") or another task waited for a CPU";
+  // Threads on every CPU leave none for anything else (the kernel's own work, a shell, the run's
+  // timer): on a small machine that alone can disturb the run, and one thread fewer is often
+  // quiet (on a 2-vCPU VM, --threads 1 turned every disturbed row of a 3-D block ok).
+  else if (a.threads == a.cpus && a.cpus >= 2)
+    hint = " (this run computed on all " + std::to_string(a.cpus) +
+           " CPUs: if nothing else was running, try --threads " + std::to_string(a.cpus - 1) + ")";
+  share(a.cpu_pressure_share, waited, hint);
+  share(a.steal_share, "the hypervisor gave the CPUs to other guests");
+  if (a.gpu_other_processes && *a.gpu_other_processes > 0)
+    judge.add(Trust::disturbed,
+              std::to_string(*a.gpu_other_processes) + " other process(es) held the GPU while it was timed");
+  return judge.result();
+}
+
 TrustAssessment assess_trust(const ResultRow& r) {
   Judge judge;
   if (r.status != RunStatus::ok) return judge.result();
 
-  bool busy = false;  // CPU pressure or steal of kNoisyShare or more
-  if (r.activity) {
-    const HostActivity& a = *r.activity;
-    const auto share = [&](const std::optional<double>& s, const std::string& what, const std::string& hint = "") {
-      if (!s || *s < kNoisyShare) return;
-      busy = true;
-      judge.add(*s >= kDisturbedShare ? Trust::disturbed : Trust::noisy,
-                what + " " + percent(*s) + " of the time" + hint);
-    };
-    // More threads than CPUs make the run wait on itself: say so, it is the user's to fix.
-    std::string waited = "a runnable task waited for a CPU", hint;
-    if (a.threads > a.cpus && a.cpus > 0)
-      waited = "this run's " + std::to_string(a.threads) + " threads on " + std::to_string(a.cpus) +
-               " CPUs (try --threads " + std::to_string(a.cpus) + ") or another task waited for a CPU";
-    // Threads on every CPU leave none for anything else (the kernel's own work, a shell, the
-    // run's timer): on a small machine that alone can disturb the run, and one thread fewer is
-    // often quiet (on a 2-vCPU VM, --threads 1 turned every disturbed row of a 3-D block ok).
-    else if (a.threads == a.cpus && a.cpus >= 2)
-      hint = " (this run computed on all " + std::to_string(a.cpus) +
-             " CPUs: if nothing else was running, try --threads " + std::to_string(a.cpus - 1) + ")";
-    share(a.cpu_pressure_share, waited, hint);
-    share(a.steal_share, "the hypervisor gave the CPUs to other guests");
-    if (a.gpu_other_processes && *a.gpu_other_processes > 0)
-      judge.add(Trust::disturbed,
-                std::to_string(*a.gpu_other_processes) + " other process(es) held the GPU while it was timed");
-  }
+  const bool busy = r.activity && host_was_busy(*r.activity);
+  if (r.activity) judge.add(assess_host_activity(*r.activity));
   if (r.clock && clock_dropped(*r.clock))
     judge.add(Trust::disturbed, r.clock->domain + " clock fell from " + number(r.clock->before_mhz, 0) + " to " +
                                     number(r.clock->after_mhz, 0) + " MHz while timing");

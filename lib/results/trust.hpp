@@ -57,7 +57,17 @@ struct TrustAssessment {
   std::vector<std::string> evidence;  // one clause per finding, e.g. "a task waited for a CPU 43% of the time"
 };
 
+// The evidence as one clause list, "; " between findings.
+std::string evidence_text(const TrustAssessment& t);
+
 // ok with no evidence for rows that were not timed (analyze, --memory-only, failed rows).
 TrustAssessment assess_trust(const ResultRow& r);
+
+// The rules on what else the machine was doing (CPU pressure, steal, other processes on the GPU)
+// alone: the same judgement for a measurement that is not a row, such as the cpu's limits
+// (pipeline/device_limits_choice.hpp), so that one set of thresholds says when a machine was busy.
+TrustAssessment assess_host_activity(const HostActivity& a);
+// CPU pressure or steal of kNoisyShare or more: uneven samples on such a machine are disturbed.
+bool host_was_busy(const HostActivity& a);
 
 }  // namespace convbench
