@@ -21,6 +21,7 @@
 #include "analysis/variant_analysis.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
+#include "graph/graph_outline.hpp"
 #include "measure/variant_runner.hpp"
 #include "ops/graph_builder.hpp"
 #include "runtime/executor.hpp"
@@ -407,6 +408,33 @@ TEST(InplaceAct, RunsInPlaceOnlyWhereAutogradAllowsIt) {
 }
 
 // ---- inplace_abn -------------------------------------------------------------------------------
+
+TEST(MemoryPolicy, InplaceAbnOnAReluBlockTakesInPlaceAbnsLeakySlopeAndSaysSo) {
+  // InPlaceABN has no ReLU: a ReLU block adopting it uses leaky_relu(0.01), its default. The
+  // variant measures that switch, says it, and is compared with the user's own ReLU block.
+  BlockSpec b = small_block(2, 4, 8, 6);
+  const Graph g = build_variant_graph(b, with_policy(variant("standard"), MemoryPolicy::inplace_abn));
+  ASSERT_EQ(g.ops.size(), 2u);
+  EXPECT_EQ(g.ops[1].kind, OpKind::batch_norm_act);
+  EXPECT_DOUBLE_EQ(g.ops[1].negative_slope, 0.01);
+  EXPECT_NE(g.policy_note.find("norm -> act is batch norm then relu"), std::string::npos) << g.policy_note;
+  EXPECT_NE(g.policy_note.find("leaky_relu with InPlaceABN's default slope 0.01"), std::string::npos) << g.policy_note;
+  EXPECT_EQ(graph_outline(g), "conv 3x3 4→8, batch_norm_act (leaky_relu 0.01)");
+  // A leaky block keeps its own slope and needs no note.
+  b.act = ActKind::leaky_relu;
+  const Graph leaky = build_variant_graph(b, with_policy(variant("standard"), MemoryPolicy::inplace_abn));
+  EXPECT_TRUE(leaky.policy_note.empty());
+  EXPECT_DOUBLE_EQ(leaky.ops[1].negative_slope, b.negative_slope);
+  // Custom ops: the same rule, by the ops' own names.
+  const Spec spec = parse_spec_text(
+      "name: t\nblocks:\n  - name: b\n    batch: 2\n    kernel: 3\n    in_channels: 4\n    out_channels: 8\n    size: 6\n    variants:\n"
+      "      - kind: custom\n        name: mine\n        memory_policy: inplace_abn\n        ops:\n"
+      "          - {op: conv, name: c1, out_channels: 8}\n          - {op: batch_norm, name: bn1}\n"
+      "          - {op: relu, name: r1}\n",
+      "custom.yaml");
+  const Graph custom = build_variant_graph(spec.blocks[0], spec.blocks[0].variants[0]);
+  EXPECT_NE(custom.policy_note.find("bn1 -> r1 is batch norm then relu"), std::string::npos) << custom.policy_note;
+}
 
 std::vector<std::pair<BlockSpec, VariantSpec>> abn_cases() {
   std::vector<std::pair<BlockSpec, VariantSpec>> cases;

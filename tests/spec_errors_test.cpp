@@ -401,17 +401,12 @@ TEST(SpecErrors, MemoryPolicies) {
                                    "inplace_act}]\n"),
             "bad.yaml:5:48: blocks[0].variants[0].memory_policy: memory_policy inplace_act: the variant has no "
             "activation (relu, leaky_relu, sigmoid)");
-  // Inplace-ABN undoes the activation from its output: ReLU's cannot be undone where it is 0.
-  EXPECT_EQ(build_error_of(kHead + "  - name: b\n    memory_policy: inplace_abn\n"),
-            "bad.yaml:4:20: blocks[0].memory_policy: memory_policy inplace_abn: norm -> act is batch norm followed by "
-            "relu, and ReLU's output is 0 wherever its input was negative, so backward cannot recover the input from "
-            "it; use act: leaky_relu (the activation of Inplace-ABN), or memory_policy: inplace_act (for variant "
-            "\"standard\")");
-  EXPECT_EQ(build_error_of(kHead + "  - name: b\n    norm: group\n    act: leaky_relu\n    memory_policy: "
-                                   "inplace_abn\n"),
-            "bad.yaml:6:20: blocks[0].memory_policy: memory_policy inplace_abn: the variant has no batch_norm followed "
-            "by leaky_relu to fuse (Inplace-ABN fuses batch norm; this variant's norm is group norm) (for variant "
-            "\"standard\")");
+  EXPECT_EQ(
+      build_error_of(kHead + "  - name: b\n    norm: group\n    act: leaky_relu\n    memory_policy: "
+                             "inplace_abn\n"),
+      "bad.yaml:6:20: blocks[0].memory_policy: memory_policy inplace_abn: the variant has no batch_norm followed "
+      "by leaky_relu or relu to fuse (Inplace-ABN fuses batch norm; this variant's norm is group norm) (for variant "
+      "\"standard\")");
   EXPECT_EQ(build_error_of(kHead + "  - name: b\n    act: leaky_relu\n    negative_slope: -0.5\n    "
                                    "variants: [{kind: standard, memory_policy: inplace_abn}]\n"),
             "bad.yaml:6:48: blocks[0].variants[0].memory_policy: memory_policy inplace_abn: act has negative_slope "

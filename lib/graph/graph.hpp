@@ -72,6 +72,9 @@ struct Graph {
   int input = 0;    // the block input value
   int output = -1;  // the block output value
   MemoryPolicy memory_policy = MemoryPolicy::none;
+  // What the memory policy changed beyond memory, for the reports (inplace_abn on a ReLU block:
+  // the activation becomes leaky_relu(0.01)); empty when nothing.
+  std::string policy_note;
   std::vector<RecomputeSegment> segments;  // recompute only; in execution order, disjoint
   // Set on a graph derived from another (a folded variant): its parameters and buffers start as
   // functions of the source's (ParamInit::derived), see graph/fold_program.hpp.

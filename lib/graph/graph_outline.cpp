@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 namespace convbench {
 namespace {
@@ -23,6 +24,12 @@ std::string conv_text(const Graph& g, const Op& op) {
     t += " /" + dims_text(op.conv.stride);
   if (op.conv.groups > 1) t += " g" + std::to_string(op.conv.groups);
   return t;
+}
+
+std::string slope_text(double slope) {
+  std::ostringstream out;
+  out << slope;
+  return out.str();
 }
 
 // "shortcut" of "shortcut.conv"; "" for a name without a dot.
@@ -91,6 +98,8 @@ std::string graph_outline(const Graph& g) {
   std::vector<Segment> segments;
   for (const Op& op : g.ops) {
     std::string text = is_conv(op.kind) ? conv_text(g, op) : std::string(to_string(op.kind));
+    // The fused norm's activation is part of what it computes (inplace_abn may have changed it).
+    if (op.kind == OpKind::batch_norm_act) text += " (leaky_relu " + slope_text(op.negative_slope) + ")";
     if (op.inputs.size() > 1) {
       const auto name = [&](int v) {
         const auto it = producer.find(v);

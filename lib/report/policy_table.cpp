@@ -101,6 +101,7 @@ std::string policies_note(const std::vector<const ResultRow*>& block_rows) {
     if (r.flops.recompute > 0)
       s += "; the forward run again in backward adds " + format_giga(r.flops.recompute) + " GFLOP";
     note += s + ".\n";
+    if (!r.policy_note.empty()) note += "  " + r.policy_note + ".\n";
   }
   if (note.empty()) return "";
   return note +

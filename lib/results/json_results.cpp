@@ -232,6 +232,7 @@ json row_to_json(const ResultRow& r) {
   // Written only for a policy, so rows without one read as before.
   if (r.memory_policy != "none") j["memory_policy"] = r.memory_policy;
   if (!r.plain_graph_hash.empty()) j["plain_graph_hash"] = r.plain_graph_hash;
+  if (!r.policy_note.empty()) j["policy_note"] = r.policy_note;
   if (!r.structure.empty()) j["structure"] = r.structure;
   json memory = {{"predicted_peak_bytes", r.predicted.peak_bytes}, {"predicted", memory_figures(r.predicted)}};
   if (r.measured) {
@@ -342,6 +343,7 @@ ResultRow row_from_json(const JsonField& j) {
                 std::to_string(shape->size()));
   r.memory_policy = j.choice("memory_policy", "none", {"none", "recompute", "inplace_abn", "inplace_act"});
   r.plain_graph_hash = j.string("plain_graph_hash", "");
+  r.policy_note = j.string("policy_note", "");
   r.structure = j.string("structure", "");
   if (!r.plain_graph_hash.empty() && (r.plain_graph_hash.size() != 64 ||
                                       r.plain_graph_hash.find_first_not_of("0123456789abcdef") != std::string::npos))

@@ -112,6 +112,7 @@ struct ResultRow {
   // graph_hash of the row it is compared with (policy_table.hpp: what the policy buys).
   std::string memory_policy = "none";
   std::string plain_graph_hash;
+  std::string policy_note;  // Graph::policy_note: what the policy changed beyond memory
   // What the variant builds, in one line (graph/graph_outline.hpp), shown under its block's
   // table. Empty for networks (their spec says it) and in files written before it existed.
   std::string structure;

@@ -140,10 +140,20 @@ void erase_ops(Graph& g, const std::vector<bool>& erased) {
     for (Param& p : *list) p.op = new_index[static_cast<size_t>(p.op)];
 }
 
+// InPlaceABN's activations are leaky_relu (slope 0.01 by default), elu and identity: not ReLU,
+// whose output has lost the sign backward needs to recover its input. A user adopting it on a
+// ReLU block switches to leaky_relu(0.01), so that switch is what the variant measures (the
+// graph's policy_note says so, and the policy table compares it with the user's ReLU block).
+constexpr double kInPlaceAbnSlope = 0.01;
+
 void apply_inplace_abn(Graph& g) {
   const std::vector<std::vector<int>> readers = g.consumers();
-  std::vector<std::pair<int, int>> pairs;  // (batch_norm, leaky_relu)
-  std::string relu_pair;
+  struct Fusion {
+    int norm, act;
+    double slope;
+  };
+  std::vector<Fusion> pairs;
+  std::vector<std::string> relu_pairs;
   bool group_norm = false;
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
@@ -152,7 +162,11 @@ void apply_inplace_abn(Graph& g) {
     const std::vector<int>& r = readers[static_cast<size_t>(op.output)];
     if (r.size() != 1) continue;
     const Op& act = g.ops[static_cast<size_t>(r[0])];
-    if (act.kind == OpKind::relu && relu_pair.empty()) relu_pair = op.name + " -> " + act.name;
+    if (act.kind == OpKind::relu) {
+      relu_pairs.push_back(op.name + " -> " + act.name);
+      pairs.push_back({static_cast<int>(i), r[0], kInPlaceAbnSlope});
+      continue;
+    }
     if (act.kind != OpKind::leaky_relu) continue;
     if (!(act.negative_slope > 0)) {
       std::ostringstream slope;
@@ -161,25 +175,28 @@ void apply_inplace_abn(Graph& g) {
                         "; Inplace-ABN recovers the activation's input by dividing its negative outputs by the slope, "
                         "which must be positive");
     }
-    pairs.emplace_back(static_cast<int>(i), r[0]);
+    pairs.push_back({static_cast<int>(i), r[0], act.negative_slope});
   }
-  if (!relu_pair.empty())
-    throw PolicyError("memory_policy inplace_abn: " + relu_pair +
-                      " is batch norm followed by relu, and ReLU's output is 0 wherever its input was negative, so "
-                      "backward cannot recover the input from it; use act: leaky_relu (the activation of Inplace-ABN), "
-                      "or memory_policy: inplace_act");
+  if (!relu_pairs.empty()) {
+    std::string list;
+    for (size_t k = 0; k < relu_pairs.size(); ++k) list += (k ? ", " : "") + relu_pairs[k];
+    g.policy_note = "inplace_abn: " + list + (relu_pairs.size() == 1 ? " is" : " are") +
+                    " batch norm then relu; InPlaceABN has no ReLU (its output loses the sign backward needs), so "
+                    "the fused op uses leaky_relu with InPlaceABN's default slope 0.01, as a user adopting it would";
+  }
   if (pairs.empty())
-    throw PolicyError(std::string("memory_policy inplace_abn: the variant has no batch_norm followed by leaky_relu to "
-                                  "fuse") +
-                      (group_norm ? " (Inplace-ABN fuses batch norm; this variant's norm is group norm)" : ""));
+    throw PolicyError(
+        std::string("memory_policy inplace_abn: the variant has no batch_norm followed by leaky_relu or relu to "
+                    "fuse") +
+        (group_norm ? " (Inplace-ABN fuses batch norm; this variant's norm is group norm)" : ""));
   std::vector<bool> erased(g.ops.size(), false);
-  for (const auto& [norm, activation] : pairs) {
-    Op& fused = g.ops[static_cast<size_t>(norm)];
-    const Op& act = g.ops[static_cast<size_t>(activation)];
+  for (const Fusion& f : pairs) {
+    Op& fused = g.ops[static_cast<size_t>(f.norm)];
+    const Op& act = g.ops[static_cast<size_t>(f.act)];
     fused.kind = OpKind::batch_norm_act;
-    fused.negative_slope = act.negative_slope;
+    fused.negative_slope = f.slope;
     fused.output = act.output;
-    erased[static_cast<size_t>(activation)] = true;
+    erased[static_cast<size_t>(f.act)] = true;
   }
   erase_ops(g, erased);
   InPlacePlanner planner(g);

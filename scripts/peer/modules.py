@@ -489,7 +489,7 @@ def may_overwrite_input(m, index):
 def apply_memory_policy(m, policy):
     """recompute: the block's forward under torch.utils.checkpoint; inplace_act: ReLU, LeakyReLU
     (slope >= 0) and sigmoid in place where allowed; inplace_abn: each BatchNorm that only a
-    LeakyReLU reads becomes InPlaceABN (the norm's name and parameters, the activation dropped),
+    LeakyReLU or a ReLU (then slope 0.01) reads becomes InPlaceABN (the norm's name and parameters, the activation dropped),
     in place where allowed. Returns {removed step: the step that now makes its value}."""
     renamed = {}
     if policy == "recompute":
@@ -507,10 +507,13 @@ def apply_memory_policy(m, policy):
             readers = [(n, mod) for n, mod, ins in m.steps if name in ins]
             if not isinstance(module, nn.modules.batchnorm._BatchNorm) or isinstance(module, InPlaceABN):
                 continue
-            if len(readers) != 1 or not isinstance(readers[0][1], nn.LeakyReLU):
+            if len(readers) != 1 or not isinstance(readers[0][1], (nn.LeakyReLU, nn.ReLU)):
                 continue
             act_name, act = readers[0]
-            fused = InPlaceABN(module.num_features, act.negative_slope, eps=module.eps, momentum=module.momentum)
+            # InPlaceABN has no ReLU: a ReLU block adopting it takes leaky_relu with its default
+            # slope 0.01, as convbench's inplace_abn does (lib/variants/memory_policy.cpp).
+            slope = act.negative_slope if isinstance(act, nn.LeakyReLU) else 0.01
+            fused = InPlaceABN(module.num_features, slope, eps=module.eps, momentum=module.momentum)
             replace_step(m, name, fused)
             remove_step(m, act_name, name)
             renamed[act_name] = name
