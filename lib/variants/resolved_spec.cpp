@@ -23,6 +23,8 @@ const Op& op_named(const Graph& g, const std::string& name) {
 
 // A custom op with every field its kind uses, taken from the graph the variant builder made of
 // it (what the defaults resolved to, not what the file said), as its definition spells them.
+// The graph is the one before any memory policy: inplace_abn fuses a batch_norm with the
+// leaky_relu after it, so that the activation is no op of the final graph and the norm another.
 ojson resolved_custom_op(const CustomOpSpec& s, const Graph& g) {
   ojson op = {{"op", s.op}, {"name", s.name}, {"inputs", s.inputs}};
   const Op& built = op_named(g, s.name);
@@ -44,7 +46,7 @@ ojson resolved_variant(const BlockSpec& block, const VariantSpec& v) {
   } else if (v.kind == "separable") {
     out["multiplier"] = v.multiplier;
   } else if (v.kind == "custom") {
-    const Graph g = build_variant_graph(block, v);
+    const Graph g = build_plain_variant_graph(block, v);
     ojson ops = ojson::array();
     for (const CustomOpSpec& s : v.ops) ops.push_back(resolved_custom_op(s, g));
     out["ops"] = std::move(ops);
