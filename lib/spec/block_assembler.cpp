@@ -9,6 +9,11 @@ std::vector<int64_t> repeat(int64_t v, int dims) { return std::vector<int64_t>(s
 
 int BlockAssembler::cna(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride,
                         int64_t groups) {
+  return norm_act(unit, conv(unit, x, out, spatial, std::move(stride), groups));
+}
+
+int BlockAssembler::conv(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride,
+                         int64_t groups) {
   ConvAttrs a;
   a.out_channels = out;
   a.kernel = spatial ? block_.kernel : repeat(1, block_.dims);
@@ -17,11 +22,12 @@ int BlockAssembler::cna(const std::string& unit, int x, int64_t out, bool spatia
   a.stride = std::move(stride);
   a.groups = groups;
   a.bias = block_.bias;
-  return norm_act(unit, b_.conv(prefix_ + unit + "conv", x, a));
+  return b_.conv(prefix_ + unit + "conv", x, a);
 }
 
-int BlockAssembler::norm_act(const std::string& unit, int y) {
-  y = norm(unit, y);
+int BlockAssembler::norm_act(const std::string& unit, int y) { return act(unit, norm(unit, y)); }
+
+int BlockAssembler::act(const std::string& unit, int y) {
   switch (block_.act) {
     case ActKind::relu: return b_.relu(prefix_ + unit + "act", y);
     case ActKind::leaky_relu: return b_.leaky_relu(prefix_ + unit + "act", y, block_.negative_slope);

@@ -25,8 +25,12 @@ class BlockAssembler {
   // A "spatial" conv uses the block's kernel, padding and dilation; the others are 1x1 convs
   // (no padding, no dilation). Stride is given explicitly.
   int cna(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride, int64_t groups);
+  // The unit's parts, for kinds whose units are not one chain (a sum of normalised branches); norm
+  // and act return their input when the block has none (norm: none, act: none).
+  int conv(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride, int64_t groups);
   int norm_act(const std::string& unit, int y);
   int norm(const std::string& unit, int y);
+  int act(const std::string& unit, int y);
   // The block's dropout (none when its rate is 0), named "<prefix>dropout".
   int dropout(int y);
   // Dropout ends the main path; a residual shortcut is added to it.
