@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "report/text_table.hpp"
 #include "results/gpu_datasheets.hpp"
-#include "variants/variant_builder.hpp"
+#include "spec/block_kind_registry.hpp"
 
 namespace convbench::cli {
 namespace {
@@ -38,7 +38,8 @@ Command add_list_command(CLI::App& app) {
         TextTable t;
         t.header = {"kind", "parameters (default)", "op sequence"};
         t.right_aligned = {false, false, false};
-        for (const VariantKindInfo& k : variant_kinds()) t.rows.push_back({k.kind, k.parameters, k.ops});
+        for (const BlockKindDefinition* k : block_kinds())
+          t.rows.push_back({std::string(k->name), k->parameters_doc, k->ops_doc});
         std::cout << t.render_terminal()
                   << "\nCNA = conv -> norm (block `norm`) -> act (block `act`). Dropout (block `dropout` > 0) ends\n"
                      "the main path; `residual: true` adds a shortcut (identity, or conv1x1 -> norm when\n"

@@ -9,6 +9,7 @@
 
 #include "cli_harness.hpp"
 #include "shipped_configs.hpp"
+#include "spec/block_kind_registry.hpp"
 
 namespace convbench {
 namespace {
@@ -75,8 +76,8 @@ TEST(Cli, EveryConfigValidates) {
 TEST(Cli, ListVersionAndHelp) {
   const auto list = run_cli("list");
   EXPECT_EQ(list.exit_code, 0);
-  for (const char* kind : {"standard", "bottleneck", "separable", "grouped", "custom"})
-    EXPECT_NE(list.out.find(kind), std::string::npos) << kind;
+  for (const BlockKindDefinition* kind : block_kinds())
+    EXPECT_NE(list.out.find(kind->ops_doc), std::string::npos) << kind->name;
   const auto version = run_cli("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("convbench 0.1.0"), std::string::npos);

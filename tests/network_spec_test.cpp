@@ -236,9 +236,9 @@ TEST(NetworkSpecErrors, ChannelsThatDoNotDivide) {
   std::string odd = small_network();
   odd.replace(odd.find("args: {out: 8, stride: 1}"), 25, "args: {out: 7, stride: 1}");
   EXPECT_EQ(error_of(odd),
-            "net.yaml:20:52: networks[0].units.down.ops[0].out_channels: out_channels 7 is not divisible by the "
-            "bottleneck's ratio 2 (slot \"d0.block.reduce\" filled by variant \"bottleneck\", 3 -> 7 channels) (in "
-            "unit \"down\" instantiated at networks[0].stages[0].ops[0], line 25)");
+            "net.yaml:20:52: networks[0].units.down.ops[0].out_channels: out_channels 7 is not divisible by ratio 2; "
+            "the middle width is out_channels / ratio (slot \"d0.block.reduce\" filled by variant \"bottleneck\", 3 "
+            "-> 7 channels) (in unit \"down\" instantiated at networks[0].stages[0].ops[0], line 25)");
 }
 
 TEST(NetworkSpecErrors, UnknownUnitMissingAndUnknownArguments) {
@@ -295,9 +295,9 @@ TEST(NetworkSpecErrors, ReferenceToALaterStageOrAnUnknownValue) {
 
 TEST(NetworkSpecErrors, GroupedVariantThatDoesNotFitASlot) {
   EXPECT_EQ(error_of(small_network("", "      - {kind: grouped, groups: 2}\n")),
-            "net.yaml:21:52: networks[0].units.down.ops[0].out_channels: in_channels 3 and out_channels 8 must both "
-            "be divisible by groups 2 (slot \"d0.block.reduce\" filled by variant \"grouped\", 3 -> 8 channels) (in "
-            "unit \"down\" instantiated at networks[0].stages[0].ops[0], line 26)");
+            "net.yaml:21:52: networks[0].units.down.ops[0].out_channels: in_channels 3 is not divisible by groups 2 "
+            "(slot \"d0.block.reduce\" filled by variant \"grouped\", 3 -> 8 channels) (in unit \"down\" "
+            "instantiated at networks[0].stages[0].ops[0], line 26)");
 }
 
 TEST(NetworkSpecErrors, SweepOfAFieldNetworksDoNotHave) {

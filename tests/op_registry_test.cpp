@@ -70,5 +70,54 @@ TEST(OpRegistry, EveryAuxTensorIsNamed) {
   EXPECT_EQ(aux_tensor_name(g.ops.back(), 1), "inverse std of bn1");
 }
 
+// Every op states its traits (the registry refuses one that does not), and answers them as its own
+// rules do, on every case of the op catalogue in both layouts: an activation is elementwise, an op
+// that keeps the layout gives its inputs' layout, and one that may run in place then saves nothing
+// of the input it overwrites.
+TEST(OpRegistry, EveryOpAnswersItsTraits) {
+  std::vector<std::string> activations, layout_changers;
+  for (const OpDefinition* d : op_definitions()) {
+    ASSERT_TRUE(d->traits.has_value()) << d->name;
+    if (d->traits->activation) activations.emplace_back(d->name);
+    if (d->traits->changes_layout) layout_changers.emplace_back(d->name);
+  }
+  EXPECT_EQ(activations, (std::vector<std::string>{"relu", "leaky_relu", "sigmoid"}));
+  EXPECT_EQ(layout_changers, std::vector<std::string>{"convert_layout"});
+
+  std::set<OpKind> seen;
+  for (const reftest::OpCase& c : reftest::op_cases())
+    for (const Layout layout : {Layout::channels_first, Layout::channels_last}) {
+      const Graph g = reftest::build_case(c, DType::float32, layout);
+      for (const Op& op : g.ops) {
+        seen.insert(op.kind);
+        const OpTraits& t = op_traits(op.kind);
+        const TensorDesc& out = g.desc(op.output);
+        bool same_layout = true;
+        for (int v : op.inputs) same_layout = same_layout && g.desc(v).layout == out.layout;
+        EXPECT_EQ(same_layout, !t.changes_layout) << c.name << ": " << op.name;
+        if (t.activation) {
+          EXPECT_EQ(op.inputs.size(), 1u) << c.name;
+          EXPECT_EQ(g.desc(op.inputs.at(0)).shape, out.shape) << c.name;
+        }
+        if (t.in_place_safe && t.in_place_safe(op)) {
+          Op in_place = op;
+          in_place.in_place = true;
+          const SavedTensors saved = saved_tensors(in_place, std::vector<bool>(op.inputs.size(), true));
+          EXPECT_TRUE(saved.inputs.empty()) << c.name << ": " << op.name << " may run in place, but then its backward "
+                                            << "reads the input it wrote over";
+        }
+      }
+    }
+  EXPECT_EQ(seen.size(), op_definitions().size()) << "an op kind the catalogue does not build";
+
+  GraphBuilder b("slopes", TensorDesc{{2, 4, 3, 3}, DType::float32, Layout::channels_first});
+  const int up = b.leaky_relu("up", b.input(), 0.1);
+  const Graph g = b.finish(b.leaky_relu("down", up, -0.1));
+  const OpTraits& leaky = op_traits(OpKind::leaky_relu);
+  EXPECT_TRUE(leaky.in_place_safe(g.ops.at(0)));
+  EXPECT_FALSE(leaky.in_place_safe(g.ops.at(1)));  // its output's sign is no longer its input's
+  EXPECT_FALSE(op_traits(OpKind::conv).in_place_safe);
+}
+
 }  // namespace
 }  // namespace convbench

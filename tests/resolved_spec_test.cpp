@@ -65,6 +65,33 @@ TEST(ResolvedSpec, EveryDefaultAppearsResolvedAsTheVariantBuilderAppliedIt) {
   EXPECT_EQ(first["variants"][2]["output"], "g");  // the last op by default
 }
 
+// inplace_abn fuses bn and act into one op; the resolved spec still lists the ops the file wrote,
+// as their kinds resolve them (the peer applies the policy to its own modules).
+TEST(ResolvedSpec, CustomOpsAreResolvedBeforeTheMemoryPolicy) {
+  const nlohmann::ordered_json doc = resolved_spec_json(parse_spec_text(R"(
+blocks:
+  - name: b
+    batch: 2
+    in_channels: 8
+    out_channels: 8
+    size: 8
+    variants:
+      - kind: custom
+        memory_policy: inplace_abn
+        ops:
+          - {op: conv, name: c}
+          - {op: batch_norm, name: bn}
+          - {op: leaky_relu, name: act, negative_slope: 0.1}
+)",
+                                                                        "abn.yaml"));
+  const auto& v = doc["blocks"][0]["variants"][0];
+  EXPECT_EQ(v["memory_policy"], "inplace_abn");
+  ASSERT_EQ(v["ops"].size(), 3u);
+  EXPECT_EQ(v["ops"][1].dump(), R"({"op":"batch_norm","name":"bn","inputs":["c"]})");
+  EXPECT_EQ(v["ops"][2]["negative_slope"], 0.1);
+  EXPECT_EQ(v["output"], "act");
+}
+
 TEST(ResolvedSpecCli, WritesTheFileOrStandardOutputAndRefusesToOverwriteTheSpec) {
   const std::string spec = testing::source_path("configs/seed-blocks.yaml");
   const std::string out = testing::temp_path("resolved.json");

@@ -157,7 +157,8 @@ TEST(SpecErrors, EnumValuesAndVariantKinds) {
             "channels_first or channels_last) (did you mean \"channels_last\"?)");
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [seperable]\n"),
             "bad.yaml:4:16: blocks[0].variants[0]: unknown variant kind \"seperable\" (expected "
-            "standard, bottleneck, separable, grouped, custom, folded or branches) (did you mean \"separable\"?)");
+            "standard, bottleneck, separable, grouped, custom, folded, branches or repvgg) (did you mean "
+            "\"separable\"?)");
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: standard\n"),
             "bad.yaml:4:15: blocks[0].variants: expected a list of variants, got the string "
             "\"standard\"");
@@ -209,6 +210,18 @@ TEST(SpecErrors, BranchesMustSplitTheChannels) {
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [branches]\n"),
             "bad.yaml:4:16: blocks[0].variants[0].count: missing required field \"count\" (write the variant as "
             "{kind: branches, count: N})");
+}
+
+TEST(SpecErrors, RepvggNeedsItsConvsToAlign) {
+  // kHead: kernel 3. Padding 0 shrinks the 3x3 conv's output, not the 1x1's.
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    padding: 0\n    variants: [standard, repvgg]\n"),
+            "bad.yaml:5:26: blocks[0].variants[1]: repvgg adds a 1x1 conv to the block's conv, which needs an odd "
+            "kernel and padding \"same\" (dilation x (kernel - 1) / 2) for their outputs to align; the block has "
+            "kernel 3x3, padding 0x0, dilation 1x1");
+  EXPECT_EQ(error_of(kHead + "  - name: b\n    kernel: 4\n    variants: [{kind: repvgg, name: r}]\n"),
+            "bad.yaml:5:16: blocks[0].variants[0]: repvgg adds a 1x1 conv to the block's conv, which needs an odd "
+            "kernel and padding \"same\" (dilation x (kernel - 1) / 2) for their outputs to align; the block has "
+            "kernel 4x4, padding 1x1, dilation 1x1");
 }
 
 // ---- missing required fields --------------------------------------------------------------------

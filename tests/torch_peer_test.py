@@ -1115,6 +1115,12 @@ blocks:
           - {op: add, name: sum2, inputs: [sum, identity]}
           - {op: relu, name: act}
       - {kind: folded, of: repvgg}
+  - name: repvgg-kind-infer
+    mode: infer
+    out_channels: 4
+    norm: batch
+    act: relu
+    variants: [repvgg, {kind: folded, of: repvgg}]
   - name: branches-train
     in_channels: 6
     norm: batch
@@ -1168,7 +1174,7 @@ blocks:
                     for name, g in zip(names, grads):
                         g0 = grads0[name]
                         self.assertLess(float((g - g0).abs().max()), 1e-10 * (1 + float(g0.abs().max())), name)
-        self.assertEqual(folded_rows, 4)
+        self.assertEqual(folded_rows, 5)
 
 
 if __name__ == "__main__":

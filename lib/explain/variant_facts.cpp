@@ -5,6 +5,7 @@
 
 #include "analysis/recompute_plan.hpp"
 #include "explain/stage_breakdown.hpp"
+#include "ops/op_registry.hpp"
 #include "results/trust.hpp"
 
 namespace convbench {
@@ -73,7 +74,7 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
   }
   f.policy.policy = std::string(to_string(graph.memory_policy));
   for (const Op& op : graph.ops) {
-    const bool activation = op.kind == OpKind::relu || op.kind == OpKind::leaky_relu || op.kind == OpKind::sigmoid;
+    const bool activation = op_traits(op.kind).activation;
     if (op.kind == OpKind::batch_norm_act) f.policy.fused.push_back(op.name);
     if (op.in_place)
       f.policy.in_place.push_back(op.name);

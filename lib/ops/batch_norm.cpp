@@ -24,6 +24,7 @@ OpDefinition define_batch_norm() {
     s.buffers = {{"running_mean", {c}, 1, ParamInit::zeros}, {"running_var", {c}, 1, ParamInit::ones}};
     return s;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

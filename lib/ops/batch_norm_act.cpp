@@ -51,6 +51,9 @@ OpDefinition define_batch_norm_act() {
     return s;
   };
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"negative_slope", op.negative_slope}}; };
+  // In place it still saves its output, from which backward recovers its input (infer refuses a
+  // slope that is not positive). No activation for inplace_act: inplace_abn makes it, runs it in place.
+  d.traits = OpTraits{.activation = false, .in_place_safe = [](const Op&) { return true; }};
   return d;
 }
 

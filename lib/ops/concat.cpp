@@ -37,6 +37,7 @@ OpDefinition define_concat() {
     }
     return s;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

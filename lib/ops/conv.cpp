@@ -180,6 +180,7 @@ OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
     if (a.blur_init) j["init"] = "blur";
     return j;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

@@ -17,6 +17,7 @@ OpDefinition define_convert_layout() {
     s.output.layout = other_layout(s.output.layout);
     return s;
   };
+  d.traits = OpTraits{.activation = false, .in_place_safe = nullptr, .changes_layout = true};
   return d;
 }
 

@@ -87,6 +87,7 @@ OpDefinition define_folded_conv() {
         {"dilation", a.dilation},         {"groups", a.groups},     {"bias", a.bias},     {"folds", operands},
         {"fold_steps", p.steps.size()},   {"kernel_macs", p.macs()}};
   };
+  d.traits = OpTraits{};
   return d;
 }
 

@@ -22,6 +22,7 @@ OpDefinition define_global_avg_pool() {
     for (size_t i = 2; i < s.output.shape.size(); ++i) s.output.shape[i] = 1;
     return s;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

@@ -33,6 +33,7 @@ OpDefinition define_group_norm() {
     s.params = {{"weight", {c}, 1, ParamInit::ones}, {"bias", {c}, 1, ParamInit::zeros}};
     return s;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

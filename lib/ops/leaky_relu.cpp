@@ -24,6 +24,8 @@ OpDefinition define_leaky_relu() {
   };
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"negative_slope", op.negative_slope}}; };
   d.infer = infer_same_shape;
+  // In place it saves its output, whose sign is the input's only for a slope >= 0.
+  d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op& op) { return op.negative_slope >= 0; }};
   return d;
 }
 

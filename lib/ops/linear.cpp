@@ -46,6 +46,7 @@ OpDefinition define_linear() {
     if (op.linear.bias) s.params.push_back({"bias", {op.linear.out_features}, in.channels()});
     return s;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

@@ -63,6 +63,7 @@ OpDefinition define_mul() {
     return w;
   };
   d.infer = infer_mul;
+  d.traits = OpTraits{};
   return d;
 }
 

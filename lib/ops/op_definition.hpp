@@ -3,7 +3,8 @@
 // validation with the parameters and buffers it owns, its autograd saving rule (what backward
 // reads, the aux tensors forward makes for it, which input gradients are passed on instead of
 // computed, whether it is the identity in inference), its work (MACs and elementwise FLOPs per
-// direction) and its attributes as the resolved spec spells them.
+// direction), its attributes as the resolved spec spells them, and its traits: the questions
+// generic code asks of any op (is it an activation, may it run in place, does it change layout).
 //
 // The registry (op_registry.hpp) maps op kind -> definition. The spec's custom-op parser, the
 // graph builder, the custom variant builder, the autograd rules the executor and the memory
@@ -79,6 +80,24 @@ struct OpShape {
   std::vector<ParamDecl> buffers;
 };
 
+// What generic code asks of an op instead of keeping its own list of kinds: the memory policies,
+// `explain`, the fold's reasons and the backends' checks. Every definition states its traits (the
+// registry refuses one that leaves them unset), so that a new op's author answers each question:
+// a new activation that said nothing would silently get no inplace_act.
+struct OpTraits {
+  // An elementwise nonlinearity (relu, leaky_relu, sigmoid): what memory_policy inplace_act runs in
+  // place, what `explain` names when it cannot, a reason an op is not folded (not linear).
+  bool activation = false;
+  // Whether the op may write its output over its input (Op::in_place) and still compute its exact
+  // backward from what it saves then (saved_in_place), given its attributes: a leaky_relu with a
+  // negative slope may not (its output's sign no longer says where its input was negative).
+  // Empty: never. Whether another op still needs the input is the memory policy's question.
+  std::function<bool(const Op&)> in_place_safe;
+  // The op's output may be in another memory layout than its inputs (convert_layout); every other
+  // op keeps its inputs' layout, which the backends check.
+  bool changes_layout = false;
+};
+
 struct OpDefinition {
   OpKind kind;
   std::string_view name;  // to_string(kind), filled in by the registry: "batch_norm"
@@ -130,6 +149,9 @@ struct OpDefinition {
 
   // --- the resolved spec: the op's attributes with every default applied, as a spec spells them ---
   std::function<nlohmann::ordered_json(const Op&)> attributes;  // empty: no attributes
+
+  // --- traits (OpTraits above): required; `OpTraits{}` states that none applies ---
+  std::optional<OpTraits> traits;
 };
 
 }  // namespace convbench

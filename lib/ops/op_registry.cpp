@@ -22,6 +22,9 @@ const std::vector<OpDefinition>& all() {
     for (OpDefinition& def : d) {
       def.name = to_string(def.kind);  // the one spelling: graph/op_kinds.def
       for (const OpField& f : def.fields) def.spec_fields.push_back(f.key);
+      if (!def.traits)
+        throw std::logic_error("op registry: define_" + std::string(def.name) +
+                               "() states no traits (OpDefinition::traits; OpTraits{} when none applies)");
     }
     return d;
   }();
@@ -41,6 +44,8 @@ const OpDefinition& op_definition(OpKind kind) {
     if (d.kind == kind) return d;
   throw std::logic_error("op registry: no definition for op kind " + std::to_string(static_cast<int>(kind)));
 }
+
+const OpTraits& op_traits(OpKind kind) { return *op_definition(kind).traits; }
 
 const OpDefinition* find_op_definition(std::string_view name) {
   for (const OpDefinition& d : all())

@@ -11,6 +11,8 @@ namespace convbench {
 
 // Every op kind has a definition (a test checks it); asking for one that has none is a bug.
 const OpDefinition& op_definition(OpKind kind);
+// Its traits (every definition states them: the registry refuses one that does not).
+const OpTraits& op_traits(OpKind kind);
 // nullptr for a name that is no op kind.
 const OpDefinition* find_op_definition(std::string_view name);
 // In OpKind order: the order messages list them in.

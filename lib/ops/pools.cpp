@@ -76,6 +76,7 @@ OpDefinition define_max_pool() {
   };
   d.attributes = pool_attributes;
   d.infer = infer_pool;
+  d.traits = OpTraits{};
   return d;
 }
 
@@ -93,6 +94,7 @@ OpDefinition define_avg_pool() {
   };
   d.attributes = pool_attributes;
   d.infer = infer_pool;
+  d.traits = OpTraits{};
   return d;
 }
 

@@ -14,6 +14,8 @@ OpDefinition define_relu() {
     return w;
   };
   d.infer = infer_same_shape;
+  // In place it still saves its output, which says where the input was positive.
+  d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op&) { return true; }};
   return d;
 }
 

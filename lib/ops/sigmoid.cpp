@@ -16,6 +16,8 @@ OpDefinition define_sigmoid() {
     return w;
   };
   d.infer = infer_same_shape;
+  // In place it still saves its output, all its backward reads.
+  d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op&) { return true; }};
   return d;
 }
 

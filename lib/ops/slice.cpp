@@ -36,6 +36,7 @@ OpDefinition define_slice() {
     s.output.shape[1] = a.length;
     return s;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

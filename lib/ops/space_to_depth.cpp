@@ -53,6 +53,7 @@ OpDefinition define_space_to_depth() {
     s.output.shape[1] = channels;
     return s;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

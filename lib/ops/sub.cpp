@@ -16,6 +16,7 @@ OpDefinition define_sub() {
     return w;
   };
   d.infer = infer_same_shape_operands;
+  d.traits = OpTraits{};
   return d;
 }
 

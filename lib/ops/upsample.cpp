@@ -83,6 +83,7 @@ OpDefinition define_upsample() {
     }
     return s;
   };
+  d.traits = OpTraits{};
   return d;
 }
 

@@ -8,6 +8,7 @@
 #include "graph/graph_outline.hpp"
 #include "measure/provenance.hpp"
 #include "pipeline/fold_facts.hpp"
+#include "spec/block_kind_registry.hpp"
 #include "variants/graph_hash.hpp"
 #include "variants/variant_builder.hpp"
 
@@ -78,7 +79,7 @@ ResultSet analyze_spec(const Spec& spec) {
         throw InputError(v.where, v.key_path, std::string(e.what()) + " (sizes too large)");
       }
       // A folded variant is proven equal to its source before it becomes a row.
-      if (v.kind == "folded") set.rows.back().fold = fold_facts(block, v);
+      if (folds_another(v)) set.rows.back().fold = fold_facts(block, v);
     }
   }
   return set;

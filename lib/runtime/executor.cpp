@@ -315,7 +315,11 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
       call.params.push_back(&state.params[pi]);
       call.grad_params.push_back(&state.grads[pi]);
     }
-    const bool needs_backend = op.kind != OpKind::add;  // add's gradients are aliases only
+    // An op without parameters whose every input gradient is the output's, passed on (add), has
+    // nothing for its backend to compute.
+    bool needs_backend = !op.params.empty();
+    for (size_t pos = 0; pos < op.inputs.size(); ++pos)
+      needs_backend = needs_backend || grad_flow(op, static_cast<int>(pos)) == GradFlow::compute;
     if (needs_backend) {
       with_workspace(op, Phase::backward, [&](void* ws) {
         call.workspace = ws;

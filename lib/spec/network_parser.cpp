@@ -4,71 +4,48 @@
 #include <map>
 
 #include "spec/block_fields.hpp"
+#include "spec/block_kind_registry.hpp"
 #include "spec/suggest.hpp"
 #include "spec/variant_parser.hpp"
 
 namespace convbench {
 namespace {
 
-const std::vector<std::string> kVariantKinds = {"standard", "bottleneck", "separable", "grouped", "custom"};
-
-std::vector<std::string> variant_keys(const std::string& kind) {
-  if (kind == "bottleneck") return {"kind", "name", "ratio", "groups", "fills", "memory_policy"};
-  if (kind == "separable") return {"kind", "name", "multiplier", "fills", "memory_policy"};
-  if (kind == "grouped") return {"kind", "name", "groups", "fills", "memory_policy"};
-  if (kind == "custom") return {"kind", "name", "ops", "output", "fills", "memory_policy"};
-  return {"kind", "name", "fills", "memory_policy"};
-}
-
 // A network's variant: the kind and its parameters. Whether they fit a slot's channels is
 // checked per slot when the network is expanded (the slots differ in channels).
-// The block-only kinds: a folded variant rewrites one block's graph, branches are one block.
-void refuse_block_only_kind(const Field& at, const std::string& kind) {
-  if (kind == "folded")
-    at.fail(
-        "a folded variant folds one block's graph; networks do not take folded variants (fold the block in "
-        "`blocks:`, where the proof and the comparison with its source run)");
-  if (kind == "branches") at.fail("branches is a block kind; networks do not take it (use it in `blocks:`)");
+// A kind networks do not take says why, before the list of those they take.
+void refuse_block_only_kind(const Field& at, const std::string& name) {
+  if (const BlockKindDefinition* kind = find_block_kind(name); kind && !kind->not_in_networks.empty())
+    at.fail(kind->not_in_networks);
 }
 
 VariantSpec parse_network_variant(const Field& v) {
   VariantSpec out;
   out.key_path = v.path();
   out.where = v.where();
+  const std::vector<std::string> kinds = block_kind_names(true);
   if (v.is_string()) refuse_block_only_kind(v, v.node().text);
   if (v.is_map())
     if (const auto kind = v.get("kind"); kind && kind->is_string()) refuse_block_only_kind(*kind, kind->node().text);
   if (v.is_string()) {
-    out.kind = v.as_choice(kVariantKinds, "variant kind");
-    if (out.kind == "grouped") v.fail_missing("groups", " (write the variant as {kind: grouped, groups: N})");
-    if (out.kind == "custom") v.fail_missing("ops", " (write the variant as {kind: custom, ops: [...]})");
+    const BlockKindDefinition& kind = block_kind(v.as_choice(kinds, "variant kind"));
+    out.kind = kind.name;
+    if (kind.required) v.fail_missing(kind.required->key, " (write the variant as " + kind.required->written_as + ")");
     out.name = out.kind;
     return out;
   }
   if (!v.is_map()) v.fail("expected a variant kind or a map with `kind`, got " + v.describe());
-  const auto kind = v.get("kind");
-  if (!kind) v.fail_missing("kind", " (one of " + join_alternatives(kVariantKinds) + ")");
-  out.kind = kind->as_choice(kVariantKinds, "variant kind");
-  v.check_keys(variant_keys(out.kind), " for a " + out.kind + " variant in a network");
+  const auto kind_field = v.get("kind");
+  if (!kind_field) v.fail_missing("kind", " (one of " + join_alternatives(kinds) + ")");
+  const BlockKindDefinition& kind = block_kind(kind_field->as_choice(kinds, "variant kind"));
+  out.kind = kind.name;
+  std::vector<std::string> keys = {"kind", "name"};
+  keys.insert(keys.end(), kind.keys.begin(), kind.keys.end());
+  keys.insert(keys.end(), {"fills", "memory_policy"});
+  v.check_keys(keys, " for a " + out.kind + " variant in a network");
   out.name = out.kind;
   if (auto name = v.get("name")) out.name = name->as_string();
-  if (auto f = v.get("ratio")) out.ratio = f->as_int(1);
-  if (auto f = v.get("multiplier")) out.multiplier = f->as_int(1);
-  if (auto f = v.get("groups")) out.groups = f->as_int(1);
-  if (out.kind == "grouped" && !v.get("groups"))
-    v.fail_missing("groups", " (a grouped variant needs its number of groups)");
-  if (out.kind == "custom") {
-    const auto ops = v.get("ops");
-    if (!ops) v.fail_missing("ops", " (a custom variant needs its list of ops)");
-    for (const Field& op : ops->non_empty_list("ops")) {
-      if (!op.is_map()) op.fail("expected a map with `op` and `name`, got " + op.describe());
-      if (!op.get("op")) op.fail_missing("op");
-      if (!op.get("name")) op.fail_missing("name", " (the name later ops and the op names in results use)");
-      if (op.get("op")->is_string() && op.get("op")->node().text == "slot")
-        op.get("op")->fail("a variant cannot contain a slot: it is what fills one");
-    }
-    if (auto f = v.get("output")) out.output = f->as_string();
-  }
+  if (kind.read) kind.read(v, nullptr, out);
   if (auto fills = v.get("fills")) {
     for (const Field& c : fills->non_empty_list("slot classes")) {
       const std::string cls = c.as_string();

@@ -49,7 +49,7 @@ struct MemoryPolicyChoice {
 };
 
 struct VariantSpec {
-  std::string kind;               // standard | bottleneck | separable | grouped | custom | folded | branches
+  std::string kind;               // a kind of spec/block_kinds.def (its definition: spec/block_kind.hpp)
   std::string name;               // defaults to kind; names are unique within a block
   int64_t ratio = 4;              // bottleneck
   int64_t groups = 1;             // bottleneck (middle conv), grouped (required there)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "spec/block_kind_registry.hpp"
 #include "spec/input_error.hpp"
 #include "spec/name_regex.hpp"
 
@@ -24,7 +25,7 @@ void filter_spec(Spec& spec, const std::string& pattern) {
     // A folded variant keeps its source, as every variant keeps the baseline: it is built from it
     // and compared with it.
     for (size_t i = 0; i < block.variants.size(); ++i)
-      if (keep[i] && block.variants[i].kind == "folded")
+      if (keep[i] && folds_another(block.variants[i]))
         for (size_t j = 0; j < block.variants.size(); ++j)
           if (block.variants[j].name == block.variants[i].of) keep[j] = true;
     for (size_t i = 0; i < block.variants.size(); ++i)

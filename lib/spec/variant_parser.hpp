@@ -1,7 +1,8 @@
-// Reads the variants of one (expanded) block: the four built-in kinds with their parameters, and
-// custom op graphs. Checks everything that the block's channels and sizes decide (divisibility
-// by groups and ratios, channel counts along a custom graph, windows that fit, element counts
-// that fit in int64), so that bad combinations are reported at the value in the file.
+// Reads the variants of one (expanded) block, each as its kind's definition says
+// (spec/block_kind.hpp): its parameters, and custom op graphs. Checks everything that the block's
+// channels and sizes decide (divisibility by groups and ratios, channel counts along a custom
+// graph, windows that fit, element counts that fit in int64), so that bad combinations are
+// reported at the value in the file.
 #pragma once
 
 #include <vector>

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "graph/shape_rules.hpp"
+#include "ops/op_registry.hpp"
 
 namespace convbench {
 namespace {
@@ -22,10 +23,8 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 // Why an op that is not folded stays (configs/README.md "Folded convolutions" lists these).
 std::string not_folded_reason(const Op& op) {
   const std::string who = std::string(to_string(op.kind)) + " " + quoted(op.name);
+  if (op_traits(op.kind).activation) return who + " is not linear";
   switch (op.kind) {
-    case OpKind::relu:
-    case OpKind::leaky_relu:
-    case OpKind::sigmoid:
     case OpKind::max_pool: return who + " is not linear";
     case OpKind::group_norm: return who + " normalises by each sample's statistics: not a fixed linear map";
     case OpKind::mul: return who + " multiplies two values: not linear in the input";

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "graph/shape_rules.hpp"
+#include "spec/block_kind_registry.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
@@ -11,7 +12,7 @@ namespace convbench {
 const VariantSpec& fold_source(const BlockSpec& block, const VariantSpec& folded) {
   const auto it = std::find_if(block.variants.begin(), block.variants.end(),
                                [&](const VariantSpec& v) { return v.name == folded.of; });
-  if (it == block.variants.end() || it->kind == "folded")
+  if (it == block.variants.end() || folds_another(*it))
     throw InputError(folded.where, folded.key_path + ".of", "no unfolded variant named \"" + folded.of + "\"");
   return *it;
 }

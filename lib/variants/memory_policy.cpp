@@ -5,12 +5,17 @@
 #include <utility>
 
 #include "ops/autograd_rules.hpp"
+#include "ops/op_registry.hpp"
 
 namespace convbench {
 namespace {
 
-bool is_activation(const Op& op) {
-  return op.kind == OpKind::relu || op.kind == OpKind::sigmoid || op.kind == OpKind::leaky_relu;
+// "relu, leaky_relu, sigmoid": the ops inplace_act looks for (OpTraits::activation).
+std::string activation_names() {
+  std::string names;
+  for (const OpDefinition* d : op_definitions())
+    if (d->traits->activation) names += (names.empty() ? "" : ", ") + std::string(d->name);
+  return names;
 }
 
 // Decides which ops may run in place, one op after another in execution order, in time linear
@@ -117,12 +122,12 @@ void apply_inplace_act(Graph& g) {
   InPlacePlanner planner(g);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    if (!is_activation(op)) continue;
+    const OpTraits& traits = op_traits(op.kind);
+    if (!traits.activation) continue;
     any = true;
-    if (op.kind == OpKind::leaky_relu && op.negative_slope < 0) continue;
-    decide_in_place(g, planner, i);
+    if (traits.in_place_safe && traits.in_place_safe(op)) decide_in_place(g, planner, i);
   }
-  if (!any) throw PolicyError("memory_policy inplace_act: the variant has no activation (relu, leaky_relu, sigmoid)");
+  if (!any) throw PolicyError("memory_policy inplace_act: the variant has no activation (" + activation_names() + ")");
 }
 
 // Removes the marked ops in one pass and renumbers the parameters' and buffers' owning ops (an op

@@ -9,11 +9,11 @@
 #include "graph/checked_math.hpp"
 #include "ops/graph_builder.hpp"
 #include "ops/op_registry.hpp"
+#include "spec/block_kind_registry.hpp"
 #include "spec/network_spec.hpp"
 #include "spec/spec_field.hpp"
 #include "spec/suggest.hpp"
 #include "spec/variant_parser.hpp"
-#include "variants/block_assembly.hpp"
 
 namespace convbench {
 namespace {
@@ -67,6 +67,23 @@ struct Scope {
   std::map<std::string, Binding> params;
   bool in_unit = false;
   std::string context;  // " (in unit \"u\" instantiated at ...)" for errors inside a unit
+};
+
+// A variant's parameter that does not fit a slot fails at the slot (its out_channels, which
+// decides most fits), naming the slot and the variant (`context`): the variant fits other slots.
+class SlotFitSite : public FitSite {
+ public:
+  SlotFitSite(const Field& at, const std::optional<Field>& variant, const std::string& context)
+      : at_(at), variant_(variant), context_(context) {}
+  bool given(const std::string& key) const override { return variant_ && variant_->get(key).has_value(); }
+  [[noreturn]] void fail(const std::string&, const std::string& message) const override {
+    at_.fail(message + context_);
+  }
+
+ private:
+  const Field& at_;
+  const std::optional<Field>& variant_;
+  const std::string& context_;
 };
 
 class NetworkExpander {
@@ -456,11 +473,12 @@ class NetworkExpander {
     const std::string filling = " (slot \"" + full_name + "\" filled by variant \"" + v.name + "\", " +
                                 shape_text({slot.in_channels}) + " -> " + shape_text({slot.out_channels}) +
                                 " channels)" + s.context;
-    if (v.kind == "custom") return custom_slot(e, slot, v, x, prefix, filling);
-    check_builtin_fits(e, slot, v, filling);
+    const BlockKindDefinition& kind = block_kind(v.kind);
+    if (kind.block_ops) return custom_slot(e, slot, v, x, prefix, filling);  // its ops replace the slot's conv
+    check_fits(e, slot, v, kind, filling);
     try {
       BlockAssembler a(b_, slot, prefix, spec_.dropout_kind);
-      return a.finish_main_path(x, a.main_path(v, x));
+      return a.finish_main_path(x, kind.main_path(a, v, x));
     } catch (const GraphError& err) {
       fail_graph(e, err, {x}, "slot", Scope{"", -1, {}, {}, {}, false, filling});
     } catch (const CountOverflow&) {
@@ -468,30 +486,16 @@ class NetworkExpander {
     }
   }
 
-  // The built-in kinds' channel rules, checked per slot (the slots differ in channels).
-  void check_builtin_fits(const Field& e, const BlockSpec& slot, const VariantSpec& v, const std::string& ctx) const {
+  // The kind's channel rules, checked per slot (the slots differ in channels), and the group norm
+  // after the slot's last conv.
+  void check_fits(const Field& e, const BlockSpec& slot, const VariantSpec& v, const BlockKindDefinition& kind,
+                  const std::string& ctx) const {
     const Field at = e.get("out_channels").value_or(e);
-    const auto groups_fit = [&](int64_t channels, const std::string& what) {
-      if (slot.norm == NormKind::group && channels % slot.norm_groups != 0)
-        at.fail("group norm after the " + what + " needs its " + std::to_string(channels) +
-                " channels divisible by norm_groups " + std::to_string(slot.norm_groups) + ctx);
-    };
-    if (v.kind == "bottleneck") {
-      if (slot.out_channels % v.ratio != 0)
-        at.fail("out_channels " + std::to_string(slot.out_channels) + " is not divisible by the bottleneck's ratio " +
-                std::to_string(v.ratio) + ctx);
-      const int64_t mid = slot.out_channels / v.ratio;
-      if (mid % v.groups != 0)
-        at.fail("the bottleneck's middle width " + std::to_string(mid) + " is not divisible by groups " +
-                std::to_string(v.groups) + ctx);
-      groups_fit(mid, "bottleneck's reduction");
-    }
-    if (v.kind == "grouped" && (slot.in_channels % v.groups != 0 || slot.out_channels % v.groups != 0))
-      at.fail("in_channels " + std::to_string(slot.in_channels) + " and out_channels " +
-              std::to_string(slot.out_channels) + " must both be divisible by groups " + std::to_string(v.groups) +
-              ctx);
-    if (v.kind == "separable") groups_fit(slot.in_channels * v.multiplier, "depthwise conv");
-    groups_fit(slot.out_channels, "conv");
+    const std::optional<Field> written = variant_field(v);
+    if (kind.fit) kind.fit(v, slot, SlotFitSite(at, written, ctx));
+    if (slot.norm == NormKind::group && slot.out_channels % slot.norm_groups != 0)
+      at.fail("group norm after the conv needs its " + std::to_string(slot.out_channels) +
+              " channels divisible by norm_groups " + std::to_string(slot.norm_groups) + ctx);
   }
 
   std::optional<Field> variant_field(const VariantSpec& v) const {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "ops/op_registry.hpp"
+#include "spec/block_kind_registry.hpp"
 #include "spec/network_spec.hpp"
 #include "spec/source_tree.hpp"
 #include "variants/folded_variant.hpp"
@@ -15,68 +16,37 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-const Op& op_named(const Graph& g, const std::string& name) {
-  for (const Op& op : g.ops)
-    if (op.name == name) return op;
-  throw std::logic_error("resolved spec: custom op \"" + name + "\" is not in its variant's graph");
-}
-
-// A custom op with every field its kind uses, taken from the graph the variant builder made of
-// it (what the defaults resolved to, not what the file said), as its definition spells them.
-ojson resolved_custom_op(const CustomOpSpec& s, const Graph& g) {
-  ojson op = {{"op", s.op}, {"name", s.name}, {"inputs", s.inputs}};
-  const Op& built = op_named(g, s.name);
-  const OpDefinition& def = op_definition(built.kind);
-  if (def.attributes) {
-    const ojson attributes = def.attributes(built);  // kept alive while its items are read
-    for (const auto& [key, value] : attributes.items()) op[key] = value;
+// The folded graph: its ops with their resolved attributes, which source ops each folded conv
+// replaces, and why the others stay.
+void add_fold(const BlockSpec& block, const VariantSpec& v, ojson& out) {
+  const FoldResult r = build_folded_variant(block, v);
+  ojson ops = ojson::array();
+  for (const Op& op : r.graph.ops) {
+    ojson o = {{"op", std::string(to_string(op.kind))}, {"name", op.name}};
+    ojson inputs = ojson::array();
+    for (int in : op.inputs) inputs.push_back(r.graph.values.at(static_cast<size_t>(in)).name);
+    o["inputs"] = inputs;
+    const OpDefinition& def = op_definition(op.kind);
+    if (def.attributes) {
+      const ojson attributes = def.attributes(op);
+      for (const auto& [key, value] : attributes.items()) o[key] = value;
+    }
+    ops.push_back(std::move(o));
   }
-  return op;
+  out["folded_ops"] = std::move(ops);
+  ojson folds = ojson::array();
+  for (const FoldedConv& c : r.convs) folds.push_back({{"conv", c.name}, {"replaces", c.ops}});
+  out["folds"] = std::move(folds);
+  out["kept"] = r.kept;
 }
 
 ojson resolved_variant(const BlockSpec& block, const VariantSpec& v) {
   ojson out = {{"kind", v.kind}, {"name", v.name}};
-  if (v.kind == "bottleneck") {
-    out["ratio"] = v.ratio;
-    out["groups"] = v.groups;
-  } else if (v.kind == "grouped") {
-    out["groups"] = v.groups;
-  } else if (v.kind == "separable") {
-    out["multiplier"] = v.multiplier;
-  } else if (v.kind == "custom") {
-    const Graph g = build_variant_graph(block, v);
-    ojson ops = ojson::array();
-    for (const CustomOpSpec& s : v.ops) ops.push_back(resolved_custom_op(s, g));
-    out["ops"] = std::move(ops);
-    out["output"] = v.output.empty() ? v.ops.back().name : v.output;
-  } else if (v.kind == "branches") {
-    out["count"] = v.count;
-    out["split"] = v.split_channels ? "channels" : "none";
-    out["out_channels"] = v.branch_out_channels;
-  } else if (v.kind == "folded") {
-    // The fold's parameters, and what the folded graph is: its ops with their resolved attributes.
-    out["of"] = v.of;
-    out["fold"] = v.fold;
-    const FoldResult r = build_folded_variant(block, v);
-    ojson ops = ojson::array();
-    for (const Op& op : r.graph.ops) {
-      ojson o = {{"op", std::string(to_string(op.kind))}, {"name", op.name}};
-      ojson inputs = ojson::array();
-      for (int in : op.inputs) inputs.push_back(r.graph.values.at(static_cast<size_t>(in)).name);
-      o["inputs"] = inputs;
-      const OpDefinition& def = op_definition(op.kind);
-      if (def.attributes) {
-        const ojson attributes = def.attributes(op);
-        for (const auto& [key, value] : attributes.items()) o[key] = value;
-      }
-      ops.push_back(std::move(o));
-    }
-    out["folded_ops"] = std::move(ops);
-    ojson folds = ojson::array();
-    for (const FoldedConv& c : r.convs) folds.push_back({{"conv", c.name}, {"replaces", c.ops}});
-    out["folds"] = std::move(folds);
-    out["kept"] = r.kept;
-  }
+  const BlockKindDefinition& kind = block_kind(v.kind);
+  if (kind.resolved)
+    kind.resolved(
+        v, [&] { return build_plain_variant_graph(block, v); }, out);
+  if (kind.folds_another) add_fold(block, v, out);
   out["memory_policy"] = std::string(to_string(memory_policy_of(block, v).policy));  // the variant's, else the block's
   return out;
 }
@@ -145,14 +115,8 @@ ojson resolved_network(const BlockSpec& b) {
   ojson variants = ojson::array();
   for (const VariantSpec& v : b.variants) {
     ojson out = {{"kind", v.kind}, {"name", v.name}};
-    if (v.kind == "bottleneck") {
-      out["ratio"] = v.ratio;
-      out["groups"] = v.groups;
-    } else if (v.kind == "grouped") {
-      out["groups"] = v.groups;
-    } else if (v.kind == "separable") {
-      out["multiplier"] = v.multiplier;
-    }
+    const BlockKindDefinition& kind = block_kind(v.kind);
+    if (kind.resolved) kind.resolved(v, {}, out);  // no graph: the slots differ
     for (const Field& f : net.get("variants")->items())
       if (f.is_map() && f.get("ops") && f.get("name") && f.get("name")->node().text == v.name) {
         out["ops"] = as_written(*f.get("ops"));

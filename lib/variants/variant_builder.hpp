@@ -1,5 +1,6 @@
-// Turns a block spec and one of its variants into an op graph, with the exact op sequences of
-// README.md "Variants" (so that counts match PyTorch modules built the same way).
+// Turns a block spec and one of its variants into an op graph, as the variant's kind defines it
+// (spec/block_kind.hpp: the exact op sequences of configs/README.md "Variants", so that counts
+// match PyTorch modules built the same way), with the block's layout conversions and memory policy.
 #pragma once
 
 #include "graph/graph.hpp"
@@ -12,13 +13,5 @@ namespace convbench {
 Graph build_variant_graph(const BlockSpec& block, const VariantSpec& variant);
 // The same graph without its memory policy: what a transformed variant is compared with.
 Graph build_plain_variant_graph(const BlockSpec& block, const VariantSpec& variant);
-
-// The op sequence of a variant kind, for `convbench list`.
-struct VariantKindInfo {
-  const char* kind;
-  const char* parameters;
-  std::string ops;  // for custom: every op kind in the registry
-};
-const std::vector<VariantKindInfo>& variant_kinds();
 
 }  // namespace convbench

@@ -315,18 +315,21 @@ def act_module(kind, negative_slope):
     return None
 
 
-def add_cna(m, block, prefix, src, cin, cout, kernel, stride, padding, dilation, groups):
-    """conv -> norm -> act; returns the name of the last value."""
+def add_cna(m, block, prefix, src, cin, cout, kernel, stride, padding, dilation, groups, with_act=True):
+    """conv -> norm -> act (without the act: with_act=False); returns the name of the last value."""
     dims = block["dims"]
     v = m.add_step(prefix + "conv", conv_module(dims, cin, cout, kernel, stride, padding, dilation,
                                                 groups, block["bias"]), [src])
     norm = norm_module(block["norm"], dims, cout, block["norm_groups"])
     if norm is not None:
         v = m.add_step(prefix + "norm", norm, [v])
+    return add_act(m, block, prefix, v) if with_act else v
+
+
+def add_act(m, block, prefix, src):
+    """The block's act on `src` (named prefix + "act"), or `src` without one."""
     act = act_module(block["act"], block["negative_slope"])
-    if act is not None:
-        v = m.add_step(prefix + "act", act, [v])
-    return v
+    return src if act is None else m.add_step(prefix + "act", act, [src])
 
 
 def build_main_path(m, block, variant):
@@ -369,6 +372,20 @@ def build_main_path(m, block, variant):
         if act is not None:
             v = m.add_step("act", act, [v])
         return v
+    if kind == "repvgg":
+        # RepVGG's training block: the block's conv and a 1x1 conv, each with its norm, and the input
+        # through a norm when it has the output's shape (computed first, as RepVGG does), summed
+        # ("sum", "sum2"), then the act.
+        dense = add_cna(m, block, "dense.", "input", cin, cout, k, s, p, d, 1, with_act=False)
+        pointwise = add_cna(m, block, "pointwise.", "input", cin, cout, ones, s, zeros, ones, 1, with_act=False)
+        identity = None
+        if cin == cout and all(x == 1 for x in s):
+            norm = norm_module(block["norm"], dims, cin, block["norm_groups"])
+            identity = m.add_step("identity.norm", norm, ["input"]) if norm is not None else "input"
+        v = m.add_step("sum", Add(), [dense, pointwise])
+        if identity is not None:
+            v = m.add_step("sum2", Add(), [v, identity])
+        return add_act(m, block, "", v)
     if kind == "folded":
         from peer.fold import build_folded  # noqa: E402 (fold.py imports nothing of this module)
         return build_folded(m, block, variant, build_block, conv_module)

@@ -14,6 +14,7 @@
 #include "backends/cuda/nvtx_range.hpp"
 #include "kernels/kernels.hpp"
 #include "ops/autograd_rules.hpp"
+#include "ops/op_registry.hpp"
 
 namespace convbench::cuda {
 namespace {
@@ -80,8 +81,8 @@ std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op&
   for (int v : op.inputs) {
     const TensorDesc& in = graph.desc(v);
     if (in.dtype != dtype) return "inputs and output mix dtypes";
-    // convert_layout changes the layout by design; every other kernel keeps its input's.
-    if (in.layout != out.layout && op.kind != OpKind::convert_layout) return "inputs and output mix layouts";
+    // An op that changes the layout does so by design (convert_layout); every other kernel keeps its input's.
+    if (in.layout != out.layout && !op_traits(op.kind).changes_layout) return "inputs and output mix layouts";
     if (in.rank() != out.rank()) return "inputs and output differ in rank";
     if (auto why = too_big(in, "input")) return why;
   }

@@ -1,4 +1,4 @@
-#include "variants/block_assembly.hpp"
+#include "spec/block_assembler.hpp"
 
 namespace convbench {
 namespace {
@@ -9,6 +9,11 @@ std::vector<int64_t> repeat(int64_t v, int dims) { return std::vector<int64_t>(s
 
 int BlockAssembler::cna(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride,
                         int64_t groups) {
+  return norm_act(unit, conv(unit, x, out, spatial, std::move(stride), groups));
+}
+
+int BlockAssembler::conv(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride,
+                         int64_t groups) {
   ConvAttrs a;
   a.out_channels = out;
   a.kernel = spatial ? block_.kernel : repeat(1, block_.dims);
@@ -17,11 +22,12 @@ int BlockAssembler::cna(const std::string& unit, int x, int64_t out, bool spatia
   a.stride = std::move(stride);
   a.groups = groups;
   a.bias = block_.bias;
-  return norm_act(unit, b_.conv(prefix_ + unit + "conv", x, a));
+  return b_.conv(prefix_ + unit + "conv", x, a);
 }
 
-int BlockAssembler::norm_act(const std::string& unit, int y) {
-  y = norm(unit, y);
+int BlockAssembler::norm_act(const std::string& unit, int y) { return act(unit, norm(unit, y)); }
+
+int BlockAssembler::act(const std::string& unit, int y) {
   switch (block_.act) {
     case ActKind::relu: return b_.relu(prefix_ + unit + "act", y);
     case ActKind::leaky_relu: return b_.leaky_relu(prefix_ + unit + "act", y, block_.negative_slope);
@@ -62,51 +68,6 @@ int BlockAssembler::finish_main_path(int x, int main) {
     shortcut = norm("shortcut.", b_.conv(prefix_ + "shortcut.conv", x, a));
   }
   return b_.add(prefix_ + "add", main, shortcut);
-}
-
-int BlockAssembler::branches(const VariantSpec& v, int x) {
-  ConvAttrs a;
-  a.out_channels = v.branch_out_channels;
-  a.kernel = block_.kernel;
-  a.padding = block_.padding;
-  a.dilation = block_.dilation;
-  a.stride = block_.stride;
-  a.bias = block_.bias;
-  const int64_t part = block_.in_channels / v.count;
-  std::vector<int> outs;
-  for (int64_t i = 0; i < v.count; ++i) {
-    const std::string index = std::to_string(i);
-    int in = x;
-    if (v.split_channels) {
-      Op s;
-      s.kind = OpKind::slice;
-      s.name = prefix_ + "split." + index;
-      s.inputs = {x};
-      s.slice = {i * part, part};
-      in = b_.add(std::move(s));
-    }
-    outs.push_back(b_.conv(prefix_ + "branches." + index, in, a));
-  }
-  return norm_act("", b_.concat(prefix_ + "cat", outs));
-}
-
-int BlockAssembler::main_path(const VariantSpec& v, int x) {
-  const std::vector<int64_t> one = repeat(1, block_.dims);
-  if (v.kind == "standard") return cna("", x, block_.out_channels, true, block_.stride, 1);
-  if (v.kind == "grouped") return cna("", x, block_.out_channels, true, block_.stride, v.groups);
-  if (v.kind == "bottleneck") {
-    const int64_t mid = block_.out_channels / v.ratio;
-    int y = cna("reduce.", x, mid, false, one, 1);
-    y = cna("spatial.", y, mid, true, block_.stride, v.groups);
-    return cna("expand.", y, block_.out_channels, false, one, 1);
-  }
-  if (v.kind == "separable") {
-    const int64_t wide = block_.in_channels * v.multiplier;
-    const int y = cna("depthwise.", x, wide, true, block_.stride, block_.in_channels);
-    return cna("pointwise.", y, block_.out_channels, false, one, 1);
-  }
-  if (v.kind == "branches") return branches(v, x);
-  throw GraphError("unknown variant kind \"" + v.kind + "\"");
 }
 
 }  // namespace convbench

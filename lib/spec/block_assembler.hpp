@@ -1,7 +1,9 @@
-// The op sequences of the built-in block kinds (configs/README.md "Variants"): conv -> norm -> act units
-// and the dropout / residual that end a block's main path. A block (variant_builder.cpp) and a
-// network's slot (network_builder.cpp) both assemble them here; a slot names its ops under its
-// own prefix ("down2.block.convs.1.") and may end with channel dropout instead of element dropout.
+// The units block kinds write their op sequences with (configs/README.md "Variants"): conv -> norm
+// -> act, and the dropout / residual that end a block's main path. Each kind's main path
+// (BlockKindDefinition::main_path, lib/spec/kind_<kind>.cpp) is assembled with them, for a block
+// (variants/variant_builder.cpp) and for a network's slot (variants/network_builder.cpp); a slot
+// names its ops under its own prefix ("down2.block.convs.1.") and may end with channel dropout
+// instead of element dropout.
 #pragma once
 
 #include <string>
@@ -23,19 +25,21 @@ class BlockAssembler {
   // A "spatial" conv uses the block's kernel, padding and dilation; the others are 1x1 convs
   // (no padding, no dilation). Stride is given explicitly.
   int cna(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride, int64_t groups);
+  // The unit's parts, for kinds whose units are not one chain (a sum of normalised branches); norm
+  // and act return their input when the block has none (norm: none, act: none).
+  int conv(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride, int64_t groups);
   int norm_act(const std::string& unit, int y);
   int norm(const std::string& unit, int y);
+  int act(const std::string& unit, int y);
   // The block's dropout (none when its rate is 0), named "<prefix>dropout".
   int dropout(int y);
   // Dropout ends the main path; a residual shortcut is added to it.
   int finish_main_path(int x, int main);
-  // The main path of a built-in kind (standard, grouped, bottleneck, separable) from `x`, without
-  // the dropout and shortcut that finish_main_path adds.
-  int main_path(const VariantSpec& v, int x);
-  // Branches (seed 003): `count` convs "branches.<i>", each reading the input or its channel slice
-  // "split.<i>", concatenated ("cat"), then one norm and act on the concatenation (the same as a
-  // norm and act per branch: both work per channel).
-  int branches(const VariantSpec& v, int x);
+
+  // For a kind's own ops: the graph, the block (or slot), and an op's name under the prefix.
+  GraphBuilder& builder() { return b_; }
+  const BlockSpec& block() const { return block_; }
+  std::string name(const std::string& op) const { return prefix_ + op; }
 
  private:
   GraphBuilder& b_;
