@@ -427,7 +427,8 @@ TEST(MemoryPolicy, InplaceAbnOnAReluBlockTakesInPlaceAbnsLeakySlopeAndSaysSo) {
   EXPECT_DOUBLE_EQ(leaky.ops[1].negative_slope, b.negative_slope);
   // Custom ops: the same rule, by the ops' own names.
   const Spec spec = parse_spec_text(
-      "name: t\nblocks:\n  - name: b\n    batch: 2\n    kernel: 3\n    in_channels: 4\n    out_channels: 8\n    size: 6\n    variants:\n"
+      "name: t\nblocks:\n  - name: b\n    batch: 2\n    kernel: 3\n    in_channels: 4\n    out_channels: 8\n    size: "
+      "6\n    variants:\n"
       "      - kind: custom\n        name: mine\n        memory_policy: inplace_abn\n        ops:\n"
       "          - {op: conv, name: c1, out_channels: 8}\n          - {op: batch_norm, name: bn1}\n"
       "          - {op: relu, name: r1}\n",
