@@ -12,6 +12,7 @@
 #include "measurement_options.hpp"
 #include "option_checks.hpp"
 #include "output_options.hpp"
+#include "peer_options.hpp"
 #include "pipeline/compare.hpp"
 #include "pipeline/device_limits_choice.hpp"
 #include "pipeline/explain.hpp"
@@ -61,6 +62,7 @@ Command add_compare_command(CLI::App& app) {
     bool explain = false;
     std::string shard, plan;
     std::string db;  // --db: add the run to this results history
+    PeerCliOptions peer;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("compare", "Run every variant forward and backward and compare time and memory");
@@ -85,6 +87,7 @@ Command add_compare_command(CLI::App& app) {
                   "is not this spec's");
   sub->add_option("--db", opt->db,
                   "Also add the run to this results history (SQLite; see `convbench history`), after the outputs");
+  add_peer_options(*sub, opt->peer, opt->output);
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
             if (!opt->plan.empty() && opt->shard.empty())
@@ -115,6 +118,12 @@ Command add_compare_command(CLI::App& app) {
             if (!opt->db.empty()) check_history_addable(opt->db);  // before the run, not after it
             Spec spec = load_spec_file(opt->spec, opt->limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
+            // Before any measurement: a missing peer environment costs nothing but the error.
+            const PeerProgram peer =
+                check_peer_options(opt->peer, opt->compare, opt->output, shard.has_value(), opt->explain);
+            if (!opt->peer.peer.empty())
+              return run_beside_peer(spec, opt->compare, peer, opt->output, inputs,
+                                     [&](const ResultSet& results) { add_to_history(opt->db, results); });
             if (shard) {
               ShardRunOptions run{*shard, opt->output.json, opt->plan, {opt->spec, opt->plan}};
               const ResultSet rows = compare_shard(spec, opt->compare, run, std::cerr);

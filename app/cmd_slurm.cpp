@@ -1,12 +1,8 @@
 // convbench slurm SPEC --shards N [-- COMPARE FLAGS]: the spec's plan as a Slurm job array and a
 // merge job that waits for it (sweep/slurm_sweep.hpp). Rerun in the same --dir, it submits only
 // the shards whose results are missing or incomplete.
-#include <unistd.h>
-
-#include <cerrno>
 #include <filesystem>
 #include <iostream>
-#include <system_error>
 
 #include "commands.hpp"
 #include "measurement_options.hpp"
@@ -15,20 +11,10 @@
 #include "spec/input_error.hpp"
 #include "spec/spec_loader.hpp"
 #include "sweep/slurm_sweep.hpp"
+#include "this_program.hpp"
 
 namespace convbench::cli {
 namespace {
-
-// The jobs run this very binary, wherever the submitting shell found it.
-std::string this_program() {
-  std::string buf(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n < 0)
-    throw std::runtime_error("cannot find this program's path (/proc/self/exe): " +
-                             std::generic_category().message(errno));
-  buf.resize(static_cast<size_t>(n));
-  return buf;
-}
 
 // The flags for the shards are compare's measurement flags and nothing else (each shard writes
 // its own results file): parsed here, so a typo fails now, not in every job.
@@ -88,7 +74,7 @@ Command add_slurm_command(CLI::App& app) {
             const Spec spec = load_spec_file(opt->spec, opt->limits);
             const Plan plan = plan_of(spec);
             SlurmSweepOptions o;
-            o.files.convbench = this_program();
+            o.files.convbench = this_program();  // the jobs run this very binary
             o.files.spec = std::filesystem::absolute(opt->spec).lexically_normal().string();
             o.files.dir = std::filesystem::absolute(opt->dir).lexically_normal().string();
             while (o.files.dir.size() > 1 && o.files.dir.back() == '/') o.files.dir.pop_back();

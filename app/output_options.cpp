@@ -8,6 +8,7 @@
 
 #include "option_checks.hpp"
 #include "report/figure_files.hpp"
+#include "report/html_report.hpp"
 #include "report/markup_escape.hpp"
 #include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
@@ -102,6 +103,7 @@ std::vector<Requested> requested(const OutputOptions& o) {
 void check_result_paths(const OutputOptions& o, const std::vector<std::string>& inputs) {
   std::vector<OutputPath> paths;
   for (const Requested& r : requested(o)) paths.push_back({*r.path, r.flag});
+  paths.push_back({o.peer_json, "--peer-json"});
   check_output_paths(paths, inputs);
   // Standard output carries one format: an output named `-` would silently drop what --format
   // asked for.
@@ -147,16 +149,35 @@ void add_figure_files(const OutputOptions& o, const ResultSet& results, std::vec
   for (OutputFile& f : figures.files) files.push_back(std::move(f));
 }
 
-void write_results(const OutputOptions& o, const ResultSet& measured, const std::vector<std::string>& inputs) {
+namespace {
+
+// A format's text, with the peer comparison where the format shows it.
+std::string render_with_peer(const ResultSet& results, const std::string& format, bool colour,
+                             const TableOptions& tables, const PeerComparison* against) {
+  if (against && format == "html") return format_html(results, against);
+  std::string text = render_results(results, format, colour, tables);
+  if (against && (format == "table" || format == "md"))
+    text += "\n" + format_peer_comparison(*against, format == "md" ? TableStyle::markdown : TableStyle::terminal);
+  return text;
+}
+
+}  // namespace
+
+void write_results(const OutputOptions& o, const ResultSet& measured, const std::vector<std::string>& inputs,
+                   const PeerOutputs& peer) {
   const ResultSet results = with_device_limits(o, measured);
   std::vector<OutputFile> files;
   bool to_stdout = false;
   std::string stdout_format = o.format;
   for (const Requested& r : requested(o)) {
     if (r.path->empty()) continue;
-    files.push_back({{*r.path, r.flag}, render_results(results, r.format, false, table_options(o))});
+    files.push_back({{*r.path, r.flag}, render_with_peer(results, r.format, false, table_options(o), peer.comparison)});
     if (*r.path == "-") stdout_format = r.format;
     to_stdout = to_stdout || *r.path == "-";
+  }
+  if (!o.peer_json.empty()) {
+    files.push_back({{o.peer_json, "--peer-json"}, peer.peer_json});
+    to_stdout = to_stdout || o.peer_json == "-";
   }
   // The warnings about rows that ran (disturbed, a clock drop, no graph replay) are said once:
   // under the tables of the text formats, on stderr when standard output shows another format.
@@ -166,7 +187,9 @@ void write_results(const OutputOptions& o, const ResultSet& measured, const std:
   add_figure_files(o, results, files);
   write_output_files(files, inputs);
   plot_dir.keep();
-  if (!to_stdout) std::cout << render_results(results, o.format, o.colour && o.format == "table", table_options(o));
+  if (!to_stdout)
+    std::cout << render_with_peer(results, o.format, o.colour && o.format == "table", table_options(o),
+                                  peer.comparison);
 }
 
 bool stdout_is_terminal() { return ::isatty(::fileno(stdout)) == 1; }

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "report/output_writer.hpp"
+#include "report/peer_comparison.hpp"
 #include "report/summary_tables.hpp"
 #include "results/results.hpp"
 
@@ -25,6 +26,14 @@ struct OutputOptions {
   std::string plots;                     // --plots DIR: standalone SVG (and PDF) figures
   double peak_flops = 0, bandwidth = 0;  // --peak-flops / --bandwidth: the roof of a device convbench cannot name
   std::string limits_device;             // --limits NAME: a GPU's datasheet (results/gpu_datasheets.hpp)
+  std::string peer_json;                 // compare --peer: the peer's results file (--peer-json)
+};
+
+// What `compare --peer` adds to the outputs: the comparison after the tables (terminal, Markdown)
+// and as the HTML report's last section, and the peer's results file for --peer-json.
+struct PeerOutputs {
+  const PeerComparison* comparison = nullptr;
+  std::string peer_json;  // the text of the peer's results file
 };
 
 void add_output_options(CLI::App& sub, OutputOptions& options);
@@ -44,8 +53,10 @@ void add_figure_files(const OutputOptions& options, const ResultSet& results, st
 // input of the command, the same file twice.
 void check_result_paths(const OutputOptions& options, const std::vector<std::string>& inputs);
 // Renders every requested file, then writes them all (or none, throwing InputError), then prints
-// the terminal tables unless an output went to standard output.
-void write_results(const OutputOptions& options, const ResultSet& results, const std::vector<std::string>& inputs);
+// the terminal tables unless an output went to standard output. With `peer`, the comparison
+// follows the tables (table, md) or ends the report (html), and --peer-json is written too.
+void write_results(const OutputOptions& options, const ResultSet& results, const std::vector<std::string>& inputs,
+                   const PeerOutputs& peer = {});
 // Whether standard output is a terminal (colour is used only then).
 bool stdout_is_terminal();
 

@@ -100,6 +100,17 @@ TEST(ExplainRules, LaunchBoundStepIsSaidSo) {
   EXPECT_FALSE(contains(s2, "launch-bound"));
 }
 
+// A speed is the runtime's: the sentence says which one (PyTorch may rank the two the other way).
+TEST(ExplainRules, FewerFlopsYetSlowerSaysWhichRuntime) {
+  VariantFacts base = variant("standard", true, 10.0, {op("conv", "conv", 10'000'000'000, 1'000'000, 9.0)});
+  VariantFacts bott = variant("bottleneck", false, 15.0, {op("b.conv", "conv", 7'000'000'000, 1'000'000, 14.0)});
+  base.device = bott.device = "cpu";
+  const Explanation e = build_explanation({base, bott}, "cpu", kLimits);
+  const std::vector<std::string>& s = e.blocks.at(0).variants.at(1).sentences;
+  EXPECT_TRUE(contains(s, "takes 1.50x its step time on convbench's cpu runtime: fewer FLOPs, yet slower."))
+      << ::testing::PrintToString(s);
+}
+
 TEST(ExplainRules, FewerFlopsYetSlowerNamesTheKindsThatCost) {
   const VariantFacts base = variant("standard", true, 10.0, {op("conv", "conv", 10'000'000'000, 1'000'000, 9.0)});
   const VariantFacts bott =

@@ -177,6 +177,44 @@ TEST(ReportAgainst, UnpairedRowsAndFailedPeerRows) {
   EXPECT_NE(text.find("only in ours: conv_2d [batch=1] / standard"), std::string::npos);
 }
 
+// The ranking verdict (report/peer_ranking.hpp; its cases: tests/peer_ranking_test.cpp) in every
+// format --against renders: seed 000's story, separable faster than standard on convbench's cpu
+// runtime and slower on PyTorch eager, with the op that makes the difference.
+TEST(ReportAgainst, RankingVerdictInEveryFormat) {
+  const std::string args = "report " + source_path("tests/data/ranking/convbench.json") + " --against " +
+                           source_path("tests/data/ranking/pytorch.json");
+  const std::string verdict =
+      "verdict: convbench and PyTorch disagree: separable is faster than the baseline (standard) on convbench, "
+      "slower than it on PyTorch.";
+  const std::string op = "the difference is depthwise.conv of separable: 95.0 ms in convbench, 1610 ms in PyTorch";
+  const auto text = run_cli(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;  // a ranking is information: counts alone decide the exit code
+  EXPECT_NE(text.out.find("ranking by step time (rank 1 = fastest, tied within 5%; x: over the baseline, standard, "
+                          "in the same runtime)\nvariant          rank ours  x ours  rank peer  x peer\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("separable                1   0.21x          2   1.08x\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\n" + verdict + "\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(op), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nRankings by time: 0 of 1 block points agree, 1 disagree (vnet-block), 0 not concluded.\n"),
+            std::string::npos)
+      << text.out;
+  const auto md = run_cli(args + " --format md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("| separable | 1 | 0.21x | 2 | 1.08x |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("\n- " + verdict + "\n"), std::string::npos) << md.out;
+  const auto html = run_cli(args + " --format html");
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_NE(html.out.find("<h4>Ranking</h4>"), std::string::npos);
+  EXPECT_NE(html.out.find("<ul class=\"verdict\">\n<li>" + verdict + "</li>"), std::string::npos) << html.out;
+  EXPECT_NE(html.out.find(op), std::string::npos);
+  EXPECT_NE(html.out.find("<p class=\"rankings\">Rankings by time: 0 of 1 block points agree"), std::string::npos);
+  // The HTML's own conclusion under the time-vs-FLOPs plot says which runtime it is about.
+  EXPECT_NE(html.out.find("No variant with fewer FLOPs than the baseline (standard) is slower on convbench&#39;s cpu "
+                          "runtime."),
+            std::string::npos);
+}
+
 TEST(ReportAgainst, OnlyTableMarkdownOrHtml) {
   const auto r = run_cli("report " + source_path(kOurs) + " --against " + source_path(kPeer) + " --format csv");
   EXPECT_EQ(r.exit_code, 2);

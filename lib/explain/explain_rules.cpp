@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "report/runtime_names.hpp"
 #include "report/text_table.hpp"
 
 namespace convbench {
@@ -37,8 +38,9 @@ const OpFacts* find_op(const VariantFacts& f, const std::string& name) {
 std::string work_against_time(const VariantFacts& v, const VariantFacts& b) {
   if (b.flops <= 0 || !v.time_ms || !b.time_ms || *b.time_ms <= 0) return "";
   const double fx = static_cast<double>(v.flops) / static_cast<double>(b.flops), tx = *v.time_ms / *b.time_ms;
+  // The time is the runtime's, not the block's: another runtime can rank the two the other way.
   std::string s = v.variant + " does " + format_ratio(fx) + " the FLOPs of " + b.variant + " and takes " +
-                  format_ratio(tx) + " its " + phase_name(v) + " time";
+                  format_ratio(tx) + " its " + phase_name(v) + " time on " + runtime_phrase("convbench", v.device);
   if (fx < 1 - kSameRatio && tx > 1 + kSameRatio) return s + ": fewer FLOPs, yet slower.";
   if (fx > 1 + kSameRatio && tx < 1 - kSameRatio) return s + ": more FLOPs, yet faster.";
   return s + ".";

@@ -38,6 +38,7 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
   size_t i = 0;
   int started = 0;
   for (const BlockSpec& block : spec.blocks) {
+    const int started_before = started;
     for (const VariantSpec& v : block.variants) {
       const size_t index = i++;
       if (!selected[index]) continue;
@@ -70,6 +71,15 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
           spdlog::default_logger()->flush();
         });
       if (options.row_done) options.row_done(results, index);
+    }
+    if (options.after_block && started > started_before) {
+      progress.start(started - 1, printable(block.name + (block.point.empty() ? "" : " [" + point_label(block) + "]") +
+                                            " / " + options.after_block->label));
+      for (const std::string& warning : options.after_block->run(block, results))
+        progress.above([&] {
+          spdlog::warn("{}", printable(warning));
+          spdlog::default_logger()->flush();
+        });
     }
   }
   if (options.run_row) {

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "backends/backend_registry.hpp"
 #include "measure/variant_runner.hpp"
@@ -27,6 +29,15 @@ struct CompareOptions {
   // Called after each row ran, with the results so far (engine, device and provenance filled in,
   // the rows not run yet still the analysis'), so a shard can save its progress.
   std::function<void(const ResultSet& so_far, size_t index)> row_done;
+  // Other work after the rows of each block (one sweep point of it), named `label` on the progress
+  // line: `compare --peer` runs the peer on the same block there, so that the two runtimes take
+  // turns block by block and load from elsewhere falls on both alike. It returns warnings for the
+  // log (the peer failed on this block, say).
+  struct AfterBlock {
+    std::string label;
+    std::function<std::vector<std::string>(const BlockSpec& block, const ResultSet& so_far)> run;
+  };
+  std::optional<AfterBlock> after_block;
 };
 
 // Validates the whole spec first (analyze_spec), then runs every variant in spec order. A bad

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "report/markup_escape.hpp"
+#include "report/runtime_names.hpp"
 #include "report/svg_plot.hpp"
 #include "report/text_table.hpp"
 #include "results/device_limits.hpp"
@@ -19,7 +20,7 @@ bool timed(const ResultRow& r) {
 
 std::string phase_words(bool train) { return train ? "training step (forward + backward)" : "forward pass"; }
 
-BlockPlot time_vs_flops(const std::vector<const ResultRow*>& group, size_t index) {
+BlockPlot time_vs_flops(const ResultSet& results, const std::vector<const ResultRow*>& group, size_t index) {
   const ResultRow& base = baseline_of(group);
   const bool train = is_training(base);
   const std::string id = "time-vs-flops-" + std::to_string(index);
@@ -51,8 +52,11 @@ BlockPlot time_vs_flops(const std::vector<const ResultRow*>& group, size_t index
                  format_ratio(static_cast<double>(headline_flops(*r)) / static_cast<double>(headline_flops(base))) +
                  " the FLOPs, " + format_ratio(t) + " the time";
     }
-    caption += paradox.empty() ? " No variant with fewer FLOPs than the baseline (" + base.variant + ") is slower."
-                               : " Fewer FLOPs but slower than the baseline (" + base.variant + "): " + paradox + ".";
+    // A speed is a runtime's: the same variant can be faster on one runtime and slower on another.
+    const std::string on = " on " + runtime_phrase(results.engine, base.device);
+    caption += paradox.empty()
+                   ? " No variant with fewer FLOPs than the baseline (" + base.variant + ") is slower" + on + "."
+                   : " Fewer FLOPs but slower than the baseline (" + base.variant + ")" + on + ": " + paradox + ".";
   }
   return {"time-vs-flops", id, render_loglog_svg(plot), caption};
 }
@@ -166,7 +170,7 @@ std::optional<double> swept_value(const ResultRow& r, const std::string& field) 
 }  // namespace
 
 std::vector<BlockPlot> point_plots(const ResultSet& results, const std::vector<const ResultRow*>& group, size_t index) {
-  return {time_vs_flops(group, index), memory_breakdown(group, index), roofline(results, group, index)};
+  return {time_vs_flops(results, group, index), memory_breakdown(group, index), roofline(results, group, index)};
 }
 
 std::vector<std::vector<const ResultRow*>> rows_of_each_block(const ResultSet& results) {

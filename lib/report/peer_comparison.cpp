@@ -5,6 +5,7 @@
 
 #include "report/flop_counters_table.hpp"
 #include "report/markup_escape.hpp"
+#include "report/runtime_names.hpp"
 #include "report/text_table.hpp"
 
 namespace convbench {
@@ -84,16 +85,38 @@ std::string status_cell(const ResultRow& r) {
 struct PeerBlockTables {
   std::string title;
   TextTable counts, times;
+  const RankingVerdict* ranking = nullptr;  // none for rows without times
 };
+
+// "by step time (...)": "ranking " before it on a terminal, "Ranking " in Markdown, under an HTML heading.
+std::string ranking_title(const RankingVerdict& v) {
+  return std::string("by ") + (v.training ? "step" : "forward") + " time (rank 1 = fastest, tied within " +
+         format_fixed(kSameSide * 100.0, 0) + "%; x: over the baseline, " + v.baseline + ", in the same runtime)";
+}
+
+TextTable ranking_table(const RankingVerdict& v) {
+  TextTable t;
+  t.header = {"variant", "rank ours", "x ours", "rank peer", "x peer"};
+  t.right_aligned = {false, true, true, true, true};
+  for (const RankedVariant& r : v.variants) {
+    t.rows.push_back({r.variant + (r.is_baseline ? " (base)" : ""), std::to_string(r.ours_rank), format_ratio(r.ours_x),
+                      std::to_string(r.peer_rank), format_ratio(r.peer_x)});
+    t.tones.push_back({Tone::plain, Tone::plain, tone_of_ratio(r.ours_x), Tone::plain, tone_of_ratio(r.peer_x)});
+  }
+  return t;
+}
 
 std::vector<PeerBlockTables> peer_tables(const PeerComparison& c) {
   std::vector<PeerBlockTables> blocks;
   std::map<std::pair<std::string, std::string>, size_t> index;
+  std::map<std::pair<std::string, std::string>, const RankingVerdict*> rankings;
+  for (const RankingVerdict& v : c.rankings) rankings[{v.block, v.point_label}] = &v;
   for (const PeerRow& row : c.rows) {
     const auto group = std::make_pair(row.key.block, row.key.point_label);
     auto it = index.find(group);
     if (it == index.end()) {
       PeerBlockTables b;
+      if (const auto r = rankings.find(group); r != rankings.end()) b.ranking = r->second;
       b.title = row.key.block + (row.key.point_label.empty() ? "" : " [" + row.key.point_label + "]") + ": " +
                 c.ours_engine + (c.ours_device.empty() ? "" : " (" + c.ours_device + ")") + " vs " + c.peer_engine +
                 (c.peer_device.empty() ? "" : " (" + c.peer_device + ")");
@@ -201,6 +224,13 @@ PeerComparison compare_with_peer(const ResultSet& ours, const ResultSet& peer) {
   for (const RowPair& p : pairing.pairs) c.rows.push_back(pair_rows(*p.left, *p.right));
   c.only_in_ours = std::move(pairing.only_in_left);
   c.only_in_peer = std::move(pairing.only_in_right);
+  // The engines' names ("convbench", "PyTorch"; the tables' titles say the devices), with the
+  // devices where that alone tells them apart (two convbench files), else ours and peer.
+  c.names = {engine_display_name(ours.engine), engine_display_name(peer.engine)};
+  if (c.names.ours == c.names.peer)
+    c.names = {runtime_label(ours.engine, ours.device), runtime_label(peer.engine, peer.device)};
+  if (c.names.ours == c.names.peer) c.names = {"ours", "peer"};
+  c.rankings = rank_runtimes(pairing.pairs, c.names);
   return c;
 }
 
@@ -215,6 +245,19 @@ std::string format_peer_comparison(const PeerComparison& c, TableStyle style) {
       out += printable(b.title) + "\ncounts\n" + b.counts.render_terminal() + "\ntime and memory\n" +
              b.times.render_terminal() + "\n";
     }
+    if (b.ranking) {
+      const RankingVerdict& v = *b.ranking;
+      if (md) {
+        out += "Ranking " + markdown_escape(ranking_title(v)) + "\n\n";
+        if (!v.variants.empty()) out += ranking_table(v).render_markdown() + "\n";
+        for (const std::string& s : verdict_sentences(v, c.names)) out += "- " + markdown_escape(s) + "\n";
+      } else {
+        out += "ranking " + printable(ranking_title(v)) + "\n";
+        if (!v.variants.empty()) out += ranking_table(v).render_terminal();
+        for (const std::string& s : verdict_sentences(v, c.names)) out += printable(s) + "\n";
+      }
+      out += "\n";
+    }
   }
   if (const std::optional<TextTable> counters = flop_counters_table(c)) {
     const std::string title = "FLOP counters (the peer's --counters) against convbench's forward MACs";
@@ -227,16 +270,28 @@ std::string format_peer_comparison(const PeerComparison& c, TableStyle style) {
   for (const RowKey& k : c.only_in_peer) out += std::string(md ? "- " : "") + "only in peer: " + shown(k) + "\n";
   if (!c.only_in_ours.empty() || !c.only_in_peer.empty()) out += "\n";
   for (const std::string& note : footnotes(c)) out += note + "\n";
-  return out + (md && c.mismatches() > 0 ? "**" + summary(c) + "**" : summary(c)) + "\n";
+  out += (md && c.mismatches() > 0 ? "**" + summary(c) + "**" : summary(c)) + "\n";
+  if (!c.rankings.empty())
+    out += (md ? markdown_escape(rankings_summary(c.rankings)) : printable(rankings_summary(c.rankings))) + "\n";
+  return out;
 }
 
 std::string peer_comparison_html(const PeerComparison& c) {
   std::string out = "<section class=\"against\" id=\"against\">\n<h2>Against " + html_escape(c.peer_engine) + "</h2>\n";
   out += std::string("<p class=\"") + (c.mismatches() > 0 ? "mismatch" : "agree") + "\">" + html_escape(summary(c)) +
          "</p>\n";
+  if (!c.rankings.empty()) out += "<p class=\"rankings\">" + html_escape(rankings_summary(c.rankings)) + "</p>\n";
   for (const PeerBlockTables& b : peer_tables(c)) {
     out += "<h3>" + html_escape(b.title) + "</h3>\n<h4>Counts</h4>\n" + b.counts.render_html() +
            "<h4>Time and memory</h4>\n" + b.times.render_html();
+    if (b.ranking) {
+      const RankingVerdict& v = *b.ranking;
+      out += "<h4>Ranking</h4>\n<p>" + html_escape("Variants " + ranking_title(v)) + "</p>\n";
+      if (!v.variants.empty()) out += ranking_table(v).render_html();
+      out += "<ul class=\"verdict\">\n";
+      for (const std::string& s : verdict_sentences(v, c.names)) out += "<li>" + html_escape(s) + "</li>\n";
+      out += "</ul>\n";
+    }
   }
   if (!c.only_in_ours.empty() || !c.only_in_peer.empty()) {
     out += "<ul class=\"unpaired\">\n";

@@ -6,13 +6,15 @@
 // compared as ratios ours / peer of the medians (forward, backward, step). Memory: the ratio of
 // measured peaks when both engines measured one (CUDA), else of the bytes saved for backward
 // (ours: measured by the allocator, or predicted when the file has no measurement; the peer's:
-// what autograd saves, both without the block input).
+// what autograd saves, both without the block input). Per block and sweep point, the ranking
+// verdict says whether the two runtimes rank the variants alike (report/peer_ranking.hpp).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/peer_ranking.hpp"
 #include "report/summary_tables.hpp"
 #include "results/results.hpp"
 #include "results/row_pairing.hpp"
@@ -42,8 +44,10 @@ struct PeerRow {
 
 struct PeerComparison {
   std::string ours_engine, peer_engine, ours_device, peer_device;
+  RuntimeNames names;  // what the verdicts call the runtimes: "convbench", "PyTorch"
   std::vector<PeerRow> rows;
   std::vector<RowKey> only_in_ours, only_in_peer;
+  std::vector<RankingVerdict> rankings;  // per block and sweep point with times (report/peer_ranking.hpp)
   int mismatches() const;
   int exit_code() const { return mismatches() > 0 ? 1 : 0; }
 };
@@ -55,8 +59,9 @@ PeerComparison compare_with_peer(ResultSet&& ours, const ResultSet& peer) = dele
 PeerComparison compare_with_peer(const ResultSet& ours, ResultSet&& peer) = delete;
 PeerComparison compare_with_peer(ResultSet&& ours, ResultSet&& peer) = delete;
 
-// Per block: a counts table (both engines' values, MISMATCH flagged) and a time and memory table
-// (ratios), then the rows found in one file only and a footnote saying which memory was compared.
+// Per block: a counts table (both engines' values, MISMATCH flagged), a time and memory table
+// (ratios) and, where rows were timed, the ranking of the variants in each runtime with its
+// verdict; then the rows found in one file only and a footnote saying which memory was compared.
 std::string format_peer_comparison(const PeerComparison& comparison, TableStyle style);
 // The same tables as an HTML <section> for the HTML report.
 std::string peer_comparison_html(const PeerComparison& comparison);

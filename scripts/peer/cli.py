@@ -4,6 +4,7 @@
                   [--min-samples 10] [--timeout 15] [--warmup 3] [--counts-only]
                   [--dump-tensors DIR [--dump-scale]] [--no-cudnn-benchmark]
                   [--convbench PATH] [--counters] [--sweep FIELD=VALUES ...]
+                  [--per-op N] [--threads N]
 
 It takes the spec as convbench resolves it (`convbench validate SPEC --resolved-json -`, run with
 --convbench, $CONVBENCH, build/convbench or `convbench` on PATH; SPEC may also be such a resolved
@@ -20,6 +21,12 @@ autograd saves for backward).
 --counters      each row also carries "counters": the numbers of the FLOP counters users run and
                 what their rules need to predict them from convbench's MACs (peer/counters.py;
                 needs the peer environment, scripts/setup-peers.sh).
+--per-op N      each timed row also carries "op_times": every op (a step module, named as
+                convbench's op) timed in forward and backward over N extra steps, the medians in
+                the shape of convbench's `compare --per-op N` (peer/op_times.py), for `convbench
+                report --against` to compare the runtimes op by op.
+--threads N     PyTorch's intra-op threads on the CPU (default: one per CPU, as convbench's cpu
+                backend; give the same as convbench's --threads).
 --dump-tensors  DIR: for every train-mode row, one float64 training step on the CPU with
                 reproducible inputs, parameters and (Philox) dropout masks, written as
                 DIR/<block>__<variant>__<point_label or "default">.json so that convbench's
@@ -51,6 +58,10 @@ Conventions of a row:
             eager timing starts at its first launch (peer/measure.py, Runner.timed).
   math      CUDA rows: cudnn_allow_tf32 (true in tf32 rows only: PyTorch's default for
             convolutions), matmul_allow_tf32 (false: PyTorch's default), cudnn_benchmark.
+  op_times  --per-op N: {op: {module, forward_ms, backward_ms, recompute_ms, note}}, medians over N
+            steps (backward_ms absent where the op's output needs no gradient; note: why a phase
+            is missing); op_times_error instead when the ops could not be timed (the row's times
+            stand).
   custom    a custom variant's ops are the whole block: the block's dropout and residual fields
             apply to the built-in kinds only, as in convbench's variant builder.
 """
@@ -67,6 +78,7 @@ import torch
 from peer.dumps import DUMP_BATCH, DUMP_MAX_SIZE, dump_row
 from peer.io import InputError, finite, load_spec, write_json
 from peer.measure import classify_error, run_row
+from peer.op_times import per_op_supported
 
 SCHEMA = "convbench.results/1"
 
@@ -104,7 +116,7 @@ def provenance(opts, device, spec_sha):
         "spec": opts.spec, "spec_sha256": spec_sha, "sweeps": list(opts.sweep or []),
         "options": {"max_noise": opts.max_noise, "min_time_s": opts.min_time,
                     "min_samples": opts.min_samples, "timeout_s": opts.timeout,
-                    "warmup": opts.warmup, "counts_only": opts.counts_only,
+                    "warmup": opts.warmup, "counts_only": opts.counts_only, "per_op": opts.per_op,
                     "cudnn_benchmark": bool(torch.backends.cudnn.benchmark)},
     }
 
@@ -121,6 +133,11 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=15.0, help="seconds per measurement at most")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps before measuring")
     p.add_argument("--counts-only", action="store_true", help="no timing and no memory pass")
+    p.add_argument("--per-op", type=int, default=0, metavar="N",
+                   help="also time every op (step module) in forward and backward over N extra steps: op_times, "
+                        "as convbench's compare --per-op N")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="PyTorch's threads on the CPU (default: one per CPU)")
     p.add_argument("--counters", action="store_true",
                    help="each row also carries the FLOP counters' numbers (fvcore, ptflops, thop, torchinfo, "
                         "FlopCounterMode) and the extras their rules need (peer/counters.py; the peer environment)")
@@ -136,6 +153,10 @@ def parse_args(argv):
                         "rows as `convbench compare SPEC --sweep ...`")
     opts = p.parse_args(argv)
     opts.argv = list(argv)
+    if opts.per_op < 0:
+        p.error("--per-op: give a number of steps, 0 or more")
+    if opts.threads is not None and opts.threads < 1:
+        p.error("--threads: give 1 or more")
     if not opts.json_out and not opts.dump_tensors:
         p.error("nothing to do: give --json and/or --dump-tensors")
     return opts
@@ -149,12 +170,16 @@ def main(argv=None):
     except InputError as e:
         print(f"torch_peer: {e}", file=sys.stderr)
         return 2
+    if opts.per_op and not per_op_supported():
+        print(f"torch_peer: --per-op needs PyTorch 2.0 or later (autograd node pre-hooks), not {torch.__version__}",
+              file=sys.stderr)
+        return 2
     if opts.device == "cuda" and not torch.cuda.is_available():
         print("torch_peer: --device cuda but torch.cuda.is_available() is False", file=sys.stderr)
         return 2
     device = torch.device(opts.device)
     if device.type == "cpu":
-        torch.set_num_threads(os.cpu_count() or 1)
+        torch.set_num_threads(opts.threads or os.cpu_count() or 1)
     torch.backends.cudnn.benchmark = not opts.no_cudnn_benchmark
     if opts.dump_tensors:
         os.makedirs(opts.dump_tensors, exist_ok=True)

@@ -11,6 +11,7 @@ import torch
 
 from peer.counts import count_row, flop_counter_section
 from peer.modules import TORCH_DTYPES, build_block, input_shape, io_memory_format, memory_format
+from peer.op_times import time_ops
 
 
 class Runner:
@@ -300,6 +301,11 @@ def run_row(block, variant, opts, device):
         runner.sync()
         row["memory"] = memory_row(runner)  # a pass of its own, before timing
         row["time_ms"] = time_row(runner, opts)
+        if getattr(opts, "per_op", 0) > 0:  # after the timing, as convbench's --per-op steps
+            try:
+                row["op_times"] = time_ops(runner, opts.per_op)
+            except Exception as e:  # the row's times stand; `report --against` says its ops are untimed
+                row["op_times_error"] = classify_error(e)[1]
         if device.type == "cuda":
             row["time_span"] = runner.time_span
             row["math"] = runner.math
