@@ -6,6 +6,7 @@
 #include "report/markup_escape.hpp"
 #include "report/text_table.hpp"
 #include "results/trust.hpp"
+#include "spec/spec_field.hpp"
 
 namespace convbench {
 namespace {
@@ -21,12 +22,6 @@ struct CsvColumn {
   std::string name;
   std::function<std::string(const CsvRow&)> value;
 };
-
-std::string csv_shape(const std::vector<int64_t>& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
-  return out;
-}
 
 std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
   std::string out;
@@ -67,8 +62,8 @@ std::vector<CsvColumn> make_csv_columns() {
       {"dtype", text(&ResultRow::dtype)},
       {"layout", text(&ResultRow::layout)},
       {"mode", text(&ResultRow::mode)},
-      {"input_shape", [](C c) { return csv_shape(c.r.input_shape); }},
-      {"output_shape", [](C c) { return csv_shape(c.r.output_shape); }},
+      {"input_shape", [](C c) { return shape_text(c.r.input_shape); }},
+      {"output_shape", [](C c) { return shape_text(c.r.output_shape); }},
       {"params", integer([](const ResultRow& r) { return r.params; })},
       {"buffers", integer([](const ResultRow& r) { return r.buffers; })},
       {"macs_forward", integer([](const ResultRow& r) { return r.macs.forward; })},

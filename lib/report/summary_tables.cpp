@@ -15,6 +15,7 @@
 
 #include "report/run_warnings.hpp"
 #include "results/trust.hpp"
+#include "spec/spec_field.hpp"
 
 namespace convbench {
 namespace {
@@ -41,12 +42,6 @@ bool any_graph(const std::vector<const ResultRow*>& group) {
   for (const ResultRow* r : group)
     if (ran_with_graph(*r)) return true;
   return false;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s;
 }
 
 // The input shapes of a swept group in one: a dim that varies lists its values, in sweep order
