@@ -31,8 +31,9 @@ int main(int argc, char** argv) {
       convbench::cli::add_report_command(app),   convbench::cli::add_diff_command(app),
       convbench::cli::add_validate_command(app), convbench::cli::add_list_command(app),
       convbench::cli::add_verify_command(app),   convbench::cli::add_explain_command(app),
-      convbench::cli::add_plan_command(app),     convbench::cli::add_merge_command(app),
-      convbench::cli::add_slurm_command(app),    convbench::cli::add_history_command(app)};
+      convbench::cli::add_advise_command(app),   convbench::cli::add_plan_command(app),
+      convbench::cli::add_merge_command(app),    convbench::cli::add_slurm_command(app),
+      convbench::cli::add_history_command(app)};
 
   try {
     app.parse(argc, argv);

@@ -14,6 +14,18 @@
 
 namespace convbench {
 
+void measure_row(const Graph& graph, bool training, Backend& backend, const RunOptions& run, ResultRow& row) {
+  // The prediction includes this backend's workspace, so it is comparable byte for byte.
+  if (const WorkspaceQuery ws = backend_workspace(backend, graph, training)) {
+    try {
+      row.predicted = figures_from(predict_memory(graph, training, ws));
+    } catch (const std::exception&) {
+      // keep the backend-independent prediction; the run reports the failure
+    }
+  }
+  run_variant(graph, training, backend, run, row);
+}
+
 ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream& notices) {
   ResultSet results = analyze_spec(spec);  // validates everything before any run
   DeviceChoice choice;
@@ -51,15 +63,7 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
       });
       const Graph g = build_variant_graph(block, v);
       const bool training = block.mode == RunMode::train;
-      // The prediction includes this backend's workspace, so it is comparable byte for byte.
-      if (const WorkspaceQuery ws = backend_workspace(*backend, g, training)) {
-        try {
-          row.predicted = figures_from(predict_memory(g, training, ws));
-        } catch (const std::exception&) {
-          // keep the backend-independent prediction; the run reports the failure
-        }
-      }
-      run_variant(g, training, *backend, options.run, row);
+      measure_row(g, training, *backend, options.run, row);
       if (options.after_row) options.after_row(g, *backend, training, row);
       // A row that did not run is said at once, in the log (stderr) above the progress line. The
       // warnings about a row that ran (disturbed, clock drop, no graph) are said once, with the

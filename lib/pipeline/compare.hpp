@@ -47,4 +47,8 @@ struct CompareOptions {
 // left out are dropped from the returned set.
 ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream& notices);
 
+// One row as compare measures it: `row` (its analysis) gets the prediction with this backend's
+// workspace, then run_variant's measurement. `advise` measures its rows the same way.
+void measure_row(const Graph& graph, bool training, Backend& backend, const RunOptions& run, ResultRow& row);
+
 }  // namespace convbench

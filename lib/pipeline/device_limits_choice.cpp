@@ -1,9 +1,9 @@
 #include "pipeline/device_limits_choice.hpp"
 
 #include <cstdlib>
-#include <sstream>
 
 #include "pipeline/cpu_limits_cache.hpp"
+#include "report/text_table.hpp"
 #include "results/gpu_datasheets.hpp"
 #include "results/trust.hpp"
 
@@ -20,14 +20,6 @@ constexpr const char* kRemeasureCpu = "re-measure them with --calibrate";
 std::string text_of(const nlohmann::json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) return "?";
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
-std::string format_fixed(double v, int decimals) {
-  std::ostringstream out;
-  out.setf(std::ios::fixed);
-  out.precision(decimals);
-  out << v;
-  return out.str();
 }
 
 // The cpu's limits: a trusted cached entry, else (when the request allows it) a new measurement,

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "report/result_columns.hpp"
 #include "report/text_table.hpp"
 #include "spec/spec.hpp"
 
@@ -26,12 +27,6 @@ Point point_without_layout(const ResultRow& r) {
 
 std::string shown_value(const std::string& json_text) {
   return json_text.size() >= 2 && json_text.front() == '"' ? json_text.substr(1, json_text.size() - 2) : json_text;
-}
-
-std::string time_text(const ResultRow& r) {
-  const std::optional<TimeStats>& t = headline_time(r);
-  if (!ran(r) || !t) return "-";
-  return format_fixed(t->median, 3) + " ±" + format_fixed(t->noise * 100.0, 1) + "%";
 }
 
 // The tone follows what the cell shows: a ratio that prints as 1.00x is neither.
@@ -110,8 +105,8 @@ std::optional<BlockTable> layouts_table(const std::vector<const ResultRow*>& blo
     }
     std::vector<Tone> tones(t.header.size(), Tone::plain);
     if (timed) {
-      row.push_back(time_text(*p.first));
-      row.push_back(time_text(*p.last));
+      row.push_back(time_cell(*p.first, headline_time(*p.first)));
+      row.push_back(time_cell(*p.last, headline_time(*p.last)));
       const std::optional<TimeStats>& a = headline_time(*p.first);
       const std::optional<TimeStats>& b = headline_time(*p.last);
       if (ran(*p.first) && ran(*p.last) && a && b && a->median > 0) {

@@ -42,11 +42,6 @@ Tone ratio_tone(double value) {
   return value < 1.0 ? Tone::better : Tone::worse;
 }
 
-std::string time_text(const ResultRow& r, const std::optional<TimeStats>& t) {
-  if (!ran(r) || !t) return "-";
-  return format_fixed(t->median, 3) + " ±" + format_fixed(t->noise * 100.0, 1) + "%";
-}
-
 // Three significant digits: what a table in a paper can defend from a benchmark's noise.
 std::string sig(double x) { return format_significant(x, 3); }
 
@@ -111,16 +106,16 @@ std::vector<ResultColumn> make_result_columns() {
       {"gmac_step", "GMAC step", "GMAC step", "Step cost", "(GMAC)", false, true, false, kGmacNote,
        [](C c) { return ColumnCell{format_giga(step_macs(c.row))}; }, [](C c) { return giga_latex(step_macs(c.row)); }},
       {"fwd_ms", "fwd ms", "fwd ms", "Forward", "(ms)", true, false, false, kTimeNote,
-       [](C c) { return ColumnCell{time_text(c.row, c.row.forward)}; },
+       [](C c) { return ColumnCell{time_cell(c.row, c.row.forward)}; },
        [](C c) { return median_latex(c.row, c.row.forward); }},
       {"bwd_ms", "bwd ms", "bwd ms", "Backward", "(ms)", true, true, false, kTimeNote,
-       [](C c) { return ColumnCell{time_text(c.row, c.row.backward)}; },
+       [](C c) { return ColumnCell{time_cell(c.row, c.row.backward)}; },
        [](C c) { return median_latex(c.row, c.row.backward); }},
       {"step_ms", "step ms", "step ms", "Step", "(ms)", true, true, false, kTimeNote,
-       [](C c) { return ColumnCell{time_text(c.row, c.row.step)}; },
+       [](C c) { return ColumnCell{time_cell(c.row, c.row.step)}; },
        [](C c) { return median_latex(c.row, c.row.step); }},
       {"time_ms", "step ms", "fwd ms", "time", "(ms)", true, false, false, kTimeNote,
-       [](C c) { return ColumnCell{time_text(c.row, headline_time(c.row))}; },
+       [](C c) { return ColumnCell{time_cell(c.row, headline_time(c.row))}; },
        [](C c) { return median_latex(c.row, headline_time(c.row)); }},
       {"noise", "step ±", "fwd ±", "time", "$\\pm$ (\\%)", true, false, false, kTimeNote,
        [](C c) {
@@ -134,7 +129,7 @@ std::vector<ResultColumn> make_result_columns() {
       {"graph_ms", "graph ms", "graph ms", "Graph", "(ms)", true, false, true,
        "graph ms: the {phase} recorded once as a CUDA graph and replayed (no host work between kernels); eager time "
        "minus graph time is what launching op by op costs.",
-       [](C c) { return ColumnCell{time_text(c.row, c.row.graph)}; },
+       [](C c) { return ColumnCell{time_cell(c.row, c.row.graph)}; },
        [](C c) { return median_latex(c.row, c.row.graph); }},
       {"samples_per_s", "samples/s", "samples/s", "Throughput", "(samples/s)", true, false, false,
        "samples/s: the batch over the median time of the {phase}.",
@@ -250,6 +245,11 @@ std::string column_notes(const std::vector<std::string>& keys, const NoteContext
     out += (out.empty() ? "" : " ") + replace_all(replace_all(c.note, "{pass}", pass), "{phase}", phase);
   }
   return out;
+}
+
+std::string time_cell(const ResultRow& r, const std::optional<TimeStats>& t) {
+  if (!ran(r) || !t) return "-";
+  return format_fixed(t->median, 3) + " ±" + format_fixed(t->noise * 100.0, 1) + "%";
 }
 
 int64_t shown_peak(const ResultRow& r) {

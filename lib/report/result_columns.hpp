@@ -62,6 +62,10 @@ struct NoteContext {
 // The notes of these columns (keys), each said once, in catalogue order, as sentences.
 std::string column_notes(const std::vector<std::string>& keys, const NoteContext& context);
 
+// A time cell of every table: "1.465 ±16.6%" (the median in ms and its noise), "-" when the row
+// did not run or has no such time.
+std::string time_cell(const ResultRow& r, const std::optional<TimeStats>& t);
+
 // The peak a table shows: measured when the row has it, else predicted.
 int64_t shown_peak(const ResultRow& r);
 
