@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/advice.hpp"
+#include "explain/advice.hpp"
 
 namespace convbench {
 

@@ -1,4 +1,4 @@
-#include "report/advice_output.hpp"
+#include "explain/advice_output.hpp"
 
 #include <cmath>
 #include <sstream>
@@ -45,6 +45,15 @@ std::string time_cell_of(const AdviceTry& t) {
 
 bool training(const AdviceSubject& s) { return s.mode == "train"; }
 
+// A note as a sentence: its first letter capitalised, unless it starts with a name from the spec
+// or the code (inplace_abn, leaky_relu), which keeps its spelling.
+std::string sentence_case(std::string text) {
+  const std::string first_word = text.substr(0, text.find_first_of(" :,"));
+  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z' && first_word.find('_') == std::string::npos)
+    text[0] = static_cast<char>(text[0] - 'a' + 'A');
+  return text;
+}
+
 std::string subject_title(const Advice& advice, const AdviceSubject& s) {
   std::string title = s.block + (s.point_label.empty() ? "" : " [" + s.point_label + "]") + " / " + s.variant;
   title += ": " + s.mode + ", device " + s.device;
@@ -70,18 +79,22 @@ std::string ratios_text(const std::vector<double>& ratios) {
 std::vector<std::string> evidence(const Advice& advice, const AdviceSubject& s, const AdviceTry& t,
                                   const AdviceJudgement& j) {
   std::vector<std::string> out;
-  if (!t.note.empty()) out.push_back(t.note + ".");
+  if (!t.note.empty()) out.push_back(sentence_case(t.note) + ".");
   if (advice.timed && !j.round_ratios.empty())
     out.push_back(std::string(training(s) ? "Step" : "Forward") + " time " + ratios_text(j.round_ratios) +
                   " of the original's, round by round" +
                   (j.time == Verdict::ambiguous ? ": the rounds or the samples' quartiles do not agree" : "") + ".");
   if (!j.time_note.empty()) out.push_back("Time " + j.time_note + ".");
-  if (j.peak_ratio && j.memory != Verdict::same)
+  if (j.peak_ratio && j.memory != Verdict::same) {
+    // What a training step keeps for backward, when the change moved it; else the peak moved
+    // through something else (a workspace, a conversion's copy).
+    const int64_t saved_before = saved_bytes(s.original), saved_after = saved_bytes(t);
     out.push_back("Peak " + format_bytes(j.original_peak_bytes) + " -> " + format_bytes(j.peak_bytes) +
-                  (training(s) ? "; saved for backward " + format_bytes(saved_bytes(s.original)) + " -> " +
-                                     format_bytes(saved_bytes(t))
-                               : "") +
+                  (training(s) && saved_before != saved_after
+                       ? "; saved for backward " + format_bytes(saved_before) + " -> " + format_bytes(saved_after)
+                       : "") +
                   ".");
+  }
   for (const ResultRow& r : t.rounds)
     if (r.fold) {
       const FoldFacts& f = *r.fold;

@@ -1,4 +1,4 @@
-#include "report/advice.hpp"
+#include "explain/advice.hpp"
 
 #include <algorithm>
 #include <cmath>
