@@ -59,7 +59,8 @@ std::string subject_title(const Advice& advice, const AdviceSubject& s) {
   title += ": " + s.mode + ", device " + s.device;
   if (s.original.threads > 0)
     title += ", " + std::to_string(s.original.threads) + (s.original.threads == 1 ? " thread" : " threads");
-  title += ", " + std::to_string(advice.rounds) + (advice.rounds == 1 ? " round" : " rounds");
+  title += advice.timed ? ", " + std::to_string(advice.rounds) + (advice.rounds == 1 ? " round" : " rounds")
+                        : ", memory only";
   return title;
 }
 

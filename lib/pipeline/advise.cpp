@@ -118,7 +118,8 @@ Advice advise(const Spec& spec, const AdviseOptions& options, std::ostream& noti
   advice.engine = engine_name();
   advice.device = backend->name();
   advice.provenance = collect_provenance(spec, backend.get());
-  advice.rounds = options.rounds;
+  // The memory pass is exact (the allocator's bytes): a second round would measure the same bytes.
+  advice.rounds = options.compare.run.time ? options.rounds : 1;
   advice.time_threshold = options.time_threshold;
   advice.memory_threshold = options.memory_threshold;
   advice.timed = options.compare.run.time;
@@ -128,7 +129,7 @@ Advice advise(const Spec& spec, const AdviseOptions& options, std::ostream& noti
   int total = 0;
   for (const auto& [b, v] : chosen) {
     candidates.push_back(advice_candidates(spec.blocks[b], v, host ? base.threads : 0, other_threads));
-    total += static_cast<int>(1 + candidates.back().tries.size()) * options.rounds;
+    total += static_cast<int>(1 + candidates.back().tries.size()) * advice.rounds;
   }
   Progress progress(total, options.compare.quiet);
   int started = 0;
@@ -148,7 +149,7 @@ Advice advise(const Spec& spec, const AdviseOptions& options, std::ostream& noti
     // Round 1: the original, then the changes; round 2 backwards, the original last; and so on.
     std::vector<int> order(cands.tries.size() + 1);
     for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k) - 1;  // -1: the original
-    for (int round = 0; round < options.rounds; ++round) {
+    for (int round = 0; round < advice.rounds; ++round) {
       if (round > 0) std::reverse(order.begin(), order.end());
       for (int k : order) {
         const AdviceCandidate& c = k < 0 ? cands.original : cands.tries[static_cast<size_t>(k)];
