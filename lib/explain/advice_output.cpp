@@ -1,6 +1,8 @@
 #include "explain/advice_output.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "report/markup_escape.hpp"
@@ -70,6 +72,32 @@ int64_t saved_bytes(const AdviceTry& t) {
   return t.rounds.empty() ? 0 : t.rounds.front().predicted.saved_bytes;
 }
 
+const MemoryFigures* peak_figures(const AdviceTry& t) {
+  for (const ResultRow& r : t.rounds)
+    if (has_measured_peak(r)) return &*r.measured;
+  return t.rounds.empty() ? nullptr : &t.rounds.front().predicted;
+}
+
+// What made the peak move: the memory categories at the moment of each peak that differ most
+// (at most three), e.g. "; at the peak, workspace 6.06 MiB -> 0 B, saved 9.00 MiB -> 12.00 MiB".
+std::string at_peak_change(const AdviceTry& original, const AdviceTry& t) {
+  const MemoryFigures* a = peak_figures(original);
+  const MemoryFigures* b = peak_figures(t);
+  if (!a || !b) return "";
+  std::vector<int> moved;
+  for (int c = 0; c < kMemoryCategoryCount; ++c)
+    if (a->at_peak[c] != b->at_peak[c]) moved.push_back(c);
+  std::stable_sort(moved.begin(), moved.end(), [&](int x, int y) {
+    return std::llabs(b->at_peak[x] - a->at_peak[x]) > std::llabs(b->at_peak[y] - a->at_peak[y]);
+  });
+  if (moved.size() > 3) moved.resize(3);
+  std::string out;
+  for (int c : moved)
+    out += (out.empty() ? "; at the peak, " : ", ") + std::string(to_string(static_cast<MemoryCategory>(c))) + " " +
+           format_bytes(a->at_peak[c]) + " -> " + format_bytes(b->at_peak[c]);
+  return out;
+}
+
 std::string ratios_text(const std::vector<double>& ratios) {
   std::string out;
   for (double r : ratios) out += (out.empty() ? "" : ", ") + format_ratio(r);
@@ -90,11 +118,13 @@ std::vector<std::string> evidence(const Advice& advice, const AdviceSubject& s, 
     // What a training step keeps for backward, when the change moved it; else the peak moved
     // through something else (a workspace, a conversion's copy).
     const int64_t saved_before = saved_bytes(s.original), saved_after = saved_bytes(t);
-    out.push_back("Peak " + format_bytes(j.original_peak_bytes) + " -> " + format_bytes(j.peak_bytes) +
-                  (training(s) && saved_before != saved_after
-                       ? "; saved for backward " + format_bytes(saved_before) + " -> " + format_bytes(saved_after)
-                       : "") +
-                  ".");
+    out.push_back(
+        "Peak " + format_bytes(j.original_peak_bytes) + " -> " + format_bytes(j.peak_bytes) +
+        at_peak_change(s.original, t) +
+        (training(s) && saved_before != saved_after
+             ? "; saved for backward in all " + format_bytes(saved_before) + " -> " + format_bytes(saved_after)
+             : "") +
+        ".");
   }
   for (const ResultRow& r : t.rounds)
     if (r.fold) {
