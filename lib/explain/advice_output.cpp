@@ -7,6 +7,7 @@
 
 #include "report/markup_escape.hpp"
 #include "report/result_columns.hpp"
+#include "report/runtime_names.hpp"
 #include "report/text_table.hpp"
 #include "results/trust.hpp"
 #include "spec/json_text.hpp"
@@ -223,6 +224,11 @@ std::string columns_note(const Advice& advice, const AdviceSubject& s) {
         "% and separate quartiles in every round to count). ";
   note += "peak: measured when the row has it, else predicted (" + format_fixed(advice.memory_threshold * 100, 0) +
           "% to count).";
+  // A speed is a fact about a runtime: the reader trains with another one.
+  if (advice.timed)
+    note += " The times are measured on " + runtime_phrase(advice.engine, advice.device) +
+            "; the runtime you train with may rank these changes otherwise (compare --peer torch runs PyTorch "
+            "beside it).";
   return note;
 }
 
