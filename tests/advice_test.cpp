@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "pipeline/advice_candidates.hpp"
 #include "explain/advice.hpp"
 #include "explain/advice_output.hpp"
+#include "pipeline/advice_candidates.hpp"
 #include "results/sample_stats.hpp"
 #include "spec/spec_loader.hpp"
 
@@ -223,6 +223,32 @@ TEST(AdviceCandidates, WhatTheSpecSweepsIsNotChangedByAdvice) {
   const AdviceCandidates c = advice_candidates(block_of(yaml), 0, 0, {});
   for (const std::string& change : changes_of(c)) EXPECT_EQ(change.find("layout"), std::string::npos) << change;
   EXPECT_NE(why_not(c, "layout").find("sweeps"), std::string::npos);
+}
+
+TEST(AdviceCandidates, ANetworkHasNoBoundaryAndNoFold) {
+  const char* yaml =
+      "networks:\n"
+      "  - name: net\n"
+      "    dims: 2\n"
+      "    batch: 2\n"
+      "    in_channels: 3\n"
+      "    size: 8\n"
+      "    variants: [standard]\n"
+      "    stages:\n"
+      "      - name: s\n"
+      "        ops:\n"
+      "          - {op: slot, name: a, out_channels: 8}\n"
+      "          - {op: slot, name: b, out_channels: 8}\n";
+  const AdviceCandidates c = advice_candidates(block_of(yaml), 0, 0, {});
+  const std::vector<std::string> changes = changes_of(c);
+  EXPECT_NE(std::find(changes.begin(), changes.end(), "layout: channels_last"), changes.end());
+  EXPECT_EQ(std::find(changes.begin(), changes.end(), "layout: channels_last (boundary)"), changes.end());
+  EXPECT_NE(why_not(c, "layout: channels_last (boundary)").find("no boundary"), std::string::npos);
+  EXPECT_NE(why_not(c, "fold: online").find("networks do not take folded variants"), std::string::npos);
+  for (const AdviceCandidate& t : c.tries)
+    if (t.category == "memory_policy") {
+      EXPECT_EQ(t.where, "networks[0].variants[0]");
+    }
 }
 
 TEST(AdviceCandidates, ThreadChoicesAreOneHalfAllButOneAndAll) {

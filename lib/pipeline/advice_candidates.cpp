@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "spec/block_kind_registry.hpp"
+#include "variants/graph_hash.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
@@ -15,11 +16,16 @@ bool swept(const BlockSpec& block, const std::string& field) {
   return false;
 }
 
-// Adds the candidate when its graph builds, else says why in not_tried; returns the graph's note.
+// Adds the candidate when its graph builds and differs from the original's (a change that builds
+// the same graph would measure the original twice), else says why in not_tried.
 void add_if_it_builds(AdviceCandidates& out, AdviceCandidate c,
                       const std::function<void(AdviceCandidate&, const Graph&)>& with_graph = {}) {
   try {
     const Graph g = build_variant_graph(c.block, c.block.variants[c.variant]);
+    if (graph_hash(g, c.block.mode == RunMode::train) == out.original_graph_hash) {
+      out.not_tried.emplace_back(c.change, "it builds the same graph as the variant as written");
+      return;
+    }
     if (with_graph) with_graph(c, g);
     out.tries.push_back(std::move(c));
   } catch (const InputError& e) {
@@ -70,6 +76,11 @@ void add_layouts(AdviceCandidates& out, const AdviceCandidate& original) {
   for (const Choice& choice : choices) {
     const bool boundary = choice.conversion == LayoutConversion::boundary;
     if (choice.layout == block.layout && boundary == boundary_now) continue;
+    if (boundary && block.network) {
+      out.not_tried.emplace_back("layout: channels_last (boundary)",
+                                 "a network is the whole model: it has no boundary to convert at");
+      continue;
+    }
     AdviceCandidate c = original;
     c.category = "layout";
     c.block.layout = choice.layout;
@@ -150,6 +161,8 @@ AdviceCandidates advice_candidates(const BlockSpec& block, size_t variant, int t
   out.original.block = block;
   out.original.variant = variant;
   out.original.threads = threads;
+  out.original_graph_hash =
+      graph_hash(build_variant_graph(block, block.variants[variant]), block.mode == RunMode::train);
   add_memory_policies(out, out.original);
   add_layouts(out, out.original);
   add_fold(out, out.original);

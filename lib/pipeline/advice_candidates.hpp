@@ -27,6 +27,7 @@ struct AdviceCandidate {
 
 struct AdviceCandidates {
   AdviceCandidate original;  // the variant as written
+  std::string original_graph_hash;
   std::vector<AdviceCandidate> tries;
   std::vector<std::pair<std::string, std::string>> not_tried;  // change -> why
 };
