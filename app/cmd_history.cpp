@@ -1,4 +1,4 @@
-// convbench history add|list|show|check|export|report|integrity: the results history (lib/history), an
+// convbench history add|list|show|check|export|report|site|integrity: the results history (lib/history), an
 // SQLite file at --db, else $CONVBENCH_DB, else convbench-history.sqlite in the working directory.
 // Flags only: the work is in lib/history. Exit codes: check as diff (0 no regression, 1
 // regression, 3 ambiguous slowdown); 2 for bad input, a database that is locked, read-only,
@@ -11,10 +11,12 @@
 #include "history/history_check.hpp"
 #include "history/history_export.hpp"
 #include "history/history_file.hpp"
+#include "history/history_site.hpp"
 #include "history/history_store.hpp"
 #include "history/history_tables.hpp"
 #include "history/trend_report.hpp"
 #include "option_checks.hpp"
+#include "report/markup_escape.hpp"
 #include "report/output_writer.hpp"
 #include "spec/input_error.hpp"
 
@@ -47,7 +49,7 @@ Command add_history_command(CLI::App& app) {
   struct Options {
     std::string db;
     std::vector<std::string> files;
-    std::string results, filter, output = "-", format = "csv", html;
+    std::string results, filter, output = "-", format = "csv", html, site_dir;
     int last = 0;
     double busy_s = kHistoryBusyTimeoutMs / 1000.0;
     bool add_after_check = false;
@@ -117,12 +119,21 @@ Command add_history_command(CLI::App& app) {
                      "Only series whose \"block [point] / variant\" or device matches (regex)");
   add_step_option(*report, opt->step);
 
+  CLI::App* site = sub->add_subcommand(
+      "site",
+      "A static site in DIR (plain files, no scripts): an index of every series with sparklines and latest level "
+      "changes, a page per series (trend, level changes, runs) and per commit");
+  add_db_option(*site, opt->db, opt->busy_s);
+  site->add_option("dir", opt->site_dir, "The folder to write the site into (made if missing)")->required();
+  site->add_option("--filter", opt->filter, "Only series whose \"block [point] / variant\" or device matches (regex)");
+  add_step_option(*site, opt->step);
+
   CLI::App* integrity = sub->add_subcommand(
       "integrity",
       "Check every page and index of the history with SQLite's integrity_check (exit 0 intact, 1 damaged)");
   add_db_option(*integrity, opt->db, opt->busy_s);
 
-  return {sub, [opt, add, list, show, check, exp, report, integrity] {
+  return {sub, [opt, add, list, show, check, exp, report, site, integrity] {
             const std::string db = opt->db.empty() ? default_db() : opt->db;
             const int busy_ms = static_cast<int>(opt->busy_s * 1000.0);
             if (add->parsed()) {
@@ -161,6 +172,28 @@ Command add_history_command(CLI::App& app) {
               const std::string text = report->parsed() ? format_trend_report(history, opt->filter, opt->step)
                                                         : export_history(history, opt->format, opt->filter);
               write_output_files({{out, text}}, {db_file});
+              return 0;
+            }
+            if (site->parsed()) {
+              const std::string db_file = history_file_path(db);
+              const std::filesystem::path dir(opt->site_dir);
+              std::error_code ec;
+              if (std::filesystem::exists(std::filesystem::symlink_status(dir, ec)) &&
+                  !std::filesystem::is_directory(std::filesystem::symlink_status(dir, ec)))
+                throw InputError({opt->site_dir, 0, 0}, "DIR", "exists and is not a folder: the site needs a folder");
+              HistoryReader history(db, busy_ms);
+              std::vector<OutputFile> files;
+              for (SiteFile& f : history_site(history, opt->filter, opt->step))
+                files.push_back({{(dir / f.name).string(), "DIR"}, std::move(f.content)});
+              std::vector<OutputPath> paths;
+              for (const OutputFile& f : files) paths.push_back(f.where);
+              // Every page is checked before the folder is made, so a refusal leaves nothing behind.
+              if (std::filesystem::is_directory(dir, ec)) check_output_paths(paths, {db_file});
+              if (!std::filesystem::create_directories(dir, ec) && ec)
+                throw InputError({opt->site_dir, 0, 0}, "DIR", "cannot make the folder: " + ec.message());
+              write_output_files(files, {db_file});
+              std::cout << "wrote " << files.size() << " pages to " << printable(opt->site_dir) << " (open "
+                        << printable((dir / "index.html").string()) << ")\n";
               return 0;
             }
             if (integrity->parsed()) {

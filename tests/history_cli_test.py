@@ -96,6 +96,43 @@ def long_name_filters(binary, tmp, template, rng):
               f"history list --filter {pattern} over long names: {r.returncode} {r.stdout[-200:]} {r.stderr[-300:]}")
 
 
+def static_site(binary, tmp, db, rows, chromium):
+    """`history site DIR` over a 40-run history: an index, a page per series and per commit, every
+    link resolving to a page of the site, no script and nothing fetched, rendered by Chromium with a
+    sparkline per series and a trend plot on a series page; DIR that is a file refused (exit 2)."""
+    site = os.path.join(tmp, "site")
+    r = run([binary, "history", "site", site, "--db", db])
+    check(r.returncode == 0 and "wrote" in r.stdout, f"history site: {r.returncode} {r.stdout} {r.stderr}")
+    pages = sorted(os.listdir(site)) if os.path.isdir(site) else []
+    series = [p for p in pages if p.startswith("series-")]
+    commits = [p for p in pages if p.startswith("commit-")]
+    check("index.html" in pages and len(series) == rows and len(commits) == 40,
+          f"site pages: {len(series)} series (want {rows}), {len(commits)} commits (want 40)")
+    for name in pages:
+        html = open(os.path.join(site, name), encoding="utf-8").read()
+        check("<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', ""),
+              f"{name}: a script or an external reference")
+        for href in re.findall(r'href="([^"]*)"', html):
+            check(href in pages, f"{name}: link to {href}, which the site does not have")
+    if chromium:
+        index = os.path.join(site, "index.html")
+        dom = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + index],
+                  timeout=120)
+        sparks, links = dom.stdout.count('class="spark"'), dom.stdout.count('<a href="series-')
+        check(sparks == rows and links == rows,
+              f"chromium's index: {sparks} sparklines and {links} series links, want {rows}: {dom.stderr[-300:]}")
+        if series:
+            dom = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                       "file://" + os.path.join(site, series[0])], timeout=120)
+            check(dom.stdout.count('class="trend"') == 1 and dom.stdout.count("<tr>") >= 40,
+                  f"chromium's series page: {dom.stderr[-300:]}")
+    not_a_folder = os.path.join(tmp, "site-file")
+    open(not_a_folder, "w").write("x")
+    r = run([binary, "history", "site", not_a_folder, "--db", db])
+    check(r.returncode == 2 and "not a folder" in r.stderr and open(not_a_folder).read() == "x",
+          f"site into a file: {r.returncode} {r.stderr}")
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     rng = random.Random(17)
@@ -202,6 +239,7 @@ def main():
         check(all(c == 0 for c, _ in codes), f"concurrent adds failed: {codes}")
         r = run(["sqlite3", conc, "SELECT count(*) FROM runs; SELECT count(*) FROM measurements"])
         check(r.stdout.split() == ["40", str(40 * rows)], f"concurrent adds kept {r.stdout.split()}")
+        static_site(binary, tmp, conc, rows, chromium)
 
         # CI's first run: check --add on a history that does not exist yet creates it; without --add
         # a missing history is an error (a mistyped --db must not pass every check).
