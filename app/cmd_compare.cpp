@@ -17,9 +17,9 @@
 #include "pipeline/device_limits_choice.hpp"
 #include "pipeline/explain.hpp"
 #include "pipeline/shard_run.hpp"
-#include "spec/input_error.hpp"
 #include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench::cli {
 namespace {

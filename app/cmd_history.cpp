@@ -15,8 +15,8 @@
 #include "history/history_tables.hpp"
 #include "history/trend_report.hpp"
 #include "option_checks.hpp"
-#include "report/output_writer.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 namespace {

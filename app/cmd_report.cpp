@@ -7,11 +7,11 @@
 #include "output_options.hpp"
 #include "report/figure_files.hpp"
 #include "report/html_report.hpp"
-#include "report/output_writer.hpp"
 #include "report/peer_comparison.hpp"
 #include "report/report_formats.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 

@@ -9,14 +9,14 @@
 #include "option_checks.hpp"
 #include "report/figure_files.hpp"
 #include "report/html_report.hpp"
-#include "report/markup_escape.hpp"
-#include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
 #include "report/result_columns.hpp"
 #include "report/run_warnings.hpp"
 #include "results/device_limits.hpp"
 #include "results/gpu_datasheets.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 

@@ -1,6 +1,6 @@
 // The output flags shared by `analyze` and `compare`: --json, --csv, --markdown, --latex,
 // --gbench-json, --html. Every file is rendered from the same ResultSet and written
-// all-or-nothing (report/output_writer.hpp); `-` is standard output, which then carries that
+// all-or-nothing (util/output_writer.hpp); `-` is standard output, which then carries that
 // format alone. Otherwise the terminal table goes to stdout, coloured only when it is a terminal.
 #pragma once
 
@@ -9,10 +9,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "report/output_writer.hpp"
 #include "report/peer_comparison.hpp"
 #include "report/summary_tables.hpp"
 #include "results/results.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 

@@ -18,15 +18,15 @@
 #include "report/gbench_json.hpp"
 #include "report/html_report.hpp"
 #include "report/latex_table.hpp"
-#include "report/markup_escape.hpp"
 #include "report/report_formats.hpp"
 #include "report/result_columns.hpp"
 #include "report/summary_tables.hpp"
 #include "report/svg_plot.hpp"
-#include "report/text_table.hpp"
 #include "results/device_limits.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

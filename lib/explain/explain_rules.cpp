@@ -5,7 +5,7 @@
 #include <map>
 
 #include "report/runtime_names.hpp"
-#include "report/text_table.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

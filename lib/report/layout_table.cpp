@@ -5,8 +5,8 @@
 #include <tuple>
 #include <utility>
 
-#include "report/text_table.hpp"
 #include "spec/spec.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

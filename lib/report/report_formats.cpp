@@ -8,7 +8,7 @@
 #include "report/results_csv.hpp"
 #include "report/summary_tables.hpp"
 #include "results/json_results.hpp"
-#include "spec/json_text.hpp"
+#include "util/json_text.hpp"
 
 namespace convbench {
 
