@@ -31,7 +31,7 @@ BELOW = {
     "results": ["analysis", "runtime", "spec", "ops", "graph", "util"],
     "report": ["results", "analysis", "runtime", "spec", "ops", "graph", "util"],
     "explain": ["report", "results", "analysis", "runtime", "spec", "ops", "graph", "util"],
-    "measure": ["results", "analysis", "runtime", "spec", "variants", "transforms", "ops", "graph", "util"],
+    "measure": ["results", "analysis", "runtime", "spec", "ops", "graph", "util"],
     "sweep": ["results", "analysis", "runtime", "spec", "variants", "transforms", "ops", "graph", "util"],
     "history": ["report", "results", "analysis", "runtime", "spec", "ops", "graph", "util"],
     "pipeline": ["explain", "report", "measure", "backends", "sweep", "results", "analysis", "runtime", "spec", "variants",
