@@ -12,7 +12,7 @@
 #   graph < ops (op definitions) < spec < variants;  ops < transforms (folding) < variants;
 #   ops < runtime < analysis;
 #   runtime < backends (with kernels/)
-#   analysis + spec < results < measure;  results < report < explain
+#   analysis + spec < results < measure;  results < report;  results < explain
 #   results + variants < sweep (plans, shards, merges, Slurm)
 #   report + results < history (the results history, SQLite)
 #   explain + report + measure + backends + sweep < pipeline;  pipeline + history < app (the convbench command)

@@ -30,7 +30,7 @@ BELOW = {
     "backends": ["runtime", "ops", "graph", "util"],
     "results": ["analysis", "runtime", "spec", "ops", "graph", "util"],
     "report": ["results", "analysis", "runtime", "spec", "ops", "graph", "util"],
-    "explain": ["report", "results", "analysis", "runtime", "spec", "ops", "graph", "util"],
+    "explain": ["results", "analysis", "runtime", "spec", "ops", "graph", "util"],
     "measure": ["results", "analysis", "runtime", "spec", "ops", "graph", "util"],
     "sweep": ["results", "analysis", "runtime", "spec", "variants", "transforms", "ops", "graph", "util"],
     "history": ["report", "results", "analysis", "runtime", "spec", "ops", "graph", "util"],

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "report/runtime_names.hpp"
+#include "results/runtime_names.hpp"
 #include "util/text_table.hpp"
 
 namespace convbench {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <map>
 
-#include "report/runtime_names.hpp"
 #include "report/svg_plot.hpp"
 #include "results/device_limits.hpp"
+#include "results/runtime_names.hpp"
 #include "util/markup_escape.hpp"
 #include "util/text_table.hpp"
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "report/flop_counters_table.hpp"
-#include "report/runtime_names.hpp"
+#include "results/runtime_names.hpp"
 #include "util/markup_escape.hpp"
 #include "util/text_table.hpp"
 
