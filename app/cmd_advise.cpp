@@ -2,18 +2,18 @@
 // baseline), tries every change that applies (memory policies, the other layout with and
 // without the boundary conversion, folding, other thread counts on a CPU), measures each against
 // the variant as written in the same run, round by round, and ranks what each buys
-// (pipeline/advise.hpp measures, explain/advice_output.hpp prints).
+// (pipeline/advise.hpp measures, report/advice_output.hpp prints).
 #include <iostream>
 
 #include "commands.hpp"
 #include "measurement_options.hpp"
 #include "option_checks.hpp"
 #include "pipeline/advise.hpp"
-#include "explain/advice_output.hpp"
-#include "report/output_writer.hpp"
-#include "spec/input_error.hpp"
-#include "spec/json_text.hpp"
+#include "report/advice_output.hpp"
 #include "spec/spec_loader.hpp"
+#include "util/input_error.hpp"
+#include "util/json_text.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 namespace {

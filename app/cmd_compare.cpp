@@ -17,9 +17,10 @@
 #include "pipeline/device_limits_choice.hpp"
 #include "pipeline/explain.hpp"
 #include "pipeline/shard_run.hpp"
-#include "spec/input_error.hpp"
+#include "report/report_formats.hpp"
 #include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench::cli {
 namespace {
@@ -44,7 +45,9 @@ void add_to_history(const std::string& db, const ResultSet& results) {
 // HTML standard output).
 void record_roofline_limits(const OutputOptions& o, ResultSet& results) {
   if ((o.peak_flops > 0 && o.bandwidth > 0) || !o.limits_device.empty()) return;
-  const bool roofline = !o.html.empty() || !o.plots.empty() || o.format == "html";
+  bool roofline = !o.plots.empty();
+  for (const OutputFormat& f : output_formats())
+    roofline = roofline || (f.draws_roofline && (!o.file(f.name).empty() || o.format == f.name));
   std::ostringstream unsaid;
   record_known_device_limits(results, LimitsRequest{}, roofline ? std::cerr : unsaid);
 }
@@ -100,7 +103,7 @@ Command add_compare_command(CLI::App& app) {
             std::optional<ShardIndex> shard;
             if (!opt->shard.empty()) {
               shard = parse_shard(opt->shard, [](const char* name) { return std::getenv(name); });
-              if (opt->output.json.empty() || opt->output.json == "-")
+              if (opt->output.file("json").empty() || opt->output.file("json") == "-")
                 throw InputError({"command line", 0, 0}, "--shard",
                                  "needs --json FILE: the shard's results file, which merge reads");
               if (opt->explain)
@@ -125,10 +128,10 @@ Command add_compare_command(CLI::App& app) {
               return run_beside_peer(spec, opt->compare, peer, opt->output, inputs,
                                      [&](const ResultSet& results) { add_to_history(opt->db, results); });
             if (shard) {
-              ShardRunOptions run{*shard, opt->output.json, opt->plan, {opt->spec, opt->plan}};
+              ShardRunOptions run{*shard, opt->output.file("json"), opt->plan, {opt->spec, opt->plan}};
               const ResultSet rows = compare_shard(spec, opt->compare, run, std::cerr);
               OutputOptions others = opt->output;  // the shard file is written; the other outputs as usual
-              others.json.clear();
+              others.files.erase("json");
               write_results(others, rows, inputs);
               return 0;
             }
@@ -141,8 +144,8 @@ Command add_compare_command(CLI::App& app) {
             }
             // The explanation follows the terminal tables on standard output, so it needs them there.
             const OutputOptions& o = opt->output;
-            for (const std::string* path : {&o.json, &o.csv, &o.markdown, &o.latex, &o.gbench_json, &o.html})
-              if (*path == "-")
+            for (const auto& [format, path] : o.files)
+              if (path == "-")
                 throw InputError({"command line", 0, 0}, "--explain",
                                  "the explanation follows the terminal tables on standard output, which an output "
                                  "named - takes; name a file for it");

@@ -8,10 +8,10 @@
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "report/diff_calibration.hpp"
-#include "report/output_writer.hpp"
 #include "report/regression_diff.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 

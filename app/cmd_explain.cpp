@@ -9,13 +9,13 @@
 #include "option_checks.hpp"
 #include "output_options.hpp"
 #include "pipeline/explain.hpp"
-#include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
 #include "results/device_limits.hpp"
-#include "spec/input_error.hpp"
-#include "spec/json_text.hpp"
 #include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
+#include "util/input_error.hpp"
+#include "util/json_text.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 namespace {

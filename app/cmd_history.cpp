@@ -16,9 +16,9 @@
 #include "history/history_tables.hpp"
 #include "history/trend_report.hpp"
 #include "option_checks.hpp"
-#include "report/markup_escape.hpp"
-#include "report/output_writer.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 namespace {

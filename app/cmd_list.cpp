@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "report/text_table.hpp"
 #include "results/gpu_datasheets.hpp"
 #include "spec/block_kind_registry.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench::cli {
 namespace {

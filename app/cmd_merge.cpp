@@ -4,11 +4,11 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "report/markup_escape.hpp"
-#include "report/output_writer.hpp"
-#include "spec/input_error.hpp"
-#include "spec/json_text.hpp"
 #include "sweep/merge.hpp"
+#include "util/input_error.hpp"
+#include "util/json_text.hpp"
+#include "util/markup_escape.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 

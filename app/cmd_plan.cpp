@@ -6,10 +6,10 @@
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "pipeline/shard_run.hpp"
-#include "report/output_writer.hpp"
-#include "spec/json_text.hpp"
 #include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
+#include "util/json_text.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 

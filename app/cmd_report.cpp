@@ -6,12 +6,13 @@
 #include "commands.hpp"
 #include "output_options.hpp"
 #include "report/figure_files.hpp"
-#include "report/html_report.hpp"
-#include "report/output_writer.hpp"
 #include "report/peer_comparison.hpp"
 #include "report/report_formats.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
+#include "spec/suggest.hpp"
+#include "util/input_error.hpp"
+#include "util/join.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 
@@ -24,7 +25,7 @@ Command add_report_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "report", "Render saved results JSON as a table, Markdown, CSV, LaTeX, HTML, Google Benchmark JSON or JSON");
   sub->add_option("results", opt->results, "A results JSON written by analyze or compare")->required();
-  sub->add_option("--format", opt->format, "table | md | csv | latex | html | gbench-json | json")
+  sub->add_option("--format", opt->format, join(report_format_names(), " | "))
       ->check(CLI::IsMember(report_format_names()))
       ->capture_default_str();
   add_table_options(*sub, opt->tables);
@@ -41,20 +42,21 @@ Command add_report_command(CLI::App& app) {
             std::string text;
             int exit_code = 0;
             const bool colour = opt->output.empty() && colour_for(*sub, stdout);
+            const OutputFormat& format = output_format(opt->format);
             if (!opt->against.empty()) {
-              if (opt->format != "table" && opt->format != "md" && opt->format != "html")
+              if (!format.render_comparison) {
+                std::vector<std::string> showing;
+                for (const OutputFormat& f : output_formats())
+                  if (f.render_comparison) showing.push_back(f.name);
                 throw InputError({"command line", 0, 0}, "--format",
-                                 "--against renders as table, md or html, not " + opt->format);
+                                 "--against renders as " + join_alternatives(showing) + ", not " + opt->format);
+              }
               const ResultSet peer = load_results_file(opt->against);
               const PeerComparison comparison = compare_with_peer(results, peer);
-              if (opt->format == "html")
-                text = format_html(results, &comparison);
-              else
-                text = format_peer_comparison(comparison,
-                                              opt->format == "md" ? TableStyle::markdown : TableStyle::terminal);
+              text = format.render_comparison(results, comparison);
               exit_code = comparison.exit_code();
             } else {
-              text = render_results(results, opt->format, colour, tables);
+              text = format.render(results, {colour, tables, nullptr});
             }
             std::vector<OutputFile> files = {{{opt->output.empty() ? "-" : opt->output, "-o"}, text}};
             PlotDirectory plot_dir(opt->tables.plots);

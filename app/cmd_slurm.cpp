@@ -8,10 +8,10 @@
 #include "measurement_options.hpp"
 #include "option_checks.hpp"
 #include "pipeline/shard_run.hpp"
-#include "spec/input_error.hpp"
 #include "spec/spec_loader.hpp"
 #include "sweep/slurm_sweep.hpp"
 #include "this_program.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench::cli {
 namespace {

@@ -6,9 +6,9 @@
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "pipeline/analyze.hpp"
-#include "report/output_writer.hpp"
-#include "spec/json_text.hpp"
 #include "spec/spec_loader.hpp"
+#include "util/json_text.hpp"
+#include "util/output_writer.hpp"
 #include "variants/resolved_spec.hpp"
 
 namespace convbench::cli {

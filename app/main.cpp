@@ -10,8 +10,8 @@
 
 #include "commands.hpp"
 #include "output_options.hpp"
-#include "report/markup_escape.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"convbench: which convolution block variant is really fastest and leanest, and why"};

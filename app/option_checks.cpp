@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "results/gpu_datasheets.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench::cli {
 

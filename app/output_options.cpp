@@ -8,27 +8,27 @@
 
 #include "option_checks.hpp"
 #include "report/figure_files.hpp"
-#include "report/html_report.hpp"
-#include "report/markup_escape.hpp"
-#include "report/output_writer.hpp"
 #include "report/report_formats.hpp"
 #include "report/result_columns.hpp"
 #include "report/run_warnings.hpp"
 #include "results/device_limits.hpp"
 #include "results/gpu_datasheets.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/join.hpp"
+#include "util/markup_escape.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 
+std::string OutputOptions::file(const std::string& format) const {
+  const auto found = files.find(format);
+  return found == files.end() ? std::string() : found->second;
+}
+
 void add_output_options(CLI::App& sub, OutputOptions& o) {
-  sub.add_option("--json", o.json, "Write results JSON (the source of truth, raw samples included) to this file");
-  sub.add_option("--csv", o.csv, "Write a tidy CSV (one row per block x variant x point)");
-  sub.add_option("--markdown", o.markdown, "Write Markdown tables");
-  sub.add_option("--latex", o.latex, "Write booktabs LaTeX tables (one per block; needs \\usepackage{booktabs})");
-  sub.add_option("--gbench-json", o.gbench_json, "Write Google Benchmark JSON (for tools/compare.py and dashboards)");
-  sub.add_option("--html", o.html, "Write a self-contained HTML report with plots");
-  sub.add_option("--format", o.format,
-                 "What standard output shows: table | md | csv | latex | html | gbench-json | json")
+  // std::map keeps each element where it is, so CLI11 can hold on to it.
+  for (const OutputFormat* f : file_output_formats()) sub.add_option(f->flag, o.files[f->name], f->flag_help);
+  sub.add_option("--format", o.format, "What standard output shows: " + join(report_format_names(), " | "))
       ->check(CLI::IsMember(report_format_names()))
       ->capture_default_str();
   add_table_options(sub, o);
@@ -84,34 +84,31 @@ TableOptions table_options(const OutputOptions& o) {
 namespace {
 
 struct Requested {
-  const std::string* path;
-  const char* flag;
-  const char* format;
+  std::string path;  // "" when not asked for
+  const OutputFormat* format;
 };
 
+// Every file format, in the order of its flag.
 std::vector<Requested> requested(const OutputOptions& o) {
-  return {{&o.json, "--json", "json"},
-          {&o.csv, "--csv", "csv"},
-          {&o.markdown, "--markdown", "md"},
-          {&o.latex, "--latex", "latex"},
-          {&o.gbench_json, "--gbench-json", "gbench-json"},
-          {&o.html, "--html", "html"}};
+  std::vector<Requested> out;
+  for (const OutputFormat* f : file_output_formats()) out.push_back({o.file(f->name), f});
+  return out;
 }
 
 }  // namespace
 
 void check_result_paths(const OutputOptions& o, const std::vector<std::string>& inputs) {
   std::vector<OutputPath> paths;
-  for (const Requested& r : requested(o)) paths.push_back({*r.path, r.flag});
+  for (const Requested& r : requested(o)) paths.push_back({r.path, r.format->flag});
   paths.push_back({o.peer_json, "--peer-json"});
   check_output_paths(paths, inputs);
   // Standard output carries one format: an output named `-` would silently drop what --format
   // asked for.
   if (o.format != "table")
     for (const Requested& r : requested(o))
-      if (*r.path == "-")
+      if (r.path == "-")
         throw InputError({"command line", 0, 0}, "--format",
-                         "--format " + o.format + " and " + r.flag +
+                         "--format " + o.format + " and " + r.format->flag +
                              " - both ask for standard output; name a file "
                              "for one of them");
   table_options(o);  // a bad --columns fails before the work, not after it
@@ -149,20 +146,6 @@ void add_figure_files(const OutputOptions& o, const ResultSet& results, std::vec
   for (OutputFile& f : figures.files) files.push_back(std::move(f));
 }
 
-namespace {
-
-// A format's text, with the peer comparison where the format shows it.
-std::string render_with_peer(const ResultSet& results, const std::string& format, bool colour,
-                             const TableOptions& tables, const PeerComparison* against) {
-  if (against && format == "html") return format_html(results, against);
-  std::string text = render_results(results, format, colour, tables);
-  if (against && (format == "table" || format == "md"))
-    text += "\n" + format_peer_comparison(*against, format == "md" ? TableStyle::markdown : TableStyle::terminal);
-  return text;
-}
-
-}  // namespace
-
 void write_results(const OutputOptions& o, const ResultSet& measured, const std::vector<std::string>& inputs,
                    const PeerOutputs& peer) {
   const ResultSet results = with_device_limits(o, measured);
@@ -170,10 +153,10 @@ void write_results(const OutputOptions& o, const ResultSet& measured, const std:
   bool to_stdout = false;
   std::string stdout_format = o.format;
   for (const Requested& r : requested(o)) {
-    if (r.path->empty()) continue;
-    files.push_back({{*r.path, r.flag}, render_with_peer(results, r.format, false, table_options(o), peer.comparison)});
-    if (*r.path == "-") stdout_format = r.format;
-    to_stdout = to_stdout || *r.path == "-";
+    if (r.path.empty()) continue;
+    files.push_back({{r.path, r.format->flag}, r.format->render(results, {false, table_options(o), peer.comparison})});
+    if (r.path == "-") stdout_format = r.format->name;
+    to_stdout = to_stdout || r.path == "-";
   }
   if (!o.peer_json.empty()) {
     files.push_back({{o.peer_json, "--peer-json"}, peer.peer_json});
@@ -181,15 +164,13 @@ void write_results(const OutputOptions& o, const ResultSet& measured, const std:
   }
   // The warnings about rows that ran (disturbed, a clock drop, no graph replay) are said once:
   // under the tables of the text formats, on stderr when standard output shows another format.
-  if (!format_states_warnings(stdout_format))
+  if (!output_format(stdout_format).states_warnings)
     for (const std::string& w : run_warnings(results)) std::cerr << "convbench: warning: " << printable(w) << "\n";
   PlotDirectory plot_dir(o.plots);
   add_figure_files(o, results, files);
   write_output_files(files, inputs);
   plot_dir.keep();
-  if (!to_stdout)
-    std::cout << render_with_peer(results, o.format, o.colour && o.format == "table", table_options(o),
-                                  peer.comparison);
+  if (!to_stdout) std::cout << output_format(o.format).render(results, {o.colour, table_options(o), peer.comparison});
 }
 
 bool stdout_is_terminal() { return ::isatty(::fileno(stdout)) == 1; }

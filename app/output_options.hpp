@@ -1,23 +1,25 @@
 // The output flags shared by `analyze` and `compare`: --json, --csv, --markdown, --latex,
-// --gbench-json, --html. Every file is rendered from the same ResultSet and written
-// all-or-nothing (report/output_writer.hpp); `-` is standard output, which then carries that
-// format alone. Otherwise the terminal table goes to stdout, coloured only when it is a terminal.
+// --gbench-json, --html, one per file format of report/report_formats.hpp. Every file is rendered from the same
+// ResultSet and written all-or-nothing (util/output_writer.hpp); `-` is standard output, which then carries that format
+// alone. Otherwise the terminal table goes to stdout, coloured only when it is a terminal.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "report/output_writer.hpp"
 #include "report/peer_comparison.hpp"
 #include "report/summary_tables.hpp"
 #include "results/results.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench::cli {
 
 struct OutputOptions {
-  std::string json, csv, markdown, latex, gbench_json, html;
+  // The file each output flag names, by format ("json": --json's); "" or absent when not asked for.
+  std::map<std::string, std::string> files;
   bool colour = false;           // ANSI colour in the terminal table (set from --color, see colour_for)
   std::string format = "table";  // what standard output shows (unless an output is `-`)
   bool wide = false;
@@ -27,6 +29,9 @@ struct OutputOptions {
   double peak_flops = 0, bandwidth = 0;  // --peak-flops / --bandwidth: the roof of a device convbench cannot name
   std::string limits_device;             // --limits NAME: a GPU's datasheet (results/gpu_datasheets.hpp)
   std::string peer_json;                 // compare --peer: the peer's results file (--peer-json)
+
+  // files[format], "" when that format was not asked for.
+  std::string file(const std::string& format) const;
 };
 
 // What `compare --peer` adds to the outputs: the comparison after the tables (terminal, Markdown)

@@ -5,8 +5,8 @@
 
 #include "pipeline/peer_compare.hpp"
 #include "report/peer_comparison.hpp"
-#include "spec/input_error.hpp"
 #include "this_program.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench::cli {
 namespace {

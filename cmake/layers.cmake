@@ -3,16 +3,17 @@
 #
 # Every layer gets an include view, build/layer-views/<layer>/, that holds one symbolic link,
 # <layer> -> lib/<layer>. A target sees its own view and, through PUBLIC linking, the views of
-# the layers it depends on, and nothing else: `#include "report/text_table.hpp"` from lib/measure/
+# the layers it depends on, and nothing else: `#include "report/summary_tables.hpp"` from lib/measure/
 # finds no such file, because measure does not depend on report. (A quoted include is looked up
 # next to the including file first, lib/measure/report/..., which does not exist either.)
 #
 # The order, bottom to top (lib/README.md "Layout of the code" says what each holds):
+#   util (general utilities: every layer may use them) < graph;
 #   graph < ops (op definitions) < spec < variants;  ops < transforms (folding) < variants;
 #   ops < runtime < analysis;
 #   runtime < backends (with kernels/)
-#   analysis + spec < results < measure (+ variants);  results < report < explain
-#   report + variants < sweep (plans, shards, merges, Slurm)
+#   analysis + spec < results < measure;  results < report;  results < explain
+#   results + variants < sweep (plans, shards, merges, Slurm)
 #   report + results < history (the results history, SQLite)
 #   explain + report + measure + backends + sweep < pipeline;  pipeline + history < app (the convbench command)
 

@@ -1,4 +1,4 @@
-// `convbench advise`: the judgement and ranking of changes on synthetic rows (explain/advice.hpp),
+// `convbench advise`: the judgement and ranking of changes on synthetic rows (report/advice.hpp),
 // the changes tried for a variant and why others are not (pipeline/advice_candidates.hpp), and
 // the command end to end on the cpu backend (its text, Markdown and JSON, and bad input).
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "explain/advice.hpp"
-#include "explain/advice_output.hpp"
 #include "pipeline/advice_candidates.hpp"
+#include "report/advice.hpp"
+#include "report/advice_output.hpp"
 #include "results/sample_stats.hpp"
 #include "spec/spec_loader.hpp"
 

@@ -11,7 +11,7 @@
 #include "report/diff_calibration.hpp"
 #include "report/regression_diff.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 namespace {

@@ -23,7 +23,7 @@
 #include "history/step_fit.hpp"
 #include "history/trend_report.hpp"
 #include "results/sample_stats.hpp"
-#include "spec/sha256.hpp"
+#include "util/sha256.hpp"
 
 namespace convbench {
 namespace {

@@ -19,22 +19,23 @@ import tempfile
 
 # Each layer and the layers it may include (besides itself), transitively closed below.
 BELOW = {
-    "graph": [],
-    "ops": ["graph"],
-    "spec": ["ops", "graph"],
-    "transforms": ["ops", "graph"],
-    "variants": ["spec", "transforms", "ops", "graph"],
-    "runtime": ["ops", "graph"],
-    "analysis": ["runtime", "ops", "graph"],
-    "backends": ["runtime", "ops", "graph"],
-    "results": ["analysis", "runtime", "spec", "ops", "graph"],
-    "report": ["results", "analysis", "runtime", "spec", "ops", "graph"],
-    "explain": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
-    "measure": ["results", "analysis", "runtime", "spec", "variants", "transforms", "ops", "graph"],
-    "sweep": ["report", "results", "analysis", "runtime", "spec", "variants", "transforms", "ops", "graph"],
-    "history": ["report", "results", "analysis", "runtime", "spec", "ops", "graph"],
+    "util": [],
+    "graph": ["util"],
+    "ops": ["graph", "util"],
+    "spec": ["ops", "graph", "util"],
+    "transforms": ["ops", "graph", "util"],
+    "variants": ["spec", "transforms", "ops", "graph", "util"],
+    "runtime": ["ops", "graph", "util"],
+    "analysis": ["runtime", "ops", "graph", "util"],
+    "backends": ["runtime", "ops", "graph", "util"],
+    "results": ["analysis", "runtime", "spec", "ops", "graph", "util"],
+    "report": ["results", "analysis", "runtime", "spec", "ops", "graph", "util"],
+    "explain": ["results", "analysis", "runtime", "spec", "ops", "graph", "util"],
+    "measure": ["results", "analysis", "runtime", "spec", "ops", "graph", "util"],
+    "sweep": ["results", "analysis", "runtime", "spec", "variants", "transforms", "ops", "graph", "util"],
+    "history": ["report", "results", "analysis", "runtime", "spec", "ops", "graph", "util"],
     "pipeline": ["explain", "report", "measure", "backends", "sweep", "results", "analysis", "runtime", "spec", "variants",
-                 "transforms", "ops", "graph"],
+                 "transforms", "ops", "graph", "util"],
 }
 
 

@@ -1,4 +1,4 @@
-// Writing outputs safely (report/output_writer.hpp), in a private temporary folder: special
+// Writing outputs safely (util/output_writer.hpp), in a private temporary folder: special
 // files and symbolic links are refused as outputs, an input or the same file twice is refused,
 // a planted symlink at a predictable temporary name is never followed, a failure leaves every
 // earlier file as it was and no temporary behind, and a SIGTERM while writing (in a child
@@ -19,8 +19,8 @@
 #include <functional>
 #include <sstream>
 
-#include "report/output_writer.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench {
 namespace {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -18,15 +19,15 @@
 #include "report/gbench_json.hpp"
 #include "report/html_report.hpp"
 #include "report/latex_table.hpp"
-#include "report/markup_escape.hpp"
 #include "report/report_formats.hpp"
 #include "report/result_columns.hpp"
 #include "report/summary_tables.hpp"
 #include "report/svg_plot.hpp"
-#include "report/text_table.hpp"
 #include "results/device_limits.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {
@@ -103,6 +104,29 @@ TEST(ReportFormats, TheFormatsThatStateTheWarningsAreTheOnesThatDo) {
     stating += states ? 1 : 0;
   }
   EXPECT_EQ(stating, 4);  // table, md, latex, html
+}
+
+// The one table of formats: what the CLI registers, checks and writes follows from it, so its
+// entries must be distinct, and the flags keep the order --help has always shown them in.
+TEST(ReportFormats, TheTableOfFormatsNamesEachOnceAndKeepsTheFlagOrder) {
+  std::set<std::string> names, flags;
+  for (const OutputFormat& f : output_formats()) {
+    SCOPED_TRACE(f.name);
+    EXPECT_TRUE(names.insert(f.name).second);
+    EXPECT_NE(f.render, nullptr);
+    EXPECT_EQ(&output_format(f.name), &f);
+    if (f.flag.empty()) continue;
+    EXPECT_TRUE(flags.insert(f.flag).second);
+    EXPECT_EQ(f.flag.rfind("--", 0), 0u);
+    EXPECT_FALSE(f.flag_help.empty());
+  }
+  EXPECT_EQ(report_format_names(),
+            (std::vector<std::string>{"table", "md", "csv", "latex", "html", "gbench-json", "json"}));
+  std::vector<std::string> flag_order;
+  for (const OutputFormat* f : file_output_formats()) flag_order.push_back(f->flag);
+  EXPECT_EQ(flag_order,
+            (std::vector<std::string>{"--json", "--csv", "--markdown", "--latex", "--gbench-json", "--html"}));
+  EXPECT_THROW(output_format("yaml"), std::invalid_argument);
 }
 
 TEST(ReportFormats, JsonRoundTripsByteForByte) {

@@ -7,10 +7,10 @@
 
 #include "ops/op_registry.hpp"
 #include "shipped_configs.hpp"
-#include "spec/input_error.hpp"
-#include "spec/input_file.hpp"
 #include "spec/spec_loader.hpp"
-#include "spec/utf8.hpp"
+#include "util/input_error.hpp"
+#include "util/input_file.hpp"
+#include "util/utf8.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {

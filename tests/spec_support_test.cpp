@@ -2,11 +2,11 @@
 // the regular expressions of --filter.
 #include <gtest/gtest.h>
 
-#include "spec/input_error.hpp"
 #include "spec/name_regex.hpp"
-#include "spec/sha256.hpp"
 #include "spec/source_tree.hpp"
 #include "spec/suggest.hpp"
+#include "util/input_error.hpp"
+#include "util/sha256.hpp"
 
 namespace convbench {
 namespace {

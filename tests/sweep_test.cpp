@@ -13,12 +13,12 @@
 #include "cli_harness.hpp"
 #include "pipeline/analyze.hpp"
 #include "pipeline/shard_run.hpp"
-#include "spec/input_error.hpp"
 #include "spec/spec_loader.hpp"
 #include "sweep/merge.hpp"
 #include "sweep/shard_file.hpp"
 #include "sweep/slurm_script.hpp"
 #include "sweep/slurm_submit.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 namespace {

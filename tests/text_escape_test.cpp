@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
-#include "spec/json_text.hpp"
-#include "spec/utf8.hpp"
+#include "util/json_text.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 namespace {

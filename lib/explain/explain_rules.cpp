@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "report/runtime_names.hpp"
-#include "report/text_table.hpp"
+#include "results/runtime_names.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

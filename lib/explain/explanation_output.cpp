@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "history/false_discovery.hpp"
 #include "history/rank_test.hpp"
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
 #include "results/sample_stats.hpp"
 #include "results/trust.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

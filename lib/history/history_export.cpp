@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "history/history_tables.hpp"
-#include "report/markup_escape.hpp"
-#include "spec/input_error.hpp"
-#include "spec/json_text.hpp"
+#include "util/input_error.hpp"
+#include "util/json_text.hpp"
+#include "util/markup_escape.hpp"
 
 namespace convbench {
 

@@ -5,8 +5,8 @@
 
 #include "history/history_tables.hpp"
 #include "history/trend_report.hpp"
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -13,10 +13,10 @@
 #include "results/json_reader.hpp"
 #include "results/json_results.hpp"
 #include "results/trust.hpp"
-#include "spec/input_file.hpp"
-#include "spec/json_text.hpp"
-#include "spec/sha256.hpp"
-#include "spec/utf8.hpp"
+#include "util/input_file.hpp"
+#include "util/json_text.hpp"
+#include "util/sha256.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 namespace {

@@ -2,10 +2,10 @@
 
 #include <optional>
 
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
-#include "spec/input_error.hpp"
 #include "spec/name_regex.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 

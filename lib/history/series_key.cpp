@@ -1,7 +1,7 @@
 #include "history/series_key.hpp"
 
-#include "spec/json_text.hpp"
-#include "spec/sha256.hpp"
+#include "util/json_text.hpp"
+#include "util/sha256.hpp"
 
 namespace convbench {
 namespace {

@@ -16,7 +16,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/device_clock.hpp"
 #include "spec/spec_loader.hpp"
-#include "spec/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 namespace {

@@ -13,9 +13,9 @@
 #include "pipeline/advice_candidates.hpp"
 #include "pipeline/analyze.hpp"
 #include "pipeline/fold_facts.hpp"
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
 #include "spec/block_kind_registry.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {

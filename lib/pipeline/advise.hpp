@@ -3,7 +3,7 @@
 // in rounds: round 1 runs the original first and the changes after it, round 2 the changes in
 // reverse and the original last, and so on, so that a machine that slows down or speeds up during
 // the run falls on both sides of every comparison. Each change is judged against the original of
-// its own round (explain/advice.hpp).
+// its own round (report/advice.hpp).
 #pragma once
 
 #include <ostream>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "pipeline/compare.hpp"
-#include "explain/advice.hpp"
+#include "report/advice.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench {

@@ -7,9 +7,9 @@
 #include "measure/progress.hpp"
 #include "measure/provenance.hpp"
 #include "pipeline/analyze.hpp"
-#include "report/markup_escape.hpp"
 #include "report/run_warnings.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {

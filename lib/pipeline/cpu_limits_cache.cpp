@@ -2,11 +2,11 @@
 
 #include <filesystem>
 
-#include "report/output_writer.hpp"
 #include "results/json_results.hpp"
 #include "results/trust.hpp"
-#include "spec/input_file.hpp"
-#include "spec/json_text.hpp"
+#include "util/input_file.hpp"
+#include "util/json_text.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench {
 namespace {

@@ -3,9 +3,9 @@
 #include <cstdlib>
 
 #include "pipeline/cpu_limits_cache.hpp"
-#include "report/text_table.hpp"
 #include "results/gpu_datasheets.hpp"
 #include "results/trust.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "pipeline/peer_failure.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
 #include "sweep/child_process.hpp"
+#include "util/input_error.hpp"
 #include "variants/resolved_spec.hpp"
 
 namespace convbench {

@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "pipeline/peer_failure.hpp"
-#include "spec/input_error.hpp"
 #include "sweep/child_process.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 namespace {

@@ -7,11 +7,11 @@
 #include <system_error>
 
 #include "pipeline/analyze.hpp"
-#include "report/output_writer.hpp"
-#include "spec/input_error.hpp"
-#include "spec/json_text.hpp"
 #include "sweep/merge.hpp"
 #include "sweep/shard_file.hpp"
+#include "util/input_error.hpp"
+#include "util/json_text.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench {
 

@@ -5,10 +5,10 @@
 #include <sstream>
 
 #include "backends/backend_registry.hpp"
-#include "report/text_table.hpp"
 #include "results/json_reader.hpp"
-#include "spec/input_error.hpp"
-#include "spec/input_file.hpp"
+#include "util/input_error.hpp"
+#include "util/input_file.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "measure/peer_check.hpp"
+#include "pipeline/peer_check.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench {

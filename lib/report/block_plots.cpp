@@ -4,11 +4,11 @@
 #include <cmath>
 #include <map>
 
-#include "report/markup_escape.hpp"
-#include "report/runtime_names.hpp"
 #include "report/svg_plot.hpp"
-#include "report/text_table.hpp"
 #include "results/device_limits.hpp"
+#include "results/runtime_names.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

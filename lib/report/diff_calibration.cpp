@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
 #include "results/sample_stats.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "report/block_plots.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 extern char** environ;
 

@@ -2,14 +2,14 @@
 // DIR/<block>[-<point>]-<plot>.svg and, when `rsvg-convert` (Debian's librsvg2-bin) is on the
 // PATH, the same figure as DIR/....pdf for \includegraphics. The SVGs are the HTML report's own
 // (report/block_plots.hpp), which carry their namespace and styles. The files are written with
-// the command's other outputs, all or nothing (report/output_writer.hpp).
+// the command's other outputs, all or nothing (util/output_writer.hpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "report/output_writer.hpp"
 #include "results/results.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench {
 

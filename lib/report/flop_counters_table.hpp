@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "report/peer_comparison.hpp"
-#include "report/text_table.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -4,11 +4,11 @@
 #include <numeric>
 
 #include "report/block_plots.hpp"
-#include "report/markup_escape.hpp"
 #include "report/summary_tables.hpp"
-#include "report/text_table.hpp"
 #include "results/device_limits.hpp"
-#include "spec/json_text.hpp"
+#include "util/json_text.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

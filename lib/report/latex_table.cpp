@@ -4,10 +4,10 @@
 #include <cctype>
 #include <sstream>
 
-#include "report/markup_escape.hpp"
 #include "report/result_columns.hpp"
 #include "report/run_warnings.hpp"
-#include "report/text_table.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

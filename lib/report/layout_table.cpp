@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "report/result_columns.hpp"
-#include "report/text_table.hpp"
 #include "spec/spec.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "report/text_table.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

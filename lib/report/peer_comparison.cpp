@@ -4,9 +4,9 @@
 #include <set>
 
 #include "report/flop_counters_table.hpp"
-#include "report/markup_escape.hpp"
-#include "report/runtime_names.hpp"
-#include "report/text_table.hpp"
+#include "results/runtime_names.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -6,8 +6,9 @@
 #include <numeric>
 #include <set>
 
-#include "report/text_table.hpp"
 #include "results/trust.hpp"
+#include "util/join.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {
@@ -229,12 +230,6 @@ RankingVerdict judge_group(const std::vector<RowPair>& group, const RuntimeNames
   find_disagreements(verdict, names);
   verdict.status = verdict.disagreements.empty() ? RankingStatus::agree : RankingStatus::disagree;
   return verdict;
-}
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string s;
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
-  return s;
 }
 
 const RankedVariant& find_variant(const RankingVerdict& v, const std::string& name) {

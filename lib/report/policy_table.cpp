@@ -3,8 +3,8 @@
 #include <cstdlib>
 
 #include "report/result_columns.hpp"
-#include "report/text_table.hpp"
 #include "results/trust.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -4,11 +4,11 @@
 #include <cmath>
 #include <functional>
 
-#include "report/markup_escape.hpp"
 #include "report/run_warnings.hpp"
-#include "report/text_table.hpp"
 #include "results/trust.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "report/markup_escape.hpp"
 #include "results/trust.hpp"
+#include "util/markup_escape.hpp"
 
 namespace convbench {
 namespace {

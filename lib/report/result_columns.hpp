@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "report/text_table.hpp"
 #include "results/results.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <functional>
 
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
 #include "results/trust.hpp"
 #include "spec/spec_field.hpp"
+#include "util/join.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {
@@ -22,12 +23,6 @@ struct CsvColumn {
   std::string name;
   std::function<std::string(const CsvRow&)> value;
 };
-
-std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
-  return out;
-}
 
 // The k-th dim from the end ("" for a 2-D block's depth).
 std::string dim_from_end(const std::vector<int64_t>& v, size_t k) {
@@ -95,7 +90,7 @@ std::vector<CsvColumn> make_csv_columns() {
       {"clock_before_mhz", [](C c) { return c.r.clock ? format_fixed(c.r.clock->before_mhz, 1) : std::string(); }},
       {"clock_after_mhz", [](C c) { return c.r.clock ? format_fixed(c.r.clock->after_mhz, 1) : std::string(); }},
       {"trust", [](C c) { return c.r.device.empty() ? std::string() : to_string(c.trust.level); }},
-      {"trust_evidence", [](C c) { return csv_escape(joined(c.trust.evidence, "; ")); }},
+      {"trust_evidence", [](C c) { return csv_escape(join(c.trust.evidence, "; ")); }},
       {"cpu_pressure_share",
        [](C c) {
          const auto& a = c.r.activity;
@@ -156,7 +151,7 @@ std::string format_csv(const ResultSet& results) {
       if (std::find(swept.begin(), swept.end(), field) == swept.end()) swept.push_back(field);
   std::vector<std::string> header = csv_column_names();
   for (const std::string& f : swept) header.push_back("sweep_" + csv_escape(f));
-  std::string out = joined(header, ",") + "\n";
+  std::string out = join(header, ",") + "\n";
   for (const ResultRow& r : results.rows) {
     const TrustAssessment trust = assess_trust(r);
     const CsvRow row{r, trust};
@@ -168,7 +163,7 @@ std::string format_csv(const ResultSet& results) {
         if (field == f) value = v.size() >= 2 && v.front() == '"' ? v.substr(1, v.size() - 2) : v;
       cells.push_back(csv_escape(value));
     }
-    out += joined(cells, ",") + "\n";
+    out += join(cells, ",") + "\n";
   }
   return out;
 }

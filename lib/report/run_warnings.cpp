@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "report/text_table.hpp"
 #include "results/row_pairing.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 

@@ -8,23 +8,18 @@
 
 #include "report/fold_notes.hpp"
 #include "report/layout_table.hpp"
-#include "report/markup_escape.hpp"
 #include "report/network_vs_block.hpp"
 #include "report/policy_table.hpp"
 #include "report/result_columns.hpp"
+#include "util/markup_escape.hpp"
 
 #include "report/run_warnings.hpp"
 #include "results/trust.hpp"
 #include "spec/spec_field.hpp"
+#include "util/join.hpp"
 
 namespace convbench {
 namespace {
-
-std::string join(const std::vector<std::string>& parts, const std::string& separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
-  return out;
-}
 
 // Markdown's escaping would show a line break as "\n": a note there is one paragraph line.
 std::string one_line(std::string text) {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "report/text_table.hpp"
 #include "results/results.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/markup_escape.hpp"
-#include "report/text_table.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "spec/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 namespace {

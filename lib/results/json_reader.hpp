@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/input_error.hpp"
-#include "spec/input_file.hpp"
+#include "util/input_error.hpp"
+#include "util/input_file.hpp"
 
 namespace convbench {
 

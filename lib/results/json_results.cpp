@@ -7,7 +7,7 @@
 #include "results/json_reader.hpp"
 #include "results/sample_stats.hpp"
 #include "results/trust.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 namespace {

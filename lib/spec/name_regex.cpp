@@ -2,8 +2,8 @@
 
 #include <re2/re2.h>
 
-#include "spec/input_error.hpp"
-#include "spec/utf8.hpp"
+#include "util/input_error.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 namespace {

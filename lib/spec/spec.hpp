@@ -13,7 +13,7 @@
 #include "graph/graph.hpp"
 #include "graph/tensor_desc.hpp"
 #include "ops/op_fields.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 

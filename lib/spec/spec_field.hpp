@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "graph/shape_rules.hpp"
-#include "spec/input_error.hpp"
 #include "spec/source_tree.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 

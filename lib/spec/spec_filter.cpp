@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "spec/block_kind_registry.hpp"
-#include "spec/input_error.hpp"
 #include "spec/name_regex.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 

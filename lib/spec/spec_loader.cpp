@@ -12,14 +12,14 @@
 
 #include "ops/graph_builder.hpp"
 #include "spec/block_fields.hpp"
-#include "spec/input_file.hpp"
 #include "spec/network_parser.hpp"
 #include "spec/source_tree.hpp"
 #include "spec/spec_field.hpp"
 #include "spec/suggest.hpp"
-#include "spec/utf8.hpp"
 #include "spec/utf8_error.hpp"
 #include "spec/variant_parser.hpp"
+#include "util/input_file.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 namespace {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "spec/source_tree.hpp"
-#include "spec/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 

@@ -5,9 +5,9 @@
 
 #include "results/index_ranges.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
-#include "spec/json_text.hpp"
-#include "spec/utf8.hpp"
+#include "util/input_error.hpp"
+#include "util/json_text.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 namespace {

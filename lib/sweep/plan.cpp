@@ -3,9 +3,9 @@
 #include <limits>
 
 #include "results/json_reader.hpp"
-#include "spec/input_file.hpp"
-#include "spec/json_text.hpp"
-#include "spec/sha256.hpp"
+#include "util/input_file.hpp"
+#include "util/json_text.hpp"
+#include "util/sha256.hpp"
 #include "variants/resolved_spec.hpp"
 
 namespace convbench {

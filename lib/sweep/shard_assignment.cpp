@@ -5,7 +5,7 @@
 #include <numeric>
 #include <optional>
 
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "results/json_reader.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
-#include "spec/input_file.hpp"
+#include "util/input_error.hpp"
+#include "util/input_file.hpp"
 
 namespace convbench {
 

@@ -1,7 +1,7 @@
 #include "sweep/slurm_script.hpp"
 
 #include "results/index_ranges.hpp"
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 

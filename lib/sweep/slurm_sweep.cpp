@@ -5,13 +5,13 @@
 #include <cerrno>
 #include <system_error>
 
-#include "report/output_writer.hpp"
 #include "results/json_reader.hpp"
-#include "spec/input_error.hpp"
-#include "spec/json_text.hpp"
 #include "sweep/shard_assignment.hpp"
 #include "sweep/shard_file.hpp"
 #include "sweep/slurm_submit.hpp"
+#include "util/input_error.hpp"
+#include "util/json_text.hpp"
+#include "util/output_writer.hpp"
 
 namespace convbench {
 namespace {

@@ -1,7 +1,7 @@
 #include "variants/graph_hash.hpp"
 
 #include "ops/op_registry.hpp"
-#include "spec/sha256.hpp"
+#include "util/sha256.hpp"
 
 namespace convbench {
 namespace {

@@ -10,9 +10,9 @@
 #include "report/report_formats.hpp"
 #include "results/json_reader.hpp"
 #include "results/json_results.hpp"
-#include "spec/input_error.hpp"
 #include "sweep/merge.hpp"
 #include "sweep/shard_file.hpp"
+#include "util/input_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   convbench::InputText in;

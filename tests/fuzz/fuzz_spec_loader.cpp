@@ -6,8 +6,8 @@
 #include <string>
 
 #include "pipeline/analyze.hpp"
-#include "spec/input_error.hpp"
 #include "spec/spec_loader.hpp"
+#include "util/input_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

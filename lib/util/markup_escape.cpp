@@ -1,10 +1,10 @@
-#include "report/markup_escape.hpp"
+#include "util/markup_escape.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <string_view>
 
-#include "spec/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace convbench {
 

@@ -1,7 +1,7 @@
 // The one error type for bad input of any kind (a spec, a command-line option, a results file, a
 // tensor dump): where it is (file, line, column, key path) and what is wrong. It ends the program
-// with exit code 2 and this message, and no output file is written. It lives in spec/, the lowest
-// layer that reads files, so that every layer above can throw it.
+// with exit code 2 and this message, and no output file is written. It lives in util/, below
+// every layer, so that any of them can throw it.
 #pragma once
 
 #include <stdexcept>

@@ -1,6 +1,7 @@
-// How reports name the runtime a time was measured on. A speed is a fact about a runtime, not a
-// block: the same separable block can be 0.20x the baseline on convbench's cpu runtime and 1.08x
-// on PyTorch eager on the same CPU, so every sentence that concludes about speed says which.
+// How reports and explanations name the runtime a time was measured on. A speed is a fact about
+// a runtime, not a block: the same separable block can be 0.20x the baseline on convbench's cpu
+// runtime and 1.08x on PyTorch eager on the same CPU, so every sentence that concludes about speed
+// says which.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-#include "report/output_writer.hpp"
+#include "util/output_writer.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,14 +15,14 @@
 #include <random>
 #include <system_error>
 
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string reason(int err) { return std::generic_category().message(err); }
+std::string write_failure(int err) { return std::generic_category().message(err); }
 
 [[noreturn]] void refuse(const OutputPath& o, const std::string& why) { throw InputError({o.path, 0, 0}, o.flag, why); }
 
@@ -149,7 +149,7 @@ class Transaction {
 };
 
 [[noreturn]] void fail(const OutputPath& o, const std::string& what, int err) {
-  throw InputError({o.path, 0, 0}, o.flag, what + ": " + reason(err));
+  throw InputError({o.path, 0, 0}, o.flag, what + ": " + write_failure(err));
 }
 
 // A temporary next to `target`, created exclusively (never through an existing name).
@@ -243,7 +243,7 @@ void check_output_paths(const std::vector<OutputPath>& outputs, const std::vecto
       if (::stat(parent.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode))
         refuse(o, "its directory " + parent + " does not exist");
     } else {
-      refuse(o, "cannot be checked: " + reason(errno));
+      refuse(o, "cannot be checked: " + write_failure(errno));
     }
     const std::string id = identity(o.path, false);
     if (const auto it = input_ids.find(id); it != input_ids.end())

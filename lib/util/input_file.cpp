@@ -1,4 +1,4 @@
-#include "spec/input_file.hpp"
+#include "util/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,13 +7,13 @@
 #include <cerrno>
 #include <system_error>
 
-#include "spec/input_error.hpp"
-#include "spec/sha256.hpp"
+#include "util/input_error.hpp"
+#include "util/sha256.hpp"
 
 namespace convbench {
 namespace {
 
-std::string reason(int err) { return std::generic_category().message(err); }
+std::string read_failure(int err) { return std::generic_category().message(err); }
 
 std::string kind_of(const struct stat& st) {
   if (S_ISDIR(st.st_mode)) return "a directory";
@@ -34,7 +34,7 @@ std::string read_all(int fd, const std::string& name, const std::string& what, i
     if (n == 0) return text;
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw InputError({name, 0, 0}, "", "cannot read the " + what + ": " + reason(errno));
+      throw InputError({name, 0, 0}, "", "cannot read the " + what + ": " + read_failure(errno));
     }
     if (static_cast<int64_t>(text.size()) + n > max_bytes)
       throw InputError({name, 0, 0}, "", "the " + what + " is larger than " + size_text(max_bytes) + ": not read");
@@ -52,7 +52,7 @@ InputText read_input_file(const std::string& path, const std::string& what, int6
   } else {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused right after.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw InputError({path, 0, 0}, "", "cannot open the " + what + ": " + reason(errno));
+    if (fd < 0) throw InputError({path, 0, 0}, "", "cannot open the " + what + ": " + read_failure(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       const std::string kind = ::fstat(fd, &st) != 0 ? std::string("unreadable") : kind_of(st);

@@ -1,4 +1,4 @@
-#include "spec/utf8.hpp"
+#include "util/utf8.hpp"
 
 #include <cstdio>
 

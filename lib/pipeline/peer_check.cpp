@@ -1,4 +1,4 @@
-#include "measure/peer_check.hpp"
+#include "pipeline/peer_check.hpp"
 
 #include <cmath>
 

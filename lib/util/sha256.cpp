@@ -1,4 +1,4 @@
-#include "spec/sha256.hpp"
+#include "util/sha256.hpp"
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "report/runtime_names.hpp"
+#include "results/runtime_names.hpp"
 
 namespace convbench {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "explain/advice.hpp"
+#include "report/advice.hpp"
 
 namespace convbench {
 

@@ -1,10 +1,10 @@
-#include "report/text_table.hpp"
+#include "util/text_table.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "report/markup_escape.hpp"
+#include "util/markup_escape.hpp"
 
 namespace convbench {
 

@@ -1,4 +1,4 @@
-#include "explain/advice.hpp"
+#include "report/advice.hpp"
 
 #include <algorithm>
 #include <cmath>

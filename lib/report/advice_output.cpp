@@ -1,16 +1,16 @@
-#include "explain/advice_output.hpp"
+#include "report/advice_output.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
 
-#include "report/markup_escape.hpp"
 #include "report/result_columns.hpp"
-#include "report/runtime_names.hpp"
-#include "report/text_table.hpp"
+#include "results/runtime_names.hpp"
 #include "results/trust.hpp"
-#include "spec/json_text.hpp"
+#include "util/json_text.hpp"
+#include "util/markup_escape.hpp"
+#include "util/text_table.hpp"
 
 namespace convbench {
 namespace {

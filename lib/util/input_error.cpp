@@ -1,4 +1,4 @@
-#include "spec/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace convbench {
 

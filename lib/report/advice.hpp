@@ -1,7 +1,7 @@
 // What `convbench advise` found: for one of the user's variants, what each change that applies
 // (a memory policy, the other layout, folding, another thread count) bought against the variant
 // as the user wrote it, measured in the same run, round by round; and the ranking of the changes.
-// pipeline/advise.hpp measures it; explain/advice_output.hpp prints it.
+// pipeline/advise.hpp measures it; report/advice_output.hpp prints it.
 #pragma once
 
 #include <cstdint>
