@@ -15,7 +15,9 @@ CpuBackend::CpuBackend() : onednn_(std::make_unique<cpu::OneDnnOps>()) {
   cpu::register_batch_norm_kernels(kernels_, context);
   cpu::register_group_norm_kernels(kernels_, context);
   cpu::register_elementwise_kernels(kernels_);
-  cpu::register_data_movement_kernels(kernels_);
+  cpu::register_concat_kernels(kernels_);
+  cpu::register_upsample_kernels(kernels_);
+  cpu::register_layout_kernels(kernels_);
   cpu::register_pool_kernels(kernels_);
   cpu::register_linear_kernels(kernels_);
   cpu::register_fold_kernels(kernels_, context);

@@ -18,7 +18,8 @@ void require_same_shape(const TensorDesc& a, const TensorDesc& b, const char* wh
 
 ReferenceBackend::ReferenceBackend() {
   reference::register_conv_kernels(kernels_);
-  reference::register_norm_kernels(kernels_);
+  reference::register_batch_norm_kernels(kernels_);
+  reference::register_group_norm_kernels(kernels_);
   reference::register_elementwise_kernels(kernels_);
   reference::register_concat_kernels(kernels_);
   reference::register_pool_kernels(kernels_);
