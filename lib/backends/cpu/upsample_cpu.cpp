@@ -4,32 +4,14 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
+#include "ops/upsample_taps.hpp"
 
 namespace convbench::cpu {
 namespace {
 
-// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1:
-// PyTorch's area_pixel_compute_scale / _source_index in float, as its CPU kernels compute them.
-// Without align_corners the scale is in / out (PyTorch's 1 / scale_factor for an integer scale is
-// the same float).
-struct LinearTap {
-  int64_t i0, i1;
-  float w0, w1;
-};
-
-std::vector<LinearTap> linear_taps(int64_t in, int64_t out, bool align_corners) {
-  const float scale = align_corners ? (out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.f)
-                                    : static_cast<float>(in) / static_cast<float>(out);
-  std::vector<LinearTap> taps(static_cast<size_t>(out));
-  for (int64_t o = 0; o < out; ++o) {
-    float src = align_corners ? scale * static_cast<float>(o) : scale * (static_cast<float>(o) + 0.5f) - 0.5f;
-    if (src < 0.f) src = 0.f;
-    const int64_t i0 = static_cast<int64_t>(src);
-    const float w1 = src - static_cast<float>(i0);
-    taps[static_cast<size_t>(o)] = {i0, i0 < in - 1 ? i0 + 1 : i0, 1.f - w1, w1};
-  }
-  return taps;
-}
+// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1, in
+// float as PyTorch's CPU kernels compute them (ops/upsample_taps.hpp).
+using LinearTap = UpsampleTap<float, int64_t>;
 
 // The up-to-8 input corners of one output position with their weights (zero weights left out:
 // a 2-D tensor's depth has one tap).
@@ -45,9 +27,9 @@ struct LinearGeometry {
   LinearGeometry(const TensorDesc& x, const TensorDesc& y, bool align_corners)
       : in(spatial_dims(x)),
         out(spatial_dims(y)),
-        d(linear_taps(in.d, out.d, align_corners)),
-        h(linear_taps(in.h, out.h, align_corners)),
-        w(linear_taps(in.w, out.w, align_corners)) {}
+        d(upsample_linear_taps<float>(in.d, out.d, align_corners)),
+        h(upsample_linear_taps<float>(in.h, out.h, align_corners)),
+        w(upsample_linear_taps<float>(in.w, out.w, align_corners)) {}
 
   Corners corners(int64_t o) const {
     const LinearTap& a = d[static_cast<size_t>(o / (out.h * out.w))];
