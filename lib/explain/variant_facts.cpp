@@ -11,10 +11,11 @@
 namespace convbench {
 namespace {
 
-// The MACs, FLOPs and bytes `explain` states of the variant (VariantAnalysis) or of one op
-// (OpCounts): the forward pass's in inference, the whole step's in training, as the headline time.
-template <class Facts, class Counts>
-void set_step_counts(Facts& to, const Counts& c, bool training) {
+// The MACs, FLOPs and bytes `explain` states of the variant (a VariantAnalysis is its ops' summed
+// OpCounts) or of one op: the forward pass's in inference, the whole step's in training, as the
+// headline time.
+template <class Facts>
+void set_step_counts(Facts& to, const OpCounts& c, bool training) {
   to.macs = training ? c.macs.forward + c.macs.backward() : c.macs.forward;
   to.flops = training ? c.flops.forward + c.flops.backward() : c.flops.forward;
   to.bytes = training ? c.bytes_forward + c.bytes_backward : c.bytes_forward;
