@@ -1,6 +1,7 @@
 // convbench analyze SPEC: counts and predicted memory of every variant, without running anything.
 #include <iostream>
 
+#include "backends/backend_registry.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "output_options.hpp"
@@ -22,10 +23,13 @@ Command add_analyze_command(CLI::App& app) {
   CLI::App* sub =
       app.add_subcommand("analyze", "Parameters, FLOPs, bytes and predicted memory of every variant (nothing is run)");
   sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  std::string devices;
+  for (const std::string& name : device_names()) devices += (devices.empty() ? "" : " | ") + name;
   sub->add_option("--device", opt->device,
-                  "Include this backend's workspace in the predicted peaks (cpu | reference | cuda; cuda needs a GPU), "
-                  "so they equal what compare on it predicts; without it, no backend's workspace is counted")
-      ->check(CLI::IsMember({"cpu", "reference", "cuda"}));
+                  "Include this backend's workspace in the predicted peaks (" + devices +
+                      "; cuda needs a GPU), so they equal what compare on it predicts; without it, no backend's "
+                      "workspace is counted")
+      ->check(CLI::IsMember(device_names()));
   add_output_options(*sub, opt->output);
   add_spec_limit_option(*sub, opt->limits);
   sub->add_option("--filter", opt->filter,

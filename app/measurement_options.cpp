@@ -1,12 +1,18 @@
 #include "measurement_options.hpp"
 
+#include <string>
+#include <vector>
+
+#include "backends/backend_registry.hpp"
 #include "option_checks.hpp"
 
 namespace convbench::cli {
 
 void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memory_limit) {
+  std::vector<std::string> devices = {"auto"};
+  devices.insert(devices.end(), device_names().begin(), device_names().end());
   sub.add_option("--device", c.device, "auto: cuda when a GPU is usable, else cpu")
-      ->check(CLI::IsMember({"auto", "cpu", "reference", "cuda"}))  // slurm checks its shards' flags with it
+      ->check(CLI::IsMember(devices))  // slurm checks its shards' flags with it
       ->capture_default_str();
   sub.add_option("--max-noise", c.run.measure.max_noise,
                  "Stop sampling when stdev/mean of the samples, or the half-width of the median's 95% confidence "

@@ -286,7 +286,7 @@ void space_to_depth_forward(DType dtype, const SpaceToDepthShape& shape, const v
 void space_to_depth_backward(DType dtype, const SpaceToDepthShape& shape, const void* g, void* grad_x,
                              cudaStream_t stream);
 
-// ---- mul (kernels/mul.cu) ------------------------------------------------------------------
+// ---- mul (kernels/elementwise.cu) ----------------------------------------------------------
 
 // out = x * y over x's elements (`shape`, its layout); y has x's shape, or with `broadcast` one
 // value per (n, c) (N, C, 1, ...). Forward (a * b) and grad_a (g * b), and grad_b = g * a when b

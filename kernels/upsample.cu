@@ -3,6 +3,7 @@
 // position's gradient is the sum over the block of outputs that read it. Linear: each output
 // mixes the 2^d input positions around its source coordinate; backward scatters with atomicAdd.
 #include "kernels/common.cuh"
+#include "ops/upsample_taps.hpp"
 
 namespace convbench::kernels {
 namespace {
@@ -16,7 +17,7 @@ __global__ void upsample_forward_kernel(UpsampleShape s, const T* x, T* y) {
   int n, c, o;
   decode(s, p, out_size, n, c, o);
   const int od = o / (s.out[1] * s.out[2]), oh = o / s.out[2] % s.out[1], ow = o % s.out[2];
-  const int i = ((od / s.scale) * s.in[1] + oh / s.scale) * s.in[2] + ow / s.scale;
+  const int i = upsample_nearest_source(od, oh, ow, s.in[1], s.in[2], s.scale);
   y[p] = x[position(s, n, c, i, in_size)];
 }
 
@@ -39,31 +40,17 @@ __global__ void upsample_backward_kernel(UpsampleShape s, const T* g, T* grad_x)
   grad_x[p] = from_float<T>(sum);
 }
 
-// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1:
-// PyTorch's area_pixel_compute_scale / _source_index in float (without align_corners the scale
-// is in / out, the same float as PyTorch's 1 / scale_factor for an integer scale).
-struct LinearTap {
-  int i0, i1;
-  float w0, w1;
-};
-
-__device__ __forceinline__ LinearTap linear_tap(int in, int out, int o, bool align_corners) {
-  const float scale = align_corners ? (out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f)
-                                    : static_cast<float>(in) / static_cast<float>(out);
-  float src = align_corners ? scale * static_cast<float>(o) : scale * (static_cast<float>(o) + 0.5f) - 0.5f;
-  if (src < 0.0f) src = 0.0f;
-  const int i0 = static_cast<int>(src);
-  const float w1 = src - static_cast<float>(i0);
-  return {i0, i0 < in - 1 ? i0 + 1 : i0, 1.0f - w1, w1};
-}
+// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1, in
+// float (ops/upsample_taps.hpp).
+using LinearTap = UpsampleTap<float, int>;
 
 // Calls f(flat input position, weight) for the corners of output position o with a nonzero
 // weight (a 2-D tensor's depth has one tap).
 template <class F>
 __device__ __forceinline__ void for_each_corner(const UpsampleShape& s, int o, F f) {
-  const LinearTap a = linear_tap(s.in[0], s.out[0], o / (s.out[1] * s.out[2]), s.align_corners);
-  const LinearTap b = linear_tap(s.in[1], s.out[1], o / s.out[2] % s.out[1], s.align_corners);
-  const LinearTap c = linear_tap(s.in[2], s.out[2], o % s.out[2], s.align_corners);
+  const LinearTap a = upsample_linear_tap<float>(s.in[0], s.out[0], o / (s.out[1] * s.out[2]), s.align_corners);
+  const LinearTap b = upsample_linear_tap<float>(s.in[1], s.out[1], o / s.out[2] % s.out[1], s.align_corners);
+  const LinearTap c = upsample_linear_tap<float>(s.in[2], s.out[2], o % s.out[2], s.align_corners);
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const float weight = (i & 4 ? a.w1 : a.w0) * (i & 2 ? b.w1 : b.w0) * (i & 1 ? c.w1 : c.w0);

@@ -15,6 +15,17 @@ DirectionCounts& DirectionCounts::operator+=(const DirectionCounts& o) {
   return *this;
 }
 
+OpCounts& OpCounts::operator+=(const OpCounts& o) {
+  params = checked_add(params, o.params);
+  buffers = checked_add(buffers, o.buffers);
+  buffer_counters = checked_add(buffer_counters, o.buffer_counters);
+  macs += o.macs;
+  flops += o.flops;
+  bytes_forward = checked_add(bytes_forward, o.bytes_forward);
+  bytes_backward = checked_add(bytes_backward, o.bytes_backward);
+  return *this;
+}
+
 namespace {
 
 int64_t bytes(const TensorDesc& d) { return checked_mul(count_elements(d), element_bytes(d.dtype)); }

@@ -47,6 +47,8 @@ struct OpCounts {
   DirectionCounts flops;
   int64_t bytes_forward = 0;
   int64_t bytes_backward = 0;
+  // Adds every count of `o` (checked: CountOverflow past 64 bits), as a variant sums its ops'.
+  OpCounts& operator+=(const OpCounts& o);
 };
 
 // `input_requires_grad` is per op input; `training` selects the norm forward rule.

@@ -22,13 +22,7 @@ VariantAnalysis analyze_variant(const Graph& graph, bool training, const Workspa
       c.flops.recompute = c.flops.forward;
       c.bytes_backward = checked_add(c.bytes_backward, c.bytes_forward);
     }
-    a.params = checked_add(a.params, c.params);
-    a.buffers = checked_add(a.buffers, c.buffers);
-    a.buffer_counters = checked_add(a.buffer_counters, c.buffer_counters);
-    a.macs += c.macs;
-    a.flops += c.flops;
-    a.bytes_forward = checked_add(a.bytes_forward, c.bytes_forward);
-    a.bytes_backward = checked_add(a.bytes_backward, c.bytes_backward);
+    a += c;
     a.per_op.push_back(c);
   }
   a.memory = predict_memory(graph, training, workspace);

@@ -10,14 +10,8 @@
 
 namespace convbench {
 
-struct VariantAnalysis {
-  int64_t params = 0;
-  int64_t buffers = 0;
-  int64_t buffer_counters = 0;  // PyTorch's num_batches_tracked elements (op_definition.hpp)
-  DirectionCounts macs;
-  DirectionCounts flops;
-  int64_t bytes_forward = 0;
-  int64_t bytes_backward = 0;
+// Its counts (params, buffers, MACs, FLOPs, bytes: OpCounts' fields) are the sums of its ops'.
+struct VariantAnalysis : OpCounts {
   std::vector<OpCounts> per_op;
   MemoryPrediction memory;  // for the spec's mode (training step or inference)
 };

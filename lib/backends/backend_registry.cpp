@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -14,8 +15,12 @@
 
 namespace convbench {
 
+const std::vector<std::string>& device_names() {
+  static const std::vector<std::string> names = {"cpu", "reference", "cuda"};
+  return names;
+}
+
 DeviceChoice choose_device(const std::string& requested) {
-  if (requested == "cpu" || requested == "reference") return {requested, ""};
   if (requested == "cuda") {
     if (!build_info::with_cuda)
       throw std::invalid_argument(
@@ -35,7 +40,12 @@ DeviceChoice choose_device(const std::string& requested) {
     return {"cpu", "auto: no usable GPU, using cpu (oneDNN)"};
 #endif
   }
-  throw std::invalid_argument("must be auto, cpu, reference or cuda, got \"" + requested + "\"");
+  // Every other device is a host backend, always usable.
+  const std::vector<std::string>& names = device_names();
+  if (std::find(names.begin(), names.end(), requested) != names.end()) return {requested, ""};
+  std::string choices = "auto";
+  for (size_t i = 0; i < names.size(); ++i) choices += (i + 1 < names.size() ? ", " : " or ") + names[i];
+  throw std::invalid_argument("must be " + choices + ", got \"" + requested + "\"");
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOptions& options) {

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/backend.hpp"
 
@@ -12,6 +13,12 @@ struct DeviceChoice {
   std::string device;  // reference | cpu | cuda
   std::string reason;  // why auto chose it (empty when named explicitly)
 };
+
+// The devices `--device` may name, in the order --help and messages list them: every backend
+// make_backend knows, whether or not this build has it (`--device cuda` in a build without CUDA
+// says why it cannot run). `auto` is not one of them: choose_device resolves it to one. The
+// option checks and the messages read this list, so a new backend is named here once.
+const std::vector<std::string>& device_names();
 
 // Resolves "auto" (cuda when built and a GPU is present, else cpu); throws
 // std::invalid_argument with a clear message when the named device cannot be used.

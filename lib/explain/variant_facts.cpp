@@ -9,6 +9,20 @@
 #include "results/trust.hpp"
 
 namespace convbench {
+namespace {
+
+// The MACs, FLOPs and bytes `explain` states of the variant (a VariantAnalysis is its ops' summed
+// OpCounts) or of one op: the forward pass's in inference, the whole step's in training, as the
+// headline time.
+template <class Facts>
+void set_step_counts(Facts& to, const OpCounts& c, bool training) {
+  to.macs = training ? c.macs.forward + c.macs.backward() : c.macs.forward;
+  to.flops = training ? c.flops.forward + c.flops.backward() : c.flops.forward;
+  to.bytes = training ? c.bytes_forward + c.bytes_backward : c.bytes_forward;
+}
+
+}  // namespace
+
 VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& analysis, const ResultRow& row) {
   VariantFacts f;
   f.block = row.block;
@@ -22,9 +36,7 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
   f.device = row.device;
   if (const auto& t = headline_time(row); t && row.status == RunStatus::ok) f.time_ms = t->median;
   f.params = analysis.params;
-  f.macs = f.training ? analysis.macs.forward + analysis.macs.backward() : analysis.macs.forward;
-  f.flops = f.training ? analysis.flops.forward + analysis.flops.backward() : analysis.flops.forward;
-  f.bytes = f.training ? analysis.bytes_forward + analysis.bytes_backward : analysis.bytes_forward;
+  set_step_counts(f, analysis, f.training);
 
   const MemoryPrediction& m = analysis.memory;
   f.memory.peak_bytes = m.peak_bytes;
@@ -56,9 +68,7 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
     OpFacts o;
     o.name = op.name;
     o.kind = std::string(to_string(op.kind));
-    o.macs = f.training ? c.macs.forward + c.macs.backward() : c.macs.forward;
-    o.flops = f.training ? c.flops.forward + c.flops.backward() : c.flops.forward;
-    o.bytes = f.training ? c.bytes_forward + c.bytes_backward : c.bytes_forward;
+    set_step_counts(o, c, f.training);
     o.time_ms = op_headline_ms(row, op.name);
     for (int p : op.params) o.params += graph.params.at(static_cast<size_t>(p)).desc.numel();
     if (const auto it = saved_by_op.find(op.name); it != saved_by_op.end()) o.saved_bytes = it->second;

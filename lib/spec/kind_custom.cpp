@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "ops/op_json.hpp"
 #include "ops/op_registry.hpp"
 #include "spec/block_kind_registry.hpp"
 #include "spec/variant_parser.hpp"
@@ -68,12 +69,7 @@ const Op& built_op_named(const Graph& g, const std::string& name) {
 // leaky_relu after it, so that the activation is no op of the final graph and the norm another.
 nlohmann::ordered_json resolved_custom_op(const CustomOpSpec& s, const Graph& g) {
   nlohmann::ordered_json op = {{"op", s.op}, {"name", s.name}, {"inputs", s.inputs}};
-  const Op& built = built_op_named(g, s.name);
-  const OpDefinition& def = op_definition(built.kind);
-  if (def.attributes) {
-    const nlohmann::ordered_json attributes = def.attributes(built);  // kept alive while its items are read
-    for (const auto& [key, value] : attributes.items()) op[key] = value;
-  }
+  add_op_attributes(built_op_named(g, s.name), op);
   return op;
 }
 

@@ -8,6 +8,7 @@
 
 #include "graph/checked_math.hpp"
 #include "ops/graph_builder.hpp"
+#include "ops/op_json.hpp"
 #include "ops/op_registry.hpp"
 #include "spec/block_kind_registry.hpp"
 #include "spec/network_spec.hpp"
@@ -641,17 +642,11 @@ Graph build_network_graph(const BlockSpec& network, const VariantSpec& variant, 
 nlohmann::ordered_json expanded_ops_json(const Graph& graph) {
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const Op& op : graph.ops) {
-    nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
-    for (int v : op.inputs) inputs.push_back(graph.values.at(static_cast<std::size_t>(v)).name);
     nlohmann::ordered_json entry = {{"name", op.name},
                                     {"op", std::string(to_string(op.kind))},
-                                    {"inputs", std::move(inputs)},
+                                    {"inputs", op_input_names(graph, op)},
                                     {"output_shape", graph.desc(op.output).shape}};
-    const OpDefinition& def = op_definition(op.kind);
-    if (def.attributes) {
-      const nlohmann::ordered_json attributes = def.attributes(op);
-      for (const auto& [key, value] : attributes.items()) entry[key] = value;
-    }
+    add_op_attributes(op, entry);
     ops.push_back(std::move(entry));
   }
   return ops;

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "ops/op_registry.hpp"
+#include "ops/op_json.hpp"
 #include "spec/block_kind_registry.hpp"
 #include "spec/network_spec.hpp"
 #include "spec/source_tree.hpp"
@@ -23,14 +23,8 @@ void add_fold(const BlockSpec& block, const VariantSpec& v, ojson& out) {
   ojson ops = ojson::array();
   for (const Op& op : r.graph.ops) {
     ojson o = {{"op", std::string(to_string(op.kind))}, {"name", op.name}};
-    ojson inputs = ojson::array();
-    for (int in : op.inputs) inputs.push_back(r.graph.values.at(static_cast<size_t>(in)).name);
-    o["inputs"] = inputs;
-    const OpDefinition& def = op_definition(op.kind);
-    if (def.attributes) {
-      const ojson attributes = def.attributes(op);
-      for (const auto& [key, value] : attributes.items()) o[key] = value;
-    }
+    o["inputs"] = op_input_names(r.graph, op);
+    add_op_attributes(op, o);
     ops.push_back(std::move(o));
   }
   out["folded_ops"] = std::move(ops);

@@ -1,6 +1,5 @@
 #include "backends/cpu/cpu_backend.hpp"
 
-#include <cstring>
 #include <stdexcept>
 
 #include "backends/cpu/cpu_kernels.hpp"
@@ -9,13 +8,15 @@
 
 namespace convbench {
 
-CpuBackend::CpuBackend() : onednn_(std::make_unique<cpu::OneDnnOps>()) {
+CpuBackend::CpuBackend() : HostBackend("cpu"), onednn_(std::make_unique<cpu::OneDnnOps>()) {
   const cpu::CpuKernelContext context{*onednn_, group_stats_};
   cpu::register_conv_kernels(kernels_, context);
   cpu::register_batch_norm_kernels(kernels_, context);
   cpu::register_group_norm_kernels(kernels_, context);
   cpu::register_elementwise_kernels(kernels_);
-  cpu::register_data_movement_kernels(kernels_);
+  cpu::register_concat_kernels(kernels_);
+  cpu::register_upsample_kernels(kernels_);
+  cpu::register_layout_kernels(kernels_);
   cpu::register_pool_kernels(kernels_);
   cpu::register_linear_kernels(kernels_);
   cpu::register_fold_kernels(kernels_, context);
@@ -41,13 +42,5 @@ int64_t CpuBackend::primitives_created() const { return onednn_->primitives_crea
 void CpuBackend::accumulate(Tensor& dst, const Tensor& src) { cpu::accumulate(dst, src); }
 
 void CpuBackend::add(Tensor& out, const Tensor& a, const Tensor& b) { cpu::add(a, b, out); }
-
-void CpuBackend::copy_from_host(Tensor& dst, const void* src) {
-  std::memcpy(dst.raw(), src, static_cast<size_t>(dst.desc.bytes()));
-}
-
-void CpuBackend::copy_to_host(const Tensor& src, void* dst) {
-  std::memcpy(dst, src.raw(), static_cast<size_t>(src.desc.bytes()));
-}
 
 }  // namespace convbench

@@ -14,8 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/backend.hpp"
-#include "runtime/caching_host_allocator.hpp"
+#include "backends/host_backend.hpp"
 
 namespace convbench {
 
@@ -23,15 +22,12 @@ namespace cpu {
 class OneDnnOps;  // oneDNN engine, stream and cached primitives (onednn_ops.hpp)
 }
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public HostBackend {
  public:
   CpuBackend();
   ~CpuBackend() override;
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
-
-  std::string name() const override { return "cpu"; }
-  Allocator& allocator() override { return allocator_; }
 
   // float32 and tf32 only; no tensor a oneDNN primitive takes past oneDNN's 32-bit sizes
   // (onednn_limits.hpp).
@@ -46,19 +42,11 @@ class CpuBackend final : public Backend {
   void accumulate(Tensor& dst, const Tensor& src) override;
   void add(Tensor& out, const Tensor& a, const Tensor& b) override;
 
-  void copy_from_host(Tensor& dst, const void* src) override;
-  void copy_to_host(const Tensor& src, void* dst) override;
-
-  // Synchronous host computation: a steady clock, the CPU's clock, no replay.
-  DeviceMeasurement& measurement() override { return measurement_; }
-
   // How many oneDNN primitives have been created so far (tests check that repeated calls of the
   // same op reuse them).
   int64_t primitives_created() const;
 
  private:
-  CachingHostAllocator allocator_;
-  HostMeasurement measurement_{"cpu"};
   std::unique_ptr<cpu::OneDnnOps> onednn_;
   std::vector<float> group_stats_;  // group-norm mean and rstd where no aux tensor holds them
   KernelTable kernels_;             // after what its kernels refer to

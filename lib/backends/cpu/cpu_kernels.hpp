@@ -28,7 +28,9 @@ void register_conv_kernels(KernelTable& table, CpuKernelContext context);  // co
 void register_batch_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_elementwise_kernels(KernelTable& table);
-void register_data_movement_kernels(KernelTable& table);  // concat, upsample, convert_layout
+void register_concat_kernels(KernelTable& table);  // concat, slice
+void register_upsample_kernels(KernelTable& table);
+void register_layout_kernels(KernelTable& table);  // convert_layout, space_to_depth
 void register_pool_kernels(KernelTable& table);
 void register_linear_kernels(KernelTable& table);                          // linear_cpu.cpp
 void register_fold_kernels(KernelTable& table, CpuKernelContext context);  // fold_cpu.cpp
@@ -41,6 +43,17 @@ int64_t conv_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op
 // A folded_conv call's workspace: its kernel (inference) or the kernel's gradient (backward), the
 // fold's registers (float), and the conv's own workspace (fold_cpu.cpp). 0 for other ops.
 int64_t fold_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op, Phase phase, bool training);
+
+// Spatial dims as (d, h, w); a 2-D tensor has d = 1 (upsample_cpu.cpp, layout_cpu.cpp).
+struct SpatialDims {
+  int64_t d, h, w;
+  int64_t volume() const { return d * h * w; }
+};
+
+inline SpatialDims spatial_dims(const TensorDesc& t) {
+  if (t.rank() == 4) return {1, t.shape[2], t.shape[3]};
+  return {t.shape[2], t.shape[3], t.shape[4]};
+}
 
 template <class T>
 T* at_or_null(const std::vector<T*>& v, size_t i) {
@@ -67,10 +80,11 @@ void sub(const Tensor& a, const Tensor& b, Tensor& out);
 void negate(const Tensor& x, Tensor& out);
 void accumulate(Tensor& dst, const Tensor& src);
 
-// Data movement, data_movement_cpu.cpp.
+// Concat, concat_cpu.cpp.
 void concat_forward(const std::vector<const Tensor*>& xs, Tensor& y);
 // channels[i]: operand i's channel count; dxs[i] == nullptr skips that operand.
 void concat_backward(const Tensor& dy, const std::vector<Tensor*>& dxs, const std::vector<int64_t>& channels);
+// Upsampling, upsample_cpu.cpp.
 void upsample_forward(const Tensor& x, Tensor& y, int64_t scale);
 void upsample_backward(const Tensor& dy, Tensor& dx, int64_t scale);
 // Linear (bilinear, trilinear) to y's size, as PyTorch's kernels; backward scatters (the adjoint).

@@ -328,9 +328,12 @@ void CudaBackend::register_kernels() {
   kernels_.add(OpKind::conv, {conv_fwd, conv_bwd});
   kernels_.add(OpKind::conv_transpose, {conv_fwd, conv_bwd});
 
-  register_norm_kernels(kernels_, stream);
+  register_batch_norm_kernels(kernels_, stream);
+  register_group_norm_kernels(kernels_, stream);
   register_elementwise_kernels(kernels_, stream);
-  register_data_movement_kernels(kernels_, stream);
+  register_concat_kernels(kernels_, stream);
+  register_upsample_kernels(kernels_, stream);
+  register_layout_kernels(kernels_, stream);
   register_pool_kernels(kernels_, stream);
   register_linear_kernels(kernels_, stream);
   kernels_.add(OpKind::folded_conv, {[this](const ForwardCall& call) { folded_conv_forward(call); },

@@ -70,10 +70,14 @@ struct Bwd {
 };
 
 // Each op family's kernels, forward and backward side by side, queued on `stream`.
-void register_norm_kernels(KernelTable& table, cudaStream_t stream);           // norm_cuda.cpp
-void register_elementwise_kernels(KernelTable& table, cudaStream_t stream);    // elementwise_cuda.cpp
-void register_data_movement_kernels(KernelTable& table, cudaStream_t stream);  // data_movement_cuda.cpp
-void register_pool_kernels(KernelTable& table, cudaStream_t stream);           // pool_cuda.cpp
-void register_linear_kernels(KernelTable& table, cudaStream_t stream);         // linear_cuda.cpp
+// Family <f>'s function is register_<f>_kernels, in <f>_cuda.cpp.
+void register_batch_norm_kernels(KernelTable& table, cudaStream_t stream);
+void register_group_norm_kernels(KernelTable& table, cudaStream_t stream);
+void register_elementwise_kernels(KernelTable& table, cudaStream_t stream);
+void register_concat_kernels(KernelTable& table, cudaStream_t stream);
+void register_upsample_kernels(KernelTable& table, cudaStream_t stream);
+void register_layout_kernels(KernelTable& table, cudaStream_t stream);
+void register_pool_kernels(KernelTable& table, cudaStream_t stream);
+void register_linear_kernels(KernelTable& table, cudaStream_t stream);
 
 }  // namespace convbench::cuda

@@ -1,5 +1,5 @@
 // The CUDA backend's activations (every kind kernels/elementwise.cu lists), dropout, channel dropout,
-// add, sub and mul (kernels/mul.cu).
+// add, sub and mul (kernels/elementwise.cu).
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 #include "ops/op_registry.hpp"

@@ -1,6 +1,5 @@
 #include "backends/reference/reference_backend.hpp"
 
-#include <cstring>
 #include <stdexcept>
 
 #include "backends/reference/reference_kernels.hpp"
@@ -16,9 +15,10 @@ void require_same_shape(const TensorDesc& a, const TensorDesc& b, const char* wh
 
 }  // namespace
 
-ReferenceBackend::ReferenceBackend() {
+ReferenceBackend::ReferenceBackend() : HostBackend("reference") {
   reference::register_conv_kernels(kernels_);
-  reference::register_norm_kernels(kernels_);
+  reference::register_batch_norm_kernels(kernels_);
+  reference::register_group_norm_kernels(kernels_);
   reference::register_elementwise_kernels(kernels_);
   reference::register_concat_kernels(kernels_);
   reference::register_pool_kernels(kernels_);
@@ -49,14 +49,6 @@ void ReferenceBackend::add(Tensor& out, const Tensor& a, const Tensor& b) {
   const std::vector<double> other = reference::load(b);
   for (size_t i = 0; i < sum.size(); ++i) sum[i] += other[i];
   reference::store(out, sum);
-}
-
-void ReferenceBackend::copy_from_host(Tensor& dst, const void* src) {
-  std::memcpy(dst.raw(), src, static_cast<size_t>(dst.desc.bytes()));
-}
-
-void ReferenceBackend::copy_to_host(const Tensor& src, void* dst) {
-  std::memcpy(dst, src.raw(), static_cast<size_t>(src.desc.bytes()));
 }
 
 }  // namespace convbench

@@ -5,17 +5,13 @@
 // rounded to the tensors' dtypes.
 #pragma once
 
-#include "runtime/backend.hpp"
-#include "runtime/caching_host_allocator.hpp"
+#include "backends/host_backend.hpp"
 
 namespace convbench {
 
-class ReferenceBackend : public Backend {
+class ReferenceBackend : public HostBackend {
  public:
   ReferenceBackend();
-
-  std::string name() const override { return "reference"; }
-  Allocator& allocator() override { return allocator_; }
 
   // Every op kind (each family's *_reference.cpp registers its kernels), dtype and layout.
   std::optional<std::string> limitation(const Graph& graph, const Op& op) const override;
@@ -26,16 +22,8 @@ class ReferenceBackend : public Backend {
   void accumulate(Tensor& dst, const Tensor& src) override;
   void add(Tensor& out, const Tensor& a, const Tensor& b) override;
 
-  void copy_from_host(Tensor& dst, const void* src) override;
-  void copy_to_host(const Tensor& src, void* dst) override;
-
-  // Synchronous host computation: a steady clock, the CPU's clock, no replay.
-  DeviceMeasurement& measurement() override { return measurement_; }
-
  private:
-  CachingHostAllocator allocator_;
   KernelTable kernels_;
-  HostMeasurement measurement_{"reference"};
 };
 
 }  // namespace convbench

@@ -109,6 +109,23 @@ void for_each_tap_run(const Window& window, const Extent3& k, const Extent3& str
   }
 }
 
+// ---- normalisation (batch_norm_reference.cpp, group_norm_reference.cpp) -----------------------
+
+// Logical (N, C, S) view of an activation, S the flattened spatial size.
+struct NCS {
+  int64_t batch, channels, spatial;
+  explicit NCS(const TensorDesc& d) : batch(d.batch()), channels(d.channels()), spatial(d.spatial_size()) {}
+  int64_t index(int64_t n, int64_t c, int64_t s) const { return (n * channels + c) * spatial + s; }
+};
+
+// Backward of y = xhat * gamma + beta with xhat = (x - mean) * invstd and mean/invstd taken over
+// a set of M elements: with gg = grad_y * gamma,
+//   grad_x = invstd * (gg - mean(gg) - xhat * mean(gg * xhat)),
+// PyTorch's batch- and group-norm formula written with xhat. The caller passes the sums.
+inline double norm_input_grad(double gg, double xhat, double invstd, double sum_gg, double sum_gg_xhat, double count) {
+  return invstd * (gg - sum_gg / count - xhat * sum_gg_xhat / count);
+}
+
 // ---- per-op kernels --------------------------------------------------------------------------
 
 void conv_forward(const ForwardCall& call);
@@ -156,7 +173,8 @@ void linear_backward(const BackwardCall& call);
 void register_concat_kernels(KernelTable& table);
 void register_conv_kernels(KernelTable& table);
 void register_elementwise_kernels(KernelTable& table);
-void register_norm_kernels(KernelTable& table);
+void register_batch_norm_kernels(KernelTable& table);
+void register_group_norm_kernels(KernelTable& table);
 void register_pool_kernels(KernelTable& table);
 void register_upsample_kernels(KernelTable& table);
 void register_layout_kernels(KernelTable& table);

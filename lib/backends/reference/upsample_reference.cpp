@@ -5,32 +5,14 @@
 #include <cmath>
 
 #include "backends/reference/reference_kernels.hpp"
+#include "ops/upsample_taps.hpp"
 
 namespace convbench::reference {
 namespace {
 
-// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1.
-struct LinearTap {
-  int64_t i0, i1;
-  double w0, w1;
-};
-
-// PyTorch's area_pixel_compute_scale and area_pixel_compute_source_index (not cubic). Without
-// align_corners the scale is in / out: PyTorch uses 1 / scale_factor when given one, which for an
-// integer scale (out = in * scale) is the same number.
-std::vector<LinearTap> linear_taps(int64_t in, int64_t out, bool align_corners) {
-  const double scale = align_corners ? (out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0)
-                                     : static_cast<double>(in) / static_cast<double>(out);
-  std::vector<LinearTap> taps(static_cast<size_t>(out));
-  for (int64_t o = 0; o < out; ++o) {
-    double src = align_corners ? scale * static_cast<double>(o) : scale * (static_cast<double>(o) + 0.5) - 0.5;
-    if (src < 0.0) src = 0.0;
-    const int64_t i0 = static_cast<int64_t>(src);
-    const double w1 = src - static_cast<double>(i0);
-    taps[static_cast<size_t>(o)] = {i0, i0 < in - 1 ? i0 + 1 : i0, 1.0 - w1, w1};
-  }
-  return taps;
-}
+// Along one dim, output position o reads input positions i0 and i1 with weights w0 and w1, in
+// double (ops/upsample_taps.hpp).
+using LinearTap = UpsampleTap<double, int64_t>;
 
 // Calls f(input flat position, weight) for the 8 (2-D: 4, with the depth's tap doubled at
 // weight 0) corners of output position `at`.
@@ -47,8 +29,9 @@ void for_each_corner(const std::array<std::vector<LinearTap>, 3>& taps, const Ex
 }
 
 std::array<std::vector<LinearTap>, 3> linear_taps(const Extent3& in, const Extent3& out, bool align_corners) {
-  return {linear_taps(in[0], out[0], align_corners), linear_taps(in[1], out[1], align_corners),
-          linear_taps(in[2], out[2], align_corners)};
+  return {upsample_linear_taps<double>(in[0], out[0], align_corners),
+          upsample_linear_taps<double>(in[1], out[1], align_corners),
+          upsample_linear_taps<double>(in[2], out[2], align_corners)};
 }
 
 void linear_forward(const Tensor& xt, Tensor& yt, bool align_corners) {
@@ -88,8 +71,7 @@ std::vector<int64_t> nearest_sources(const Extent3& in, const Extent3& out, int6
   std::vector<int64_t> src(static_cast<size_t>(volume(out)));
   for (int64_t o = 0; o < volume(out); ++o) {
     const Extent3 at = unflatten(o, out);
-    // (The padded depth of a 2-D tensor is 1 on both sides: 0 / scale = 0.)
-    src[o] = ((at[0] / scale) * in[1] + at[1] / scale) * in[2] + at[2] / scale;
+    src[o] = upsample_nearest_source(at[0], at[1], at[2], in[1], in[2], scale);
   }
   return src;
 }

@@ -1,0 +1,119 @@
+// Layout conversion and space_to_depth, forward and backward.
+#include <algorithm>
+#include <stdexcept>
+
+#include "backends/cpu/cpu_kernels.hpp"
+
+namespace convbench::cpu {
+namespace {
+
+// Per sample, a rows x cols matrix to its cols x rows transpose: channels-first (C x S) to
+// channels-last (S x C) and back. Square tiles keep both the reads and the writes within a few
+// cache lines at a time, whichever side is strided.
+void transpose_per_sample(const float* src, float* dst, int64_t batch, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 32;
+  const int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
+  const int64_t tiles = batch * row_tiles * col_tiles;
+#pragma omp parallel for schedule(static) if (batch * rows * cols > (1 << 15))
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t ct = t % col_tiles, rt = (t / col_tiles) % row_tiles, n = t / (col_tiles * row_tiles);
+    const float* s = src + n * rows * cols;
+    float* d = dst + n * rows * cols;
+    const int64_t r_end = std::min(rows, (rt + 1) * kTile), c_end = std::min(cols, (ct + 1) * kTile);
+    for (int64_t r = rt * kTile; r < r_end; ++r)
+      for (int64_t c = ct * kTile; c < c_end; ++c) d[c * rows + r] = s[r * cols + c];
+  }
+}
+
+// `src` in its layout to `dst` in the other (the same logical shape).
+void convert_layout(const Tensor& src, Tensor& dst) {
+  const TensorDesc& d = src.desc;
+  if (dst.desc.layout == d.layout || dst.desc.shape != d.shape)
+    throw std::invalid_argument("cpu backend: convert_layout needs the same shape in the other layout");
+  const bool to_last = d.layout == Layout::channels_first;
+  const int64_t c = d.channels(), s = d.spatial_size();
+  transpose_per_sample(src.data<float>(), dst.data<float>(), d.batch(), to_last ? c : s, to_last ? s : c);
+}
+
+// space_to_depth: output memory position p reads input memory position source(p); output channel
+// oc holds input channel c at block offset off, oc = c * b^d + off (channel_major) or
+// off * C + c (block_major).
+struct SpaceToDepthMap {
+  SpatialDims in, out;
+  int64_t batch, in_channels, out_channels, b, bd;
+  bool channel_major, last;
+
+  int64_t source(int64_t p) const {
+    int64_t n, oc, sp;
+    if (last) {
+      oc = p % out_channels;
+      sp = p / out_channels % out.volume();
+      n = p / (out_channels * out.volume());
+    } else {
+      sp = p % out.volume();
+      oc = p / out.volume() % out_channels;
+      n = p / (out.volume() * out_channels);
+    }
+    const int64_t block = bd * b * b;
+    const int64_t c = channel_major ? oc / block : oc % in_channels;
+    const int64_t off = channel_major ? oc % block : oc / in_channels;
+    const int64_t ow = sp % out.w, oh = sp / out.w % out.h, od = sp / (out.w * out.h);
+    const int64_t x = ow * b + off % b, y = oh * b + off / b % b, z = od * bd + off / (b * b);
+    const int64_t isp = (z * in.h + y) * in.w + x;
+    return last ? (n * in.volume() + isp) * in_channels + c : (n * in_channels + c) * in.volume() + isp;
+  }
+};
+
+SpaceToDepthMap space_to_depth_map(const TensorDesc& in, const TensorDesc& out, const SpaceToDepthAttrs& a) {
+  return {spatial_dims(in),
+          spatial_dims(out),
+          in.batch(),
+          in.channels(),
+          out.channels(),
+          a.block_size,
+          in.rank() == 5 ? a.block_size : 1,
+          a.order == SpaceToDepthOrder::channel_major,
+          in.layout == Layout::channels_last};
+}
+
+// Forward: y[p] = x[source(p)]; backward: dx[source(p)] = dy[p] (a permutation: every dx element
+// is written once).
+void space_to_depth(const Tensor& x, Tensor& y, const SpaceToDepthAttrs& a) {
+  const SpaceToDepthMap m = space_to_depth_map(x.desc, y.desc, a);
+  const float* __restrict xp = x.data<float>();
+  float* __restrict yp = y.data<float>();
+  const int64_t n = y.desc.numel();
+#pragma omp parallel for schedule(static) if (n > (1 << 15))
+  for (int64_t p = 0; p < n; ++p) yp[p] = xp[m.source(p)];
+}
+
+void space_to_depth_backward(const Tensor& dy, Tensor& dx, const SpaceToDepthAttrs& a) {
+  const SpaceToDepthMap m = space_to_depth_map(dx.desc, dy.desc, a);
+  const float* __restrict gp = dy.data<float>();
+  float* __restrict dp = dx.data<float>();
+  const int64_t n = dy.desc.numel();
+#pragma omp parallel for schedule(static) if (n > (1 << 15))
+  for (int64_t p = 0; p < n; ++p) dp[m.source(p)] = gp[p];
+}
+
+}  // namespace
+
+void register_layout_kernels(KernelTable& table) {
+  table.add(OpKind::space_to_depth,
+            {[](const ForwardCall& call) {
+               space_to_depth(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output, call.op.space_to_depth);
+             },
+             [](const BackwardCall& call) {
+               if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                 space_to_depth_backward(need(call.grad_output, call.op, "grad_output"), *dx, call.op.space_to_depth);
+             }});
+  table.add(OpKind::convert_layout, {[](const ForwardCall& call) {
+                                       convert_layout(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
+                                     },
+                                     [](const BackwardCall& call) {
+                                       if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                         convert_layout(need(call.grad_output, call.op, "grad_output"), *dx);
+                                     }});
+}
+
+}  // namespace convbench::cpu

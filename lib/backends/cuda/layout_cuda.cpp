@@ -1,0 +1,55 @@
+// The CUDA backend's layout conversion and space_to_depth (kernels/layout.cu).
+#include "backends/cuda/cuda_op_kernels.hpp"
+
+namespace convbench::cuda {
+
+namespace {
+
+kernels::SpaceToDepthShape space_to_depth_shape(const TensorDesc& in, const TensorDesc& out,
+                                                const SpaceToDepthAttrs& a) {
+  kernels::SpaceToDepthShape s;
+  s.n = static_cast<int>(in.batch());
+  s.c = static_cast<int>(in.channels());
+  s.in = spatial3(in);
+  s.out = spatial3(out);
+  s.b = static_cast<int>(a.block_size);
+  s.bd = in.spatial_rank() == 3 ? s.b : 1;
+  s.channel_major = a.order == SpaceToDepthOrder::channel_major;
+  s.channels_last = in.layout == Layout::channels_last;
+  return s;
+}
+
+}  // namespace
+
+void register_layout_kernels(KernelTable& table, cudaStream_t stream) {
+  table.add(OpKind::space_to_depth,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               kernels::space_to_depth_forward(f.dtype, space_to_depth_shape(x.desc, f.y.desc, f.op.space_to_depth),
+                                               x.raw(), f.y.raw(), stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               if (!b.grad_x) return;
+               kernels::space_to_depth_backward(b.dtype,
+                                                space_to_depth_shape(b.grad_x->desc, b.g.desc, b.op.space_to_depth),
+                                                b.g.raw(), b.grad_x->raw(), stream);
+             }});
+
+  // convert_layout: the source's shape and layout say which way (kernels::convert_layout writes
+  // the other layout); backward converts the gradient back the same way.
+  table.add(OpKind::convert_layout, {[stream](const ForwardCall& call) {
+                                       const Fwd f(call);
+                                       const Tensor& x = f.input(0);
+                                       kernels::convert_layout(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(), stream);
+                                     },
+                                     [stream](const BackwardCall& call) {
+                                       const Bwd b(call);
+                                       if (!b.grad_x) return;
+                                       kernels::convert_layout(b.dtype, act_shape(b.g.desc), b.g.raw(), b.grad_x->raw(),
+                                                               stream);
+                                     }});
+}
+
+}  // namespace convbench::cuda
