@@ -101,15 +101,18 @@ std::string render_trend_svg(const TrendSeries& series, const StepFitOptions& st
            " " + html_escape(m.git_commit) + " " + html_escape(m.date) + ": " + format_fixed(*m.median, 4) +
            " ms, trust " + m.trust + "</title></circle>\n";
   }
-  // The level changes: a dashed line where the new level starts, its size, and both levels.
-  for (const ChangePoint& c : change_points(runs, step)) {
+  // The level changes: a dashed line where the new level starts, its size, and both levels. Close
+  // changes would print their labels over each other: each label takes the next of three rows.
+  const std::vector<ChangePoint> changes = change_points(runs, step);
+  for (size_t k = 0; k < changes.size(); ++k) {
+    const ChangePoint& c = changes[k];
     const double cx = x(c.index);
     const bool near_right = cx > kWidth - kRight - 150;  // the label goes left of the line there
     svg += "<line class=\"step\" x1=\"" + num(cx) + "\" x2=\"" + num(cx) + "\" y1=\"" + num(kTop) + "\" y2=\"" +
            num(kTop + plot_h) + "\"/><text class=\"steplabel\" x=\"" + num(near_right ? cx - 4 : cx + 4) + "\" y=\"" +
-           num(kTop + 10) + "\"" + (near_right ? " text-anchor=\"end\"" : "") + ">step " +
-           (c.after >= c.before ? "+" : "") + format_fixed((c.after / c.before - 1.0) * 100.0, 1) + "% at #" +
-           std::to_string(runs[c.index].run_id) + "</text>\n";
+           num(kTop + 10 + 12.0 * static_cast<double>(k % 3)) + "\"" + (near_right ? " text-anchor=\"end\"" : "") +
+           ">step " + (c.after >= c.before ? "+" : "") + format_fixed((c.after / c.before - 1.0) * 100.0, 1) +
+           "% at #" + std::to_string(runs[c.index].run_id) + "</text>\n";
   }
   return svg + "</svg>\n";
 }
