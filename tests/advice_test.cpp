@@ -139,7 +139,7 @@ TEST(Advice, RankingPutsGainsFirstThenTradeOffsThenLosses) {
       try_with("leanest", {row(10.02, 400)}),   // leaner, more so
   };
   std::vector<std::string> order;
-  for (size_t i : advice_ranking(advice, s)) order.push_back(s.tried[i].change);
+  for (const RankedTry& r : advice_ranking(advice, s)) order.push_back(s.tried[r.index].change);
   EXPECT_EQ(order, (std::vector<std::string>{"faster", "fast", "leanest", "leaner", "trade", "nothing", "slower"}));
 }
 

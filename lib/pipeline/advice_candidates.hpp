@@ -8,21 +8,17 @@
 #include <utility>
 #include <vector>
 
+#include "report/advice.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench {
 
-struct AdviceCandidate {
-  std::string change;    // "memory_policy: inplace_abn", "layout: channels_last (boundary)", "fold", "--threads 1"
-  std::string category;  // original | memory_policy | layout | fold | threads
-  std::string where;     // the key path the lines go under, or "command line"
-  std::vector<std::string> lines;
-  std::string note;  // what else the change means
-  // What runs: a copy of the user's block with the change, and the index of the variant to run
-  // (the other variants stay, so that a folded variant finds its source).
+// A change (report/advice.hpp) and what runs to measure it: a copy of the user's block with the
+// change, and the index of the variant to run (the other variants stay, so that a folded variant
+// finds its source).
+struct AdviceCandidate : AdviceChange {
   BlockSpec block;
   size_t variant = 0;
-  int threads = 0;  // threads to compute with (host backends); 0 on a GPU
 };
 
 struct AdviceCandidates {

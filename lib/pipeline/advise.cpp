@@ -65,16 +65,7 @@ ResultRow measure_candidate(const AdviceCandidate& c, Backend& backend, const Ru
   return row;
 }
 
-AdviceTry try_of(const AdviceCandidate& c) {
-  AdviceTry t;
-  t.change = c.change;
-  t.category = c.category;
-  t.where = c.where;
-  t.lines = c.lines;
-  t.note = c.note;
-  t.threads = c.threads;
-  return t;
-}
+AdviceTry try_of(const AdviceCandidate& c) { return {static_cast<const AdviceChange&>(c), {}}; }
 
 // The original is measured in every round; a median that moved between rounds means the machine's
 // speed changed during the run, which the per-round comparison absorbs but a reader should know.

@@ -47,10 +47,15 @@ const std::vector<std::string>& advice_rank_groups() {
   return groups;
 }
 
-int64_t advice_peak(const AdviceTry& t) {
+const MemoryFigures* advice_memory(const AdviceTry& t) {
   for (const ResultRow& r : t.rounds)
-    if (has_measured_peak(r)) return r.measured->peak_bytes;
-  return t.rounds.empty() ? 0 : t.rounds.front().predicted.peak_bytes;
+    if (has_measured_peak(r)) return &*r.measured;
+  return t.rounds.empty() ? nullptr : &t.rounds.front().predicted;
+}
+
+int64_t advice_peak(const AdviceTry& t) {
+  const MemoryFigures* m = advice_memory(t);
+  return m ? m->peak_bytes : 0;
 }
 
 AdviceJudgement judge_try(const Advice& advice, const AdviceTry& original, const AdviceTry& t) {
@@ -130,16 +135,15 @@ AdviceJudgement judge_try(const Advice& advice, const AdviceTry& original, const
   return j;
 }
 
-std::vector<size_t> advice_ranking(const Advice& advice, const AdviceSubject& subject) {
-  std::vector<AdviceJudgement> judged;
-  for (const AdviceTry& t : subject.tried) judged.push_back(judge_try(advice, subject.original, t));
-  std::vector<size_t> order(subject.tried.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+std::vector<RankedTry> advice_ranking(const Advice& advice, const AdviceSubject& subject) {
+  std::vector<RankedTry> ranked;
+  for (size_t i = 0; i < subject.tried.size(); ++i)
+    ranked.push_back({i, judge_try(advice, subject.original, subject.tried[i])});
   // Missing ratios sort last within their group; ties keep the order the changes were tried in.
   const auto key = [](const std::optional<double>& v) { return v ? *v : HUGE_VAL; };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const AdviceJudgement& x = judged[a];
-    const AdviceJudgement& y = judged[b];
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const RankedTry& a, const RankedTry& b) {
+    const AdviceJudgement& x = a.judgement;
+    const AdviceJudgement& y = b.judgement;
     if (x.rank_group != y.rank_group) return x.rank_group < y.rank_group;
     // Within "leaner", the leanest first; elsewhere, the fastest first.
     if (x.rank_group == kLeanerGroup && key(x.peak_ratio) != key(y.peak_ratio))
@@ -147,7 +151,7 @@ std::vector<size_t> advice_ranking(const Advice& advice, const AdviceSubject& su
     if (key(x.time_ratio) != key(y.time_ratio)) return key(x.time_ratio) < key(y.time_ratio);
     return key(x.peak_ratio) < key(y.peak_ratio);
   });
-  return order;
+  return ranked;
 }
 
 }  // namespace convbench

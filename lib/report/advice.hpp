@@ -17,16 +17,20 @@
 
 namespace convbench {
 
-// One variant of the spec, run as written or with one change.
-struct AdviceTry {
+// One change to the user's variant (or none: "as written"), as a user makes it.
+struct AdviceChange {
   std::string change;    // "as written", "memory_policy: inplace_abn", "--threads 1", ...
   std::string category;  // original | memory_policy | layout | fold | threads
   // Where the change is written: a key path of the spec ("blocks[0]", "blocks[0].variants[1]") and
   // the YAML lines to put there, or "command line" and the flag.
   std::string where;
   std::vector<std::string> lines;
-  std::string note;               // what else the change means (InPlaceABN's leaky slope, the network's layout)
-  int threads = 0;                // the threads it computed with (host backends; 0 on a GPU)
+  std::string note;  // what else the change means (InPlaceABN's leaky slope, the network's layout)
+  int threads = 0;   // the threads it computes with (host backends; 0 on a GPU)
+};
+
+// A change, measured.
+struct AdviceTry : AdviceChange {
   std::vector<ResultRow> rounds;  // one measured row per round, in round order
 };
 
@@ -71,10 +75,18 @@ const std::vector<std::string>& advice_rank_groups();
 // the rounds must agree, or the verdict is AMBIGUOUS; a disturbed row's round is not judged.
 AdviceJudgement judge_try(const Advice& advice, const AdviceTry& original, const AdviceTry& t);
 
-// The indices of subject.tried, best first: by rank group, then time ratio, then peak ratio.
-std::vector<size_t> advice_ranking(const Advice& advice, const AdviceSubject& subject);
+// subject.tried in rank order, best first (by rank group, then time ratio, then peak ratio), each
+// with its judgement.
+struct RankedTry {
+  size_t index = 0;  // into subject.tried
+  AdviceJudgement judgement;
+};
+std::vector<RankedTry> advice_ranking(const Advice& advice, const AdviceSubject& subject);
 
-// The peak a try is judged by: the measured peak of its first round that has one, else the predicted.
+// The memory a try is judged by: the measured figures of its first round that has them, else the
+// predicted ones; null for a try with no round.
+const MemoryFigures* advice_memory(const AdviceTry& t);
+// Its peak: advice_memory's peak bytes, 0 without one.
 int64_t advice_peak(const AdviceTry& t);
 
 }  // namespace convbench

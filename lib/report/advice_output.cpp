@@ -68,22 +68,15 @@ std::string subject_title(const Advice& advice, const AdviceSubject& s) {
 }
 
 int64_t saved_bytes(const AdviceTry& t) {
-  for (const ResultRow& r : t.rounds)
-    if (has_measured_peak(r)) return r.measured->saved_bytes;
-  return t.rounds.empty() ? 0 : t.rounds.front().predicted.saved_bytes;
-}
-
-const MemoryFigures* peak_figures(const AdviceTry& t) {
-  for (const ResultRow& r : t.rounds)
-    if (has_measured_peak(r)) return &*r.measured;
-  return t.rounds.empty() ? nullptr : &t.rounds.front().predicted;
+  const MemoryFigures* m = advice_memory(t);
+  return m ? m->saved_bytes : 0;
 }
 
 // What made the peak move: the memory categories at the moment of each peak that differ most
 // (at most three), e.g. "; at the peak, workspace 6.06 MiB -> 0 B, saved 9.00 MiB -> 12.00 MiB".
 std::string at_peak_change(const AdviceTry& original, const AdviceTry& t) {
-  const MemoryFigures* a = peak_figures(original);
-  const MemoryFigures* b = peak_figures(t);
+  const MemoryFigures* a = advice_memory(original);
+  const MemoryFigures* b = advice_memory(t);
   if (!a || !b) return "";
   std::vector<int> moved;
   for (int c = 0; c < kMemoryCategoryCount; ++c)
@@ -144,18 +137,19 @@ std::string where_text(const AdviceTry& t) {
   return t.where == "command line" ? "On the command line" : "In " + t.where;
 }
 
-struct RankedTry {
+// A ranked try as the renderers read it: the try and its judgement.
+struct ShownTry {
   const AdviceTry* t;
   AdviceJudgement j;
 };
 
-std::vector<RankedTry> ranked_tries(const Advice& advice, const AdviceSubject& s) {
-  std::vector<RankedTry> out;
-  for (size_t i : advice_ranking(advice, s)) out.push_back({&s.tried[i], judge_try(advice, s.original, s.tried[i])});
+std::vector<ShownTry> ranked_tries(const Advice& advice, const AdviceSubject& s) {
+  std::vector<ShownTry> out;
+  for (RankedTry& r : advice_ranking(advice, s)) out.push_back({&s.tried[r.index], std::move(r.judgement)});
   return out;
 }
 
-TextTable subject_table(const Advice& advice, const AdviceSubject& s, const std::vector<RankedTry>& ranked) {
+TextTable subject_table(const Advice& advice, const AdviceSubject& s, const std::vector<ShownTry>& ranked) {
   TextTable table;
   const std::string phase = training(s) ? "step" : "fwd";
   table.header = {"#", "change"};
@@ -168,7 +162,7 @@ TextTable subject_table(const Advice& advice, const AdviceSubject& s, const std:
   table.right_aligned.insert(table.right_aligned.end(), {true, true, false});
   const int64_t original_peak = advice_peak(s.original);
   for (size_t k = 0; k < ranked.size(); ++k) {
-    const RankedTry& r = ranked[k];
+    const ShownTry& r = ranked[k];
     std::vector<std::string> row = {std::to_string(k + 1), r.t->change};
     std::vector<Tone> tones = {Tone::plain, Tone::plain};
     if (advice.timed) {
@@ -241,12 +235,12 @@ std::string advice_text(const Advice& advice) {
     if (!first) out << "\n";
     first = false;
     out << printable(subject_title(advice, s)) << "\n";
-    const std::vector<RankedTry> ranked = ranked_tries(advice, s);
+    const std::vector<ShownTry> ranked = ranked_tries(advice, s);
     out << subject_table(advice, s, ranked).render_terminal();
     out << columns_note(advice, s) << "\n";
     bool any = false;
     for (size_t k = 0; k < ranked.size(); ++k) {
-      const RankedTry& r = ranked[k];
+      const ShownTry& r = ranked[k];
       if (!worth_saying(r.j)) continue;
       if (!any) out << "\nWhat each change buys, and how to make it:\n";
       any = true;
@@ -266,12 +260,12 @@ std::string advice_markdown(const Advice& advice) {
   out << "# What to try\n";
   for (const AdviceSubject& s : advice.subjects) {
     out << "\n## " << markdown_escape(subject_title(advice, s)) << "\n\n";
-    const std::vector<RankedTry> ranked = ranked_tries(advice, s);
+    const std::vector<ShownTry> ranked = ranked_tries(advice, s);
     out << subject_table(advice, s, ranked).render_markdown() << "\n"
         << markdown_escape(columns_note(advice, s)) << "\n";
     bool any = false;
     for (size_t k = 0; k < ranked.size(); ++k) {
-      const RankedTry& r = ranked[k];
+      const ShownTry& r = ranked[k];
       if (!worth_saying(r.j)) continue;
       if (!any) out << "\n";
       any = true;
@@ -322,7 +316,7 @@ nlohmann::ordered_json advice_json(const Advice& advice) {
   for (const AdviceSubject& s : advice.subjects) {
     J ranked = J::array();
     int rank = 0;
-    for (const RankedTry& r : ranked_tries(advice, s)) {
+    for (const ShownTry& r : ranked_tries(advice, s)) {
       J j = {{"rank", ++rank}};
       j.update(try_json(*r.t));
       j["outcome"] = r.j.outcome;
