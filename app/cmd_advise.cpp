@@ -8,10 +8,10 @@
 #include "commands.hpp"
 #include "measurement_options.hpp"
 #include "option_checks.hpp"
+#include "output_options.hpp"
 #include "pipeline/advise.hpp"
 #include "report/advice_output.hpp"
 #include "spec/spec_loader.hpp"
-#include "util/input_error.hpp"
 #include "util/json_text.hpp"
 #include "util/output_writer.hpp"
 
@@ -64,21 +64,14 @@ Command add_advise_command(CLI::App& app) {
   return {sub, [opt] {
             const std::vector<OutputPath> paths = {{opt->json, "--json"}, {opt->markdown, "--markdown"}};
             check_output_paths(paths, {opt->spec});
-            for (const OutputPath& p : paths)
-              if (p.path == "-" && opt->format != "text")
-                throw InputError({"command line", 0, 0}, "--format",
-                                 "--format " + opt->format + " and " + p.flag +
-                                     " - both ask for standard output; name a file for one of them");
+            check_one_format_on_stdout(paths, opt->format, "text");
             opt->advise.compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
             const Spec spec = load_spec_file(opt->spec, opt->limits);
             const Advice advice = advise(spec, opt->advise, std::cerr);
             std::vector<OutputFile> files;
             if (!opt->json.empty()) files.push_back({paths[0], render_advice(advice, "json")});
             if (!opt->markdown.empty()) files.push_back({paths[1], render_advice(advice, "md")});
-            write_output_files(files, {opt->spec});
-            bool to_stdout = false;
-            for (const OutputFile& f : files) to_stdout = to_stdout || f.where.path == "-";
-            if (!to_stdout) std::cout << render_advice(advice, opt->format);
+            write_files_else_stdout(files, {opt->spec}, [&] { return render_advice(advice, opt->format); });
             return 0;
           }};
 }

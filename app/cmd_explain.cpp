@@ -84,11 +84,7 @@ Command add_explain_command(CLI::App& app) {
                                                    {opt->html, "--html"},
                                                    {opt->results_json, "--results-json"}};
             check_output_paths(paths, {opt->spec});
-            for (const OutputPath& p : paths)
-              if (p.path == "-" && opt->format != "text")
-                throw InputError({"command line", 0, 0}, "--format",
-                                 "--format " + opt->format + " and " + p.flag +
-                                     " - both ask for standard output; name a file for one of them");
+            check_one_format_on_stdout(paths, opt->format, "text");
             opt->explain.compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
             Spec spec = load_spec_file(opt->spec, opt->limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
@@ -98,10 +94,8 @@ Command add_explain_command(CLI::App& app) {
             if (!opt->markdown.empty()) files.push_back({paths[1], render_explanation(run.explanation, "md")});
             if (!opt->html.empty()) files.push_back({paths[2], render_explanation(run.explanation, "html")});
             if (!opt->results_json.empty()) files.push_back({paths[3], render_results(run.results, "json", false, {})});
-            write_output_files(files, {opt->spec});
-            bool to_stdout = false;
-            for (const OutputFile& f : files) to_stdout = to_stdout || f.where.path == "-";
-            if (!to_stdout) std::cout << render_explanation(run.explanation, opt->format);
+            write_files_else_stdout(files, {opt->spec},
+                                    [&] { return render_explanation(run.explanation, opt->format); });
             return 0;
           }};
 }

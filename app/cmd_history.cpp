@@ -178,8 +178,8 @@ Command add_history_command(CLI::App& app) {
               const std::string db_file = history_file_path(db);
               const std::filesystem::path dir(opt->site_dir);
               std::error_code ec;
-              if (std::filesystem::exists(std::filesystem::symlink_status(dir, ec)) &&
-                  !std::filesystem::is_directory(std::filesystem::symlink_status(dir, ec)))
+              const std::filesystem::file_status status = std::filesystem::symlink_status(dir, ec);
+              if (std::filesystem::exists(status) && !std::filesystem::is_directory(status))
                 throw InputError({opt->site_dir, 0, 0}, "DIR", "exists and is not a folder: the site needs a folder");
               HistoryReader history(db, busy_ms);
               std::vector<OutputFile> files;

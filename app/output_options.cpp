@@ -98,21 +98,34 @@ std::vector<Requested> requested(const OutputOptions& o) {
 }  // namespace
 
 void check_result_paths(const OutputOptions& o, const std::vector<std::string>& inputs) {
-  std::vector<OutputPath> paths;
-  for (const Requested& r : requested(o)) paths.push_back({r.path, r.format->flag});
+  std::vector<OutputPath> renderings;
+  for (const Requested& r : requested(o)) renderings.push_back({r.path, r.format->flag});
+  std::vector<OutputPath> paths = renderings;
   paths.push_back({o.peer_json, "--peer-json"});
   check_output_paths(paths, inputs);
-  // Standard output carries one format: an output named `-` would silently drop what --format
-  // asked for.
-  if (o.format != "table")
-    for (const Requested& r : requested(o))
-      if (r.path == "-")
-        throw InputError({"command line", 0, 0}, "--format",
-                         "--format " + o.format + " and " + r.format->flag +
-                             " - both ask for standard output; name a file "
-                             "for one of them");
+  // --peer-json is not a rendering of the results: it may go to standard output beside any --format.
+  check_one_format_on_stdout(renderings, o.format, "table");
   table_options(o);  // a bad --columns fails before the work, not after it
   check_figure_options(o);
+}
+
+void check_one_format_on_stdout(const std::vector<OutputPath>& paths, const std::string& format,
+                                const std::string& plain) {
+  // An output named `-` would silently drop what --format asked for.
+  if (format == plain) return;
+  for (const OutputPath& p : paths)
+    if (p.path == "-")
+      throw InputError(
+          {"command line", 0, 0}, "--format",
+          "--format " + format + " and " + p.flag + " - both ask for standard output; name a file for one of them");
+}
+
+void write_files_else_stdout(const std::vector<OutputFile>& files, const std::vector<std::string>& inputs,
+                             const std::function<std::string()>& stdout_text) {
+  write_output_files(files, inputs);
+  for (const OutputFile& f : files)
+    if (f.where.path == "-") return;
+  std::cout << stdout_text();
 }
 
 void check_figure_options(const OutputOptions& o) {

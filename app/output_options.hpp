@@ -4,6 +4,7 @@
 // alone. Otherwise the terminal table goes to stdout, coloured only when it is a terminal.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -62,6 +63,14 @@ void check_result_paths(const OutputOptions& options, const std::vector<std::str
 // follows the tables (table, md) or ends the report (html), and --peer-json is written too.
 void write_results(const OutputOptions& options, const ResultSet& results, const std::vector<std::string>& inputs,
                    const PeerOutputs& peer = {});
+// Standard output carries one format: an output file named `-` beside a --format that asks
+// standard output for something other than `plain` is refused (InputError naming --format).
+void check_one_format_on_stdout(const std::vector<OutputPath>& paths, const std::string& format,
+                                const std::string& plain);
+// Writes `files` all or none (write_output_files), then `stdout_text()` on standard output unless
+// one of the files went there (`explain` and `advise`: their reports, beside their files).
+void write_files_else_stdout(const std::vector<OutputFile>& files, const std::vector<std::string>& inputs,
+                             const std::function<std::string()>& stdout_text);
 // Whether standard output is a terminal (colour is used only then).
 bool stdout_is_terminal();
 

@@ -87,22 +87,21 @@ std::string commit_link(const CommitIndex& commits, const std::string& commit) {
   return "<a href=\"" + commits.file(commit) + "\"><code>" + html_escape(short_commit(commit)) + "</code></a>";
 }
 
+struct SeriesData {
+  StoredSeries series;
+  std::vector<StoredMeasurement> runs;
+  std::vector<ChangePoint> changes;  // the step fit's, once: the index and the series page show them
+};
+
 // The latest level change of a series, as a cell: "+25.0% at #14 (commit)", or "steady".
-std::string latest_change(const std::vector<StoredMeasurement>& runs, const CommitIndex& commits,
-                          const StepFitOptions& step) {
-  const std::vector<ChangePoint> changes = change_points(runs, step);
-  if (changes.empty()) return "steady";
-  const ChangePoint& c = changes.back();
-  const StoredMeasurement& at = runs[c.index];
+std::string latest_change(const SeriesData& d, const CommitIndex& commits) {
+  if (d.changes.empty()) return "steady";
+  const ChangePoint& c = d.changes.back();
+  const StoredMeasurement& at = d.runs[c.index];
   return std::string(c.after > c.before ? "<span class=\"bad\">" : "<span>") + (c.after >= c.before ? "+" : "") +
          format_fixed((c.after / c.before - 1.0) * 100.0, 1) + "%</span> at #" + std::to_string(at.run_id) + " (" +
          commit_link(commits, at.git_commit) + ")";
 }
-
-struct SeriesData {
-  StoredSeries series;
-  std::vector<StoredMeasurement> runs;
-};
 
 std::string key_table(const StoredSeries& s) {
   std::string rows;
@@ -126,10 +125,9 @@ std::string series_page(const SeriesData& d, const CommitIndex& commits, const S
   body += key_table(s);
   body += "<figure>" + render_trend_svg({title + " (" + std::to_string(d.runs.size()) + " runs)", d.runs}, step) +
           "</figure>\n";
-  const std::vector<ChangePoint> changes = change_points(d.runs, step);
   body += "<h2>Level changes</h2>\n";
-  if (changes.empty()) body += "<p>None: the penalised step fit finds one level over every usable run.</p>\n";
-  for (const ChangePoint& c : changes) {
+  if (d.changes.empty()) body += "<p>None: the penalised step fit finds one level over every usable run.</p>\n";
+  for (const ChangePoint& c : d.changes) {
     const StoredMeasurement& at = d.runs[c.index];
     body += "<p>" + format_significant(c.before, 4) + " ms &rarr; " + format_significant(c.after, 4) + " ms (" +
             (c.after >= c.before ? "+" : "") + format_fixed((c.after / c.before - 1.0) * 100.0, 1) + "%) from run #" +
@@ -186,7 +184,9 @@ std::vector<SiteFile> history_site(HistoryReader& history, const std::string& fi
   // Commits numbered in run order over every selected series.
   std::map<int64_t, std::string> commit_of_run;
   for (const StoredSeries& s : select_series(history, filter)) {
-    all.push_back({s, history.measurements(s.id)});
+    std::vector<StoredMeasurement> runs = history.measurements(s.id);
+    std::vector<ChangePoint> changes = change_points(runs, step);
+    all.push_back({s, std::move(runs), std::move(changes)});
     for (const StoredMeasurement& m : all.back().runs) commit_of_run.emplace(m.run_id, m.git_commit);
   }
   for (const auto& [run, commit] : commit_of_run) commits.add(commit);
@@ -213,7 +213,7 @@ std::vector<SiteFile> history_site(HistoryReader& history, const std::string& fi
              commit_link(commits, latest->git_commit) + "</td>";
     else
       row += "<td>-</td><td>-</td><td>-</td>";
-    row += "<td>" + latest_change(d.runs, commits, step) + "</td></tr>\n";
+    row += "<td>" + latest_change(d, commits) + "</td></tr>\n";
     sections[section_of[device]].second += row;
     files.push_back({series_file(d.series), series_page(d, commits, step)});
   }
