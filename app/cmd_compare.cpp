@@ -89,7 +89,8 @@ Command add_compare_command(CLI::App& app) {
                   "With --shard: the plan (convbench plan) the shard belongs to; refused when it "
                   "is not this spec's");
   sub->add_option("--db", opt->db,
-                  "Also add the run to this results history (SQLite; see `convbench history`), after the outputs");
+                  "Also add the run to this results history (an SQLite file or a postgresql:// URI; see "
+                  "`convbench history`), after the outputs");
   add_peer_options(*sub, opt->peer, opt->output);
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
@@ -115,7 +116,8 @@ Command add_compare_command(CLI::App& app) {
             // The history is an input too: an output onto it (--json h.sqlite --db ./h.sqlite, or
             // through a file: URI) would replace every run in it with this one.
             std::vector<std::string> inputs{opt->spec, opt->plan};
-            if (!opt->db.empty()) inputs.push_back(history_file_path(opt->db));
+            if (!opt->db.empty())
+              for (const std::string& f : history_input_files(opt->db)) inputs.push_back(f);
             check_result_paths(opt->output, inputs);
             opt->compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
             if (!opt->db.empty()) check_history_addable(opt->db);  // before the run, not after it

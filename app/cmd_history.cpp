@@ -1,5 +1,6 @@
 // convbench history add|list|show|check|export|report|site|integrity: the results history (lib/history), an
-// SQLite file at --db, else $CONVBENCH_DB, else convbench-history.sqlite in the working directory.
+// SQLite file or a PostgreSQL URI (postgresql://...) at --db, else $CONVBENCH_DB, else
+// convbench-history.sqlite in the working directory.
 // Flags only: the work is in lib/history. Exit codes: check as diff (0 no regression, 1
 // regression, 3 ambiguous slowdown); 2 for bad input, a database that is locked, read-only,
 // corrupt or from a newer convbench (nothing is then written).
@@ -29,7 +30,9 @@ std::string default_db() {
 }
 
 void add_db_option(CLI::App& sub, std::string& db, double& busy_timeout_s) {
-  sub.add_option("--db", db, "History database (default: $CONVBENCH_DB, else convbench-history.sqlite)");
+  sub.add_option("--db", db,
+                 "History database: an SQLite file, or postgresql://USER@HOST/DB for a team's server (default: "
+                 "$CONVBENCH_DB, else convbench-history.sqlite)");
   sub.add_option("--busy-timeout", busy_timeout_s,
                  "Seconds to wait for another process that is writing the database before giving up (exit 2)")
       ->check(finite_in(0, 86400))
@@ -130,7 +133,8 @@ Command add_history_command(CLI::App& app) {
 
   CLI::App* integrity = sub->add_subcommand(
       "integrity",
-      "Check every page and index of the history with SQLite's integrity_check (exit 0 intact, 1 damaged)");
+      "Check every page and index of the history (SQLite's integrity_check; on a server, its references and "
+      "amcheck where installed) (exit 0 intact, 1 damaged)");
   add_db_option(*integrity, opt->db, opt->busy_s);
 
   return {sub, [opt, add, list, show, check, exp, report, site, integrity] {
@@ -150,7 +154,7 @@ Command add_history_command(CLI::App& app) {
               // CI's first run: with --add, a history that does not exist yet is created empty
               // (every series is then new). Without --add a missing file stays an error, so that a
               // mistyped --db cannot pass every check against nothing.
-              if (opt->add_after_check && !std::filesystem::exists(history_file_path(db))) add_runs(db, {}, busy_ms);
+              if (opt->add_after_check && history_to_create_first(db)) add_runs(db, {}, busy_ms);
               CheckReport result;
               {
                 HistoryReader history(db, busy_ms);
@@ -166,16 +170,16 @@ Command add_history_command(CLI::App& app) {
             if (report->parsed() || exp->parsed()) {
               const OutputPath out = report->parsed() ? OutputPath{opt->html, "--html"} : OutputPath{opt->output, "-o"};
               // The history is an input, compared as the file it is (a URI, ./h.sqlite, a link).
-              const std::string db_file = history_file_path(db);
-              check_output_paths({out}, {db_file});
+              const std::vector<std::string> db_files = history_input_files(db);
+              check_output_paths({out}, db_files);
               HistoryReader history(db, busy_ms);
               const std::string text = report->parsed() ? format_trend_report(history, opt->filter, opt->step)
                                                         : export_history(history, opt->format, opt->filter);
-              write_output_files({{out, text}}, {db_file});
+              write_output_files({{out, text}}, db_files);
               return 0;
             }
             if (site->parsed()) {
-              const std::string db_file = history_file_path(db);
+              const std::vector<std::string> db_files = history_input_files(db);
               const std::filesystem::path dir(opt->site_dir);
               std::error_code ec;
               const std::filesystem::file_status status = std::filesystem::symlink_status(dir, ec);
@@ -188,10 +192,10 @@ Command add_history_command(CLI::App& app) {
               std::vector<OutputPath> paths;
               for (const OutputFile& f : files) paths.push_back(f.where);
               // Every page is checked before the folder is made, so a refusal leaves nothing behind.
-              if (std::filesystem::is_directory(dir, ec)) check_output_paths(paths, {db_file});
+              if (std::filesystem::is_directory(dir, ec)) check_output_paths(paths, db_files);
               if (!std::filesystem::create_directories(dir, ec) && ec)
                 throw InputError({opt->site_dir, 0, 0}, "DIR", "cannot make the folder: " + ec.message());
-              write_output_files(files, {db_file});
+              write_output_files(files, db_files);
               std::cout << "wrote " << files.size() << " pages to " << printable(opt->site_dir) << " (open "
                         << printable((dir / "index.html").string()) << ")\n";
               return 0;

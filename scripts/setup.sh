@@ -25,8 +25,8 @@ build_packages=(
   # oneDNN (the cpu backend); its CMake config calls find_package(OpenCL), whose library and
   # headers come from ocl-icd-opencl-dev, only a Recommends of libdnnl-dev
   libdnnl-dev ocl-icd-opencl-dev
-  # convbench history: the results store is SQLite
-  libsqlite3-dev
+  # convbench history: the results store is SQLite, or a team's PostgreSQL server through libpq
+  libsqlite3-dev libpq-dev
   # every --filter: RE2, a regex engine linear in the name (std::regex overflows the stack on long names)
   libre2-dev
 )
@@ -52,6 +52,11 @@ test_packages=(
   # Google Benchmark's tools/compare.py, which reads --gbench-json, and the SciPy it imports for
   # its U test (not a dependency of the package)
   libbenchmark-tools python3-scipy
+  # the history tests' PostgreSQL server (scripts/test-postgres.sh starts a throwaway one on
+  # loopback), with psql and pg_dump to read what convbench wrote. Installing it also creates and
+  # starts Debian's own cluster on port 5432 (Debian's packaging does that); the tests do not use it
+
+  postgresql
   # pandas reads the CSV in a test, as its users do
   python3-pandas
   # --plots DIR: rsvg-convert turns each SVG figure into a PDF (found at run time; without it the

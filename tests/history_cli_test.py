@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
-"""`convbench history` end to end, as its users meet it: runs added from real `compare` output and
-from files derived from it, the tables read with the sqlite3 shell, `check` exit codes on an
-injected step, the export read by pandas, the trend page rendered by Chromium, two processes
-adding at once losing nothing, and bad input (another results schema, a newer, corrupt, locked
-or read-only database) refused with exit 2 and the database left unchanged.
+"""`convbench history` end to end, as its users meet it, on either store: runs added from real
+`compare` output and from files derived from it, the tables read with the store's own shell
+(sqlite3, psql), `check` exit codes on an injected step, the export read by pandas, the trend page
+and the static site rendered by Chromium, four processes adding at once losing nothing, and bad
+input (another results schema; a newer, foreign, locked, read-only or missing database; on SQLite a
+corrupt file) refused with exit 2 and the database left unchanged.
 
-usage: history_cli_test.py CONVBENCH SOURCE_DIR
+--store postgresql runs all of it against a real PostgreSQL server that scripts/test-postgres.sh
+starts on loopback (and stops at the end), and adds what only a server has: a writer killed in
+the middle of its transaction leaves nothing behind, a wrong password is refused without being
+shown, and `check`, `list` and `export` say the same of the same runs on both stores.
+
+usage: history_cli_test.py CONVBENCH SOURCE_DIR [--store sqlite|postgresql]
 """
 import copy
 import hashlib
+import signal
+import time
 import io
 import json
 import os
@@ -32,6 +40,133 @@ def check(ok, what):
 
 def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+class SqliteStore:
+    """Histories as SQLite files in the test's folder, read with the sqlite3 shell."""
+    name = "sqlite"
+    tables = ["measurements", "runs", "series", "trend"]
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+
+    def new(self, name):
+        return os.path.join(self.tmp, name + ".sqlite")
+
+    def exists(self, db):
+        return os.path.exists(db)
+
+    def sql(self, db, *queries):
+        return run(["sqlite3", "-csv", db, ";".join(queries)]).stdout.split()
+
+    def table_names(self, db):
+        return run(["sqlite3", db, ".tables"]).stdout.split()
+
+    def snapshot(self, db):
+        return digest(db), run(["sqlite3", db, ".dump"]).stdout
+
+    def copy(self, db, name):
+        path = self.new(name)
+        shutil.copy(db, path)
+        return path
+
+    def set_version(self, db, version):
+        con = sqlite3.connect(db)
+        con.execute(f"PRAGMA user_version = {version}")
+        con.close()
+
+    def foreign(self, name):
+        path = self.new(name)
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE t (x)")
+        con.execute("PRAGMA application_id = 42")
+        con.close()
+        return path
+
+    def hold_write_lock(self, db):
+        holder = sqlite3.connect(db, timeout=1)
+        holder.execute("BEGIN IMMEDIATE")
+        return holder.rollback
+
+    def close(self):
+        pass
+
+
+class PostgresStore:
+    """Histories as databases of a throwaway server (scripts/test-postgres.sh), read with psql."""
+    name = "postgresql"
+    tables = ["convbench_history", "measurements", "runs", "series", "trend"]
+    lock_key = 0x63626831  # every convbench writer's advisory lock: 'cbh1', the history's application id
+
+    def __init__(self, source):
+        self.script = os.path.join(source, "scripts/test-postgres.sh")
+        r = run([self.script, "start"])
+        if r.returncode != 0:
+            raise SystemExit(f"FAIL: scripts/test-postgres.sh start: {r.returncode} {r.stderr}")
+        fields = dict(line.split("=", 1) for line in r.stdout.split())
+        self.dir, self.admin = fields["dir"], fields["uri"]
+        self.server = self.admin.rsplit("/", 1)[0]  # postgresql://convbench_admin@127.0.0.1:PORT
+        self.port = self.server.rsplit(":", 1)[1]
+
+    def psql(self, db, *queries):
+        args = ["psql", "-X", "-q", "-A", "-t", "-F", ",", "-v", "ON_ERROR_STOP=1", db]
+        for q in queries:
+            args += ["-c", q]
+        r = run(args)
+        if r.returncode != 0:
+            check(False, f"psql {queries}: {r.stderr}")
+        return r
+
+    def new(self, name):
+        self.psql(self.admin, f"CREATE DATABASE {name}")
+        return f"{self.server}/{name}"
+
+    def exists(self, db):
+        return self.psql(db, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").stdout.strip() != "0"
+
+    def sql(self, db, *queries):
+        return self.psql(db, *queries).stdout.split()
+
+    def table_names(self, db):
+        return self.sql(db, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+                            "ORDER BY 1")
+
+    def snapshot(self, db):
+        r = run(["pg_dump", "--no-owner", db])
+        check(r.returncode == 0, f"pg_dump {db}: {r.stderr}")
+        # pg_dump fences its output with a random key (\restrict KEY): not the database's content.
+        return [line for line in r.stdout.splitlines() if not line.startswith(("\\restrict", "\\unrestrict"))]
+
+    def copy(self, db, name):
+        self.psql(self.admin, f"CREATE DATABASE {name} TEMPLATE {db.rsplit('/', 1)[1]}")
+        return f"{self.server}/{name}"
+
+    def set_version(self, db, version):
+        self.psql(db, f"UPDATE convbench_history SET schema_version = {version}")
+
+    def foreign(self, name):
+        db = self.new(name)
+        self.psql(db, "CREATE TABLE t (x integer)")
+        return db
+
+    def hold_write_lock(self, db):
+        holder = subprocess.Popen(["psql", "-X", "-q", db], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                  text=True)
+        holder.stdin.write(f"BEGIN; SELECT pg_advisory_xact_lock({self.lock_key});\n")
+        holder.stdin.flush()
+        for _ in range(500):  # until the server says the lock is held
+            if self.sql(db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") == ["1"]:
+                break
+            time.sleep(0.02)
+
+        def release():
+            holder.stdin.write("ROLLBACK;\n")
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        return release
+
+    def close(self):
+        run([self.script, "stop", self.dir])
 
 
 def quantile(sorted_v, q):
@@ -76,10 +211,10 @@ def digest(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest() if os.path.exists(path) else None
 
 
-def long_name_filters(binary, tmp, template, rng):
+def long_name_filters(binary, tmp, store, template, rng):
     """--filter over 30,000- and 1,000,000-character block names, on a 1 MiB stack (issue 37,
     item 5): std::regex recursed per character and overflowed from about 30,000; RE2 does not."""
-    db = os.path.join(tmp, "long.sqlite")
+    db = store.new("long")
     files = []
     for i, n in enumerate((30000, 1000000)):
         doc = derived_run(template, 60 + i, 1.0, rng)
@@ -133,155 +268,145 @@ def static_site(binary, tmp, db, rows, chromium):
           f"site into a file: {r.returncode} {r.stderr}")
 
 
-def main():
-    binary, source = sys.argv[1], sys.argv[2]
-    rng = random.Random(17)
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = os.environ.get("HISTORY_TEST_KEEP", tmp)
-        db = os.path.join(tmp, "h.sqlite")
-        spec = os.path.join(source, "tests/data/results/readme-spec.yaml")
-        measured = os.path.join(tmp, "measured.json")
-        # A real run, added by compare --db itself; its --json added again is the same run.
-        r = run([binary, "compare", spec, "--device", "cpu", "--min-time", "0", "--min-samples", "5", "--timeout",
-                 "0.5", "-q", "--json", measured, "--db", db, "--sweep", "batch=1,2"])
-        check(r.returncode == 0, f"compare --db exited {r.returncode}: {r.stderr}")
-        r = run([binary, "history", "add", measured, "--db", db])
-        check(r.returncode == 0 and "already in the history" in r.stderr and "added 0 run(s)" in r.stdout,
-              f"the --json of a compare --db run added again: {r.returncode} {r.stdout} {r.stderr}")
-        template = json.load(open(measured))
-        check(all(len(row.get("graph_hash", "")) == 64 for row in template["results"]), "rows without graph_hash")
-        rows = len(template["results"])
+def end_to_end(binary, source, tmp, store, rng):
+    db = store.new("h")
+    spec = os.path.join(source, "tests/data/results/readme-spec.yaml")
+    measured = os.path.join(tmp, "measured.json")
+    # A real run, added by compare --db itself; its --json added again is the same run.
+    r = run([binary, "compare", spec, "--device", "cpu", "--min-time", "0", "--min-samples", "5", "--timeout",
+             "0.5", "-q", "--json", measured, "--db", db, "--sweep", "batch=1,2"])
+    check(r.returncode == 0, f"compare --db exited {r.returncode}: {r.stderr}")
+    r = run([binary, "history", "add", measured, "--db", db])
+    check(r.returncode == 0 and "already in the history" in r.stderr and "added 0 run(s)" in r.stdout,
+          f"the --json of a compare --db run added again: {r.returncode} {r.stdout} {r.stderr}")
+    template = json.load(open(measured))
+    check(all(len(row.get("graph_hash", "")) == 64 for row in template["results"]), "rows without graph_hash")
+    rows = len(template["results"])
 
-        # Twelve more runs of the same build, then one 25% slower (the step) and one 2% slower.
-        files = []
-        for i in range(12):
-            files.append(os.path.join(tmp, f"run{i}.json"))
-            write(files[-1], derived_run(template, i, 1.0, rng))
-        r = run([binary, "history", "add", *files, "--db", db])
-        check(r.returncode == 0 and f"added 12 run(s), {12 * rows} measurement(s), 0 new series" in r.stdout,
-              f"history add: {r.returncode} {r.stdout} {r.stderr}")
-        slow, same = os.path.join(tmp, "slow.json"), os.path.join(tmp, "same.json")
-        write(slow, derived_run(template, 20, 1.25, rng))
-        write(same, derived_run(template, 21, 1.0, rng))
-        r = run([binary, "history", "check", slow, "--db", db])
-        check(r.returncode == 1 and "SLOWER" in r.stdout and "Mann-Whitney p=" in r.stdout,
-              f"check of a 25% slower run: exit {r.returncode}\n{r.stdout}{r.stderr}")
-        r = run([binary, "history", "check", same, "--db", db])
-        check(r.returncode == 0 and "Result: no regression (exit code 0)" in r.stdout,
-              f"check of a run like the others: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    # Twelve more runs of the same build, then one 25% slower (the step) and one 2% slower.
+    files = []
+    for i in range(12):
+        files.append(os.path.join(tmp, f"run{i}.json"))
+        write(files[-1], derived_run(template, i, 1.0, rng))
+    r = run([binary, "history", "add", *files, "--db", db])
+    check(r.returncode == 0 and f"added 12 run(s), {12 * rows} measurement(s), 0 new series" in r.stdout,
+          f"history add: {r.returncode} {r.stdout} {r.stderr}")
+    slow, same = os.path.join(tmp, "slow.json"), os.path.join(tmp, "same.json")
+    write(slow, derived_run(template, 20, 1.25, rng))
+    write(same, derived_run(template, 21, 1.0, rng))
+    r = run([binary, "history", "check", slow, "--db", db])
+    check(r.returncode == 1 and "SLOWER" in r.stdout and "Mann-Whitney p=" in r.stdout,
+          f"check of a 25% slower run: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    r = run([binary, "history", "check", same, "--db", db])
+    check(r.returncode == 0 and "Result: no regression (exit code 0)" in r.stdout,
+          f"check of a run like the others: exit {r.returncode}\n{r.stdout}{r.stderr}")
 
-        # The sqlite3 shell reads the documented tables.
-        if shutil.which("sqlite3"):
-            r = run(["sqlite3", db, ".tables"])
-            check(r.stdout.split() == ["measurements", "runs", "series", "trend"], f".tables: {r.stdout}")
-            r = run(["sqlite3", "-csv", db, "SELECT count(*), count(DISTINCT series_id) FROM measurements;"
-                     "SELECT count(*) FROM runs; SELECT count(*) FROM trend WHERE median_ms > 0"])
-            check(r.stdout.split() == [f"{13 * rows},{rows}", "13", str(13 * rows)], f"sqlite3 counts: {r.stdout}")
-        else:
-            check(False, "no sqlite3 shell (scripts/setup.sh installs it)")
+    # The store's own shell reads the documented tables.
+    tables = store.table_names(db)
+    check(tables == store.tables, f"{store.name} tables: {tables}")
+    counts = store.sql(db, "SELECT count(*), count(DISTINCT series_id) FROM measurements",
+                       "SELECT count(*) FROM runs", "SELECT count(*) FROM trend WHERE median_ms > 0")
+    check(counts == [f"{13 * rows},{rows}", "13", str(13 * rows)], f"{store.name} counts: {counts}")
 
-        r = run([binary, "history", "list", "--db", db])
-        check(r.returncode == 0 and f"{rows} series, {13 * rows} measurements" in r.stdout, f"list: {r.stdout}")
-        r = run([binary, "history", "show", "--db", db, "--filter", "separable", "--last", "5"])
-        check(r.returncode == 0 and r.stdout.count(" / separable (") == 2 and "the last 5 shown" in r.stdout,
-              f"show: {r.stdout}{r.stderr}")
-        long_name_filters(binary, tmp, template, rng)
+    r = run([binary, "history", "list", "--db", db])
+    check(r.returncode == 0 and f"{rows} series, {13 * rows} measurements" in r.stdout, f"list: {r.stdout}")
+    r = run([binary, "history", "show", "--db", db, "--filter", "separable", "--last", "5"])
+    check(r.returncode == 0 and r.stdout.count(" / separable (") == 2 and "the last 5 shown" in r.stdout,
+          f"show: {r.stdout}{r.stderr}")
+    long_name_filters(binary, tmp, store, template, rng)
 
-        # pandas reads the export.
-        try:
-            import pandas as pd
-            r = run([binary, "history", "export", "--db", db])
-            df = pd.read_csv(io.StringIO(r.stdout))
-            check(len(df) == 13 * rows and pd.api.types.is_float_dtype(df["median_ms"]) and
-                  pd.api.types.is_integer_dtype(df["peak_bytes"]), f"export csv: {df.dtypes}")
-            trend = df.groupby(["variant", "point"])["median_ms"].median()
-            check(len(trend) == rows, f"pandas groupby: {trend}")
-            out = os.path.join(tmp, "h.json")
-            r = run([binary, "history", "export", "--db", db, "--format", "json", "-o", out])
-            dj = pd.read_json(out, orient="records")
-            check(r.returncode == 0 and len(dj) == 13 * rows and
-                  all(len(raw) == n and n >= 1 for raw, n in zip(dj["raw_ms"], dj["samples"])),
-                  f"export json: {r.stderr} {dj.head()}")
-        except ImportError:
-            check(False, "pandas not importable (scripts/setup.sh installs python3-pandas)")
+    # pandas reads the export.
+    try:
+        import pandas as pd
+        r = run([binary, "history", "export", "--db", db])
+        df = pd.read_csv(io.StringIO(r.stdout))
+        check(len(df) == 13 * rows and pd.api.types.is_float_dtype(df["median_ms"]) and
+              pd.api.types.is_integer_dtype(df["peak_bytes"]), f"export csv: {df.dtypes}")
+        trend = df.groupby(["variant", "point"])["median_ms"].median()
+        check(len(trend) == rows, f"pandas groupby: {trend}")
+        out = os.path.join(tmp, "h.json")
+        r = run([binary, "history", "export", "--db", db, "--format", "json", "-o", out])
+        dj = pd.read_json(out, orient="records")
+        check(r.returncode == 0 and len(dj) == 13 * rows and
+              all(len(raw) == n and n >= 1 for raw, n in zip(dj["raw_ms"], dj["samples"])),
+              f"export json: {r.stderr} {dj.head()}")
+    except ImportError:
+        check(False, "pandas not importable (scripts/setup.sh installs python3-pandas)")
 
-        # The trend page: self-contained, one plot per series, rendered by Chromium.
-        page = os.path.join(tmp, "trend.html")
-        r = run([binary, "history", "report", "--db", db, "--html", page])
-        html = open(page).read() if os.path.exists(page) else ""
-        check(r.returncode == 0 and html.count("<svg") == rows and "http://" not in html.replace(
-            'xmlns="http://www.w3.org/2000/svg"', "") and "<script" not in html, f"report --html: {r.stderr}")
-        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-        if chromium:
-            png = os.path.join(tmp, "trend.png")
-            c = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                     f"--screenshot={png}", "--window-size=800,1200", "file://" + page], timeout=120)
-            check(os.path.exists(png) and os.path.getsize(png) > 5000, f"chromium did not render: {c.stderr[-500:]}")
-            dom = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page],
-                      timeout=120)
-            check(dom.stdout.count("<polyline") == rows,
-                  f"chromium's DOM has {dom.stdout.count('<polyline')} median lines, not {rows}: {dom.stderr[-300:]}")
-        else:
-            check(False, "chromium not installed (scripts/setup.sh installs it)")
+    # The trend page: self-contained, one plot per series, rendered by Chromium.
+    page = os.path.join(tmp, "trend.html")
+    r = run([binary, "history", "report", "--db", db, "--html", page])
+    html = open(page).read() if os.path.exists(page) else ""
+    check(r.returncode == 0 and html.count("<svg") == rows and "http://" not in html.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "") and "<script" not in html, f"report --html: {r.stderr}")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium:
+        png = os.path.join(tmp, "trend.png")
+        c = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                 f"--screenshot={png}", "--window-size=800,1200", "file://" + page], timeout=120)
+        check(os.path.exists(png) and os.path.getsize(png) > 5000, f"chromium did not render: {c.stderr[-500:]}")
+        dom = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page],
+                  timeout=120)
+        check(dom.stdout.count("<polyline") == rows,
+              f"chromium's DOM has {dom.stdout.count('<polyline')} median lines, not {rows}: {dom.stderr[-300:]}")
+    else:
+        check(False, "chromium not installed (scripts/setup.sh installs it)")
 
-        # Two processes adding at once lose nothing.
-        conc = os.path.join(tmp, "concurrent.sqlite")
-        batches = [[], []]
-        for i in range(40):
-            f = os.path.join(tmp, f"c{i}.json")
-            write(f, derived_run(template, 100 + i, 1.0, rng))
-            batches[i % 2].append(f)
-        procs = []
-        for b in batches:  # one add per file, so the two processes interleave their transactions
-            script = " && ".join(f"{binary} history add {f} --db {conc} >/dev/null" for f in b)
-            procs.append(subprocess.Popen(["sh", "-c", script], stderr=subprocess.PIPE, text=True))
-        codes = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
-        check(all(c == 0 for c, _ in codes), f"concurrent adds failed: {codes}")
-        r = run(["sqlite3", conc, "SELECT count(*) FROM runs; SELECT count(*) FROM measurements"])
-        check(r.stdout.split() == ["40", str(40 * rows)], f"concurrent adds kept {r.stdout.split()}")
-        static_site(binary, tmp, conc, rows, chromium)
+    # Four processes adding at once lose nothing.
+    conc = store.new("concurrent")
+    batches = [[], [], [], []]
+    for i in range(40):
+        f = os.path.join(tmp, f"c{i}.json")
+        write(f, derived_run(template, 100 + i, 1.0, rng))
+        batches[i % 4].append(f)
+    procs = []
+    for b in batches:  # one add per file, so the two processes interleave their transactions
+        script = " && ".join(f"{binary} history add {f} --db '{conc}' >/dev/null" for f in b)
+        procs.append(subprocess.Popen(["sh", "-c", script], stderr=subprocess.PIPE, text=True))
+    codes = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
+    check(all(c == 0 for c, _ in codes), f"concurrent adds failed: {codes}")
+    kept = store.sql(conc, "SELECT count(*) FROM runs", "SELECT count(*) FROM measurements")
+    check(kept == ["40", str(40 * rows)], f"concurrent adds kept {kept}")
+    static_site(binary, tmp, conc, rows, chromium)
 
-        # CI's first run: check --add on a history that does not exist yet creates it; without --add
-        # a missing history is an error (a mistyped --db must not pass every check).
-        first = os.path.join(tmp, "first.sqlite")
-        r = run([binary, "history", "check", same, "--db", first])
-        check(r.returncode == 2 and not os.path.exists(first), f"check of a missing history: {r.returncode}")
-        r = run([binary, "history", "check", same, "--db", first, "--add"])
-        check(r.returncode == 0 and r.stdout.count("NEW SERIES") == rows and os.path.exists(first),
-              f"check --add of a first run: {r.returncode} {r.stdout} {r.stderr}")
+    # CI's first run: check --add on a history that does not exist yet creates it; without --add
+    # a missing history is an error (a mistyped --db must not pass every check).
+    first = store.new("first")
+    r = run([binary, "history", "check", same, "--db", first])
+    check(r.returncode == 2 and not store.exists(first), f"check of a missing history: {r.returncode}")
+    r = run([binary, "history", "check", same, "--db", first, "--add"])
+    check(r.returncode == 0 and r.stdout.count("NEW SERIES") == rows and store.exists(first),
+          f"check --add of a first run: {r.returncode} {r.stdout} {r.stderr}")
 
-        # Bad input: exit 2, the path in the message, the database unchanged.
-        def refused(args, path, words, what):
-            before = digest(db)
-            dump_before = run(["sqlite3", db, ".dump"]).stdout
-            r = run(args)
-            check(r.returncode == 2 and words in r.stderr and path in r.stderr,
-                  f"{what}: exit {r.returncode}, stderr {r.stderr}")
-            check(digest(db) == before and run(["sqlite3", db, ".dump"]).stdout == dump_before,
-                  f"{what}: the database changed")
+    # Bad input: exit 2, the path in the message, the database unchanged.
+    def refused(args, path, words, what, target=db):
+        before = store.snapshot(target)
+        r = run(args)
+        check(r.returncode == 2 and words in r.stderr and path in r.stderr,
+              f"{what}: exit {r.returncode}, stderr {r.stderr}")
+        check(store.snapshot(target) == before, f"{what}: the database changed")
+        return r
 
-        other = json.loads(json.dumps(template))
-        other["schema"] = "convbench.results/2"
-        bad = os.path.join(tmp, "other-schema.json")
-        write(bad, other)
-        good = os.path.join(tmp, "good.json")
-        write(good, derived_run(template, 50, 1.0, rng))
-        refused([binary, "history", "add", good, bad, "--db", db], bad, "not a convbench results file",
-                "a results file of another schema")
-        newer = os.path.join(tmp, "newer.sqlite")
-        shutil.copy(db, newer)
-        con = sqlite3.connect(newer)
-        con.execute("PRAGMA user_version = 99")
-        con.close()
-        before = digest(newer)
-        r = run([binary, "history", "add", good, "--db", newer])
-        check(r.returncode == 2 and "newer convbench" in r.stderr and newer in r.stderr and digest(newer) == before,
-              f"a newer database: {r.returncode} {r.stderr}")
-        r = run([binary, "compare", spec, "--device", "cpu", "-q", "--db", newer])  # refused before measuring
-        check(r.returncode == 2 and "newer convbench" in r.stderr and digest(newer) == before and not r.stdout,
-              f"compare --db of a newer database: {r.returncode} {r.stderr}")
-        r = run([binary, "history", "check", good, "--db", newer])
-        check(r.returncode == 2 and "newer convbench" in r.stderr, f"check on a newer database: {r.stderr}")
+    other = json.loads(json.dumps(template))
+    other["schema"] = "convbench.results/2"
+    bad = os.path.join(tmp, "other-schema.json")
+    write(bad, other)
+    good = os.path.join(tmp, "good.json")
+    write(good, derived_run(template, 50, 1.0, rng))
+    refused([binary, "history", "add", good, bad, "--db", db], bad, "not a convbench results file",
+            "a results file of another schema")
+    newer = store.copy(db, "newer")
+    store.set_version(newer, 99)
+    refused([binary, "history", "add", good, "--db", newer], newer, "newer convbench", "a newer database", newer)
+    r = refused([binary, "compare", spec, "--device", "cpu", "-q", "--db", newer], newer, "newer convbench",
+                "compare --db of a newer database", newer)  # refused before measuring
+    check(not r.stdout, f"compare --db of a newer database printed {r.stdout}")
+    refused([binary, "history", "check", good, "--db", newer], newer, "newer convbench",
+            "check on a newer database", newer)
+    foreign = store.foreign("other_app")
+    refused([binary, "history", "add", good, "--db", foreign], foreign, "not a convbench history",
+            "another application's database", foreign)
+    if store.name == "sqlite":
         corrupt = os.path.join(tmp, "corrupt.sqlite")
         with open(corrupt, "wb") as f:
             f.write(b"SQLite format 3\0" + bytes(range(256)) * 16)
@@ -289,43 +414,141 @@ def main():
         r = run([binary, "history", "add", good, "--db", corrupt])
         check(r.returncode == 2 and corrupt in r.stderr and digest(corrupt) == before,
               f"a corrupt database: {r.returncode} {r.stderr}")
-        # Locked: another process holds the write lock longer than the busy timeout allows.
-        holder = sqlite3.connect(db, timeout=1)
-        holder.execute("BEGIN IMMEDIATE")
-        r = run([binary, "history", "add", good, "--db", db, "--busy-timeout", "0.3"])
-        check(r.returncode == 2 and "locked" in r.stderr and db in r.stderr, f"a locked database: {r.stderr}")
-        holder.rollback()
-        holder.close()
-        r = run(["sqlite3", db, "SELECT count(*) FROM runs"])
-        check(r.stdout.strip() == "13", f"runs after the refused adds: {r.stdout}")
-        # Read-only: a file the process may not write (as root, an immutable file, where allowed).
-        ro = os.path.join(tmp, "ro.sqlite")
-        shutil.copy(db, ro)
-        protected = False
+    # Locked: another process holds the write lock longer than the busy timeout allows.
+    release = store.hold_write_lock(db)
+    r = run([binary, "history", "add", good, "--db", db, "--busy-timeout", "0.3"])
+    check(r.returncode == 2 and "locked" in r.stderr and db in r.stderr, f"a locked database: {r.stderr}")
+    release()
+    kept = store.sql(db, "SELECT count(*) FROM runs")
+    check(kept == ["13"], f"runs after the refused adds: {kept}")
+    if store.name == "sqlite":
+        read_only_file(binary, tmp, db, good)
+    else:
+        postgres_only(binary, tmp, store, db, good, template, rng)
+    missing = store.server + "/missing" if store.name == "postgresql" else os.path.join(tmp, "missing.sqlite")
+    r = run([binary, "history", "list", "--db", missing])
+    check(r.returncode == 2 and "missing" in r.stderr and not os.path.exists(os.path.join(tmp, "missing.sqlite")),
+          f"a missing database: {r.stderr}")
+
+
+def read_only_file(binary, tmp, db, good):
+    """A file the process may not write (as root, an immutable file, where allowed): add refused,
+    list reads it."""
+    ro = os.path.join(tmp, "ro.sqlite")
+    shutil.copy(db, ro)
+    protected = False
+    if os.geteuid() == 0:
+        protected = run(["chattr", "+i", ro]).returncode == 0
+    else:
+        os.chmod(ro, 0o444)
+        protected = True
+    if protected:
+        before = digest(ro)
+        r = run([binary, "history", "add", good, "--db", ro])
+        check(r.returncode == 2 and ro in r.stderr and digest(ro) == before,
+              f"a read-only database: {r.returncode} {r.stderr}")
+        r = run([binary, "history", "list", "--db", ro])
+        check(r.returncode == 0, f"list of a read-only database: {r.stderr}")
         if os.geteuid() == 0:
-            protected = run(["chattr", "+i", ro]).returncode == 0
-        else:
-            os.chmod(ro, 0o444)
-            protected = True
-        if protected:
-            before = digest(ro)
-            r = run([binary, "history", "add", good, "--db", ro])
-            check(r.returncode == 2 and ro in r.stderr and digest(ro) == before,
-                  f"a read-only database: {r.returncode} {r.stderr}")
-            r = run([binary, "history", "list", "--db", ro])
-            check(r.returncode == 0, f"list of a read-only database: {r.stderr}")
-            if os.geteuid() == 0:
-                run(["chattr", "-i", ro])
-        else:
-            print("note: read-only case not run (root without chattr +i)")
-        r = run([binary, "history", "list", "--db", os.path.join(tmp, "missing.sqlite")])
-        check(r.returncode == 2 and "missing.sqlite" in r.stderr and not os.path.exists(
-            os.path.join(tmp, "missing.sqlite")), f"a missing database: {r.stderr}")
+            run(["chattr", "-i", ro])
+    else:
+        print("note: read-only case not run (root without chattr +i)")
+
+
+def postgres_only(binary, tmp, store, db, good, template, rng):
+    """What only a server has: roles that may read but not write, passwords, writers killed with
+    their transaction open, and the same answers as SQLite's for the same runs."""
+    rows = len(template["results"])
+    # A role that may only read: list works, add is refused and changes nothing.
+    name = db.rsplit("/", 1)[1]
+    store.psql(db, "CREATE ROLE reader LOGIN", f"GRANT CONNECT ON DATABASE {name} TO reader",
+               "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
+    as_reader = db.replace("convbench_admin@", "reader@")
+    r = run([binary, "history", "list", "--db", as_reader])
+    check(r.returncode == 0 and f"{rows} series" in r.stdout, f"list as a read-only role: {r.stdout} {r.stderr}")
+    before = store.snapshot(db)
+    r = run([binary, "history", "add", good, "--db", as_reader])
+    check(r.returncode == 2 and "permission denied" in r.stderr and "reader@" in r.stderr,
+          f"add as a read-only role: {r.returncode} {r.stderr}")
+    check(store.snapshot(db) == before, "add as a read-only role changed the database")
+    # A wrong password: refused, and the password is not shown.
+    store.psql(store.admin, "CREATE ROLE convbench_locked LOGIN PASSWORD 'right-one'")
+    wrong = f"postgresql://convbench_locked:s3cret-typo@127.0.0.1:{store.port}/{name}"
+    r = run([binary, "history", "list", "--db", wrong])
+    check(r.returncode == 2 and "password authentication failed" in r.stderr and "s3cret-typo" not in r.stderr
+          and "convbench_locked:***@" in r.stderr, f"a wrong password: {r.returncode} {r.stderr}")
+    r = run([binary, "history", "list", "--db", wrong.replace("s3cret-typo", "right-one")])
+    check(r.returncode == 2 and "permission denied" in r.stderr and "right-one" not in r.stderr,
+          f"the right password, no privilege: {r.returncode} {r.stderr}")
+
+    # Writers killed in the middle of their transaction: the server rolls each back, whole.
+    killed = store.new("killed")
+    files = []
+    for i in range(150):
+        files.append(os.path.join(tmp, f"k{i}.json"))
+        write(files[-1], derived_run(template, 300 + i, 1.0, rng))
+    r = run([binary, "history", "add", files[0], "--db", killed])
+    check(r.returncode == 0, f"first add: {r.stderr}")
+    kills = 0
+    for attempt in range(3):
+        writer = subprocess.Popen([binary, "history", "add", *files[1:], "--db", killed],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        inside = False
+        for _ in range(2000):  # until its transaction has written a run
+            busy = store.sql(killed, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'convbench' "
+                                     "AND xact_start IS NOT NULL AND backend_xid IS NOT NULL")
+            if busy == ["1"]:
+                inside = True
+                break
+            if writer.poll() is not None:
+                break
+            time.sleep(0.005)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+        kills += inside
+        for _ in range(500):  # until the server has noticed and rolled back
+            if store.sql(killed, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'convbench'") == ["0"]:
+                break
+            time.sleep(0.02)
+        kept = store.sql(killed, "SELECT count(*) FROM runs", "SELECT count(*) FROM measurements",
+                         "SELECT count(*) FROM series")
+        check(kept == ["1", str(rows), str(rows)], f"after a writer was killed mid-transaction: {kept}")
+    check(kills >= 1, "no writer was caught inside its transaction: the kill case did not run")
+    r = run([binary, "history", "add", *files[1:], "--db", killed])
+    kept = store.sql(killed, "SELECT count(*) FROM runs", "SELECT count(*) FROM measurements")
+    check(r.returncode == 0 and kept == ["150", str(150 * rows)], f"the add after the kills: {kept} {r.stderr}")
+
+    # The same runs on both stores: the same listing, export and verdicts.
+    lite, server = os.path.join(tmp, "same-runs.sqlite"), store.new("same_runs")
+    same_runs = [os.path.join(tmp, f"run{i}.json") for i in range(12)]
+    for target in (lite, server):
+        r = run([binary, "history", "add", *same_runs, "--db", target])
+        check(r.returncode == 0, f"add to {target}: {r.stderr}")
+    for args in (["list"], ["show", "--last", "5"], ["export"], ["check", os.path.join(tmp, "slow.json")],
+                 ["check", os.path.join(tmp, "same.json")]):
+        a = run([binary, "history", *args, "--db", lite])
+        b = run([binary, "history", *args, "--db", server])
+        check(a.returncode == b.returncode and a.stdout.replace(lite, "DB") == b.stdout.replace(server, "DB"),
+              f"history {' '.join(args)}: SQLite and PostgreSQL differ (exit {a.returncode} vs {b.returncode})\n"
+              f"{a.stdout[:600]}\n---\n{b.stdout[:600]}")
+
+
+def main():
+    binary, source = sys.argv[1], sys.argv[2]
+    store_name = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--store" else "sqlite"
+    rng = random.Random(17)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = os.environ.get("HISTORY_TEST_KEEP", tmp)
+        store = PostgresStore(source) if store_name == "postgresql" else SqliteStore(tmp)
+        try:
+            end_to_end(binary, source, tmp, store, rng)
+        finally:
+            store.close()
 
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)
-    print("history end to end: ok")
+    print(f"history end to end ({store_name}): ok")
 
 
 if __name__ == "__main__":

@@ -16,10 +16,13 @@
 
 #include "history/false_discovery.hpp"
 #include "history/history_check.hpp"
+#include "history/history_db.hpp"
 #include "history/history_schema.hpp"
 #include "history/history_store.hpp"
 #include "history/history_tables.hpp"
+#include "history/postgres_db.hpp"
 #include "history/rank_test.hpp"
+#include "history/sqlite_db.hpp"
 #include "history/step_fit.hpp"
 #include "history/trend_report.hpp"
 #include "results/sample_stats.hpp"
@@ -403,6 +406,31 @@ TEST(HistoryStore, RefusesNewerForeignCorruptAndLockedDatabasesAndLeavesThemUnch
     EXPECT_NE(std::string(e.what()).find("locked"), std::string::npos) << e.what();
   }
   EXPECT_EQ(holder.query_integer("SELECT count(*) FROM runs"), 1);
+}
+
+TEST(HistoryStore, ServerNamesAreTellingAndTheirPasswordsHidden) {
+  EXPECT_TRUE(is_history_server("postgresql://ci@db.example/bench"));
+  EXPECT_TRUE(is_history_server("postgres://db/bench"));
+  EXPECT_FALSE(is_history_server("h.sqlite"));
+  EXPECT_FALSE(is_history_server("file:postgresql://x"));
+  EXPECT_EQ(history_display_name("postgresql://ci:s3cret@db:5432/bench"), "postgresql://ci:***@db:5432/bench");
+  EXPECT_EQ(history_display_name("postgresql://ci@db/bench?password=s3cret&sslmode=require"),
+            "postgresql://ci@db/bench?password=***&sslmode=require");
+  EXPECT_EQ(history_display_name("postgresql://db/bench?application_name=x&password=p"),
+            "postgresql://db/bench?application_name=x&password=***");
+  EXPECT_EQ(history_display_name("postgresql://ci@db/bench"), "postgresql://ci@db/bench");
+  EXPECT_EQ(history_display_name("a:b@c.sqlite"), "a:b@c.sqlite");  // a file name is shown as given
+}
+
+TEST(HistoryStore, OneSqlForBothStoresWithPostgresParameters) {
+  EXPECT_EQ(postgres_parameters("SELECT id FROM runs WHERE a = ?1 AND b != ?12"),
+            "SELECT id FROM runs WHERE a = $1 AND b != $12");
+  // A question mark in quoted text is text, and one without a number is not a parameter.
+  EXPECT_EQ(postgres_parameters("SELECT '?1', \"c?2\" FROM t WHERE x = ?3 OR y ? 'k'"),
+            "SELECT '?1', \"c?2\" FROM t WHERE x = $3 OR y ? 'k'");
+  // No question mark in a migration that could be taken for a parameter.
+  for (const std::string& m : history_migrations(HistoryDialect::postgresql)) EXPECT_EQ(m.find('?'), std::string::npos);
+  EXPECT_EQ(history_migrations(HistoryDialect::sqlite).size(), history_migrations(HistoryDialect::postgresql).size());
 }
 
 TEST(HistoryStore, RowsWithoutAGraphHashGetADerivedKeyThatSaysSo) {

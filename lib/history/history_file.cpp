@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "history/sqlite_db.hpp"
+#include "history/history_db.hpp"
 
 namespace convbench {
 namespace {
@@ -112,6 +112,17 @@ std::string file_uri(const std::string& path) {
     }
   }
   return out;
+}
+
+std::vector<std::string> history_input_files(const std::string& name) {
+  if (is_history_server(name)) return {};
+  return {history_file_path(name)};
+}
+
+bool history_to_create_first(const std::string& name) {
+  if (is_history_server(name)) return true;
+  std::error_code ec;
+  return !std::filesystem::exists(history_file_path(name), ec);
 }
 
 }  // namespace convbench

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace convbench {
 
@@ -23,6 +24,15 @@ void check_history_file(const std::string& name);
 // file or its directory): SQLite then cannot make the write-ahead log's index (-shm) a reader
 // of a WAL history needs, and the file is opened as immutable instead.
 bool history_on_read_only_place(const std::string& path);
+
+// The files a command reads when it opens this history, for the check that no output lands on
+// one: the SQLite file, or nothing for a server's database (history_db.hpp's is_history_server).
+std::vector<std::string> history_input_files(const std::string& name);
+
+// True when `check --add` must create the history before reading it: a missing SQLite file, and
+// any server database (there the tables may be missing, and creating them is a no-op when they
+// are not: add_runs with no runs only migrates).
+bool history_to_create_first(const std::string& name);
 
 // `file:` URI of an absolute path, with '%', '?', '#' and bytes outside printable ASCII encoded.
 std::string file_uri(const std::string& path);

@@ -1,14 +1,16 @@
-// The history database's schema, versioned with SQLite's user_version and upgraded by
-// migrations, one per version, each applied inside the write transaction that first needs it.
-// A database written by a newer convbench (user_version above kHistorySchemaVersion) is refused,
-// never downgraded or written: an older binary cannot know what the newer tables mean. A file
-// with another application_id is not a convbench history and is refused too.
+// The history database's schema, the same tables on both stores, versioned (SQLite's
+// user_version; a server's convbench_history table) and upgraded by migrations, one per version
+// and store, each applied inside the write transaction that first needs it. A database written by
+// a newer convbench (a version above kHistorySchemaVersion) is refused, never downgraded or
+// written: an older binary cannot know what the newer tables mean. A database of another
+// application (another SQLite application_id; a server schema with tables but no
+// convbench_history) is not a convbench history and is refused too.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "history/sqlite_db.hpp"
+#include "history/history_db.hpp"
 
 namespace convbench {
 
@@ -17,22 +19,22 @@ inline constexpr int64_t kHistoryApplicationId = 0x63626831;
 inline constexpr int64_t kHistorySchemaVersion = 2;
 
 // The SQL of each migration: element i takes user_version i to i + 1.
-const std::vector<std::string>& history_migrations();
+const std::vector<std::string>& history_migrations(HistoryDialect dialect = HistoryDialect::sqlite);
 
 // The schema version, refusing a foreign, newer or damaged database (HistoryDbError; damaged:
 // SQLite's quick_check, well under a millisecond on a history of a few hundred runs). Readers and
 // writers call it before anything that could read or change the file (even the switch to WAL):
 // a damaged page would otherwise read as "0 runs" or a short export, and be appended to.
-int64_t history_schema_version(SqliteDb& db);
+int64_t history_schema_version(HistoryDb& db);
 // SQLite's quick_check (thorough: integrity_check, which also checks indexes against their
 // tables), at most 100 problems; empty when the file is intact.
-std::vector<std::string> history_damage(SqliteDb& db, bool thorough);
+std::vector<std::string> history_damage(HistoryDb& db, bool thorough);
 // For writers: brings the schema up to date inside the caller's transaction (the write lock is
 // held, so two processes never migrate at once). Throws HistoryDbError for a newer or foreign
 // database.
-void migrate_history(SqliteDb& db);
+void migrate_history(HistoryDb& db);
 // For readers: the schema must be present and current (an older one asks for `history add`,
 // which migrates; readers never write). Throws HistoryDbError otherwise.
-void check_history_readable(SqliteDb& db);
+void check_history_readable(HistoryDb& db);
 
 }  // namespace convbench

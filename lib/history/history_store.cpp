@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "history/history_db.hpp"
 #include "history/history_file.hpp"
 #include "history/history_schema.hpp"
 #include "results/json_reader.hpp"
@@ -58,15 +59,6 @@ void bind_optional_json(Statement& s, int index, const std::optional<json>& j) {
     s.bind_null(index);
 }
 
-void open_for_writing(SqliteDb& db) {
-  // WAL: readers keep reading while a run is added, and a crash never leaves half a transaction.
-  // (journal_mode answers with the mode it ended in; anything but wal is an error worth naming.)
-  if (const std::string mode = db.query_text_waiting_out_busy("PRAGMA journal_mode=WAL"); mode != "wal")
-    throw HistoryDbError("history database " + db.path() + ": could not switch to WAL journaling (got \"" + mode +
-                         "\")");
-  db.exec("PRAGMA foreign_keys=ON");
-}
-
 }  // namespace
 
 HistoryRun history_run_from_file(const std::string& path) {
@@ -92,40 +84,44 @@ HistoryRun history_run_from_results(const ResultSet& results, const std::string&
 }
 
 void check_history_addable(const std::string& db_path, int busy_timeout_ms) {
-  check_history_file(db_path);  // a FIFO or a dangling link is refused even where nothing exists yet
-  std::error_code ec;
-  if (!std::filesystem::exists(history_file_path(db_path), ec)) return;
-  SqliteDb db(db_path, SqliteDb::Mode::read_only, busy_timeout_ms);
-  history_schema_version(db);
+  if (!is_history_server(db_path)) {
+    check_history_file(db_path);  // a FIFO or a dangling link is refused even where nothing exists yet
+    std::error_code ec;
+    if (!std::filesystem::exists(history_file_path(db_path), ec)) return;
+  }
+  // A server's database must exist and be reachable now: the run is not lost to a typo in the URI.
+  const std::unique_ptr<HistoryDb> db = open_history_db(db_path, HistoryAccess::read_only, busy_timeout_ms);
+  history_schema_version(*db);
 }
 
 IntegrityReport check_history_integrity(const std::string& db_path, int busy_timeout_ms) {
-  SqliteDb db(db_path, SqliteDb::Mode::read_only, busy_timeout_ms);
+  const std::unique_ptr<HistoryDb> db = open_history_db(db_path, HistoryAccess::read_only, busy_timeout_ms);
   IntegrityReport report;
-  report.problems = history_damage(db, true);
-  if (report.problems.empty() && history_schema_version(db) > 0) {
-    report.runs = db.query_integer("SELECT count(*) FROM runs");
-    report.series = db.query_integer("SELECT count(*) FROM series");
-    report.measurements = db.query_integer("SELECT count(*) FROM measurements");
+  report.problems = history_damage(*db, true);
+  if (report.problems.empty() && history_schema_version(*db) > 0) {
+    report.runs = db->query_integer("SELECT count(*) FROM runs");
+    report.series = db->query_integer("SELECT count(*) FROM series");
+    report.measurements = db->query_integer("SELECT count(*) FROM measurements");
   }
   return report;
 }
 
 AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& runs, int busy_timeout_ms) {
   AddSummary summary;
-  SqliteDb db(db_path, SqliteDb::Mode::read_write_create, busy_timeout_ms);
+  const std::unique_ptr<HistoryDb> owned = open_history_db(db_path, HistoryAccess::read_write_create, busy_timeout_ms);
+  HistoryDb& db = *owned;
   history_schema_version(db);  // a newer, foreign or corrupt file is refused before anything is written
-  open_for_writing(db);
+  db.prepare_for_writing();
   Transaction tx(db);
   migrate_history(db);
   Statement find_run(db, "SELECT id FROM runs WHERE run_sha256 = ?1");
   Statement insert_run(db,
                        "INSERT INTO runs (run_sha256, source, added_at, date, git_commit, host, engine, backend, "
-                       "provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+                       "provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id");
   Statement insert_series(db,
-                          "INSERT OR IGNORE INTO series (key_sha256, block, variant, point, graph_hash, "
+                          "INSERT INTO series (key_sha256, block, variant, point, graph_hash, "
                           "graph_hash_source, dtype, layout, mode, backend, device_model, device_key, key_json) "
-                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id");
   Statement find_series(db, "SELECT id FROM series WHERE key_sha256 = ?1");
   Statement insert_measurement(
       db,
@@ -155,33 +151,41 @@ AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& r
         .bind(7, r.engine)
         .bind(8, run_backend(r))
         .bind(9, json_text(r.provenance));
-    insert_run.run();
-    const int64_t run_id = db.last_insert_id();
+    if (!insert_run.step()) db.fail("the run just added has no id");
+    const int64_t run_id = insert_run.integer(0);
+    insert_run.reset();
     ++summary.runs_added;
     const json row_json = results_to_json(r)["results"];
     std::set<int64_t> series_in_run;
     for (const ResultRow& row : r.rows) {
       const SeriesKey key = series_key(row, r);
       const std::string key_sha = key.sha256();
-      insert_series.bind(1, key_sha)
-          .bind(2, key.block)
-          .bind(3, key.variant)
-          .bind(4, key.point)
-          .bind(5, key.graph_hash)
-          .bind(6, key.graph_hash_source)
-          .bind(7, key.dtype)
-          .bind(8, key.layout)
-          .bind(9, key.mode)
-          .bind(10, key.backend)
-          .bind(11, key.device_model)
-          .bind(12, json_text(key.device_key))
-          .bind(13, json_text(key.to_json()));
-      insert_series.run();
-      summary.new_series += db.changes() > 0;
+      // Looked up before it is inserted: an insert that conflicts would still use up an id on a
+      // server (PostgreSQL's sequences do not roll back), and both stores number series alike.
+      int64_t series_id = 0;
       find_series.bind(1, key_sha);
-      if (!find_series.step()) db.fail("the series just added is missing", 1);
-      const int64_t series_id = find_series.integer(0);
+      const bool known = find_series.step();
+      if (known) series_id = find_series.integer(0);
       find_series.reset();
+      if (!known) {
+        insert_series.bind(1, key_sha)
+            .bind(2, key.block)
+            .bind(3, key.variant)
+            .bind(4, key.point)
+            .bind(5, key.graph_hash)
+            .bind(6, key.graph_hash_source)
+            .bind(7, key.dtype)
+            .bind(8, key.layout)
+            .bind(9, key.mode)
+            .bind(10, key.backend)
+            .bind(11, key.device_model)
+            .bind(12, json_text(key.device_key))
+            .bind(13, json_text(key.to_json()));
+        if (!insert_series.step()) db.fail("the series of " + key.label() + " has no id");
+        series_id = insert_series.integer(0);
+        insert_series.reset();
+        ++summary.new_series;
+      }
 
       const TrustAssessment trust = assess_trust(row);
       const std::optional<TimeStats>& t = headline_time(row);
@@ -265,9 +269,13 @@ StoredSeries series_from(const Statement& s, const std::string& db, bool with_co
 }  // namespace
 
 HistoryReader::HistoryReader(const std::string& db_path, int busy_timeout_ms)
-    : db_(db_path, SqliteDb::Mode::read_only, busy_timeout_ms) {
+    : owned_(open_history_db(db_path, HistoryAccess::read_only, busy_timeout_ms)), db_(*owned_) {
   check_history_readable(db_);
 }
+
+HistoryReader::~HistoryReader() = default;
+
+const std::string& HistoryReader::path() const { return db_.path(); }
 
 std::vector<StoredSeries> HistoryReader::series() {
   Statement s(db_, std::string(kSeriesColumns) +
@@ -298,12 +306,13 @@ std::vector<StoredMeasurement> HistoryReader::measurements(int64_t series_id, in
                                                            const std::string& exclude_run) {
   // Runs are in the order they were added (CI adds them as commits land): the newest `last` by
   // the index on (series_id, run_id), then oldest first.
-  Statement s(db_,
-              "SELECT * FROM (SELECT m.run_id, r.date, r.git_commit, r.host, r.source, m.status, m.trust, "
-              "m.trust_evidence, m.phase, m.median_ms, m.q1_ms, m.q3_ms, m.raw_ms, m.peak_bytes, m.peak_source "
-              "FROM measurements m JOIN runs r ON r.id = m.run_id WHERE m.series_id = ?1 AND r.run_sha256 != ?2 "
-              "ORDER BY m.run_id DESC LIMIT ?3) ORDER BY run_id");
-  s.bind(1, series_id).bind(2, exclude_run).bind(3, static_cast<int64_t>(last > 0 ? last : -1));
+  Statement s(db_, std::string("SELECT * FROM (SELECT m.run_id, r.date, r.git_commit, r.host, r.source, m.status, "
+                               "m.trust, m.trust_evidence, m.phase, m.median_ms, m.q1_ms, m.q3_ms, m.raw_ms, "
+                               "m.peak_bytes, m.peak_source FROM measurements m JOIN runs r ON r.id = m.run_id "
+                               "WHERE m.series_id = ?1 AND r.run_sha256 != ?2 ORDER BY m.run_id DESC") +
+                       (last > 0 ? " LIMIT ?3" : "") + ") AS newest ORDER BY run_id");
+  s.bind(1, series_id).bind(2, exclude_run);
+  if (last > 0) s.bind(3, static_cast<int64_t>(last));
   std::vector<StoredMeasurement> out;
   while (s.step()) {
     StoredMeasurement m;

@@ -1,19 +1,20 @@
 // The results history on disk (history_schema.hpp's tables): adding runs, reading series.
 //
-// Writers open the database read-write with a busy timeout, switch it to WAL (readers never
-// block the writer, and a second writer waits for the first instead of failing), and add all
-// runs of one command in one BEGIN IMMEDIATE transaction: every run, series and measurement, or
-// none of them (an error or a kill leaves the database as it was). Readers open it read-only
-// and never create, migrate or write it.
+// On either store (history_db.hpp): writers open the database read-write with a busy timeout
+// and add all runs of one command in one write transaction, taken at once (a second writer waits
+// for the first instead of failing): every run, series and measurement, or none of them (an
+// error or a kill leaves the database as it was). Readers open it read-only and never create,
+// migrate or write it.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "history/history_db.hpp"
 #include "history/series_key.hpp"
-#include "history/sqlite_db.hpp"
 #include "results/results.hpp"
 
 namespace convbench {
@@ -79,8 +80,9 @@ class HistoryReader {
   // Throws HistoryDbError when the file is missing, not a current convbench history, locked or
   // corrupt.
   explicit HistoryReader(const std::string& db_path, int busy_timeout_ms = kHistoryBusyTimeoutMs);
+  ~HistoryReader();
 
-  const std::string& path() const { return db_.path(); }
+  const std::string& path() const;
   std::vector<StoredSeries> series();  // ordered by device, block, point, variant
   // These two leave runs and dates empty (a lookup, not a listing).
   std::optional<StoredSeries> find_series(const SeriesKey& key);
@@ -92,7 +94,8 @@ class HistoryReader {
   std::optional<int64_t> run_id(const std::string& run_sha256);
 
  private:
-  SqliteDb db_;
+  std::unique_ptr<HistoryDb> owned_;
+  HistoryDb& db_;
 };
 
 }  // namespace convbench

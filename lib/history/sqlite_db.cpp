@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "history/history_file.hpp"
+#include "history/history_schema.hpp"
 
 namespace convbench {
 namespace {
@@ -37,17 +38,73 @@ std::string advice(int code) {
   }
 }
 
+class SqliteStatement final : public StatementImpl {
+ public:
+  SqliteStatement(SqliteDb& db, const std::string& sql) : db_(&db), sql_(sql) {
+    const int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    if (rc != SQLITE_OK) db.fail("preparing \"" + sql.substr(0, 60) + "\"", rc);
+  }
+  ~SqliteStatement() override { sqlite3_finalize(stmt_); }
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+
+  void bind(int index, int64_t value) override { checked(sqlite3_bind_int64(stmt_, index, value), index); }
+  void bind(int index, double value) override { checked(sqlite3_bind_double(stmt_, index, value), index); }
+  void bind(int index, const std::string& value) override {
+    checked(sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT), index);
+  }
+  void bind_null(int index) override { checked(sqlite3_bind_null(stmt_, index), index); }
+
+  bool step() override {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail("running");
+  }
+  void reset() override {
+    // sqlite3_reset repeats the last step's error, which step() has already reported.
+    sqlite3_reset(stmt_);
+    if (sqlite3_clear_bindings(stmt_) != SQLITE_OK) fail("clearing bindings");
+  }
+
+  int64_t integer(int column) const override { return sqlite3_column_int64(stmt_, column); }
+  double number(int column) const override { return sqlite3_column_double(stmt_, column); }
+  bool is_null(int column) const override { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  std::string text(int column) const override {
+    const unsigned char* t = sqlite3_column_text(stmt_, column);
+    if (!t) {
+      if (sqlite3_errcode(db_->handle()) == SQLITE_NOMEM) fail("reading a column (out of memory)");
+      return "";
+    }
+    return std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+  }
+
+ private:
+  void checked(int rc, int index) const {
+    if (rc != SQLITE_OK) fail("binding parameter " + std::to_string(index));
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    db_->fail(what + " (\"" + sql_.substr(0, 60) + (sql_.size() > 60 ? "...\")" : "\")"),
+              sqlite3_extended_errcode(db_->handle()));
+  }
+
+  SqliteDb* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string sql_;
+};
+
 }  // namespace
 
-SqliteDb::SqliteDb(const std::string& path, Mode mode, int busy_timeout_ms)
-    : path_(path), busy_timeout_ms_(busy_timeout_ms) {
+SqliteDb::SqliteDb(const std::string& path, HistoryAccess mode, int busy_timeout_ms)
+    : HistoryDb(path), busy_timeout_ms_(busy_timeout_ms) {
   check_history_file(path);  // before SQLite, which would block on a FIFO or create through a dangling link
-  const int flags = (mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+  const int flags =
+      (mode == HistoryAccess::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
   std::string open_name = path;
   const std::string file = history_file_path(path);
   std::error_code ec;
-  if (mode == Mode::read_only && std::filesystem::exists(file, ec) && history_on_read_only_place(file)) {
+  if (mode == HistoryAccess::read_only && std::filesystem::exists(file, ec) && history_on_read_only_place(file)) {
     // A reader of a WAL history needs to create or write its -shm index, which read-only media or
     // permissions forbid; opened immutable SQLite reads the file alone. Changes still in a -wal
     // file would then be silently missing, so that case is refused instead.
@@ -73,7 +130,7 @@ SqliteDb::~SqliteDb() {
 }
 
 void SqliteDb::fail(const std::string& what, int code) const {
-  throw HistoryDbError("history database " + path_ + ": " + what + ": " + describe(db_, code) + advice(code));
+  HistoryDb::fail(what + ": " + describe(db_, code) + advice(code));
 }
 
 void SqliteDb::exec(const std::string& sql) {
@@ -82,21 +139,8 @@ void SqliteDb::exec(const std::string& sql) {
   if (rc != SQLITE_OK) {
     const std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    throw HistoryDbError("history database " + path_ + ": " + msg + advice(rc) + " (in: " + sql.substr(0, 60) +
-                         (sql.size() > 60 ? "..." : "") + ")");
+    HistoryDb::fail(msg + advice(rc) + " (in: " + sql.substr(0, 60) + (sql.size() > 60 ? "..." : "") + ")");
   }
-}
-
-int64_t SqliteDb::query_integer(const std::string& sql) {
-  Statement s(*this, sql);
-  if (!s.step()) fail("no result from " + sql, SQLITE_ERROR);
-  return s.integer(0);
-}
-
-std::string SqliteDb::query_text(const std::string& sql) {
-  Statement s(*this, sql);
-  if (!s.step()) fail("no result from " + sql, SQLITE_ERROR);
-  return s.text(0);
 }
 
 std::string SqliteDb::query_text_waiting_out_busy(const std::string& sql) {
@@ -123,83 +167,52 @@ std::string SqliteDb::query_text_waiting_out_busy(const std::string& sql) {
   }
 }
 
-int64_t SqliteDb::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
-int SqliteDb::changes() const { return sqlite3_changes(db_); }
-
-Statement::Statement(SqliteDb& db, const std::string& sql) : db_(&db), sql_(sql) {
-  const int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr);
-  if (rc != SQLITE_OK) db.fail("preparing \"" + sql.substr(0, 60) + "\"", rc);
+std::unique_ptr<StatementImpl> SqliteDb::prepare(const std::string& sql) {
+  return std::make_unique<SqliteStatement>(*this, sql);
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
-
-void Statement::fail(const std::string& what) const {
-  db_->fail(what + " (\"" + sql_.substr(0, 60) + (sql_.size() > 60 ? "...\")" : "\")"),
-            sqlite3_extended_errcode(db_->handle()));
+void SqliteDb::rollback() noexcept {
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);  // nothing to report where this runs (unwinding)
 }
 
-Statement& Statement::bind(int index, int64_t value) {
-  if (sqlite3_bind_int64(stmt_, index, value) != SQLITE_OK) fail("binding parameter " + std::to_string(index));
-  return *this;
+void SqliteDb::prepare_for_writing() {
+  // WAL: readers keep reading while a run is added, and a crash never leaves half a transaction.
+  // (journal_mode answers with the mode it ended in; anything but wal is an error worth naming.)
+  if (const std::string mode = query_text_waiting_out_busy("PRAGMA journal_mode=WAL"); mode != "wal")
+    HistoryDb::fail("could not switch to WAL journaling (got \"" + mode + "\")");
+  exec("PRAGMA foreign_keys=ON");
 }
 
-Statement& Statement::bind(int index, double value) {
-  if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) fail("binding parameter " + std::to_string(index));
-  return *this;
+HistoryHeader SqliteDb::header() {
+  // One statement, so one snapshot: read in three, a history another process is creating could
+  // show its tables before its application_id and be taken for another application's file.
+  Statement s(*this,
+              "SELECT (SELECT application_id FROM pragma_application_id), "
+              "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)");
+  if (!s.step()) HistoryDb::fail("its header could not be read");
+  const int64_t application_id = s.integer(0), version = s.integer(1), objects = s.integer(2);
+  if (application_id == kHistoryApplicationId) return {HistoryHeader::Kind::convbench, version, ""};
+  if (application_id == 0 && objects == 0 && version == 0) return {HistoryHeader::Kind::empty, 0, ""};
+  return {HistoryHeader::Kind::foreign, version,
+          "an SQLite file of another application, application_id " + std::to_string(application_id)};
 }
 
-Statement& Statement::bind(int index, const std::string& value) {
-  if (sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT) != SQLITE_OK)
-    fail("binding parameter " + std::to_string(index));
-  return *this;
-}
-
-Statement& Statement::bind_null(int index) {
-  if (sqlite3_bind_null(stmt_, index) != SQLITE_OK) fail("binding parameter " + std::to_string(index));
-  return *this;
-}
-
-bool Statement::step() {
-  const int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  fail("running");
-}
-
-void Statement::run() {
-  while (step()) {
+std::vector<std::string> SqliteDb::damage(bool thorough) {
+  Statement s(*this, thorough ? "PRAGMA integrity_check(100)" : "PRAGMA quick_check(100)");
+  std::vector<std::string> problems;
+  try {
+    while (s.step())
+      if (s.text(0) != "ok") problems.push_back(s.text(0));
+  } catch (const HistoryDbError& e) {
+    // Damage can stop the check itself (a page it must read is not a b-tree page): a problem too.
+    problems.push_back(std::string("the check stopped: ") + e.what());
   }
-  reset();
+  return problems;
 }
 
-void Statement::reset() {
-  // sqlite3_reset repeats the last step's error, which step() has already reported.
-  sqlite3_reset(stmt_);
-  if (sqlite3_clear_bindings(stmt_) != SQLITE_OK) fail("clearing bindings");
-}
-
-int64_t Statement::integer(int column) const { return sqlite3_column_int64(stmt_, column); }
-double Statement::number(int column) const { return sqlite3_column_double(stmt_, column); }
-bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-
-std::string Statement::text(int column) const {
-  const unsigned char* t = sqlite3_column_text(stmt_, column);
-  if (!t) {
-    if (sqlite3_errcode(db_->handle()) == SQLITE_NOMEM) fail("reading a column (out of memory)");
-    return "";
-  }
-  return std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
-}
-
-Transaction::Transaction(SqliteDb& db) : db_(&db) { db.exec("BEGIN IMMEDIATE"); }
-
-Transaction::~Transaction() {
-  if (open_) sqlite3_exec(db_->handle(), "ROLLBACK", nullptr, nullptr, nullptr);  // nothing to report in a destructor
-}
-
-void Transaction::commit() {
-  db_->exec("COMMIT");
-  open_ = false;
+void SqliteDb::write_schema_version(int64_t version) {
+  exec("PRAGMA user_version = " + std::to_string(version) +
+       "; PRAGMA application_id = " + std::to_string(kHistoryApplicationId));
 }
 
 }  // namespace convbench
