@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "explain/explanation_output.hpp"
+#include "history/history_db.hpp"
 #include "history/history_file.hpp"
 #include "history/history_store.hpp"
 #include "measurement_options.hpp"
@@ -36,7 +37,8 @@ void add_to_history(const std::string& db, const ResultSet& results) {
                          " (the run's outputs were written: a --json file can be added later with `convbench "
                          "history add`)");
   }
-  std::cerr << "added " << s.measurements << " measurement(s) (" << s.new_series << " new series) to " << db << "\n";
+  std::cerr << "added " << s.measurements << " measurement(s) (" << s.new_series << " new series) to "
+            << history_display_name(db) << "\n";
 }
 
 // The limits the roofline can be drawn against without measuring anything more than the user

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "history/history_check.hpp"
+#include "history/history_db.hpp"
 #include "history/history_export.hpp"
 #include "history/history_file.hpp"
 #include "history/history_site.hpp"
@@ -61,7 +62,9 @@ Command add_history_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "history", "Keep every run in an SQLite history: trends per series and device, regressions against history");
+      "history",
+      "Keep every run in a history (an SQLite file, or a team's PostgreSQL): trends per series and device, "
+      "regressions against history");
   sub->require_subcommand(1);
 
   CLI::App* add = sub->add_subcommand("add", "Add results files to the history (one transaction: all or none)");
@@ -139,6 +142,7 @@ Command add_history_command(CLI::App& app) {
 
   return {sub, [opt, add, list, show, check, exp, report, site, integrity] {
             const std::string db = opt->db.empty() ? default_db() : opt->db;
+            const std::string shown = history_display_name(db);  // a server's password is never printed
             const int busy_ms = static_cast<int>(opt->busy_s * 1000.0);
             if (add->parsed()) {
               std::vector<HistoryRun> runs;  // every file read and checked before the database is opened
@@ -146,7 +150,7 @@ Command add_history_command(CLI::App& app) {
               const AddSummary s = add_runs(db, runs, busy_ms);
               for (const std::string& line : s.skipped) std::cerr << "note: " << line << "\n";
               std::cout << "added " << s.runs_added << " run(s), " << s.measurements << " measurement(s), "
-                        << s.new_series << " new series to " << db << "\n";
+                        << s.new_series << " new series to " << shown << "\n";
               return 0;
             }
             if (check->parsed()) {
@@ -163,7 +167,7 @@ Command add_history_command(CLI::App& app) {
               std::cout << format_check(result);
               if (opt->add_after_check) {
                 const AddSummary s = add_runs(db, {run}, busy_ms);
-                std::cerr << (s.runs_added ? "added the run to " + db : "the run was already in " + db) << "\n";
+                std::cerr << (s.runs_added ? "added the run to " + shown : "the run was already in " + shown) << "\n";
               }
               return result.exit_code();
             }
@@ -202,13 +206,13 @@ Command add_history_command(CLI::App& app) {
             }
             if (integrity->parsed()) {
               const IntegrityReport r = check_history_integrity(db, busy_ms);
-              for (const std::string& p : r.problems) std::cout << db << ": " << p << "\n";
+              for (const std::string& p : r.problems) std::cout << shown << ": " << p << "\n";
               if (!r.problems.empty()) {
-                std::cout << db << ": damaged: " << r.problems.size() << (r.problems.size() >= 100 ? " or more" : "")
+                std::cout << shown << ": damaged: " << r.problems.size() << (r.problems.size() >= 100 ? " or more" : "")
                           << " problem(s); restore it from a backup\n";
                 return 1;
               }
-              std::cout << db << ": intact (" << r.runs << " run(s), " << r.series << " series, " << r.measurements
+              std::cout << shown << ": intact (" << r.runs << " run(s), " << r.series << " series, " << r.measurements
                         << " measurement(s))\n";
               return 0;
             }

@@ -4,8 +4,9 @@
 # loopback only, on a free port, stopped and deleted by `stop`. Nothing outside the folder is
 # touched; the machine's own PostgreSQL service, if any, is neither used nor started.
 #
-#   scripts/test-postgres.sh start     prints `dir=FOLDER` and `uri=postgresql://...` (a superuser,
-#                                      database postgres); the tests create their databases in it
+#   scripts/test-postgres.sh start     prints `dir=FOLDER`, `port=PORT` and `uri=postgresql://...`
+#                                      (a superuser, database postgres), shell assignments that
+#                                      `eval "$(scripts/test-postgres.sh start)"` sets
 #   scripts/test-postgres.sh stop DIR  stops that server and deletes its folder
 #
 # Authentication is `trust` on loopback (a throwaway server only this machine reaches), except
@@ -22,12 +23,16 @@ if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
 fi
 
 as_server_user() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  # runuser lives in /usr/sbin, which a restricted PATH (the document examples') leaves out.
+  if [ "$(id -u)" = 0 ]; then "$(command -v runuser || echo /usr/sbin/runuser)" -u postgres -- "$@"; else "$@"; fi
 }
 
 case ${1:-} in
   start)
-    dir=$(mktemp -d "${TMPDIR:-/tmp}/convbench-postgres.XXXXXX")
+    # As root, in /tmp itself: $TMPDIR may lie in a folder only root can enter, and the server
+    # runs as postgres.
+    if [ "$(id -u)" = 0 ]; then tmp=/tmp; else tmp=${TMPDIR:-/tmp}; fi
+    dir=$(mktemp -d "$tmp/convbench-postgres.XXXXXX")
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     chmod 700 "$dir"
     as_server_user "$bin/initdb" -D "$dir/data" -U convbench_admin --auth=trust -E UTF8 --locale=C.UTF-8 \
@@ -46,6 +51,7 @@ case ${1:-} in
       exit 1
     fi
     echo "dir=$dir"
+    echo "port=$port"
     echo "uri=postgresql://convbench_admin@127.0.0.1:$port/postgres"
     ;;
   stop)

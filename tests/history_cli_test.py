@@ -480,6 +480,15 @@ def postgres_only(binary, tmp, store, db, good, template, rng):
     r = run([binary, "history", "list", "--db", wrong.replace("s3cret-typo", "right-one")])
     check(r.returncode == 2 and "permission denied" in r.stderr and "right-one" not in r.stderr,
           f"the right password, no privilege: {r.returncode} {r.stderr}")
+    # The right password on a database the role owns: the history is made, the password not printed.
+    store.psql(store.admin, "CREATE DATABASE owned OWNER convbench_locked")
+    owned = f"postgresql://convbench_locked:right-one@127.0.0.1:{store.port}/owned"
+    r = run([binary, "history", "add", good, "--db", owned])
+    check(r.returncode == 0 and "convbench_locked:***@" in r.stdout and "right-one" not in r.stdout + r.stderr,
+          f"add with a password: {r.returncode} {r.stdout} {r.stderr}")
+    r = run([binary, "history", "check", good, "--db", owned, "--add"])
+    check(r.returncode == 0 and "right-one" not in r.stdout + r.stderr and "***" in r.stderr,
+          f"check --add with a password: {r.returncode} {r.stdout} {r.stderr}")
 
     # Writers killed in the middle of their transaction: the server rolls each back, whole.
     killed = store.new("killed")
