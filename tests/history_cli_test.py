@@ -540,6 +540,17 @@ def postgres_only(binary, tmp, store, db, good, template, rng):
         check(a.returncode == b.returncode and a.stdout.replace(lite, "DB") == b.stdout.replace(server, "DB"),
               f"history {' '.join(args)}: SQLite and PostgreSQL differ (exit {a.returncode} vs {b.returncode})\n"
               f"{a.stdout[:600]}\n---\n{b.stdout[:600]}")
+    # The static site too, page by page (each names its history).
+    sites = []
+    for target in (lite, server):
+        folder = os.path.join(tmp, "site-" + ("sqlite" if target == lite else "postgresql"))
+        r = run([binary, "history", "site", folder, "--db", target])
+        check(r.returncode == 0, f"site of {target}: {r.stderr}")
+        pages = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+        sites.append({p: open(os.path.join(folder, p), encoding="utf-8").read().replace(target, "DB") for p in pages})
+    check(sites[0] == sites[1] and len(sites[0]) > rows,
+          f"the sites of the same runs differ between SQLite and PostgreSQL: "
+          f"{sorted(p for p in sites[0] if sites[0].get(p) != sites[1].get(p))}")
 
 
 def main():
