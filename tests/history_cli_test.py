@@ -403,6 +403,16 @@ def end_to_end(binary, source, tmp, store, rng):
     check(not r.stdout, f"compare --db of a newer database printed {r.stdout}")
     refused([binary, "history", "check", good, "--db", newer], newer, "newer convbench",
             "check on a newer database", newer)
+    # An older schema: readers ask for an add, which migrates it (here: version 1, before the
+    # trend view), on either store.
+    older = store.copy(db, "older")
+    store.sql(older, "DROP VIEW trend")
+    store.set_version(older, 1)
+    r = run([binary, "history", "list", "--db", older])
+    check(r.returncode == 2 and "older than this convbench's" in r.stderr, f"list of an older schema: {r.stderr}")
+    r = run([binary, "history", "add", good, "--db", older])
+    counts = store.sql(older, "SELECT count(*) FROM trend", "SELECT count(*) FROM runs")
+    check(r.returncode == 0 and counts == [str(14 * rows), "14"], f"add to an older schema: {counts} {r.stderr}")
     foreign = store.foreign("other_app")
     refused([binary, "history", "add", good, "--db", foreign], foreign, "not a convbench history",
             "another application's database", foreign)
