@@ -48,9 +48,12 @@ namespace {
 std::string one_line(const char* message) {
   std::string m = message ? message : "";
   while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
-  for (char& c : m)
-    if (c == '\n') c = ' ';
-  return m;
+  std::string line;
+  for (const char c : m) {
+    if (c == '\t') continue;  // libpq indents its second line with a tab
+    line += c == '\n' ? ' ' : c;
+  }
+  return line;
 }
 
 // A hint for the failures a user can act on, by SQLSTATE.
