@@ -124,29 +124,30 @@ class PostgresDb final : public HistoryDb {
     // connect_timeout first: a value in the URI overrides it.
     const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
     const char* values[] = {"10", "convbench", uri.c_str(), nullptr};
-    conn_ = PQconnectdbParams(keys, values, 1);
+    // Owned from here: a refusal below throws out of this constructor, where no destructor runs.
+    conn_.reset(PQconnectdbParams(keys, values, 1));
     if (!conn_) fail("cannot connect: out of memory");
-    if (PQstatus(conn_) != CONNECTION_OK)
-      fail("cannot connect: " + one_line(PQerrorMessage(conn_)) +
+    if (PQstatus(conn()) != CONNECTION_OK)
+      fail("cannot connect: " + one_line(PQerrorMessage(conn())) +
            "; check the URI, that the server runs, and that the role may connect to that database");
     PQsetNoticeProcessor(
-        conn_, [](void*, const char*) {}, nullptr);  // "relation exists, skipping" and the like
+        conn(), [](void*, const char*) {}, nullptr);  // "relation exists, skipping" and the like
     // A busy timeout of 0 means "do not wait" for SQLite, "wait forever" for PostgreSQL.
     exec("SET lock_timeout = " + std::to_string(busy_timeout_ms > 0 ? busy_timeout_ms : 1) +
          "; SET client_encoding = 'UTF8'");
     if (access == HistoryAccess::read_only)
       exec("SET default_transaction_read_only = on; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   }
-  ~PostgresDb() override { PQfinish(conn_); }  // an open transaction is rolled back by the server
+  // conn_ closes the connection; the server rolls back a transaction still open.
 
-  PGconn* handle() { return conn_; }
+  PGconn* handle() { return conn(); }
   HistoryDialect dialect() const override { return HistoryDialect::postgresql; }
   std::unique_ptr<StatementImpl> prepare(const std::string& sql) override {
     return std::make_unique<PostgresStatement>(*this, sql);
   }
 
   void exec(const std::string& sql) override {
-    PGresult* r = PQexec(conn_, sql.c_str());
+    PGresult* r = PQexec(conn(), sql.c_str());
     check(r, sql);
     PQclear(r);
   }
@@ -155,7 +156,7 @@ class PostgresDb final : public HistoryDb {
   void check(PGresult* r, const std::string& sql) {
     const ExecStatusType status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return;
-    const std::string message = one_line(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+    const std::string message = one_line(r ? PQresultErrorMessage(r) : PQerrorMessage(conn()));
     const std::string hint = postgres_hint(r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr);
     PQclear(r);
     fail(message + hint + " (in: " + sql.substr(0, 60) + (sql.size() > 60 ? "..." : "") + ")");
@@ -167,7 +168,7 @@ class PostgresDb final : public HistoryDb {
     exec("SELECT pg_advisory_xact_lock(" + std::to_string(kHistoryApplicationId) + ")");
   }
   void commit() override { exec("COMMIT"); }
-  void rollback() noexcept override { PQclear(PQexec(conn_, "ROLLBACK")); }
+  void rollback() noexcept override { PQclear(PQexec(conn(), "ROLLBACK")); }
 
   HistoryHeader header() override {
     // Tables and views of the current schema, and whether convbench_history is one of them, in
@@ -218,7 +219,7 @@ class PostgresDb final : public HistoryDb {
         // A damaged index aborts the statement, and with it the reader's transaction: each check
         // in its own savepoint, so the next one still runs.
         exec("SAVEPOINT index_check");
-        PGresult* r = PQexec(conn_, ("SELECT bt_index_check('" + name + "'::regclass, true)").c_str());
+        PGresult* r = PQexec(conn(), ("SELECT bt_index_check('" + name + "'::regclass, true)").c_str());
         const bool ok = r && PQresultStatus(r) == PGRES_TUPLES_OK;
         if (!ok) problems.push_back("index " + name + ": " + one_line(r ? PQresultErrorMessage(r) : ""));
         PQclear(r);
@@ -236,7 +237,8 @@ class PostgresDb final : public HistoryDb {
   }
 
  private:
-  PGconn* conn_ = nullptr;
+  PGconn* conn() const { return conn_.get(); }
+  std::unique_ptr<PGconn, void (*)(PGconn*)> conn_{nullptr, PQfinish};
 };
 
 void PostgresStatement::bind(int index, const std::string& value) {
