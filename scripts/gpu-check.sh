@@ -8,7 +8,8 @@
 #              machine (the CUDA toolkit's, else PyTorch's wheel) and the python3 that holds
 #              PyTorch. Incremental when the build folder is still there (a warm machine).
 #              CONVBENCH_POSTGRESQL=OFF: libpq and its own libraries (Kerberos, LDAP, OpenSSL) are
-#              not carried, and the GPU check does not use a team's history server.
+#              not carried, and the GPU check does not use a team's history server; nor
+#              CONVBENCH_ONNX (libonnx and protobuf are not carried either).
 #   check      the GPU tests (suites Gpu*, or CONVBENCH_GPU_TEST_FILTER): every op and config
 #              variant against the reference backend, the risky cuDNN combinations, cudnnFind,
 #              allocator statistics equal to the memory model, out of memory, replay bit for bit;
@@ -262,7 +263,7 @@ do_build() {
     "${prefix[@]}" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DCUDNN_INCLUDE_DIR="$cudnn_include" -DCUDNN_LIBRARY="$cudnn_library" \
     ${python:+-DCONVBENCH_PYTHON="$python"} -DCONVBENCH_PEER_ENV=OFF -DCONVBENCH_WERROR=OFF \
-    -DCONVBENCH_POSTGRESQL=OFF &&
+    -DCONVBENCH_POSTGRESQL=OFF -DCONVBENCH_ONNX=OFF &&
     cmake --build "$build" -j "$jobs" 2>&1 | tee "$build/gpu-check-build.log"
   local rc=${PIPESTATUS[0]}
   # -Werror is off here (a newer compiler's new warning must not cost a call); CI keeps it on.

@@ -27,6 +27,8 @@ build_packages=(
   libdnnl-dev ocl-icd-opencl-dev
   # convbench history: the results store is SQLite, or a team's PostgreSQL server through libpq
   libsqlite3-dev libpq-dev
+  # ONNX files as blocks ({kind: onnx}): the ONNX project's protobuf classes, on protobuf
+  libonnx-dev libprotobuf-dev
   # every --filter: RE2, a regex engine linear in the name (std::regex overflows the stack on long names)
   libre2-dev
 )

@@ -8,6 +8,7 @@
 #include "ops/op_json.hpp"
 #include "ops/op_registry.hpp"
 #include "spec/block_kind_registry.hpp"
+#include "spec/custom_op_graph.hpp"
 #include "spec/variant_parser.hpp"
 
 namespace convbench {
@@ -27,6 +28,8 @@ void read_network_custom_ops(const Field& v, VariantSpec& out) {
   }
   if (auto f = v.get("output")) out.output = f->as_string();
 }
+
+}  // namespace
 
 // The variant's ops, each added from its fields (its definition applies their defaults), reading
 // the block input `x`; returns the value that is the variant's output.
@@ -57,7 +60,7 @@ int build_custom_ops(GraphBuilder& b, const BlockSpec& block, const VariantSpec&
   return it->second;
 }
 
-const Op& built_op_named(const Graph& g, const std::string& name) {
+static const Op& built_op_named(const Graph& g, const std::string& name) {
   for (const Op& op : g.ops)
     if (op.name == name) return op;
   throw std::logic_error("resolved spec: custom op \"" + name + "\" is not in its variant's graph");
@@ -72,8 +75,6 @@ nlohmann::ordered_json resolved_custom_op(const CustomOpSpec& s, const Graph& g)
   add_op_attributes(built_op_named(g, s.name), op);
   return op;
 }
-
-}  // namespace
 
 BlockKindDefinition define_custom_kind() {
   BlockKindDefinition d;

@@ -1,0 +1,256 @@
+#include "onnx/onnx_model.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "onnx/onnx_graph.hpp"
+#include "util/input_error.hpp"
+#include "util/markup_escape.hpp"
+#include "util/sha256.hpp"
+
+namespace convbench {
+namespace {
+
+// Bytes per element of the data types a weight may have; 0 for those with no fixed size.
+int64_t element_bytes(int32_t type) {
+  switch (type) {
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::BOOL: return 1;
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16: return 2;
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::UINT32: return 4;
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::UINT64: return 8;
+    default: return 0;
+  }
+}
+
+// How many values the typed (not raw) fields hold for a type.
+int64_t typed_count(const onnx::TensorProto& t) {
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT: return t.float_data_size();
+    case onnx::TensorProto::DOUBLE: return t.double_data_size();
+    case onnx::TensorProto::INT64: return t.int64_data_size();
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64: return t.uint64_data_size();
+    default: return t.int32_data_size();  // int32, int16, int8, uint16, uint8, bool, float16, bfloat16
+  }
+}
+
+template <class T>
+T little_endian_at(const std::string& raw, int64_t i) {
+  T v;
+  std::memcpy(&v, raw.data() + i * static_cast<int64_t>(sizeof(T)), sizeof(T));  // x86 and arm64 are little-endian
+  return v;
+}
+
+std::optional<std::vector<double>> small_values(const onnx::TensorProto& t, int64_t count) {
+  if (count > kSmallTensor) return std::nullopt;
+  std::vector<double> v;
+  const bool raw = !t.raw_data().empty();
+  for (int64_t i = 0; i < count; ++i) {
+    const int k = static_cast<int>(i);
+    switch (t.data_type()) {
+      case onnx::TensorProto::FLOAT:
+        v.push_back(raw ? little_endian_at<float>(t.raw_data(), i) : t.float_data(k));
+        break;
+      case onnx::TensorProto::DOUBLE:
+        v.push_back(raw ? little_endian_at<double>(t.raw_data(), i) : t.double_data(k));
+        break;
+      case onnx::TensorProto::INT64:
+        v.push_back(static_cast<double>(raw ? little_endian_at<int64_t>(t.raw_data(), i) : t.int64_data(k)));
+        break;
+      case onnx::TensorProto::INT32:
+        v.push_back(raw ? little_endian_at<int32_t>(t.raw_data(), i) : t.int32_data(k));
+        break;
+      default: return std::nullopt;  // values of other types are never needed
+    }
+  }
+  return v;
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw InputError({path, 0, 0}, "file", "cannot read the ONNX file: no such file");
+  if (!std::filesystem::is_regular_file(status))
+    throw InputError({path, 0, 0}, "file", "is not a regular file: an ONNX model is one");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError({path, 0, 0}, "file", "cannot read the ONNX file: " + ec.message());
+  if (static_cast<int64_t>(size) > kMaxOnnxBytes)
+    throw InputError({path, 0, 0}, "file",
+                     "is " + std::to_string(size) + " bytes, more than the " + std::to_string(kMaxOnnxBytes >> 20) +
+                         " MiB an ONNX block may have");
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
+    throw InputError({path, 0, 0}, "file", "cannot read the ONNX file: read failed");
+  return bytes;
+}
+
+}  // namespace
+
+std::string onnx_node_label(const onnx::NodeProto& node, int index) {
+  std::string label = "graph.node[" + std::to_string(index) + "] (" + printable(node.op_type());
+  if (!node.name().empty()) label += " \"" + printable(node.name()) + "\"";
+  return label + ")";
+}
+
+OnnxTensor read_onnx_tensor(const onnx::TensorProto& t, const std::string& file, const std::string& where) {
+  OnnxTensor out;
+  out.data_type = t.data_type();
+  int64_t count = 1;
+  for (const int64_t d : t.dims()) {
+    if (d < 0) throw InputError({file, 0, 0}, where, "a negative dimension (" + std::to_string(d) + ")");
+    if (d != 0 && count > (int64_t{1} << 40) / d)
+      throw InputError({file, 0, 0}, where, "claims more than 2^40 elements");
+    count *= d;
+    out.dims.push_back(d);
+  }
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    // The values live in another file; convbench does not read them (see the header), but a
+    // location outside the model's folder is refused all the same, as onnxruntime does.
+    for (const auto& entry : t.external_data())
+      if (entry.key() == "location") {
+        const std::filesystem::path p(entry.value());
+        bool escapes = p.is_absolute();
+        for (const auto& part : p) escapes = escapes || part == "..";
+        if (escapes)
+          throw InputError(
+              {file, 0, 0}, where,
+              "its external data file \"" + printable(entry.value()) + "\" lies outside the model's folder: refused");
+      }
+    return out;
+  }
+  const int64_t bytes = element_bytes(t.data_type());
+  if (bytes == 0)
+    throw InputError({file, 0, 0}, where,
+                     "data type " + std::to_string(t.data_type()) + " is not a numeric type a weight may have");
+  if (!t.raw_data().empty()) {
+    if (static_cast<int64_t>(t.raw_data().size()) != count * bytes)
+      throw InputError({file, 0, 0}, where,
+                       "holds " + std::to_string(t.raw_data().size()) + " bytes, where its shape needs " +
+                           std::to_string(count * bytes));
+  } else if (typed_count(t) != count) {
+    throw InputError(
+        {file, 0, 0}, where,
+        "holds " + std::to_string(typed_count(t)) + " values, where its shape needs " + std::to_string(count));
+  }
+  out.values = small_values(t, count);
+  return out;
+}
+
+const std::vector<std::string>& supported_onnx_operators() {
+  static const std::vector<std::string> ops = {"Add",
+                                               "AveragePool",
+                                               "BatchNormalization",
+                                               "Concat",
+                                               "Constant",
+                                               "Conv",
+                                               "ConvTranspose",
+                                               "Dropout",
+                                               "Flatten",
+                                               "Gemm",
+                                               "GlobalAveragePool",
+                                               "GroupNormalization",
+                                               "Identity",
+                                               "InstanceNormalization",
+                                               "LeakyRelu",
+                                               "MatMul",
+                                               "MaxPool",
+                                               "Mul",
+                                               "Relu",
+                                               "Resize",
+                                               "Sigmoid",
+                                               "Slice",
+                                               "SpaceToDepth",
+                                               "Sub",
+                                               "Upsample"};
+  return ops;
+}
+
+OnnxBlock read_onnx_block(const std::string& path) {
+  const std::string bytes = read_file_bytes(path);
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    throw InputError({path, 0, 0}, "file",
+                     "is not an ONNX model: its protobuf does not parse (truncated, or another kind of file)");
+  if (!model.has_graph()) throw InputError({path, 0, 0}, "graph", "the model has no graph");
+  OnnxBlock block;
+  block.file = path;
+  block.sha256 = sha256_hex(bytes);
+  block.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") block.opset = o.version();
+  if (block.opset < 7 || block.opset > 21)
+    throw InputError({path, 0, 0}, "opset_import",
+                     block.opset == 0
+                         ? std::string("the model imports no opset of the default domain")
+                         : "opset " + std::to_string(block.opset) + " is outside the opsets convbench reads (7 to 21)");
+  const onnx::GraphProto& g = model.graph();
+  if (g.node_size() > kMaxOnnxNodes)
+    throw InputError(
+        {path, 0, 0}, "graph.node",
+        std::to_string(g.node_size()) + " nodes, more than the " + std::to_string(kMaxOnnxNodes) + " a block may have");
+  if (g.sparse_initializer_size() > 0)
+    throw InputError({path, 0, 0}, "graph.sparse_initializer", "sparse initializers are not read");
+
+  OnnxContext cx;
+  cx.file = path;
+  cx.opset = block.opset;
+  for (int i = 0; i < g.initializer_size(); ++i)
+    cx.constants[g.initializer(i).name()] =
+        read_onnx_tensor(g.initializer(i), path,
+                         "graph.initializer[" + std::to_string(i) + "] (" + printable(g.initializer(i).name()) + ")");
+  // The data input: the graph's one input that is not an initializer (older exporters list the
+  // initializers among the inputs too).
+  int data_input = -1;
+  for (int i = 0; i < g.input_size(); ++i) {
+    if (cx.constants.count(g.input(i).name())) continue;
+    if (data_input >= 0)
+      throw InputError({path, 0, 0}, "graph.input[" + std::to_string(i) + "]",
+                       "a second data input (\"" + printable(g.input(i).name()) + "\"): a block has one input");
+    data_input = i;
+  }
+  if (data_input < 0) throw InputError({path, 0, 0}, "graph.input", "the graph has no data input");
+  const onnx::ValueInfoProto& input = g.input(data_input);
+  const std::string input_at = "graph.input[" + std::to_string(data_input) + "] (" + printable(input.name()) + ")";
+  if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape())
+    throw InputError({path, 0, 0}, input_at, "has no tensor shape: convbench needs its rank (N, C, spatial)");
+  for (const auto& d : input.type().tensor_type().shape().dim())
+    block.input_shape.push_back(d.has_dim_value() && d.dim_value() > 0 ? std::optional<int64_t>(d.dim_value())
+                                                                       : std::nullopt);
+  if (block.input_shape.size() < 3 || block.input_shape.size() > 5)
+    throw InputError(
+        {path, 0, 0}, input_at,
+        "has rank " + std::to_string(block.input_shape.size()) + ": a block's input is N x C x 1 to 3 spatial dims");
+  cx.dims = static_cast<int>(block.input_shape.size()) - 2;
+  cx.values[input.name()] = "input";
+  if (block.input_shape[1]) cx.channels["input"] = *block.input_shape[1];
+  cx.names.insert("input");
+
+  for (int i = 0; i < g.node_size(); ++i) translate_onnx_node(g.node(i), i, cx);
+
+  if (g.output_size() != 1)
+    throw InputError({path, 0, 0}, "graph.output",
+                     std::to_string(g.output_size()) + " outputs: a block has one output");
+  const auto out = cx.values.find(g.output(0).name());
+  if (out == cx.values.end() || out->second == "input")
+    throw InputError({path, 0, 0}, "graph.output[0]",
+                     "\"" + printable(g.output(0).name()) + "\" is not computed from the input by any node");
+  if (cx.ops.empty()) throw InputError({path, 0, 0}, "graph.node", "no node computes anything from the input");
+  block.ops = std::move(cx.ops);
+  block.output = out->second;
+  return block;
+}
+
+}  // namespace convbench

@@ -1,0 +1,55 @@
+// An ONNX file read as a convbench block (configs/README.md "ONNX variants"): the file parsed
+// with the ONNX project's own protobuf classes (Debian's libonnx-dev), checked as untrusted input,
+// and its nodes translated into convbench's custom ops, each with the fields its op definition
+// takes (onnx_nodes.cpp), so that everything a custom variant has (counts, the memory model,
+// training through convbench's own backward, every backend) applies to it.
+//
+// Every problem is an InputError naming the file and the node ("graph.node[3] (Conv
+// \"/conv1/Conv\")"): exit 2, nothing measured. The initializers' values are not loaded:
+// their shapes give the ops' channels, kernels and biases, and are checked against the data the
+// file holds for them, but the block runs with convbench's own initial weights.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/op_fields.hpp"
+
+namespace convbench {
+
+// The most an ONNX file may hold: a conv block's weights are megabytes; a file claiming more is
+// refused before it is parsed (protobuf holds it whole in memory).
+inline constexpr int64_t kMaxOnnxBytes = int64_t{1} << 30;
+// The most nodes a file may have (as --max-network-ops bounds a network's expanded ops).
+inline constexpr int64_t kMaxOnnxNodes = 100000;
+
+// One op of the block, as a custom variant would write it.
+struct ImportedOp {
+  std::string op;                   // its kind, as convbench's op definitions spell it
+  std::string name;                 // unique in the block; parameters are named after it
+  std::vector<std::string> inputs;  // op names, or "input" for the block input
+  OpFieldValues fields;
+  std::string node;  // where it came from: "graph.node[3] (Conv \"/conv1/Conv\")"
+};
+
+struct OnnxBlock {
+  std::string file;    // as given
+  std::string sha256;  // of the file's bytes
+  int64_t opset = 0;   // of the default ("" or "ai.onnx") domain
+  std::string producer;
+  // The graph input's shape: N, C, then the spatial dims; nullopt where the file leaves a dim
+  // symbolic (dynamic batch, say).
+  std::vector<std::optional<int64_t>> input_shape;
+  std::vector<ImportedOp> ops;
+  std::string output;  // the op whose value is the graph output
+};
+
+// Reads, checks and translates `path` (InputError, exit 2, for anything it cannot).
+OnnxBlock read_onnx_block(const std::string& path);
+
+// The ONNX operators convbench translates, for messages and documents.
+const std::vector<std::string>& supported_onnx_operators();
+
+}  // namespace convbench

@@ -1,0 +1,464 @@
+// Each ONNX node as convbench ops (configs/README.md "ONNX variants" has the table): the node's
+// attributes and constant inputs become the op's fields, and anything the op would compute
+// differently (asymmetric pads, ceil-mode pooling, broadcasting by a constant) is refused at the
+// node, never approximated.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "onnx/onnx_graph.hpp"
+#include "util/input_error.hpp"
+#include "util/join.hpp"
+#include "util/markup_escape.hpp"
+
+namespace convbench {
+namespace {
+
+using Node = onnx::NodeProto;
+
+struct At {
+  const OnnxContext& cx;
+  const Node& node;
+  int index;
+  [[noreturn]] void refuse(const std::string& why) const {
+    throw InputError({cx.file, 0, 0}, onnx_node_label(node, index), why);
+  }
+};
+
+const onnx::AttributeProto* find_attribute(const Node& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t int_attribute(const Node& n, const std::string& name, int64_t fallback) {
+  const auto* a = find_attribute(n, name);
+  return a ? a->i() : fallback;
+}
+
+double float_attribute(const Node& n, const std::string& name, double fallback) {
+  const auto* a = find_attribute(n, name);
+  return a ? a->f() : fallback;
+}
+
+std::string string_attribute(const Node& n, const std::string& name, const std::string& fallback) {
+  const auto* a = find_attribute(n, name);
+  return a ? a->s() : fallback;
+}
+
+std::optional<std::vector<int64_t>> ints_attribute(const Node& n, const std::string& name) {
+  const auto* a = find_attribute(n, name);
+  if (!a) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+bool has_input(const Node& n, int k) { return n.input_size() > k && !n.input(k).empty(); }
+
+// The convbench value input k of the node reads: produced by an earlier node, or the block input.
+std::string data_input(const At& at, int k) {
+  if (!has_input(at.node, k)) at.refuse("input " + std::to_string(k) + " is missing");
+  const std::string& name = at.node.input(k);
+  if (at.cx.constants.count(name))
+    at.refuse("input " + std::to_string(k) + " (\"" + printable(name) +
+              "\") is a constant, where convbench's op takes values computed from the block input");
+  const auto it = at.cx.values.find(name);
+  if (it == at.cx.values.end())
+    at.refuse("input \"" + printable(name) +
+              "\" is not computed before this node (nodes out of order, a cycle, or an input convbench "
+              "did not translate)");
+  return it->second;
+}
+
+const OnnxTensor& constant_input(const At& at, int k, const std::string& what) {
+  if (!has_input(at.node, k)) at.refuse(what + " (input " + std::to_string(k) + ") is missing");
+  const auto it = at.cx.constants.find(at.node.input(k));
+  if (it == at.cx.constants.end())
+    at.refuse(what + " (input " + std::to_string(k) + ", \"" + printable(at.node.input(k)) +
+              "\") must be a constant (an initializer or a Constant node)");
+  return it->second;
+}
+
+std::vector<int64_t> integers(const At& at, const OnnxTensor& t, const std::string& what) {
+  if (!t.values) at.refuse(what + " has no values convbench can read");
+  std::vector<int64_t> out;
+  for (const double v : *t.values) {
+    if (v != std::floor(v) || std::abs(v) > 9.2e18) at.refuse(what + " holds a value that is not an integer");
+    out.push_back(static_cast<int64_t>(v));
+  }
+  return out;
+}
+
+int spatial_dims(const At& at) { return at.cx.dims; }
+
+// A size the op's field takes (channels, kernel, groups, ...): at least 1 and at most 2^31, as a
+// spec's fields are.
+int64_t field_size(const At& at, int64_t v, const std::string& what) {
+  if (v < 1 || v > (int64_t{1} << 31))
+    at.refuse(what + " is " + std::to_string(v) + ": convbench takes sizes from 1 to 2^31");
+  return v;
+}
+
+// A name for the op: its weight's name without ".weight" (PyTorch's parameter names, so that the
+// op's parameters are named as the module's), else the node's, else its type and index; made
+// unique and safe for results.
+std::string op_name(OnnxContext& cx, const Node& n, int index, const std::string& weight) {
+  std::string base;
+  const std::string suffix = ".weight";
+  if (!weight.empty() && weight.size() > suffix.size() && weight.ends_with(suffix))
+    base = weight.substr(0, weight.size() - suffix.size());
+  else if (!n.name().empty())
+    base = n.name();
+  else
+    base = n.op_type() + "_" + std::to_string(index);
+  std::string safe;
+  for (const char c : base) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    if (c == '/' && safe.empty()) continue;  // "/conv1/Conv": no leading separator
+    safe += ok ? c : '.';
+  }
+  if (safe.empty() || safe == "input") safe = n.op_type() + "_" + std::to_string(index);
+  std::string name = safe;
+  for (int k = 2; cx.names.count(name); ++k) name = safe + "_" + std::to_string(k);
+  cx.names.insert(name);
+  return name;
+}
+
+void add_op(OnnxContext& cx, const At& at, const std::string& op, const std::string& name,
+            std::vector<std::string> inputs, OpFieldValues fields, std::optional<int64_t> channels) {
+  if (at.node.output_size() < 1 || at.node.output(0).empty()) at.refuse("has no output");
+  cx.ops.push_back({op, name, std::move(inputs), std::move(fields), onnx_node_label(at.node, at.index)});
+  cx.values[at.node.output(0)] = name;
+  if (channels) cx.channels[name] = *channels;
+}
+
+std::optional<int64_t> channels_of(const OnnxContext& cx, const std::string& value) {
+  const auto it = cx.channels.find(value);
+  return it == cx.channels.end() ? std::nullopt : std::optional<int64_t>(it->second);
+}
+
+// Kernel, stride, padding and dilation of a Conv, ConvTranspose or pool, as convbench's fields:
+// padding symmetric (begin = end), or SAME / VALID.
+void window_fields(const At& at, const std::vector<int64_t>& kernel, OpFieldValues& f, bool pool) {
+  const size_t d = kernel.size();
+  const std::vector<int64_t> ones(d, 1);
+  const auto strides = ints_attribute(at.node, "strides").value_or(ones);
+  const auto dilations = ints_attribute(at.node, "dilations").value_or(ones);
+  if (strides.size() != d || dilations.size() != d)
+    at.refuse("strides or dilations do not have one value per spatial dim");
+  std::vector<int64_t> pads = ints_attribute(at.node, "pads").value_or(std::vector<int64_t>(2 * d, 0));
+  const std::string auto_pad = string_attribute(at.node, "auto_pad", "NOTSET");
+  std::vector<int64_t> padding(d, 0);
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < d; ++i) {
+      const int64_t total = dilations[i] * (kernel[i] - 1);
+      if (strides[i] != 1 || total % 2 != 0)
+        at.refuse("auto_pad " + auto_pad +
+                  " pads unevenly here (stride or an even kernel): convbench pads both sides alike");
+      padding[i] = total / 2;
+    }
+  } else if (auto_pad == "NOTSET" || auto_pad == "VALID") {
+    if (auto_pad == "NOTSET") {
+      if (pads.size() != 2 * d) at.refuse("pads does not have two values per spatial dim");
+      for (size_t i = 0; i < d; ++i) {
+        if (pads[i] != pads[i + d])
+          at.refuse("asymmetric pads (" + std::to_string(pads[i]) + " before, " + std::to_string(pads[i + d]) +
+                    " after): convbench pads both sides alike");
+        if (pads[i] < 0) at.refuse("negative pads");
+        padding[i] = pads[i];
+      }
+    }
+  } else {
+    at.refuse("auto_pad \"" + printable(auto_pad) + "\" is not an ONNX padding mode");
+  }
+  for (const int64_t s : strides) field_size(at, s, "a stride");
+  for (const int64_t x : dilations) field_size(at, x, "a dilation");
+  for (const int64_t k : kernel) field_size(at, k, "a kernel size");
+  for (const int64_t p : padding)
+    if (p > (int64_t{1} << 31)) at.refuse("a padding above 2^31");
+  f.set("kernel", kernel);
+  f.set("stride", strides);
+  f.set("padding", padding);
+  if (pool) {
+    if (dilations != ones) at.refuse("dilated pooling: convbench's pools are not dilated");
+    if (int_attribute(at.node, "ceil_mode", 0) != 0) at.refuse("ceil_mode 1: convbench's pools round down");
+  } else {
+    f.set("dilation", dilations);
+  }
+}
+
+void translate_conv(OnnxContext& cx, const At& at, bool transpose) {
+  const std::string x = data_input(at, 0);
+  const OnnxTensor& w = constant_input(at, 1, "the weight");
+  const int d = spatial_dims(at);
+  if (static_cast<int>(w.dims.size()) != d + 2)
+    at.refuse("a weight of rank " + std::to_string(w.dims.size()) + " for a " + std::to_string(d) + "-D input");
+  for (const int64_t dim : w.dims) field_size(at, dim, "a dimension of its weight");
+  const int64_t groups = field_size(at, int_attribute(at.node, "group", 1), "group");
+  const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
+  if (const auto ks = ints_attribute(at.node, "kernel_shape"); ks && *ks != kernel)
+    at.refuse("kernel_shape disagrees with the weight's shape");
+  const int64_t in = transpose ? w.dims[0] : w.dims[1] * groups;
+  const int64_t out = transpose ? w.dims[1] * groups : w.dims[0];
+  if (const auto c = channels_of(cx, x); c && *c != in)
+    at.refuse("its weight takes " + std::to_string(in) + " input channels, its input has " + std::to_string(*c));
+  OpFieldValues f;
+  f.set("out_channels", out);
+  window_fields(at, kernel, f, false);
+  f.set("groups", groups);
+  f.set("bias", has_input(at.node, 2));
+  if (has_input(at.node, 2)) {
+    const OnnxTensor& b = constant_input(at, 2, "the bias");
+    if (b.dims != std::vector<int64_t>{out}) at.refuse("its bias does not have one value per output channel");
+  }
+  if (transpose) {
+    if (find_attribute(at.node, "output_shape")) at.refuse("output_shape: give pads and output_padding instead");
+    if (const auto op = ints_attribute(at.node, "output_padding")) f.set("output_padding", *op);
+  }
+  add_op(cx, at, transpose ? "conv_transpose" : "conv", op_name(cx, at.node, at.index, at.node.input(1)), {x},
+         std::move(f), out);
+}
+
+void translate_norm(OnnxContext& cx, const At& at, const std::string& type) {
+  const std::string x = data_input(at, 0);
+  const OnnxTensor& scale = constant_input(at, 1, "the scale");
+  OpFieldValues f;
+  std::string op = "batch_norm";
+  if (type == "InstanceNormalization") {
+    op = "group_norm";  // one group per channel
+    if (scale.dims.size() != 1) at.refuse("a scale that is not one value per channel");
+    f.set("norm_groups", field_size(at, scale.dims[0], "the scale's length"));
+  } else if (type == "GroupNormalization") {
+    op = "group_norm";
+    f.set("norm_groups", field_size(at, int_attribute(at.node, "num_groups", 0), "num_groups"));
+  }
+  add_op(cx, at, op, op_name(cx, at.node, at.index, at.node.input(1)), {x}, std::move(f), channels_of(cx, x));
+}
+
+void translate_slice(OnnxContext& cx, const At& at) {
+  const std::string x = data_input(at, 0);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (cx.opset < 10) {
+    starts = ints_attribute(at.node, "starts").value_or(std::vector<int64_t>{});
+    ends = ints_attribute(at.node, "ends").value_or(std::vector<int64_t>{});
+    axes = ints_attribute(at.node, "axes").value_or(std::vector<int64_t>{});
+  } else {
+    starts = integers(at, constant_input(at, 1, "starts"), "starts");
+    ends = integers(at, constant_input(at, 2, "ends"), "ends");
+    if (has_input(at.node, 3)) axes = integers(at, constant_input(at, 3, "axes"), "axes");
+    if (has_input(at.node, 4)) steps = integers(at, constant_input(at, 4, "steps"), "steps");
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  const int rank = spatial_dims(at) + 2;
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || (axes[0] != 1 && axes[0] != 1 - rank))
+    at.refuse("slices other than one range of channels (axis 1): convbench's slice takes channels");
+  for (const int64_t s : steps)
+    if (s != 1) at.refuse("a step other than 1");
+  const auto c = channels_of(cx, x);
+  if (!c) at.refuse("its input's channels are not known here");
+  auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + *c : v, int64_t{0}, *c); };
+  const int64_t start = clamp(starts[0]), end = clamp(ends[0]);
+  if (end <= start) at.refuse("an empty channel range");
+  OpFieldValues f;
+  f.set("start", start);
+  f.set("length", end - start);
+  add_op(cx, at, "slice", op_name(cx, at.node, at.index, ""), {x}, std::move(f), end - start);
+}
+
+void translate_resize(OnnxContext& cx, const At& at, const std::string& type) {
+  const std::string x = data_input(at, 0);
+  const int d = spatial_dims(at);
+  const std::string mode = string_attribute(at.node, "mode", "nearest");
+  OpFieldValues f;
+  if (mode == "nearest") {
+    f.set("mode", FieldKeyword{"nearest"});
+    if (type == "Resize" && cx.opset >= 11) {
+      const std::string ct = string_attribute(at.node, "coordinate_transformation_mode", "half_pixel");
+      const std::string nm = string_attribute(at.node, "nearest_mode", "round_prefer_floor");
+      if (ct != "asymmetric" || nm != "floor")
+        at.refuse("nearest with coordinate_transformation_mode " + printable(ct) + " and nearest_mode " +
+                  printable(nm) + ": convbench's nearest upsample is PyTorch's (asymmetric, floor)");
+    }
+  } else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") {
+    f.set("mode", FieldKeyword{"linear"});
+    const std::string ct = string_attribute(at.node, "coordinate_transformation_mode",
+                                            type == "Resize" && cx.opset >= 11 ? "half_pixel" : "asymmetric");
+    if (ct == "align_corners")
+      f.set("align_corners", true);
+    else if (ct == "half_pixel" || ct == "pytorch_half_pixel")
+      f.set("align_corners", false);
+    else
+      at.refuse("linear with coordinate_transformation_mode " + printable(ct) +
+                ": convbench's is PyTorch's (half_pixel, or align_corners)");
+  } else {
+    at.refuse("mode \"" + printable(mode) + "\": convbench upsamples nearest or linear");
+  }
+  // The scales: an attribute (Upsample 7), else an input (Upsample 9: 1; Resize 10: 1; Resize 11+:
+  // 2, or the sizes at 3).
+  std::optional<std::vector<double>> scales;
+  if (const auto* a = find_attribute(at.node, "scales"))
+    scales = std::vector<double>(a->floats().begin(), a->floats().end());
+  const int scales_input = type == "Resize" && cx.opset >= 11 ? 2 : 1;
+  if (!scales && has_input(at.node, scales_input)) {
+    const OnnxTensor& t = constant_input(at, scales_input, "the scales");
+    if (!t.dims.empty() && t.dims[0] > 0) scales = t.values;
+  }
+  if (scales) {
+    if (static_cast<int>(scales->size()) != d + 2 || (*scales)[0] != 1 || (*scales)[1] != 1)
+      at.refuse("scales must be 1 for batch and channels and given for every spatial dim");
+    const double s = (*scales)[2];
+    for (int i = 2; i < d + 2; ++i)
+      if ((*scales)[static_cast<size_t>(i)] != s) at.refuse("different scales per spatial dim");
+    if (s < 1 || s != std::floor(s)) at.refuse("a scale that is not a whole number >= 1");
+    f.set("scale", field_size(at, static_cast<int64_t>(std::min(s, 4e9)), "the scale"));
+  } else if (type == "Resize" && has_input(at.node, 3)) {
+    const auto sizes = integers(at, constant_input(at, 3, "the sizes"), "the sizes");
+    if (static_cast<int>(sizes.size()) != d + 2) at.refuse("sizes must give every dim");
+    if (mode == "nearest") at.refuse("nearest to given sizes: convbench's nearest upsample takes a scale");
+    f.set("size", std::vector<int64_t>(sizes.begin() + 2, sizes.end()));
+  } else {
+    at.refuse("neither scales nor sizes");
+  }
+  add_op(cx, at, "upsample", op_name(cx, at.node, at.index, ""), {x}, std::move(f), channels_of(cx, x));
+}
+
+// Flatten's output, read by Gemm or MatMul: convbench's linear flattens its (N, C, 1, ...) input.
+void translate_linear(OnnxContext& cx, const At& at, const std::string& type) {
+  const std::string x = data_input(at, 0);
+  const OnnxTensor& w = constant_input(at, 1, "the weight");
+  if (w.dims.size() != 2) at.refuse("a weight that is not a matrix");
+  int64_t out = w.dims[1];
+  bool bias = false;
+  if (type == "Gemm") {
+    if (int_attribute(at.node, "transA", 0) != 0) at.refuse("transA");
+    if (float_attribute(at.node, "alpha", 1) != 1 || float_attribute(at.node, "beta", 1) != 1)
+      at.refuse("alpha or beta other than 1");
+    if (int_attribute(at.node, "transB", 0) != 0) out = w.dims[0];
+    bias = has_input(at.node, 2);
+    if (bias && constant_input(at, 2, "the bias").dims != std::vector<int64_t>{out})
+      at.refuse("a bias that is not one value per output feature");
+  }
+  OpFieldValues f;
+  f.set("out_features", field_size(at, out, "the output features"));
+  f.set("bias", bias);
+  add_op(cx, at, "linear", op_name(cx, at.node, at.index, at.node.input(1)), {x}, std::move(f), out);
+}
+
+void translate_constant(OnnxContext& cx, const At& at) {
+  if (at.node.output_size() != 1) at.refuse("a Constant has one output");
+  OnnxTensor t;
+  if (const auto* a = find_attribute(at.node, "value")) {
+    t = read_onnx_tensor(a->t(), cx.file, onnx_node_label(at.node, at.index) + ".value");
+  } else if (const auto* fs = find_attribute(at.node, "value_floats")) {
+    t.dims = {fs->floats_size()};
+    t.values = std::vector<double>(fs->floats().begin(), fs->floats().end());
+  } else if (const auto* is = find_attribute(at.node, "value_ints")) {
+    t.dims = {is->ints_size()};
+    t.values = std::vector<double>();
+    for (const int64_t v : is->ints()) t.values->push_back(static_cast<double>(v));
+  } else if (const auto* f1 = find_attribute(at.node, "value_float")) {
+    t.values = std::vector<double>{f1->f()};
+  } else if (const auto* i1 = find_attribute(at.node, "value_int")) {
+    t.values = std::vector<double>{static_cast<double>(i1->i())};
+  } else {
+    at.refuse("a Constant of a kind convbench does not read (sparse or string)");
+  }
+  if (t.values && static_cast<int64_t>(t.values->size()) > kSmallTensor) t.values.reset();
+  cx.constants[at.node.output(0)] = std::move(t);
+}
+
+}  // namespace
+
+void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx) {
+  const At at{cx, node, index};
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    at.refuse("domain \"" + printable(node.domain()) + "\": convbench reads the standard operators only");
+  const std::string& type = node.op_type();
+  for (const std::string& out : node.output())
+    if (!out.empty() && (cx.values.count(out) || cx.constants.count(out)))
+      at.refuse("its output \"" + printable(out) + "\" is produced twice");
+  auto unary = [&](const std::string& op, OpFieldValues f = {}) {
+    const std::string x = data_input(at, 0);
+    add_op(cx, at, op, op_name(cx, node, index, ""), {x}, std::move(f), channels_of(cx, x));
+  };
+  if (type == "Conv" || type == "ConvTranspose") {
+    translate_conv(cx, at, type == "ConvTranspose");
+  } else if (type == "BatchNormalization" || type == "InstanceNormalization" || type == "GroupNormalization") {
+    translate_norm(cx, at, type);
+  } else if (type == "Relu") {
+    unary("relu");
+  } else if (type == "Sigmoid") {
+    unary("sigmoid");
+  } else if (type == "LeakyRelu") {
+    OpFieldValues f;
+    f.set("negative_slope", float_attribute(node, "alpha", 0.01));
+    unary("leaky_relu", std::move(f));
+  } else if (type == "Add" || type == "Sub" || type == "Mul") {
+    const std::string a = data_input(at, 0), b = data_input(at, 1);
+    std::string op = type == "Add" ? "add" : type == "Sub" ? "sub" : "mul";
+    add_op(cx, at, op, op_name(cx, node, index, ""), {a, b}, {}, channels_of(cx, a));
+  } else if (type == "Concat") {
+    const int64_t axis = int_attribute(node, "axis", 1);
+    if (axis != 1 && axis != 1 - (spatial_dims(at) + 2)) at.refuse("concatenation along an axis other than channels");
+    std::vector<std::string> in;
+    std::optional<int64_t> c = 0;
+    for (int k = 0; k < node.input_size(); ++k) {
+      in.push_back(data_input(at, k));
+      const auto ck = channels_of(cx, in.back());
+      c = c && ck ? std::optional<int64_t>(*c + *ck) : std::nullopt;
+    }
+    if (in.size() < 2) at.refuse("a Concat of fewer than two inputs");
+    add_op(cx, at, "concat", op_name(cx, node, index, ""), std::move(in), {}, c);
+  } else if (type == "Slice") {
+    translate_slice(cx, at);
+  } else if (type == "MaxPool" || type == "AveragePool") {
+    if (node.output_size() > 1 && !node.output(1).empty()) at.refuse("MaxPool's indices output");
+    const auto kernel = ints_attribute(node, "kernel_shape");
+    if (!kernel || static_cast<int>(kernel->size()) != spatial_dims(at))
+      at.refuse("kernel_shape missing or of another rank");
+    OpFieldValues f;
+    window_fields(at, *kernel, f, true);
+    if (type == "AveragePool" && int_attribute(node, "count_include_pad", 0) == 0 &&
+        f.get<std::vector<int64_t>>("padding") != std::vector<int64_t>(kernel->size(), 0))
+      at.refuse("padded average pooling without count_include_pad: convbench's counts the padding (PyTorch's default)");
+    unary(type == "MaxPool" ? "max_pool" : "avg_pool", std::move(f));
+  } else if (type == "GlobalAveragePool") {
+    unary("global_avg_pool");
+  } else if (type == "Resize" || type == "Upsample") {
+    translate_resize(cx, at, type);
+  } else if (type == "Dropout") {
+    double p = float_attribute(node, "ratio", 0.5);
+    if (cx.opset >= 12 && has_input(node, 1)) {
+      const OnnxTensor& r = constant_input(at, 1, "the ratio");
+      if (!r.values || r.values->size() != 1) at.refuse("a ratio that is not one number");
+      p = (*r.values)[0];
+    }
+    if (!(p >= 0 && p < 1)) at.refuse("a ratio outside [0, 1)");
+    OpFieldValues f;
+    f.set("p", p);
+    unary("dropout", std::move(f));
+  } else if (type == "Identity" || type == "Flatten") {
+    if (type == "Flatten" && int_attribute(node, "axis", 1) != 1) at.refuse("Flatten on an axis other than 1");
+    cx.values[node.output(0)] = data_input(at, 0);  // no op: the same value under another name
+  } else if (type == "Gemm" || type == "MatMul") {
+    translate_linear(cx, at, type);
+  } else if (type == "SpaceToDepth") {
+    OpFieldValues f;
+    const int64_t block = field_size(at, int_attribute(node, "blocksize", 0), "blocksize");
+    f.set("block_size", block);
+    f.set("order", FieldKeyword{"block_major"});  // ONNX's order: (row offset, column offset, channel)
+    const std::string x = data_input(at, 0);
+    const auto c = channels_of(cx, x);
+    int64_t factor = 1;
+    for (int i = 0; i < spatial_dims(at); ++i) factor = factor > (int64_t{1} << 31) ? factor : factor * block;
+    add_op(cx, at, "space_to_depth", op_name(cx, node, index, ""), {x}, std::move(f),
+           c ? std::optional<int64_t>(*c * factor) : std::nullopt);
+  } else if (type == "Constant") {
+    translate_constant(cx, at);
+  } else {
+    at.refuse("not an operator convbench translates; it reads " + join(supported_onnx_operators(), ", "));
+  }
+}
+
+}  // namespace convbench

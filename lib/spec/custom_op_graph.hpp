@@ -1,0 +1,22 @@
+// A custom variant's ops as a graph (kind_custom.cpp), shared with the kinds whose variants are
+// custom ops by another route (kind_onnx.cpp: an ONNX file's nodes, translated).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "graph/graph.hpp"
+#include "ops/graph_builder.hpp"
+#include "spec/spec.hpp"
+
+namespace convbench {
+
+// The variant's ops, each added from its fields (its definition applies their defaults), reading
+// the block input `x`; returns the value that is the variant's output. A bad op is an InputError
+// at its spec location and key path.
+int build_custom_ops(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v, int x);
+
+// A custom op with every field its kind uses, as the graph the variant builder made of it
+// resolved them (the resolved spec's entry).
+nlohmann::ordered_json resolved_custom_op(const CustomOpSpec& s, const Graph& g);
+
+}  // namespace convbench

@@ -1,0 +1,229 @@
+// ONNX files as blocks ({kind: onnx, file}): the MyBlock built here with the ONNX
+// project's own protobuf classes, read back as the same graph as its custom-op twin (same graph
+// hash, counts and memory), and hostile files refused with exit 2, naming the file and the node.
+#ifdef CONVBENCH_WITH_ONNX
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+namespace convbench {
+namespace {
+
+using testing::run_cli;
+using testing::temp_path;
+
+void add_weight(onnx::GraphProto& g, const std::string& name, std::vector<int64_t> dims) {
+  onnx::TensorProto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (const int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  t->set_raw_data(std::string(static_cast<size_t>(n) * 4, '\0'));
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto& g, const std::string& type, const std::string& name,
+                          std::vector<std::string> in, std::vector<std::string> out) {
+  onnx::NodeProto* n = g.add_node();
+  n->set_op_type(type);
+  n->set_name(name);
+  for (const auto& s : in) n->add_input(s);
+  for (const auto& s : out) n->add_output(s);
+  return n;
+}
+
+void ints(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (const int64_t x : v) a->add_ints(x);
+}
+
+void integer(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void value_info(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (const int64_t d : dims) {
+    auto* dim = t->mutable_shape()->add_dim();
+    if (d > 0)
+      dim->set_dim_value(d);
+    else
+      dim->set_dim_param("batch");  // symbolic, as a dynamic-batch export writes it
+  }
+}
+
+// The MyBlock (24 -> 48 channels, 3-D), as torch.onnx.export writes it in training mode.
+onnx::ModelProto my_block() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("convbench test");
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto& g = *m.mutable_graph();
+  g.set_name("MyBlock");
+  value_info(g.add_input(), "x", {0, 24, 8, 8, 8});
+  value_info(g.add_output(), "y", {0, 48, 8, 8, 8});
+  add_weight(g, "conv1.weight", {48, 24, 3, 3, 3});
+  add_weight(g, "conv2.weight", {48, 12, 3, 3, 3});
+  add_weight(g, "skip.weight", {48, 24, 1, 1, 1});
+  for (const char* bn : {"bn1", "bn2"})
+    for (const char* p : {"weight", "bias", "running_mean", "running_var"})
+      add_weight(g, std::string(bn) + "." + p, {48});
+  auto conv = [&](const std::string& name, const std::string& in, const std::string& out, int64_t k, int64_t groups) {
+    onnx::NodeProto* n = add_node(g, "Conv", "/" + name + "/Conv", {in, name + ".weight"}, {out});
+    ints(n, "kernel_shape", {k, k, k});
+    ints(n, "pads", std::vector<int64_t>(6, k / 2));
+    ints(n, "strides", {1, 1, 1});
+    if (groups > 1) integer(n, "group", groups);
+  };
+  auto bn = [&](const std::string& name, const std::string& in, const std::string& out) {
+    add_node(g, "BatchNormalization", "/" + name + "/BatchNormalization",
+             {in, name + ".weight", name + ".bias", name + ".running_mean", name + ".running_var"},
+             {out, out + "_mean", out + "_var"});
+  };
+  conv("conv1", "x", "c1", 3, 1);
+  bn("bn1", "c1", "b1");
+  add_node(g, "Relu", "/Relu", {"b1"}, {"r1"});
+  conv("conv2", "r1", "c2", 3, 4);
+  bn("bn2", "c2", "b2");
+  conv("skip", "x", "s", 1, 1);
+  add_node(g, "Add", "/Add", {"b2", "s"}, {"a"});
+  add_node(g, "Relu", "/Relu_1", {"a"}, {"y"});
+  return m;
+}
+
+std::string write_model(const onnx::ModelProto& m, const std::string& name) {
+  const std::string path = temp_path(name);
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+// A spec with the ONNX variant and, beside it, the same block written as custom ops.
+std::string spec_for(const std::string& onnx_file, int64_t in_channels = 24) {
+  const std::string path = temp_path("onnx_spec.yaml");
+  std::ofstream(path) << "blocks:\n  - name: mine\n    batch: 2\n    dims: 3\n    in_channels: " << in_channels
+                      << "\n    out_channels: 48\n    size: 8\n    bias: false\n    variants:\n"
+                      << "      - {kind: onnx, name: from-onnx, file: " << onnx_file << "}\n"
+                      << "      - kind: custom\n        name: by-hand\n        ops:\n"
+                      << "          - {op: conv, name: conv1, inputs: input, out_channels: 48, kernel: 3}\n"
+                      << "          - {op: batch_norm, name: bn1}\n"
+                      << "          - {op: relu, name: Relu}\n"
+                      << "          - {op: conv, name: conv2, kernel: 3, groups: 4}\n"
+                      << "          - {op: batch_norm, name: bn2}\n"
+                      << "          - {op: conv, name: skip, inputs: input, out_channels: 48, kernel: 1}\n"
+                      << "          - {op: add, name: Add, inputs: [bn2, skip]}\n"
+                      << "          - {op: relu, name: Relu_1}\n";
+  return path;
+}
+
+TEST(OnnxImport, MyBlockIsTheGraphOfItsCustomOpTwin) {
+  const std::string model = write_model(my_block(), "myblock.onnx");
+  const auto r = run_cli("analyze " + spec_for(model) + " --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out)["results"];
+  ASSERT_EQ(rows.size(), 2u);
+  // The same ops with the same names, fields and shapes: the same graph, hence the same counts.
+  EXPECT_EQ(rows[0]["graph_hash"], rows[1]["graph_hash"]);
+  EXPECT_EQ(rows[0]["params"], 48000);  // PyTorch's sum of MyBlock's parameters
+  for (const char* key : {"params", "macs", "flops", "bytes", "memory", "output_shape"})
+    EXPECT_EQ(rows[0][key], rows[1][key]) << key;
+  std::filesystem::remove(model);
+}
+
+// Each hostile file: exit 2, one message naming the file and what in it is at fault.
+void expect_refused(const onnx::ModelProto& m, const std::string& words, const std::string& where) {
+  const std::string model = write_model(m, "hostile.onnx");
+  const auto r = run_cli("validate " + spec_for(model));
+  EXPECT_EQ(r.exit_code, 2) << words << ": " << r.err;
+  EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(where), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hostile.onnx"), std::string::npos) << r.err;
+  std::filesystem::remove(model);
+}
+
+onnx::ModelProto changed(const std::function<void(onnx::ModelProto&)>& change) {
+  onnx::ModelProto m = my_block();
+  change(m);
+  return m;
+}
+
+TEST(OnnxImport, HostileFilesAreLocatedRefusals) {
+  // Not a model at all, and a model cut short.
+  for (const std::string& bytes :
+       {std::string("not a protobuf \xff\xff\xff", 18), my_block().SerializeAsString().substr(0, 400)}) {
+    const std::string path = temp_path("hostile.onnx");
+    std::ofstream(path, std::ios::binary) << bytes;
+    const auto r = run_cli("validate " + spec_for(path));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("hostile.onnx"), std::string::npos) << r.err;
+  }
+  expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_op_type("Softmax"); }),
+                 "not an operator convbench translates; it reads Add, AveragePool", "graph.node[0] (Softmax");
+  expect_refused(changed([](onnx::ModelProto& m) {
+                   auto* pads = m.mutable_graph()->mutable_node(0)->mutable_attribute(1);
+                   pads->set_ints(0, 0);
+                 }),
+                 "asymmetric pads", "graph.node[0] (Conv \"/conv1/Conv\")");
+  expect_refused(
+      changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_initializer(0)->mutable_raw_data()->resize(100); }),
+      "holds 100 bytes, where its shape needs 124416", "graph.initializer[0] (conv1.weight)");
+  expect_refused(changed([](onnx::ModelProto& m) {
+                   auto* t = m.mutable_graph()->mutable_initializer(0);
+                   t->clear_raw_data();
+                   t->set_data_location(onnx::TensorProto::EXTERNAL);
+                   auto* e = t->add_external_data();
+                   e->set_key("location");
+                   e->set_value("../../etc/passwd");
+                 }),
+                 "lies outside the model's folder", "graph.initializer[0]");
+  expect_refused(
+      changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_initializer(0)->set_dims(0, int64_t{1} << 41); }),
+      "claims more than 2^40 elements", "graph.initializer[0]");
+  // Nodes out of order (a cycle reads the same): the Relu reads b1 before the norm makes it.
+  expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node()->SwapElements(1, 2); }),
+                 "is not computed before this node", "graph.node[1] (Relu \"/Relu\")");
+  expect_refused(changed([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(23); }),
+                 "opset 23 is outside the opsets convbench reads", "opset_import");
+  expect_refused(changed([](onnx::ModelProto& m) {
+                   value_info(m.mutable_graph()->add_input(), "z", {1, 3, 8, 8, 8});
+                 }),
+                 "a second data input", "graph.input[1]");
+  expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_output(0)->set_name("nowhere"); }),
+                 "is not computed from the input by any node", "graph.output[0]");
+  // A weight computed from the input rather than stored: convbench's conv takes a parameter.
+  expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(3)->set_input(1, "r1"); }),
+                 "must be a constant", "graph.node[3] (Conv \"/conv2/Conv\")");
+  // Broadcasting by a constant is not convbench's add.
+  expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(6)->set_input(1, "bn2.bias"); }),
+                 "is a constant, where convbench's op takes values", "graph.node[6] (Add \"/Add\")");
+}
+
+TEST(OnnxImport, TheFilesInputMustAgreeWithTheBlock) {
+  const std::string model = write_model(my_block(), "myblock.onnx");
+  const auto r = run_cli("validate " + spec_for(model, 16));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the model's input channels is 24, the block's 16"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("blocks[0].variants[0].file"), std::string::npos) << r.err;
+  std::filesystem::remove(model);
+}
+
+}  // namespace
+}  // namespace convbench
+
+#endif  // CONVBENCH_WITH_ONNX

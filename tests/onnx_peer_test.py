@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""PyTorch modules exported with torch.onnx.export, then measured by convbench as {kind: onnx}
+variants: the issue's MyBlock and seed 000's standard, bottleneck and separable blocks. Their
+parameters, conv MACs per direction (forward, backward data, backward weight) and the bytes
+autograd saves for backward must equal PyTorch's own counts of the same modules exactly, and the
+exported blocks must count as convbench's native variants of the same block do.
+
+usage: onnx_peer_test.py CONVBENCH SOURCE_DIR   (run with the peer environment's Python)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+binary, source = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(source, "scripts"))
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError:
+    print("SKIP: torch not importable (scripts/setup-peers.sh makes the peer environment)")
+    sys.exit(0)
+
+try:
+    import onnx  # noqa: F401  (torch.onnx.export writes with it: scripts/requirements-peers.txt)
+except ImportError:
+    print("FAIL: the peer environment has no onnx package (scripts/setup-peers.sh installs it)")
+    sys.exit(1)
+
+from peer.counts import count_row, trace_convs, conv_macs, count_params  # noqa: E402
+from peer.io import load_spec  # noqa: E402
+from peer.measure import Runner, saved_bytes  # noqa: E402
+from peer.modules import build_block  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+class MyBlock(nn.Module):
+    """The issue's block, as its user wrote it."""
+
+    def __init__(self, c_in=24, c_out=48):
+        super().__init__()
+        self.conv1 = nn.Conv3d(c_in, c_out, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm3d(c_out)
+        self.conv2 = nn.Conv3d(c_out, c_out, 3, padding=1, groups=4, bias=False)
+        self.bn2 = nn.BatchNorm3d(c_out)
+        self.skip = nn.Conv3d(c_in, c_out, 1, bias=False)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + self.skip(x))
+
+
+SEED = """  - name: seed000
+    dims: 3
+    batch: 2
+    in_channels: 16
+    out_channels: 32
+    size: 8
+    kernel: 3
+    bias: true
+    norm: batch
+    act: relu
+    mode: train
+    variants:
+      - standard
+      - {kind: bottleneck, name: bottleneck, ratio: 2}
+      - {kind: separable, name: separable}
+"""
+MINE = """  - name: mine
+    dims: 3
+    batch: 2
+    in_channels: 24
+    out_channels: 48
+    size: 8
+    bias: false
+    mode: train
+    variants:
+"""
+
+
+def export(module, shape, path):
+    module.train(True)
+    torch.onnx.export(module, (torch.randn(shape),), path, dynamo=False, opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}})
+
+
+def pytorch_counts(module, shape):
+    """PyTorch's own counts of a module: parameters, conv MACs per direction, saved bytes."""
+    records, _ = trace_convs(module, torch.zeros(shape), True)
+    macs = {"forward": 0, "backward_data": 0, "backward_weight": 0}
+    for r in records:
+        n = conv_macs(r["x_shape"], r["w_shape"], r["out_shape"], r["transposed"])
+        macs["forward"] += n
+        macs["backward_data"] += n if r["input_requires_grad"] else 0
+        macs["backward_weight"] += n if r["weight_requires_grad"] else 0
+    return count_params(module), macs
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        first = os.path.join(tmp, "native.yaml")
+        with open(first, "w") as f:
+            f.write("name: onnx-peer\nblocks:\n" + SEED + MINE + "      - {kind: standard}\n")
+        _, blocks, _ = load_spec(first, binary)
+        seed, mine = blocks[0], blocks[1]
+        # Each of seed 000's variants as PyTorch builds it (the peer's modules), and MyBlock.
+        exported = {}
+        for variant in seed["variants"]:
+            path = os.path.join(tmp, variant["name"] + ".onnx")
+            export(build_block(seed, variant), (2, 16, 8, 8, 8), path)
+            exported[variant["name"]] = path
+        export(MyBlock(), (2, 24, 8, 8, 8), os.path.join(tmp, "myblock.onnx"))
+        spec = os.path.join(tmp, "spec.yaml")
+        with open(spec, "w") as f:
+            f.write("name: onnx-peer\nblocks:\n" + SEED)
+            for name in exported:
+                f.write(f"      - {{kind: onnx, name: onnx-{name}, file: {name}.onnx}}\n")
+            f.write(MINE + "      - {kind: onnx, name: mine, file: myblock.onnx}\n")
+        r = subprocess.run([binary, "analyze", spec, "--json", "-"], capture_output=True, text=True)
+        check(r.returncode == 0, f"analyze: {r.returncode} {r.stderr}")
+        if r.returncode != 0:
+            return
+        rows = {(row["block"], row["variant"]): row for row in json.loads(r.stdout)["results"]}
+
+        def compare(row, params, macs, saved, what):
+            ours = (row["params"], {k: row["macs"][k] for k in macs}, row["memory"]["predicted"]["saved_bytes"])
+            theirs = (params, macs, saved)
+            check(ours == theirs, f"{what}: convbench {ours}, PyTorch {theirs}")
+            print(f"{what}: params {params}, MACs {macs}, saved {saved} B: "
+                  f"{'equal' if ours == theirs else 'DIFFERENT'}")
+
+        for variant in seed["variants"]:
+            name = variant["name"]
+            onnx_row, native_row = rows[("seed000", "onnx-" + name)], rows[("seed000", name)]
+            module = build_block(seed, variant)
+            params, macs = pytorch_counts(module, (2, 16, 8, 8, 8))
+            saved = saved_bytes(Runner(seed, variant, torch.device("cpu")))["saved_bytes"]
+            compare(onnx_row, params, macs, saved, f"seed 000 {name} through ONNX vs PyTorch")
+            for key in ("params", "buffers", "macs", "flops", "memory", "output_shape"):
+                check(onnx_row[key] == native_row[key],
+                      f"seed 000 {name}: the ONNX variant's {key} {onnx_row[key]} != the native one's {native_row[key]}")
+        block = MyBlock()
+        params, macs = pytorch_counts(block, (2, 24, 8, 8, 8))
+        saved = saved_bytes(Runner(mine, mine["variants"][0], torch.device("cpu"), module=MyBlock()))["saved_bytes"]
+        compare(rows[("mine", "mine")], params, macs, saved, "MyBlock through ONNX vs PyTorch")
+
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+    print("onnx peer: ok")
+
+
+if __name__ == "__main__":
+    main()
