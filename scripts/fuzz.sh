@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer harnesses of tests/fuzz (the spec loader and the results reader, under
-# AddressSanitizer and UndefinedBehaviorSanitizer) from their committed seed corpora.
+# Runs the libFuzzer harnesses of tests/fuzz (the spec loader, the results reader and the ONNX
+# reader, under AddressSanitizer and UndefinedBehaviorSanitizer) from their committed seed corpora.
 #
-#   scripts/fuzz.sh                  60 seconds each (what scripts/test.sh runs in CI)
+#   scripts/fuzz.sh                  60 seconds each (scripts/test.sh runs 40 in CI)
 #   scripts/fuzz.sh --seconds 3600   longer, before a release
-#   scripts/fuzz.sh --parallel       both harnesses at once, one core each (the same seconds each,
-#                                    half the wall time on a machine with two idle cores)
+#   scripts/fuzz.sh --parallel       the harnesses at once, one core each (the same seconds each,
+#                                    less wall time on a machine with idle cores)
 #
 # Builds in build-sanitize/ (shared with scripts/sanitize.sh). What a run adds to the corpus goes
 # to build-sanitize/fuzz-corpus/, never to the committed seeds; a crashing input is saved as
@@ -51,7 +51,7 @@ fuzz_one() {
 }
 
 status=0
-targets=(spec_loader:spec results_reader:results)
+targets=(spec_loader:spec results_reader:results onnx_reader:onnx)
 if [ "$parallel" = 1 ]; then
   pids=()
   for target in "${targets[@]}"; do

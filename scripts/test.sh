@@ -13,7 +13,7 @@
 #                                   UndefinedBehaviorSanitizer (clang)
 #                                5. scripts/clang-check.sh: the host code the sanitizer build does
 #                                   not compile (the CUDA backend's) checked by clang
-#                                6. scripts/fuzz.sh: each input reader fuzzed for 60 s
+#                                6. scripts/fuzz.sh: each input reader fuzzed for 40 s
 #   scripts/test.sh --quick    the inner loop: build, then the unit and cli tiers without the
 #                              slow tests (about 2 minutes; no setup, sanitizers or fuzzing)
 #   scripts/test.sh ARGS       build, then one ctest run with ARGS (e.g. -R Spec, -L docs)
@@ -65,5 +65,5 @@ step "the sanitizer pass"
 step "clang's check of the host code the sanitizer build does not compile"
 "$root/scripts/clang-check.sh" --not-in-sanitizer-build
 step "fuzzing"
-"$root/scripts/fuzz.sh" --seconds "${CONVBENCH_FUZZ_SECONDS:-60}"
+"$root/scripts/fuzz.sh" --seconds "${CONVBENCH_FUZZ_SECONDS:-40}"
 step "done: every step passed"

@@ -198,6 +198,8 @@ TEST(OnnxImport, HostileFilesAreLocatedRefusals) {
   // Nodes out of order (a cycle reads the same): the Relu reads b1 before the norm makes it.
   expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node()->SwapElements(1, 2); }),
                  "is not computed before this node", "graph.node[1] (Relu \"/Relu\")");
+  expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(2)->clear_output(); }),
+                 "has no output", "graph.node[2] (Relu \"/Relu\")");
   expect_refused(changed([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(23); }),
                  "opset 23 is outside the opsets convbench reads", "opset_import");
   expect_refused(changed([](onnx::ModelProto& m) {
@@ -220,6 +222,14 @@ TEST(OnnxImport, TheFilesInputMustAgreeWithTheBlock) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("the model's input channels is 24, the block's 16"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("blocks[0].variants[0].file"), std::string::npos) << r.err;
+  // The output: the nodes give 48 channels; a block of 32 is refused at the file, not deep in a build.
+  const std::string spec = spec_for(model);
+  std::string text = testing::read_file(spec);
+  text.replace(text.find("out_channels: 48"), 16, "out_channels: 32");
+  std::ofstream(spec) << text;
+  const auto o = run_cli("validate " + spec);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("the model's output has 48 channels, the block's out_channels 32"), std::string::npos) << o.err;
   std::filesystem::remove(model);
 }
 

@@ -178,8 +178,11 @@ const std::vector<std::string>& supported_onnx_operators() {
   return ops;
 }
 
-OnnxBlock read_onnx_block(const std::string& path) {
-  const std::string bytes = read_file_bytes(path);
+OnnxBlock read_onnx_block(const std::string& path) { return parse_onnx_block(read_file_bytes(path), path); }
+
+OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path) {
+  if (static_cast<int64_t>(bytes.size()) > kMaxOnnxBytes)
+    throw InputError({path, 0, 0}, "file", "is larger than an ONNX block may be");
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
     throw InputError({path, 0, 0}, "file",
@@ -250,6 +253,7 @@ OnnxBlock read_onnx_block(const std::string& path) {
   if (cx.ops.empty()) throw InputError({path, 0, 0}, "graph.node", "no node computes anything from the input");
   block.ops = std::move(cx.ops);
   block.output = out->second;
+  if (const auto c = cx.channels.find(block.output); c != cx.channels.end()) block.output_channels = c->second;
   return block;
 }
 

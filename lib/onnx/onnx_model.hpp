@@ -44,10 +44,13 @@ struct OnnxBlock {
   std::vector<std::optional<int64_t>> input_shape;
   std::vector<ImportedOp> ops;
   std::string output;  // the op whose value is the graph output
+  std::optional<int64_t> output_channels;  // when the nodes let them be followed
 };
 
 // Reads, checks and translates `path` (InputError, exit 2, for anything it cannot).
 OnnxBlock read_onnx_block(const std::string& path);
+// The same for a file's bytes already read (`name` for messages): what the fuzzer feeds.
+OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& name);
 
 // The ONNX operators convbench translates, for messages and documents.
 const std::vector<std::string>& supported_onnx_operators();

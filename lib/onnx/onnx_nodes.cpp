@@ -375,6 +375,7 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     at.refuse("domain \"" + printable(node.domain()) + "\": convbench reads the standard operators only");
   const std::string& type = node.op_type();
+  if (node.output_size() < 1 || node.output(0).empty()) at.refuse("has no output");
   for (const std::string& out : node.output())
     if (!out.empty() && (cx.values.count(out) || cx.constants.count(out)))
       at.refuse("its output \"" + printable(out) + "\" is produced twice");
@@ -392,7 +393,9 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
     unary("sigmoid");
   } else if (type == "LeakyRelu") {
     OpFieldValues f;
-    f.set("negative_slope", float_attribute(node, "alpha", 0.01));
+    const double alpha = float_attribute(node, "alpha", 0.01);
+    if (!std::isfinite(alpha)) at.refuse("alpha is not a finite number");
+    f.set("negative_slope", alpha);
     unary("leaky_relu", std::move(f));
   } else if (type == "Add" || type == "Sub" || type == "Mul") {
     const std::string a = data_input(at, 0), b = data_input(at, 1);
