@@ -43,7 +43,7 @@ struct OnnxBlock {
   // symbolic (dynamic batch, say).
   std::vector<std::optional<int64_t>> input_shape;
   std::vector<ImportedOp> ops;
-  std::string output;  // the op whose value is the graph output
+  std::string output;                      // the op whose value is the graph output
   std::optional<int64_t> output_channels;  // when the nodes let them be followed
 };
 

@@ -61,8 +61,8 @@ BlockKindDefinition define_onnx_kind() {
     const OnnxBlock model = read_onnx_block(path.string());
     check_input_shape(model, *block, *file);
     if (model.output_channels && *model.output_channels != block->out_channels)
-      file->fail("the model's output has " + std::to_string(*model.output_channels) + " channels, the block's out_channels " +
-                 std::to_string(block->out_channels));
+      file->fail("the model's output has " + std::to_string(*model.output_channels) +
+                 " channels, the block's out_channels " + std::to_string(block->out_channels));
     out.file = path.string();
     out.file_sha256 = model.sha256;
     out.onnx_producer = model.producer;
