@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <cstdlib>
@@ -138,6 +139,27 @@ TEST(ShardAssignment, BalancesByCostNotByCount) {
   // One expensive item and four cheap ones: the expensive one gets a shard of its own.
   const std::vector<int> shard_of = assign_shards(synthetic_plan({1, 1, 10, 1, 1}), 2);
   EXPECT_EQ(shard_of, (std::vector<int>{1, 1, 0, 1, 1}));
+}
+
+// The assignment a plan's shards were run with must not change: the heap gives exactly what the
+// scan of every shard's load (the lowest index among the least loaded) gave, ties included.
+TEST(ShardAssignment, TheHeapAssignsAsTheScanOfEveryShardDid) {
+  std::vector<double> costs;
+  for (int i = 0; i < 300; ++i) costs.push_back(i % 3 == 0 ? 1.0 : 1.0 + (i * 7919 % 17) / 8.0);
+  const Plan plan = synthetic_plan(costs);
+  for (int n : {1, 2, 7, 64, 299, 300, 301}) {
+    std::vector<size_t> order(costs.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] > costs[b]; });
+    std::vector<double> load(static_cast<size_t>(n), 0.0);
+    std::vector<int> scan(costs.size(), 0);
+    for (size_t item : order) {
+      const auto least = std::min_element(load.begin(), load.end());
+      scan[item] = static_cast<int>(least - load.begin());
+      *least += costs[item];
+    }
+    EXPECT_EQ(assign_shards(plan, n), scan) << n;
+  }
 }
 
 EnvLookup env(std::map<std::string, std::string> values) {
