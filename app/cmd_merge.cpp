@@ -34,17 +34,15 @@ Command add_merge_command(CLI::App& app) {
             // and their shard is named to rerun, instead of one file blocking every good one.
             std::vector<MergeInput> inputs;
             std::vector<std::string> damaged;
+            // The plan once, not once per shard: every file of a plan shares one copy, and a plan
+            // file that 1,000 shards name is read once.
+            ShardPlans plans;
             for (const std::string& path : opt->shards) {
-              ShardFileRead read = read_shard_file(path);
+              ShardFileRead read = read_shard_file(path, plans);
               if (!read.file) {
                 damaged.push_back(read.damage);
                 continue;
               }
-              // The plan once, not once per shard: merge compares the others by hash alone, and
-              // 1,000 shards of a large plan would otherwise hold 1,000 copies of it.
-              // (Swapped out, not assigned {}: that keeps the vector's capacity, and the memory.)
-              if (!inputs.empty() && read.file->plan.hash == inputs.front().shard.plan.hash)
-                decltype(read.file->plan.items)().swap(read.file->plan.items);
               inputs.push_back({path, std::move(*read.file)});
             }
             for (const std::string& why : damaged) std::cerr << "skipped: " << printable(why) << "\n";
@@ -52,19 +50,19 @@ Command add_merge_command(CLI::App& app) {
               throw InputError({opt->shards.front(), 0, 0}, "", "every shard file given is damaged: nothing to merge");
             const MergeOutcome merged = merge_shards(inputs, opt->allow_mixed);
             write_output_files({{{opt->output, "-o"}, json_text(merged_results_json(merged), 2) + "\n"}}, opt->shards);
-            std::cerr << "merged " << inputs.size() << " shard files of plan " << merged.plan.hash.substr(0, 12) << ": "
-                      << merged.results.rows.size() - merged.unsettled.size() << " of " << merged.plan.items.size()
-                      << " items";
+            std::cerr << "merged " << inputs.size() << " shard files of plan " << merged.plan->hash.substr(0, 12)
+                      << ": " << merged.results.rows.size() - merged.unsettled.size() << " of "
+                      << merged.plan->items.size() << " items";
             if (opt->output != "-") std::cerr << " -> " << printable(opt->output);
             std::cerr << "\n";
-            const std::vector<int> shard_of = assign_shards(merged.plan, merged.shard_count);
+            const std::vector<int> shard_of = assign_shards(*merged.plan, merged.shard_count);
             for (size_t i : merged.missing)
-              std::cerr << "missing: " << merged.plan.items[i].id << " " << printable(item_name(merged.plan.items[i]))
+              std::cerr << "missing: " << merged.plan->items[i].id << " " << printable(item_name(merged.plan->items[i]))
                         << " (shard " << shard_of[i] << ")\n";
             // Failed rows are in the file, but not covered: `convbench slurm` reruns their shards.
             for (size_t i : merged.unsettled)
-              std::cerr << "unsettled: " << merged.plan.items[i].id << " " << printable(item_name(merged.plan.items[i]))
-                        << " (shard " << shard_of[i] << ")\n";
+              std::cerr << "unsettled: " << merged.plan->items[i].id << " "
+                        << printable(item_name(merged.plan->items[i])) << " (shard " << shard_of[i] << ")\n";
             for (const std::string& note : merged.notes) std::cerr << printable(note) << "\n";
             return merged.missing.empty() && merged.unsettled.empty() && damaged.empty() ? 0 : 1;
           }};

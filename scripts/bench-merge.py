@@ -5,8 +5,9 @@ process's maximum resident set) for a plan of N items run as N shards of one ite
     scripts/bench-merge.py [--shards 1000] [--convbench build/convbench] [--keep DIR]
 
 The spec is one tiny block swept over N batch sizes (N runs), measured with --memory-only so that
-the shards take seconds in all; each shard file holds one row and the plan's hash, as a real
-sweep's do. The shards run one after another (the figure is the merge's, not theirs); then
+each shard takes a fraction of a second; each shard file holds one row and names the plan file
+beside it (--plan), as a real sweep's do (`convbench slurm` gives every shard --plan), so their
+total size grows with N, not N squared. The shards run one after another (the figure is the merge's, not theirs); then
 `convbench merge` runs once over all N files and its wall time and maximum RSS are printed with
 the merged file's size and row count. Needs an idle machine for a wall time worth quoting."""
 
@@ -67,7 +68,8 @@ def main(argv=None):
     with open(merged) as f:
         rows = len(json.load(f)["results"])
     shard_bytes = sum(os.path.getsize(x) for x in files)
-    print(f"shards: {opts.shards} files, {shard_bytes / 2**20:.1f} MiB in all"
+    print(f"shards: {opts.shards} files, {shard_bytes / 2**20:.1f} MiB in all (plan file "
+          f"{os.path.getsize(plan) / 2**20:.2f} MiB)"
           + ("" if opts.merge_only else f", run in {shards_s:.0f} s"))
     print(f"merge: {merge_s:.2f} s, peak RSS {peak_kib / 1024:.0f} MiB; merged file {os.path.getsize(merged) / 2**20:.2f} MiB, {rows} rows")
     if not opts.keep:

@@ -10,8 +10,9 @@ GPU_TEST_FILTER=${CONVBENCH_GPU_TEST_FILTER:-'Gpu*'}
 # The test stage: everything else through ctest, but the checks of a fresh Debian 12 machine
 # (setup_*), which are about the development machine's packages, not the GPU machine's image,
 # and the checks that read outputs with Debian's tools the GPU machine's image lacks: the LaTeX
-# compiles (pdflatex, texlive), Google Benchmark's compare.py (libbenchmark-tools) and pandas.
-HOST_TEST_EXCLUDE='^(Gpu|setup_|ReportFormats.Latex(FitsOneColumnOfAOneColumnArticle|OfTheSeedBlockMeasuredFitsOneColumn)$|gbench_json_reads_well_in_compare_py$|csv_reads_as_numbers_in_pandas$)'
+# compiles (pdflatex, texlive), Google Benchmark's compare.py (libbenchmark-tools), pandas and
+# LibreOffice.
+HOST_TEST_EXCLUDE='^(Gpu|setup_|ReportFormats.Latex(FitsOneColumnOfAOneColumnArticle|OfTheSeedBlockMeasuredFitsOneColumn)$|gbench_json_reads_well_in_compare_py$|csv_reads_as_numbers_in_pandas$|csv_opens_safely_in_a_spreadsheet$)'
 
 # judge_gtest_log LOG GPU_NAME: the verdict on the check stage's GoogleTest output. With a GPU
 # present (GPU_NAME not empty), a skipped GPU test means the GPU was not usable: a failure.

@@ -61,6 +61,9 @@ test_packages=(
   postgresql
   # pandas reads the CSV in a test, as its users do
   python3-pandas
+  # a spreadsheet opens the CSV in a test: LibreOffice Calc imports it headless and openpyxl reads
+  # the cells it made (no formula from a hostile name); about 270 MB installed
+  libreoffice-calc-nogui python3-openpyxl
   # --plots DIR: rsvg-convert turns each SVG figure into a PDF (found at run time; without it the
   # figures are SVG only); the tests render the figures as readers do, SVG in Chromium and the
   # PDF with pdftoppm

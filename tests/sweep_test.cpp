@@ -1,11 +1,13 @@
 // Plans, shards and merges (lib/sweep, pipeline/shard_run): stable item ids and plan hashes,
 // balanced shards that cover every item once, --shard parsing with its environment fallback,
-// shard files that round-trip and refuse tampering, and every merge refusal.
+// shard files that round-trip, refuse tampering and name their plan file, and every merge refusal.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <cstdlib>
@@ -140,6 +142,27 @@ TEST(ShardAssignment, BalancesByCostNotByCount) {
   EXPECT_EQ(shard_of, (std::vector<int>{1, 1, 0, 1, 1}));
 }
 
+// The assignment a plan's shards were run with must not change: the heap gives exactly what the
+// scan of every shard's load (the lowest index among the least loaded) gave, ties included.
+TEST(ShardAssignment, TheHeapAssignsAsTheScanOfEveryShardDid) {
+  std::vector<double> costs;
+  for (int i = 0; i < 300; ++i) costs.push_back(i % 3 == 0 ? 1.0 : 1.0 + (i * 7919 % 17) / 8.0);
+  const Plan plan = synthetic_plan(costs);
+  for (int n : {1, 2, 7, 64, 299, 300, 301}) {
+    std::vector<size_t> order(costs.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] > costs[b]; });
+    std::vector<double> load(static_cast<size_t>(n), 0.0);
+    std::vector<int> scan(costs.size(), 0);
+    for (size_t item : order) {
+      const auto least = std::min_element(load.begin(), load.end());
+      scan[item] = static_cast<int>(least - load.begin());
+      *least += costs[item];
+    }
+    EXPECT_EQ(assign_shards(plan, n), scan) << n;
+  }
+}
+
 EnvLookup env(std::map<std::string, std::string> values) {
   auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(values));
   return [shared](const char* name) -> const char* {
@@ -197,7 +220,7 @@ Sweep sweep_of(const std::string& text) {
 ShardFile shard(const Sweep& s, int index, int count, const std::string& cpu = "Test CPU",
                 RunStatus status = RunStatus::ok) {
   ShardFile f;
-  f.plan = s.plan;
+  f.plan = std::make_shared<const Plan>(s.plan);
   f.shard = {index, count};
   f.results.engine = "convbench test";
   f.results.device = "cpu";
@@ -216,7 +239,22 @@ ShardFile shard(const Sweep& s, int index, int count, const std::string& cpu = "
 
 // Through JSON, as merge reads them.
 MergeInput input(const ShardFile& f, const std::string& name) {
-  return {name, shard_file_from_json(nlohmann::json::parse(shard_file_json(f).dump()), name)};
+  ShardPlans plans;
+  return {name, shard_file_from_json(nlohmann::json::parse(shard_file_json(f).dump()), name, plans)};
+}
+
+ShardFile read_back(const nlohmann::json& doc, const std::string& name) {
+  ShardPlans plans;
+  return shard_file_from_json(doc, name, plans);
+}
+
+std::string read_error(const nlohmann::json& doc, const std::string& name, ShardPlans& plans) {
+  try {
+    shard_file_from_json(doc, name, plans);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 std::string merge_error(const std::vector<MergeInput>& inputs, bool allow_mixed = false) {
@@ -234,7 +272,7 @@ TEST(ShardFile, RoundTripsAndRefusesTampering) {
   f.items.back().row.reset();  // pending
   f.results.rows.pop_back();
   const nlohmann::json doc = nlohmann::json::parse(shard_file_json(f).dump());
-  const ShardFile read = shard_file_from_json(doc, "s.json");
+  const ShardFile read = read_back(doc, "s.json");
   EXPECT_EQ(read.items.size(), f.items.size());
   EXPECT_FALSE(read.items.back().row.has_value());
   EXPECT_FALSE(shard_complete(read));
@@ -242,16 +280,70 @@ TEST(ShardFile, RoundTripsAndRefusesTampering) {
 
   nlohmann::json wrong_index = doc;
   wrong_index["shard"]["index"] = 2;  // the items are shard 1's
-  EXPECT_THROW(shard_file_from_json(wrong_index, "s.json"), InputError);
+  EXPECT_THROW(read_back(wrong_index, "s.json"), InputError);
   nlohmann::json wrong_row = doc;
   wrong_row["shard"]["items"][0]["row"] = 1;
-  EXPECT_THROW(shard_file_from_json(wrong_row, "s.json"), InputError);
+  EXPECT_THROW(read_back(wrong_row, "s.json"), InputError);
   nlohmann::json wrong_hash = doc;
   wrong_hash["shard"]["plan_hash"] = std::string(64, 'a');
-  EXPECT_THROW(shard_file_from_json(wrong_hash, "s.json"), InputError);
+  EXPECT_THROW(read_back(wrong_hash, "s.json"), InputError);
   nlohmann::json no_shard = doc;
   no_shard.erase("shard");
-  EXPECT_THROW(shard_file_from_json(no_shard, "s.json"), InputError);
+  EXPECT_THROW(read_back(no_shard, "s.json"), InputError);
+}
+
+// A shard that names its plan file: the file holds the hash and the path, not the plan; read
+// back, it has the plan file's plan; a missing, edited or replaced plan file is refused, located.
+TEST(ShardFile, NamesItsPlanFileInsteadOfCarryingIt) {
+  const Sweep s = sweep_of(kSpec);
+  const std::string dir = testing::temp_path("named-plan");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/shards");
+  const std::string plan_path = dir + "/plan.json", shard_path = dir + "/shards/s.json";
+  auto write_plan = [&](const nlohmann::ordered_json& plan) { std::ofstream(plan_path) << plan.dump(2); };
+  write_plan(plan_to_json(s.plan));
+  ShardFile f = shard(s, 1, 3);
+  f.plan_file = plan_file_reference(plan_path, shard_path);
+  EXPECT_EQ(f.plan_file, "../plan.json");
+  const nlohmann::json doc = nlohmann::json::parse(shard_file_json(f).dump());
+  EXPECT_FALSE(doc["shard"].contains("plan"));
+  EXPECT_EQ(doc["shard"]["plan_file"], "../plan.json");
+  EXPECT_EQ(doc["shard"]["schema"], kShardSchema);
+  EXPECT_LT(doc.dump().size(), nlohmann::json::parse(shard_file_json(shard(s, 1, 3)).dump()).dump().size());
+
+  ShardPlans plans;
+  const ShardFile read = shard_file_from_json(doc, shard_path, plans);
+  EXPECT_EQ(read.plan->hash, s.plan.hash);
+  EXPECT_EQ(read.plan->items.size(), s.plan.items.size());
+  EXPECT_EQ(read.plan_file, "../plan.json");
+  // A second file of the plan shares the copy: the plan file is read once.
+  std::filesystem::remove(plan_path);
+  EXPECT_EQ(shard_file_from_json(doc, shard_path, plans).plan.get(), read.plan.get());
+
+  ShardPlans fresh;
+  std::string e = read_error(doc, shard_path, fresh);  // the plan file is gone
+  EXPECT_NE(e.find(shard_path), std::string::npos) << e;
+  EXPECT_NE(e.find("shard.plan_file"), std::string::npos) << e;
+  EXPECT_NE(e.find("cannot be read"), std::string::npos) << e;
+  nlohmann::ordered_json edited = plan_to_json(s.plan);
+  edited["items"][0]["id"] = "0123456789abcdef";
+  write_plan(edited);
+  e = read_error(doc, shard_path, fresh);
+  EXPECT_EQ(e.find(dir + "/shards/../plan.json: plan_hash: does not match the listed items"), 0u) << e;
+  EXPECT_NE(e.find("the plan file of " + shard_path), std::string::npos) << e;
+  write_plan(plan_to_json(sweep_of(replaced(kSpec, "size: 6", "size: 7")).plan));
+  e = read_error(doc, shard_path, fresh);
+  EXPECT_NE(e.find("shard.plan_file"), std::string::npos) << e;
+  EXPECT_NE(e.find("the plan file was replaced"), std::string::npos) << e;
+  nlohmann::json not_a_path = doc;
+  not_a_path["shard"]["plan_file"] = 7;
+  EXPECT_NE(read_error(not_a_path, shard_path, plans).find("shard.plan_file: expected the plan file's path"),
+            std::string::npos);
+  // The older schema always carried its plan, and is still read.
+  nlohmann::json old = nlohmann::json::parse(shard_file_json(shard(s, 1, 3)).dump());
+  old["shard"]["schema"] = kShardSchemaCarrying;
+  EXPECT_EQ(read_back(old, "old.json").plan->hash, s.plan.hash);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Merge, AllShardsGiveEveryItemOnceInPlanOrder) {

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <map>
+#include <memory>
 #include <system_error>
 
 #include "pipeline/analyze.hpp"
@@ -22,14 +23,14 @@ namespace {
 // The shard's earlier results file, when there is one to continue from. A damaged one (truncated,
 // overwritten) is moved aside and the shard runs from its start: this run replaces the file
 // anyway, and a scheduler's retry must not fail on it forever.
-std::optional<ShardFile> earlier_attempt(const std::string& path, std::ostream& notices) {
+std::optional<ShardFile> earlier_attempt(const std::string& path, ShardPlans& plans, std::ostream& notices) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return std::nullopt;
     throw InputError({path, 0, 0}, "--json", "cannot read it: " + std::generic_category().message(errno));
   }
   if (!S_ISREG(st.st_mode)) return std::nullopt;  // the output writer refuses it, saying why
-  ShardFileRead read = read_shard_file(path);
+  ShardFileRead read = read_shard_file(path, plans);
   if (!read.file) {
     const std::string aside = move_damaged_shard_aside(path);
     notices << "note: " << read.damage << "\nnote: the damaged shard file is now " << aside
@@ -42,7 +43,11 @@ std::optional<ShardFile> earlier_attempt(const std::string& path, std::ostream& 
 
 ResultSet compare_shard(const Spec& spec, const CompareOptions& options, const ShardRunOptions& o,
                         std::ostream& notices) {
-  const Plan plan = plan_of(spec);
+  const auto planned = std::make_shared<const Plan>(plan_of(spec));
+  const Plan& plan = *planned;
+  // The shard file names the plan file it was checked against, rather than carrying the plan
+  // (shard_plans.hpp); without one it carries the plan.
+  std::string plan_reference;
   if (!o.plan_file.empty()) {
     const Plan given = load_plan_file(o.plan_file);
     if (given.hash != plan.hash)
@@ -50,6 +55,7 @@ ResultSet compare_shard(const Spec& spec, const CompareOptions& options, const S
                        "is plan " + given.hash.substr(0, 12) + ", but " + spec.file + " gives plan " +
                            plan.hash.substr(0, 12) +
                            ": the plan is of another spec, or the spec changed since (run convbench plan again)");
+    plan_reference = plan_file_reference(o.plan_file, o.file);
   }
   const std::vector<int> shard_of = assign_shards(plan, o.shard.count);
   std::vector<size_t> mine;
@@ -59,12 +65,13 @@ ResultSet compare_shard(const Spec& spec, const CompareOptions& options, const S
   // Rows an earlier attempt settled are kept, and not run again.
   std::map<size_t, ResultRow> done;
   ResultSet header;  // engine, device, provenance of the file
-  if (const auto earlier = earlier_attempt(o.file, notices)) {
-    if (earlier->plan.hash != plan.hash || earlier->shard.index != o.shard.index ||
+  ShardPlans plans(planned);
+  if (const auto earlier = earlier_attempt(o.file, plans, notices)) {
+    if (earlier->plan->hash != plan.hash || earlier->shard.index != o.shard.index ||
         earlier->shard.count != o.shard.count)
       throw InputError({o.file, 0, 0}, "--json",
                        "holds shard " + std::to_string(earlier->shard.index) + "/" +
-                           std::to_string(earlier->shard.count) + " of plan " + earlier->plan.hash.substr(0, 12) +
+                           std::to_string(earlier->shard.count) + " of plan " + earlier->plan->hash.substr(0, 12) +
                            ", not shard " + std::to_string(o.shard.index) + "/" + std::to_string(o.shard.count) +
                            " of plan " + plan.hash.substr(0, 12) + ": remove it or name another file");
     for (const ShardItem& s : earlier->items)
@@ -76,7 +83,8 @@ ResultSet compare_shard(const Spec& spec, const CompareOptions& options, const S
 
   auto shard_file = [&](const ResultSet& head) {
     ShardFile f;
-    f.plan = plan;
+    f.plan = planned;
+    f.plan_file = plan_reference;
     f.shard = o.shard;
     f.results.engine = head.engine;
     f.results.device = head.device;

@@ -48,10 +48,10 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
   out.plan = first.shard.plan;
   out.shard_count = first.shard.shard.count;
   for (const MergeInput& in : inputs) {
-    if (in.shard.plan.hash != out.plan.hash)
+    if (in.shard.plan->hash != out.plan->hash)
       throw InputError({in.file, 0, 0}, "shard.plan_hash",
-                       "belongs to plan " + in.shard.plan.hash.substr(0, 12) + ", " + first.file + " to plan " +
-                           out.plan.hash.substr(0, 12) +
+                       "belongs to plan " + in.shard.plan->hash.substr(0, 12) + ", " + first.file + " to plan " +
+                           out.plan->hash.substr(0, 12) +
                            ": shards of different plans (another spec, or the spec changed) cannot be merged");
     if (in.shard.shard.count != out.shard_count)
       throw InputError({in.file, 0, 0}, "shard.count",
@@ -83,14 +83,14 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
   }
 
   // Every row each item has, in argument order.
-  std::vector<std::vector<Candidate>> candidates(out.plan.items.size());
+  std::vector<std::vector<Candidate>> candidates(out.plan->items.size());
   for (size_t k = 0; k < inputs.size(); ++k)
     for (const ShardItem& s : inputs[k].shard.items)
       if (s.row) candidates[s.item].push_back({k, *s.row});
 
   std::vector<std::vector<size_t>> rows_of_input(inputs.size());
-  for (size_t i = 0; i < out.plan.items.size(); ++i) {
-    const PlanItem& item = out.plan.items[i];
+  for (size_t i = 0; i < out.plan->items.size(); ++i) {
+    const PlanItem& item = out.plan->items[i];
     const Candidate* chosen = nullptr;
     for (const Candidate& c : candidates[i]) {
       const bool ok = settled(inputs[c.input].shard.results.rows[c.row].status);
@@ -117,7 +117,7 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
     if (!settled(out.results.rows.back().status)) out.unsettled.push_back(i);
   }
 
-  const std::vector<int> shard_of = assign_shards(out.plan, out.shard_count);
+  const std::vector<int> shard_of = assign_shards(*out.plan, out.shard_count);
   std::set<int> rerun;
   for (size_t i : out.missing) rerun.insert(shard_of[i]);
   for (size_t i : out.unsettled) rerun.insert(shard_of[i]);
@@ -155,14 +155,15 @@ MergeOutcome merge_shards(const std::vector<MergeInput>& inputs, bool allow_mixe
   }
   nlohmann::json missing = nlohmann::json::array();
   for (size_t i : out.missing)
-    missing.push_back({{"id", out.plan.items[i].id}, {"item", item_name(out.plan.items[i])}, {"shard", shard_of[i]}});
+    missing.push_back({{"id", out.plan->items[i].id}, {"item", item_name(out.plan->items[i])}, {"shard", shard_of[i]}});
   nlohmann::json unsettled = nlohmann::json::array();
   for (size_t i : out.unsettled)
-    unsettled.push_back({{"id", out.plan.items[i].id}, {"item", item_name(out.plan.items[i])}, {"shard", shard_of[i]}});
-  out.plan_section = {{"plan_hash", out.plan.hash},     {"shards", out.shard_count},
-                      {"items", out.plan.items.size()}, {"covered", out.results.rows.size() - out.unsettled.size()},
-                      {"missing", std::move(missing)},  {"unsettled", std::move(unsettled)},
-                      {"rerun_shards", out.rerun},      {"mixed", out.mixed},
+    unsettled.push_back(
+        {{"id", out.plan->items[i].id}, {"item", item_name(out.plan->items[i])}, {"shard", shard_of[i]}});
+  out.plan_section = {{"plan_hash", out.plan->hash},     {"shards", out.shard_count},
+                      {"items", out.plan->items.size()}, {"covered", out.results.rows.size() - out.unsettled.size()},
+                      {"missing", std::move(missing)},   {"unsettled", std::move(unsettled)},
+                      {"rerun_shards", out.rerun},       {"mixed", out.mixed},
                       {"sources", std::move(sources)}};
   if (!out.rerun.empty())
     out.notes.push_back("rerun shards: " + join(out.rerun) + " (of " + std::to_string(out.shard_count) + ")");

@@ -4,6 +4,7 @@
 // still missing and which shards to rerun.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct MergeInput {
 };
 
 struct MergeOutcome {
-  Plan plan;
+  std::shared_ptr<const Plan> plan;
   int shard_count = 0;
   ResultSet results;               // one row per covered item, in plan order
   std::vector<size_t> missing;     // plan items no shard has a row for

@@ -26,7 +26,7 @@ nlohmann::json shard_file_json(const ShardFile& file) {
   nlohmann::json doc = results_to_json(file.results);
   nlohmann::json items = nlohmann::json::array();
   for (const ShardItem& s : file.items) {
-    nlohmann::json item = {{"id", file.plan.items[s.item].id}};
+    nlohmann::json item = {{"id", file.plan->items[s.item].id}};
     if (s.row) {
       item["status"] = to_string(file.results.rows[*s.row].status);
       item["row"] = *s.row;
@@ -35,26 +35,44 @@ nlohmann::json shard_file_json(const ShardFile& file) {
     }
     items.push_back(std::move(item));
   }
-  doc["shard"] = {{"schema", kShardSchema},    {"plan_hash", file.plan.hash}, {"index", file.shard.index},
-                  {"count", file.shard.count}, {"items", std::move(items)},   {"plan", plan_to_json(file.plan)}};
+  doc["shard"] = {{"schema", kShardSchema},
+                  {"plan_hash", file.plan->hash},
+                  {"index", file.shard.index},
+                  {"count", file.shard.count},
+                  {"items", std::move(items)}};
+  if (file.plan_file.empty())
+    doc["shard"]["plan"] = plan_to_json(*file.plan);
+  else
+    doc["shard"]["plan_file"] = file.plan_file;
   return doc;
 }
 
-ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& file_name) {
+ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& file_name, ShardPlans& plans) {
   ShardFile file;
   file.results = results_from_json(doc, file_name);
   const JsonField top(doc, "", file_name);
   const auto shard = top.object("shard");
   if (!shard) throw InputError({file_name, 0, 0}, "shard", "not a shard's results (no \"shard\" section)");
-  if (shard->string("schema", "") != kShardSchema)
-    shard->at("schema").fail(std::string("expected \"") + kShardSchema + "\"");
-  file.plan = plan_from_json(shard->at("plan").value(), file_name, "shard.plan");
-  if (shard->string("plan_hash", "") != file.plan.hash) shard->at("plan_hash").fail("is not the hash of shard.plan");
+  const std::string schema = shard->string("schema", "");
+  if (schema != kShardSchema && schema != kShardSchemaCarrying)
+    shard->at("schema").fail(std::string("expected \"") + kShardSchema + "\" (or the older \"" + kShardSchemaCarrying +
+                             "\")");
+  const std::string hash = shard->string("plan_hash", "");
+  const auto named = shard->find("plan_file");
+  if (named && shard->find("plan")) shard->fail("expected \"plan\" or \"plan_file\", not both");
+  if (named && schema == kShardSchema) {
+    file.plan = plans.named(*named, hash, file_name);
+    file.plan_file = named->value().get<std::string>();
+  } else {
+    Plan carried = plan_from_json(shard->at("plan").value(), file_name, "shard.plan");
+    if (hash != carried.hash) shard->at("plan_hash").fail("is not the hash of shard.plan");
+    file.plan = plans.carried(std::move(carried));
+  }
   file.shard.count = static_cast<int>(shard->integer("count", 0, 1, kMaxShards));
   file.shard.index = static_cast<int>(shard->integer("index", -1, 0, file.shard.count - 1));
   if (!shard->find("count") || !shard->find("index")) shard->fail("expected \"index\" and \"count\"");
 
-  const std::vector<int> shard_of = assign_shards(file.plan, file.shard.count);
+  const std::vector<int> shard_of = assign_shards(*file.plan, file.shard.count);
   std::vector<size_t> mine;
   for (size_t i = 0; i < shard_of.size(); ++i)
     if (shard_of[i] == file.shard.index) mine.push_back(i);
@@ -68,7 +86,7 @@ ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& fil
   for (RunStatus s : kRunStatuses) statuses.push_back(to_string(s));
   for (size_t k = 0; k < items.size(); ++k) {
     const JsonField& item = items[k];
-    const PlanItem& planned = file.plan.items[mine[k]];
+    const PlanItem& planned = file.plan->items[mine[k]];
     if (item.string("id", "") != planned.id)
       item.at("id").fail("expected \"" + planned.id + "\" (" + item_name(planned) + "), the shard's next item");
     ShardItem s{mine[k], std::nullopt};
@@ -89,12 +107,12 @@ ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& fil
   return file;
 }
 
-ShardFile load_shard_file(const std::string& path) {
+ShardFile load_shard_file(const std::string& path, ShardPlans& plans) {
   const InputText in = read_input_file(path, "shard results file", kMaxResultsBytes);
-  return shard_file_from_json(parse_json_input(in, "shard results file"), in.name);
+  return shard_file_from_json(parse_json_input(in, "shard results file"), in.name, plans);
 }
 
-ShardFileRead read_shard_file(const std::string& path) {
+ShardFileRead read_shard_file(const std::string& path, ShardPlans& plans) {
   const InputText in = read_input_file(path, "shard results file", kMaxResultsBytes);
   nlohmann::json doc;
   try {
@@ -102,7 +120,7 @@ ShardFileRead read_shard_file(const std::string& path) {
   } catch (const InputError& e) {
     return {std::nullopt, e.what()};
   }
-  return {shard_file_from_json(doc, in.name), ""};
+  return {shard_file_from_json(doc, in.name, plans), ""};
 }
 
 std::string move_damaged_shard_aside(const std::string& path) {

@@ -30,6 +30,8 @@ void make_folder(const std::string& path) {
 
 std::vector<int> shards_to_run(const Plan& plan, const SlurmSweepFiles& files, int shards) {
   std::vector<int> todo;
+  // The shards name the folder's plan file; this plan is the same when their hash is.
+  ShardPlans plans(std::make_shared<const Plan>(plan));
   for (int i = 0; i < shards; ++i) {
     const std::string path = files.shard(i);
     struct stat st {};
@@ -43,16 +45,16 @@ std::vector<int> shards_to_run(const Plan& plan, const SlurmSweepFiles& files, i
       todo.push_back(i);  // the shard itself refuses to write there, and says why, in its log
       continue;
     }
-    const ShardFileRead read = read_shard_file(path);
+    const ShardFileRead read = read_shard_file(path, plans);
     if (!read.file) {
       todo.push_back(i);  // damaged: the shard moves it aside and runs from its start
       continue;
     }
     const ShardFile& shard = *read.file;
-    if (shard.plan.hash != plan.hash || shard.shard.count != shards || shard.shard.index != i)
+    if (shard.plan->hash != plan.hash || shard.shard.count != shards || shard.shard.index != i)
       throw InputError({path, 0, 0}, "shard",
                        "holds shard " + std::to_string(shard.shard.index) + "/" + std::to_string(shard.shard.count) +
-                           " of plan " + shard.plan.hash.substr(0, 12) + ", not " + std::to_string(i) + "/" +
+                           " of plan " + shard.plan->hash.substr(0, 12) + ", not " + std::to_string(i) + "/" +
                            std::to_string(shards) + " of plan " + plan.hash.substr(0, 12) +
                            ": this folder holds another sweep; choose another --dir or remove it");
     if (!shard_complete(shard)) todo.push_back(i);

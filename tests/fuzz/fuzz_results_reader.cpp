@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   try {
-    const convbench::ShardFile shard = convbench::shard_file_from_json(doc, in.name);
+    convbench::ShardPlans plans;
+    const convbench::ShardFile shard = convbench::shard_file_from_json(doc, in.name, plans);
     convbench::merged_results_json(convbench::merge_shards({{in.name, shard}}, false));
   } catch (const convbench::InputError&) {
   }
