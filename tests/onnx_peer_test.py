@@ -7,6 +7,7 @@ exported blocks must count as convbench's native variants of the same block do.
 
 usage: onnx_peer_test.py CONVBENCH SOURCE_DIR   (run with the peer environment's Python)
 """
+import importlib
 import json
 import os
 import subprocess
@@ -17,8 +18,6 @@ binary, source = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(source, "scripts"))
 try:
     import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
 except ImportError:
     print("SKIP: torch not importable (scripts/setup-peers.sh makes the peer environment)")
     sys.exit(0)
@@ -29,7 +28,7 @@ except ImportError:
     print("FAIL: the peer environment has no onnx package (scripts/setup-peers.sh installs it)")
     sys.exit(1)
 
-from peer.counts import count_row, trace_convs, conv_macs, count_params  # noqa: E402
+from peer.counts import trace_convs, conv_macs, count_params  # noqa: E402
 from peer.io import load_spec  # noqa: E402
 from peer.measure import Runner, saved_bytes  # noqa: E402
 from peer.modules import build_block  # noqa: E402
@@ -43,20 +42,9 @@ def check(ok, what):
         print("FAIL:", what)
 
 
-class MyBlock(nn.Module):
-    """The issue's block, as its user wrote it."""
-
-    def __init__(self, c_in=24, c_out=48):
-        super().__init__()
-        self.conv1 = nn.Conv3d(c_in, c_out, 3, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm3d(c_out)
-        self.conv2 = nn.Conv3d(c_out, c_out, 3, padding=1, groups=4, bias=False)
-        self.bn2 = nn.BatchNorm3d(c_out)
-        self.skip = nn.Conv3d(c_in, c_out, 1, bias=False)
-
-    def forward(self, x):
-        y = F.relu(self.bn1(self.conv1(x)))
-        return F.relu(self.bn2(self.conv2(y)) + self.skip(x))
+# The issue's block, exactly as the documents show a user exporting it.
+sys.path.insert(0, os.path.join(source, "tests/data/doc-examples/shared"))
+MyBlock = importlib.import_module("export-myblock").MyBlock
 
 
 SEED = """  - name: seed000

@@ -18,8 +18,9 @@ class MyBlock(nn.Module):
         return F.relu(self.bn2(self.conv2(y)) + self.skip(x))
 
 
-# Training mode and no constant folding: the batch norms stay batch norms (in eval mode the
-# exporter folds each into the conv before it). A symbolic batch lets the spec choose it.
-torch.onnx.export(MyBlock(), (torch.randn(2, 24, 16, 16, 16),), "myblock.onnx", dynamo=False,
-                  training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                  input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}})
+if __name__ == "__main__":
+    # Training mode and no constant folding: the batch norms stay batch norms (in eval mode the
+    # exporter folds each into the conv before it). A symbolic batch lets the spec choose it.
+    torch.onnx.export(MyBlock(), (torch.randn(2, 24, 16, 16, 16),), "myblock.onnx", dynamo=False,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}})
