@@ -17,6 +17,8 @@ std::string HistoryDb::query_text(const std::string& sql) {
   return s.text(0);
 }
 
+std::string sql_excerpt(const std::string& sql) { return sql.substr(0, 60) + (sql.size() > 60 ? "..." : ""); }
+
 void HistoryDb::fail(const std::string& what) const { throw HistoryDbError("history database " + name_ + ": " + what); }
 
 bool is_history_server(const std::string& name) {

@@ -81,7 +81,8 @@ class HistoryDb {
 
   virtual HistoryHeader header() = 0;
   // Problems the store finds in the stored data (at most 100), empty when intact. thorough:
-  // every page and index (slower); else the quick check every open runs.
+  // every page and index (slower; SQLite's integrity_check, which also checks indexes against
+  // their tables); else the quick check every open runs (SQLite's quick_check).
   virtual std::vector<std::string> damage(bool thorough) = 0;
   // Inside the write transaction: marks the database as a convbench history at `version`.
   virtual void write_schema_version(int64_t version) = 0;
@@ -105,6 +106,8 @@ std::unique_ptr<HistoryDb> open_history_db(const std::string& name, HistoryAcces
 bool is_history_server(const std::string& name);
 // The name as messages show it: a URI's password replaced by "***".
 std::string history_display_name(const std::string& name);
+// A statement as a message quotes it: its first 60 characters, then "..." when it is longer.
+std::string sql_excerpt(const std::string& sql);
 
 // A prepared statement of either store, as the history code uses it.
 class Statement {

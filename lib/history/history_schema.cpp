@@ -151,12 +151,10 @@ HistoryHeader checked_header(HistoryDb& db) {
 
 }  // namespace
 
-std::vector<std::string> history_damage(HistoryDb& db, bool thorough) { return db.damage(thorough); }
-
 int64_t history_schema_version(HistoryDb& db) {
   const HistoryHeader h = checked_header(db);
   if (h.kind == HistoryHeader::Kind::empty) return h.version;  // a new, empty file: nothing to be damaged
-  if (const std::vector<std::string> problems = history_damage(db, false); !problems.empty())
+  if (const std::vector<std::string> problems = db.damage(false); !problems.empty())
     throw HistoryDbError("history database " + db.path() + ": damaged: SQLite's quick_check found " +
                          std::to_string(problems.size()) + (problems.size() >= 100 ? " or more" : "") +
                          " problem(s), the first: " + problems.front() +

@@ -26,9 +26,6 @@ const std::vector<std::string>& history_migrations(HistoryDialect dialect = Hist
 // writers call it before anything that could read or change the file (even the switch to WAL):
 // a damaged page would otherwise read as "0 runs" or a short export, and be appended to.
 int64_t history_schema_version(HistoryDb& db);
-// SQLite's quick_check (thorough: integrity_check, which also checks indexes against their
-// tables), at most 100 problems; empty when the file is intact.
-std::vector<std::string> history_damage(HistoryDb& db, bool thorough);
 // For writers: brings the schema up to date inside the caller's transaction (the write lock is
 // held, so two processes never migrate at once). Throws HistoryDbError for a newer or foreign
 // database.

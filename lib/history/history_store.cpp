@@ -97,7 +97,7 @@ void check_history_addable(const std::string& db_path, int busy_timeout_ms) {
 IntegrityReport check_history_integrity(const std::string& db_path, int busy_timeout_ms) {
   const std::unique_ptr<HistoryDb> db = open_history_db(db_path, HistoryAccess::read_only, busy_timeout_ms);
   IntegrityReport report;
-  report.problems = history_damage(*db, true);
+  report.problems = db->damage(true);
   if (report.problems.empty() && history_schema_version(*db) > 0) {
     report.runs = db->query_integer("SELECT count(*) FROM runs");
     report.series = db->query_integer("SELECT count(*) FROM series");
@@ -269,36 +269,36 @@ StoredSeries series_from(const Statement& s, const std::string& db, bool with_co
 }  // namespace
 
 HistoryReader::HistoryReader(const std::string& db_path, int busy_timeout_ms)
-    : owned_(open_history_db(db_path, HistoryAccess::read_only, busy_timeout_ms)), db_(*owned_) {
-  check_history_readable(db_);
+    : db_(open_history_db(db_path, HistoryAccess::read_only, busy_timeout_ms)) {
+  check_history_readable(*db_);
 }
 
 HistoryReader::~HistoryReader() = default;
 
-const std::string& HistoryReader::path() const { return db_.path(); }
+const std::string& HistoryReader::path() const { return db_->path(); }
 
 std::vector<StoredSeries> HistoryReader::series() {
-  Statement s(db_, std::string(kSeriesColumns) +
-                       "ORDER BY s.backend, s.device_model, s.device_key, s.block, s.point, "
-                       "s.variant, s.dtype, s.layout, s.mode, s.id");
+  Statement s(*db_, std::string(kSeriesColumns) +
+                        "ORDER BY s.backend, s.device_model, s.device_key, s.block, s.point, "
+                        "s.variant, s.dtype, s.layout, s.mode, s.id");
   std::vector<StoredSeries> out;
-  while (s.step()) out.push_back(series_from(s, db_.path()));
+  while (s.step()) out.push_back(series_from(s, db_->path()));
   return out;
 }
 
 std::optional<StoredSeries> HistoryReader::find_series(const SeriesKey& key) {
-  Statement s(db_, std::string(kSeriesKeyColumns) + "WHERE s.key_sha256 = ?1");
+  Statement s(*db_, std::string(kSeriesKeyColumns) + "WHERE s.key_sha256 = ?1");
   s.bind(1, key.sha256());
   if (!s.step()) return std::nullopt;
-  return series_from(s, db_.path(), false);
+  return series_from(s, db_->path(), false);
 }
 
 std::vector<StoredSeries> HistoryReader::relatives(const SeriesKey& key) {
-  Statement s(db_, std::string(kSeriesKeyColumns) +
-                       "WHERE s.block = ?1 AND s.variant = ?2 AND s.point = ?3 AND s.key_sha256 != ?4 ORDER BY s.id");
+  Statement s(*db_, std::string(kSeriesKeyColumns) +
+                        "WHERE s.block = ?1 AND s.variant = ?2 AND s.point = ?3 AND s.key_sha256 != ?4 ORDER BY s.id");
   s.bind(1, key.block).bind(2, key.variant).bind(3, key.point).bind(4, key.sha256());
   std::vector<StoredSeries> out;
-  while (s.step()) out.push_back(series_from(s, db_.path(), false));
+  while (s.step()) out.push_back(series_from(s, db_->path(), false));
   return out;
 }
 
@@ -306,11 +306,11 @@ std::vector<StoredMeasurement> HistoryReader::measurements(int64_t series_id, in
                                                            const std::string& exclude_run) {
   // Runs are in the order they were added (CI adds them as commits land): the newest `last` by
   // the index on (series_id, run_id), then oldest first.
-  Statement s(db_, std::string("SELECT * FROM (SELECT m.run_id, r.date, r.git_commit, r.host, r.source, m.status, "
-                               "m.trust, m.trust_evidence, m.phase, m.median_ms, m.q1_ms, m.q3_ms, m.raw_ms, "
-                               "m.peak_bytes, m.peak_source FROM measurements m JOIN runs r ON r.id = m.run_id "
-                               "WHERE m.series_id = ?1 AND r.run_sha256 != ?2 ORDER BY m.run_id DESC") +
-                       (last > 0 ? " LIMIT ?3" : "") + ") AS newest ORDER BY run_id");
+  Statement s(*db_, std::string("SELECT * FROM (SELECT m.run_id, r.date, r.git_commit, r.host, r.source, m.status, "
+                                "m.trust, m.trust_evidence, m.phase, m.median_ms, m.q1_ms, m.q3_ms, m.raw_ms, "
+                                "m.peak_bytes, m.peak_source FROM measurements m JOIN runs r ON r.id = m.run_id "
+                                "WHERE m.series_id = ?1 AND r.run_sha256 != ?2 ORDER BY m.run_id DESC") +
+                        (last > 0 ? " LIMIT ?3" : "") + ") AS newest ORDER BY run_id");
   s.bind(1, series_id).bind(2, exclude_run);
   if (last > 0) s.bind(3, static_cast<int64_t>(last));
   std::vector<StoredMeasurement> out;
@@ -340,7 +340,7 @@ std::vector<StoredMeasurement> HistoryReader::measurements(int64_t series_id, in
 }
 
 std::optional<int64_t> HistoryReader::run_id(const std::string& run_sha256) {
-  Statement s(db_, "SELECT id FROM runs WHERE run_sha256 = ?1");
+  Statement s(*db_, "SELECT id FROM runs WHERE run_sha256 = ?1");
   s.bind(1, run_sha256);
   if (!s.step()) return std::nullopt;
   return s.integer(0);

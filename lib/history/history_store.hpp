@@ -94,8 +94,7 @@ class HistoryReader {
   std::optional<int64_t> run_id(const std::string& run_sha256);
 
  private:
-  std::unique_ptr<HistoryDb> owned_;
-  HistoryDb& db_;
+  std::unique_ptr<HistoryDb> db_;
 };
 
 }  // namespace convbench

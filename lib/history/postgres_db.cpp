@@ -70,14 +70,15 @@ std::string postgres_hint(const char* sqlstate) {
   return "";
 }
 
+// A result, cleared when it goes out of scope (a throw included).
+using PgResult = std::unique_ptr<PGresult, void (*)(PGresult*)>;
+PgResult pg_result(PGresult* r) { return PgResult(r, PQclear); }
+
 class PostgresDb;
 
 class PostgresStatement final : public StatementImpl {
  public:
   PostgresStatement(PostgresDb& db, const std::string& sql) : db_(&db), sql_(postgres_parameters(sql)) {}
-  ~PostgresStatement() override { PQclear(result_); }
-  PostgresStatement(const PostgresStatement&) = delete;
-  PostgresStatement& operator=(const PostgresStatement&) = delete;
 
   void bind(int index, int64_t value) override { slot(index) = std::to_string(value); }
   void bind(int index, double value) override {
@@ -91,17 +92,16 @@ class PostgresStatement final : public StatementImpl {
 
   bool step() override;
   void reset() override {
-    PQclear(result_);
-    result_ = nullptr;
+    result_.reset();
     row_ = -1;
     params_.clear();
   }
 
   int64_t integer(int column) const override { return std::strtoll(value(column), nullptr, 10); }
   double number(int column) const override { return std::strtod(value(column), nullptr); }
-  bool is_null(int column) const override { return PQgetisnull(result_, row_, column) != 0; }
+  bool is_null(int column) const override { return PQgetisnull(result_.get(), row_, column) != 0; }
   std::string text(int column) const override {
-    return std::string(value(column), static_cast<size_t>(PQgetlength(result_, row_, column)));
+    return std::string(value(column), static_cast<size_t>(PQgetlength(result_.get(), row_, column)));
   }
 
  private:
@@ -109,12 +109,12 @@ class PostgresStatement final : public StatementImpl {
     if (index > static_cast<int>(params_.size())) params_.resize(static_cast<size_t>(index));
     return params_[static_cast<size_t>(index - 1)];
   }
-  const char* value(int column) const { return PQgetvalue(result_, row_, column); }
+  const char* value(int column) const { return PQgetvalue(result_.get(), row_, column); }
 
   PostgresDb* db_;
   std::string sql_;
   std::vector<std::optional<std::string> > params_;
-  PGresult* result_ = nullptr;  // every row of the last run (the history's queries are small)
+  PgResult result_ = pg_result(nullptr);  // every row of the last run (the history's queries are small)
   int row_ = -1;
 };
 
@@ -127,11 +127,11 @@ class PostgresDb final : public HistoryDb {
     // Owned from here: a refusal below throws out of this constructor, where no destructor runs.
     conn_.reset(PQconnectdbParams(keys, values, 1));
     if (!conn_) fail("cannot connect: out of memory");
-    if (PQstatus(conn()) != CONNECTION_OK)
-      fail("cannot connect: " + one_line(PQerrorMessage(conn())) +
+    if (PQstatus(handle()) != CONNECTION_OK)
+      fail("cannot connect: " + one_line(PQerrorMessage(handle())) +
            "; check the URI, that the server runs, and that the role may connect to that database");
     PQsetNoticeProcessor(
-        conn(), [](void*, const char*) {}, nullptr);  // "relation exists, skipping" and the like
+        handle(), [](void*, const char*) {}, nullptr);  // "relation exists, skipping" and the like
     // A busy timeout of 0 means "do not wait" for SQLite, "wait forever" for PostgreSQL.
     exec("SET lock_timeout = " + std::to_string(busy_timeout_ms > 0 ? busy_timeout_ms : 1) +
          "; SET client_encoding = 'UTF8'");
@@ -140,26 +140,21 @@ class PostgresDb final : public HistoryDb {
   }
   // conn_ closes the connection; the server rolls back a transaction still open.
 
-  PGconn* handle() { return conn(); }
+  PGconn* handle() const { return conn_.get(); }
   HistoryDialect dialect() const override { return HistoryDialect::postgresql; }
   std::unique_ptr<StatementImpl> prepare(const std::string& sql) override {
     return std::make_unique<PostgresStatement>(*this, sql);
   }
 
-  void exec(const std::string& sql) override {
-    PGresult* r = PQexec(conn(), sql.c_str());
-    check(r, sql);
-    PQclear(r);
-  }
+  void exec(const std::string& sql) override { check(pg_result(PQexec(handle(), sql.c_str())).get(), sql); }
 
-  // Throws for a failed result (which it clears), with the server's message and a hint.
-  void check(PGresult* r, const std::string& sql) {
+  // Throws for a failed result, with the server's message and a hint.
+  void check(const PGresult* r, const std::string& sql) const {
     const ExecStatusType status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return;
-    const std::string message = one_line(r ? PQresultErrorMessage(r) : PQerrorMessage(conn()));
+    const std::string message = one_line(r ? PQresultErrorMessage(r) : PQerrorMessage(handle()));
     const std::string hint = postgres_hint(r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr);
-    PQclear(r);
-    fail(message + hint + " (in: " + sql.substr(0, 60) + (sql.size() > 60 ? "..." : "") + ")");
+    fail(message + hint + " (in: " + sql_excerpt(sql) + ")");
   }
 
   void prepare_for_writing() override {}
@@ -168,7 +163,7 @@ class PostgresDb final : public HistoryDb {
     exec("SELECT pg_advisory_xact_lock(" + std::to_string(kHistoryApplicationId) + ")");
   }
   void commit() override { exec("COMMIT"); }
-  void rollback() noexcept override { PQclear(PQexec(conn(), "ROLLBACK")); }
+  void rollback() noexcept override { pg_result(PQexec(handle(), "ROLLBACK")); }
 
   HistoryHeader header() override {
     // Tables and views of the current schema, and whether convbench_history is one of them, in
@@ -219,10 +214,10 @@ class PostgresDb final : public HistoryDb {
         // A damaged index aborts the statement, and with it the reader's transaction: each check
         // in its own savepoint, so the next one still runs.
         exec("SAVEPOINT index_check");
-        PGresult* r = PQexec(conn(), ("SELECT bt_index_check('" + name + "'::regclass, true)").c_str());
-        const bool ok = r && PQresultStatus(r) == PGRES_TUPLES_OK;
-        if (!ok) problems.push_back("index " + name + ": " + one_line(r ? PQresultErrorMessage(r) : ""));
-        PQclear(r);
+        const PgResult r =
+            pg_result(PQexec(handle(), ("SELECT bt_index_check('" + name + "'::regclass, true)").c_str()));
+        const bool ok = r && PQresultStatus(r.get()) == PGRES_TUPLES_OK;
+        if (!ok) problems.push_back("index " + name + ": " + one_line(r ? PQresultErrorMessage(r.get()) : ""));
         exec(ok ? "RELEASE SAVEPOINT index_check" : "ROLLBACK TO SAVEPOINT index_check");
       }
     }
@@ -237,7 +232,6 @@ class PostgresDb final : public HistoryDb {
   }
 
  private:
-  PGconn* conn() const { return conn_.get(); }
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn_{nullptr, PQfinish};
 };
 
@@ -252,14 +246,12 @@ bool PostgresStatement::step() {
   if (!result_) {
     std::vector<const char*> values;
     for (const std::optional<std::string>& p : params_) values.push_back(p ? p->c_str() : nullptr);
-    result_ = PQexecParams(db_->handle(), sql_.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
-                           nullptr, nullptr, 0);
-    PGresult* r = result_;
-    result_ = nullptr;  // check() clears a failed result
-    db_->check(r, sql_);
-    result_ = r;
+    PgResult r = pg_result(PQexecParams(db_->handle(), sql_.c_str(), static_cast<int>(values.size()), nullptr,
+                                        values.data(), nullptr, nullptr, 0));
+    db_->check(r.get(), sql_);
+    result_ = std::move(r);
   }
-  return ++row_ < PQntuples(result_);
+  return ++row_ < PQntuples(result_.get());
 }
 
 }  // namespace

@@ -84,8 +84,7 @@ class SqliteStatement final : public StatementImpl {
     if (rc != SQLITE_OK) fail("binding parameter " + std::to_string(index));
   }
   [[noreturn]] void fail(const std::string& what) const {
-    db_->fail(what + " (\"" + sql_.substr(0, 60) + (sql_.size() > 60 ? "...\")" : "\")"),
-              sqlite3_extended_errcode(db_->handle()));
+    db_->fail(what + " (\"" + sql_excerpt(sql_) + "\")", sqlite3_extended_errcode(db_->handle()));
   }
 
   SqliteDb* db_;
@@ -139,7 +138,7 @@ void SqliteDb::exec(const std::string& sql) {
   if (rc != SQLITE_OK) {
     const std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    HistoryDb::fail(msg + advice(rc) + " (in: " + sql.substr(0, 60) + (sql.size() > 60 ? "..." : "") + ")");
+    HistoryDb::fail(msg + advice(rc) + " (in: " + sql_excerpt(sql) + ")");
   }
 }
 
