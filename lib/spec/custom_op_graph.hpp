@@ -15,8 +15,8 @@ namespace convbench {
 // at its spec location and key path.
 int build_custom_ops(GraphBuilder& b, const BlockSpec& block, const VariantSpec& v, int x);
 
-// A custom op with every field its kind uses, as the graph the variant builder made of it
-// resolved them (the resolved spec's entry).
-nlohmann::ordered_json resolved_custom_op(const CustomOpSpec& s, const Graph& g);
+// The variant's ops with every field their kinds use, as the graph the variant builder made of
+// them resolved them, and its output: the resolved spec's "ops" and "output".
+void write_resolved_custom_ops(const VariantSpec& v, const Graph& g, nlohmann::ordered_json& out);
 
 }  // namespace convbench

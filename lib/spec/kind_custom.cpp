@@ -70,10 +70,17 @@ static const Op& built_op_named(const Graph& g, const std::string& name) {
 // it (what the defaults resolved to, not what the file said), as its definition spells them.
 // The graph is the one before any memory policy: inplace_abn fuses a batch_norm with the
 // leaky_relu after it, so that the activation is no op of the final graph and the norm another.
-nlohmann::ordered_json resolved_custom_op(const CustomOpSpec& s, const Graph& g) {
+static nlohmann::ordered_json resolved_custom_op(const CustomOpSpec& s, const Graph& g) {
   nlohmann::ordered_json op = {{"op", s.op}, {"name", s.name}, {"inputs", s.inputs}};
   add_op_attributes(built_op_named(g, s.name), op);
   return op;
+}
+
+void write_resolved_custom_ops(const VariantSpec& v, const Graph& g, nlohmann::ordered_json& out) {
+  nlohmann::ordered_json resolved = nlohmann::ordered_json::array();
+  for (const CustomOpSpec& s : v.ops) resolved.push_back(resolved_custom_op(s, g));
+  out["ops"] = std::move(resolved);
+  out["output"] = v.output.empty() ? v.ops.back().name : v.output;
 }
 
 BlockKindDefinition define_custom_kind() {
@@ -94,12 +101,7 @@ BlockKindDefinition define_custom_kind() {
   // In a network the resolved spec lists the ops as written (variants/resolved_spec.cpp): what they
   // resolve to differs from slot to slot.
   d.resolved = [](const VariantSpec& v, const std::function<Graph()>& graph, nlohmann::ordered_json& out) {
-    if (!graph) return;
-    const Graph g = graph();
-    nlohmann::ordered_json resolved = nlohmann::ordered_json::array();
-    for (const CustomOpSpec& s : v.ops) resolved.push_back(resolved_custom_op(s, g));
-    out["ops"] = std::move(resolved);
-    out["output"] = v.output.empty() ? v.ops.back().name : v.output;
+    if (graph) write_resolved_custom_ops(v, graph(), out);
   };
   d.block_ops = build_custom_ops;
   return d;

@@ -78,12 +78,7 @@ BlockKindDefinition define_onnx_kind() {
     out["file_sha256"] = v.file_sha256;
     out["producer"] = v.onnx_producer;
     out["opset"] = v.onnx_opset;
-    if (!graph) return;
-    const Graph g = graph();
-    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
-    for (const CustomOpSpec& s : v.ops) ops.push_back(resolved_custom_op(s, g));
-    out["ops"] = std::move(ops);
-    out["output"] = v.output;
+    if (graph) write_resolved_custom_ops(v, graph(), out);
   };
   d.block_ops = build_custom_ops;
   return d;
