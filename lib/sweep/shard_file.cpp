@@ -72,10 +72,7 @@ ShardFile shard_file_from_json(const nlohmann::json& doc, const std::string& fil
   file.shard.index = static_cast<int>(shard->integer("index", -1, 0, file.shard.count - 1));
   if (!shard->find("count") || !shard->find("index")) shard->fail("expected \"index\" and \"count\"");
 
-  const std::vector<int> shard_of = assign_shards(*file.plan, file.shard.count);
-  std::vector<size_t> mine;
-  for (size_t i = 0; i < shard_of.size(); ++i)
-    if (shard_of[i] == file.shard.index) mine.push_back(i);
+  const std::vector<size_t>& mine = plans.items_of(*file.plan, file.shard.count, file.shard.index);
   const std::vector<JsonField> items = shard->at("items").items();
   if (items.size() != mine.size())
     shard->at("items").fail("expected the " + std::to_string(mine.size()) + " items of shard " +

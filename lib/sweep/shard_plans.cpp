@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "sweep/shard_assignment.hpp"
 #include "util/input_error.hpp"
 
 namespace convbench {
@@ -57,6 +58,16 @@ std::shared_ptr<const Plan> ShardPlans::named(const JsonField& reference, const 
                    ": the plan file was replaced since the shard ran (by another spec's plan, or the spec "
                    "changed)");
   return keep(std::make_shared<const Plan>(std::move(plan)));
+}
+
+const std::vector<size_t>& ShardPlans::items_of(const Plan& plan, int count, int index) {
+  auto [it, added] = items_by_shard_.try_emplace({plan.hash, count});
+  if (added) {
+    it->second.resize(static_cast<size_t>(count));
+    const std::vector<int> shard_of = assign_shards(plan, count);
+    for (size_t i = 0; i < shard_of.size(); ++i) it->second[static_cast<size_t>(shard_of[i])].push_back(i);
+  }
+  return it->second[static_cast<size_t>(index)];
 }
 
 }  // namespace convbench

@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "results/json_reader.hpp"
 #include "sweep/plan.hpp"
@@ -41,10 +43,16 @@ class ShardPlans {
   // file of another hash (replaced since the shard ran) an InputError at `reference`.
   std::shared_ptr<const Plan> named(const JsonField& reference, const std::string& hash, const std::string& shard_file);
 
+  // The plan's items that assign_shards gives shard `index` of `count`, in plan order. The
+  // assignment is the same for every shard file of a plan and count: made once, not once a file
+  // (merge reads N shard files of one plan).
+  const std::vector<size_t>& items_of(const Plan& plan, int count, int index);
+
  private:
   std::shared_ptr<const Plan> keep(std::shared_ptr<const Plan> plan);
 
   std::map<std::string, std::shared_ptr<const Plan>> by_hash_;
+  std::map<std::pair<std::string, int>, std::vector<std::vector<size_t>>> items_by_shard_;  // by (hash, count)
 };
 
 }  // namespace convbench
