@@ -28,7 +28,7 @@ except ImportError:
     print("FAIL: the peer environment has no onnx package (scripts/setup-peers.sh installs it)")
     sys.exit(1)
 
-from peer.counts import trace_convs, conv_macs, count_params  # noqa: E402
+from peer.counts import count_params, macs_by_direction, trace_convs  # noqa: E402
 from peer.io import load_spec  # noqa: E402
 from peer.measure import Runner, saved_bytes  # noqa: E402
 from peer.modules import build_block  # noqa: E402
@@ -83,15 +83,9 @@ def export(module, shape, path):
 
 
 def pytorch_counts(module, shape):
-    """PyTorch's own counts of a module: parameters, conv MACs per direction, saved bytes."""
+    """PyTorch's own counts of a module in training: parameters, conv MACs per direction."""
     records, _ = trace_convs(module, torch.zeros(shape), True)
-    macs = {"forward": 0, "backward_data": 0, "backward_weight": 0}
-    for r in records:
-        n = conv_macs(r["x_shape"], r["w_shape"], r["out_shape"], r["transposed"])
-        macs["forward"] += n
-        macs["backward_data"] += n if r["input_requires_grad"] else 0
-        macs["backward_weight"] += n if r["weight_requires_grad"] else 0
-    return count_params(module), macs
+    return count_params(module), macs_by_direction(records, True)
 
 
 def main():

@@ -70,6 +70,24 @@ def trace_convs(module, x, train):
             h.remove()
 
 
+def macs_by_direction(records, train):
+    """Conv and linear MACs of one step from trace_convs' records (each gains its "macs"):
+    forward, and in training backward data and backward weight."""
+    macs = {"forward": 0, "backward_data": 0, "backward_weight": 0}
+    for r in records:
+        n = conv_macs(r["x_shape"], r["w_shape"], r["out_shape"], r["transposed"])
+        r["macs"] = n
+        # An online fold's kernel: computed once forward; backward recomputes it and runs its
+        # adjoint (weight and register gradients): three times (configs/README.md "Folded convolutions").
+        kernel = r.get("kernel_macs", 0)
+        macs["forward"] += n + kernel
+        if train:
+            # The block input needs no gradient, so convs reading it skip grad-input.
+            macs["backward_data"] += n if r["input_requires_grad"] else 0
+            macs["backward_weight"] += n + 3 * kernel if r["weight_requires_grad"] else 0  # frozen: none
+    return macs
+
+
 def count_row(block, variant):
     """Counts for one row. Tries the meta device first (no memory, no arithmetic); PyTorch 1.13
     lacks meta kernels for pools and upsampling, so it falls back to a real CPU forward."""
@@ -84,18 +102,7 @@ def count_row(block, variant):
     except Exception:
         module = build_block(block, variant)
         records, out_shape = trace_convs(module, torch.zeros(input_shape(block)), train)
-    macs = {"forward": 0, "backward_data": 0, "backward_weight": 0}
-    for r in records:
-        n = conv_macs(r["x_shape"], r["w_shape"], r["out_shape"], r["transposed"])
-        r["macs"] = n
-        # An online fold's kernel: computed once forward; backward recomputes it and runs its
-        # adjoint (weight and register gradients): three times (configs/README.md "Folded convolutions").
-        kernel = r.get("kernel_macs", 0)
-        macs["forward"] += n + kernel
-        if train:
-            # The block input needs no gradient, so convs reading it skip grad-input.
-            macs["backward_data"] += n if r["input_requires_grad"] else 0
-            macs["backward_weight"] += n + 3 * kernel if r["weight_requires_grad"] else 0  # frozen: none
+    macs = macs_by_direction(records, train)
     if train and variant.get("memory_policy") == "recompute":
         macs["recompute"] = recompute_macs(block, variant)
     return {"params": params, "buffers": buffers, "buffer_counters": buffer_counters, "macs": macs,
