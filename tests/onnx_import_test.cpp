@@ -6,13 +6,18 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
+#include "ops/param_values.hpp"
+#include "spec/spec_loader.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -67,6 +72,34 @@ void value_info(onnx::ValueInfoProto* v, const std::string& name, std::vector<in
     else
       dim->set_dim_param("batch");  // symbolic, as a dynamic-batch export writes it
   }
+}
+
+// Distinct values in every initializer (element i of initializer k is k + i / 2^20: exact in
+// float32), so that a value taken from the wrong tensor or position shows.
+void number_initializers(onnx::ModelProto& m) {
+  for (int k = 0; k < m.graph().initializer_size(); ++k) {
+    onnx::TensorProto* t = m.mutable_graph()->mutable_initializer(k);
+    std::string& raw = *t->mutable_raw_data();
+    for (size_t i = 0; i < raw.size() / 4; ++i) {
+      const float v = static_cast<float>(k) + static_cast<float>(i) / (1 << 20);
+      std::memcpy(raw.data() + 4 * i, &v, 4);
+    }
+  }
+}
+
+// The values initializer `name` holds, as read back from the model.
+std::vector<double> initializer_values(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& t : m.graph().initializer())
+    if (t.name() == name) {
+      std::vector<double> v(t.raw_data().size() / 4);
+      for (size_t i = 0; i < v.size(); ++i) {
+        float f;
+        std::memcpy(&f, t.raw_data().data() + 4 * i, 4);
+        v[i] = f;
+      }
+      return v;
+    }
+  return {};
 }
 
 // The MyBlock (24 -> 48 channels, 3-D), as torch.onnx.export writes it in training mode.
@@ -146,6 +179,92 @@ TEST(OnnxImport, MyBlockIsTheGraphOfItsCustomOpTwin) {
   std::filesystem::remove(model);
 }
 
+// The starting values of the graph the spec's first variant builds, by parameter or buffer name.
+std::map<std::string, std::vector<double>> starting_values(const std::string& spec_file) {
+  const Spec spec = load_spec_file(spec_file);
+  const Graph g = build_variant_graph(spec.blocks.at(0), spec.blocks.at(0).variants.at(0));
+  const GraphValues v = initial_graph_values(g, 7);
+  std::map<std::string, std::vector<double>> out;
+  for (size_t i = 0; i < g.params.size(); ++i) out[g.params[i].name] = v.params[i];
+  for (size_t i = 0; i < g.buffers.size(); ++i) out[g.buffers[i].name] = v.buffers[i];
+  return out;
+}
+
+TEST(OnnxImport, TheInitializersAreTheStartingValues) {
+  onnx::ModelProto m = my_block();
+  number_initializers(m);
+  const std::string model = write_model(m, "myblock-values.onnx");
+  const auto values = starting_values(spec_for(model));
+  ASSERT_EQ(values.size(), 11u);  // 3 conv weights, 2 x (weight, bias, running mean, running var)
+  for (const auto& [name, v] : values) EXPECT_EQ(v, initializer_values(m, name)) << name;
+
+  // The same values in float16 (raw) and bfloat16 (typed int32 bits), and in an external data
+  // file beside the model, as torch.onnx.export writes a model over 2 GiB.
+  onnx::ModelProto half = m;
+  auto* w = half.mutable_graph()->mutable_initializer(3);  // bn1.weight: 3, 3 + 2^-20, ...
+  w->set_data_type(onnx::TensorProto::FLOAT16);
+  w->mutable_raw_data()->assign(std::string("\x00\x42\x00\xc0", 4) + std::string(92, '\0'));  // 3, -2, 0...
+  auto* b = half.mutable_graph()->mutable_initializer(4);                                     // bn1.bias
+  b->set_data_type(onnx::TensorProto::BFLOAT16);
+  b->clear_raw_data();
+  b->add_int32_data(0x4040);  // 3.0
+  b->add_int32_data(0xbf80);  // -1.0
+  for (int i = 2; i < 48; ++i) b->add_int32_data(0);
+  auto* c = half.mutable_graph()->mutable_initializer(2);  // skip.weight, 48 x 24 floats
+  const std::string data = c->raw_data();
+  std::ofstream(temp_path("skip.bin"), std::ios::binary) << std::string(16, 'x') << data;
+  c->clear_raw_data();
+  c->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"location", std::filesystem::path(temp_path("skip.bin")).filename()},
+        {"offset", "16"},
+        {"length", std::to_string(data.size())}}) {
+    auto* e = c->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  }
+  const auto mixed = starting_values(spec_for(write_model(half, "myblock-half.onnx")));
+  EXPECT_EQ(std::vector<double>(mixed.at("bn1.weight").begin(), mixed.at("bn1.weight").begin() + 3),
+            (std::vector<double>{3, -2, 0}));
+  EXPECT_EQ(std::vector<double>(mixed.at("bn1.bias").begin(), mixed.at("bn1.bias").begin() + 3),
+            (std::vector<double>{3, -1, 0}));
+  EXPECT_EQ(mixed.at("skip.weight"), initializer_values(m, "skip.weight"));
+  // An external file shorter than the offset plus the tensor is refused, naming the tensor.
+  std::ofstream(temp_path("skip.bin"), std::ios::binary) << data;
+  const auto r = run_cli("validate " + spec_for(temp_path("myblock-half.onnx")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("holds fewer bytes than offset 16"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(Conv \"/skip/Conv\").input[1] (skip.weight)"), std::string::npos) << r.err;
+  std::filesystem::remove(temp_path("skip.bin"));
+  std::filesystem::remove(model);
+}
+
+// A classifier head as ONNX writes it: Gemm with the weight stored (in, out) (transB 0) and
+// MatMul, both taken as nn.Linear's (out, in).
+TEST(OnnxImport, ALinearWeightStoredInputMajorIsTransposed) {
+  for (const std::string type : {"Gemm", "MatMul"}) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    onnx::GraphProto& g = *m.mutable_graph();
+    value_info(g.add_input(), "x", {0, 3, 4, 4});
+    value_info(g.add_output(), "y", {0, 2});
+    add_weight(g, "head.weight", {3, 2});  // (in, out)
+    add_node(g, "GlobalAveragePool", "/pool", {"x"}, {"p"});
+    add_node(g, "Flatten", "/flatten", {"p"}, {"f"});
+    add_node(g, type, "/head/" + type, {"f", "head.weight"}, {"y"});
+    number_initializers(m);  // (in, out): 0, 2^-20, ..., 5 x 2^-20
+    const std::string model = write_model(m, "head.onnx");
+    const std::string spec = temp_path("head.yaml");
+    std::ofstream(spec) << "blocks:\n  - {name: head, batch: 2, dims: 2, in_channels: 3, out_channels: 2, size: 4, "
+                           "variants: [{kind: onnx, file: "
+                        << model << "}]}\n";
+    const std::vector<double> w = starting_values(spec).at("head.weight");
+    const double u = 1.0 / (1 << 20);
+    EXPECT_EQ(w, (std::vector<double>{0, 2 * u, 4 * u, 1 * u, 3 * u, 5 * u})) << type;  // (out, in)
+  }
+}
+
 // Each hostile file: exit 2, one message naming the file and what in it is at fault.
 void expect_refused(const onnx::ModelProto& m, const std::string& words, const std::string& where) {
   const std::string model = write_model(m, "hostile.onnx");
@@ -211,6 +330,14 @@ TEST(OnnxImport, HostileFilesAreLocatedRefusals) {
   // A weight computed from the input rather than stored: convbench's conv takes a parameter.
   expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(3)->set_input(1, "r1"); }),
                  "must be a constant", "graph.node[3] (Conv \"/conv2/Conv\")");
+  // A norm constant other than PyTorch's default would be measured as the default: refused.
+  expect_refused(changed([](onnx::ModelProto& m) {
+                   auto* eps = m.mutable_graph()->mutable_node(1)->add_attribute();
+                   eps->set_name("epsilon");
+                   eps->set_type(onnx::AttributeProto::FLOAT);
+                   eps->set_f(1e-3f);
+                 }),
+                 "epsilon 0.001000: convbench's norms use PyTorch's default", "graph.node[1] (BatchNormalization");
   // Broadcasting by a constant is not convbench's add.
   expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(6)->set_input(1, "bn2.bias"); }),
                  "is a constant, where convbench's op takes values", "graph.node[6] (Add \"/Add\")");

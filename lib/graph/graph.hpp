@@ -28,7 +28,12 @@ enum class ParamInit {
   zeros,           // norm biases, running mean
   blur,            // the binomial filter (outer product of [1, 2, 1]-like rows), normalised to sum 1
   derived,         // from the source graph's values (a folded graph: Graph::derivation says how)
+  given,           // the values the user's model holds (an ONNX file's initializers): Param::values
 };
+
+// Values a model file gives a parameter or buffer, in logical (channels-first) order; shared, as
+// graphs are copied by the variant builders and transforms.
+using GivenValues = std::shared_ptr<const std::vector<double>>;
 
 // A trainable parameter or a non-trainable buffer (BN running statistics, a frozen conv's weight).
 struct Param {
@@ -37,6 +42,7 @@ struct Param {
   int op = -1;         // owning op
   int64_t fan_in = 1;  // for PyTorch-like initialisation ranges
   ParamInit init = ParamInit::uniform_fan_in;
+  GivenValues values;  // ParamInit::given only: numel() values
 };
 
 // How a variant trades time for memory (configs/README.md "Memory policies"); the variant builder applies it

@@ -21,11 +21,17 @@ struct OnnxTensor {
   std::vector<int64_t> dims;
   int32_t data_type = 0;
   std::optional<std::vector<double>> values;  // when it has at most kSmallTensor elements
+  // Where its data is (the model, which outlives the translation, holds it): read whole only for
+  // the tensors that become a parameter's starting values (read_onnx_values).
+  const onnx::TensorProto* proto = nullptr;
+  int64_t elements() const;
 };
 inline constexpr int64_t kSmallTensor = 64;
 
 struct OnnxContext {
   std::string file;
+  std::string folder;          // the model's folder: external data must lie in it
+  int64_t external_bytes = 0;  // read from external data files so far (at most kMaxOnnxBytes)
   int64_t opset = 0;
   int dims = 0;                                 // spatial dims of the block input
   std::map<std::string, OnnxTensor> constants;  // by ONNX name
@@ -40,6 +46,11 @@ std::string onnx_node_label(const onnx::NodeProto& node, int index);
 // Reads a tensor's shape and, when small, its values; checks the data it holds against its shape.
 // `where`: the key path for messages.
 OnnxTensor read_onnx_tensor(const onnx::TensorProto& t, const std::string& file, const std::string& where);
+// Every value of a constant that gives a parameter or buffer its starting values (a weight, a
+// norm's scale or running mean), as doubles in the tensor's own order: the model's data, or the
+// bytes an external data file holds for it (inside the model's folder, at most kMaxOnnxBytes in
+// all). `where`: the key path for messages.
+GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where);
 // Translates one node into zero or more ops of cx (onnx_nodes.cpp).
 void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx);
 

@@ -1,9 +1,11 @@
 #include "onnx/onnx_model.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 
 #include "onnx/onnx_graph.hpp"
 #include "util/input_error.hpp"
@@ -77,6 +79,84 @@ std::optional<std::vector<double>> small_values(const onnx::TensorProto& t, int6
   return v;
 }
 
+// IEEE half precision bits as a number (subnormals, infinities and NaN included).
+double half_value(uint16_t bits) {
+  const int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  const double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  if (exponent == 31) return mantissa ? std::numeric_limits<double>::quiet_NaN() : sign * INFINITY;
+  return sign * std::ldexp(mantissa + 1024, exponent - 25);
+}
+
+// bfloat16 bits are a float32's upper half.
+double bfloat16_value(uint16_t bits) {
+  const uint32_t f = uint32_t{bits} << 16;
+  float v;
+  std::memcpy(&v, &f, sizeof v);
+  return v;
+}
+
+// Element i of little-endian bytes of an ONNX floating type.
+double element_value(const char* bytes, int64_t i, int32_t type) {
+  const char* at = bytes + i * element_bytes(type);
+  auto read = [at]<class T>(T v) {
+    std::memcpy(&v, at, sizeof v);  // little-endian, as on x86 and arm64
+    return v;
+  };
+  switch (type) {
+    case onnx::TensorProto::FLOAT: return read(0.0f);
+    case onnx::TensorProto::DOUBLE: return read(0.0);
+    case onnx::TensorProto::FLOAT16: return half_value(read(uint16_t{0}));
+    default: return bfloat16_value(read(uint16_t{0}));
+  }
+}
+
+// The bytes an external data file holds for a tensor of `bytes` bytes: inside the model's folder
+// (read_onnx_tensor refused a location that leaves it), at `offset`, all of them there.
+std::string external_bytes(OnnxContext& cx, const onnx::TensorProto& t, int64_t bytes, const std::string& where) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& entry : t.external_data()) {
+    const auto number = [&](const std::string& key) {
+      try {
+        size_t used = 0;
+        const long long v = std::stoll(entry.value(), &used);
+        if (used != entry.value().size() || v < 0) throw std::invalid_argument(key);
+        return static_cast<int64_t>(v);
+      } catch (const std::exception&) {
+        throw InputError({cx.file, 0, 0}, where,
+                         "external data " + key + " \"" + printable(entry.value()) + "\" is not a byte count");
+      }
+    };
+    if (entry.key() == "location") location = entry.value();
+    if (entry.key() == "offset") offset = number("offset");
+    if (entry.key() == "length") length = number("length");
+  }
+  if (location.empty()) throw InputError({cx.file, 0, 0}, where, "external data without a location");
+  if (length >= 0 && length != bytes)
+    throw InputError(
+        {cx.file, 0, 0}, where,
+        "external data of " + std::to_string(length) + " bytes, where its shape needs " + std::to_string(bytes));
+  if (cx.external_bytes + bytes > kMaxOnnxBytes)
+    throw InputError({cx.file, 0, 0}, where,
+                     "external data beyond the " + std::to_string(kMaxOnnxBytes >> 20) + " MiB an ONNX block may have");
+  const std::string path = (std::filesystem::path(cx.folder) / location).string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError({cx.file, 0, 0}, where, "its external data file \"" + printable(location) + "\" cannot be read");
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  if (ec || offset > size || bytes > size - offset)
+    throw InputError({cx.file, 0, 0}, where,
+                     "its external data file \"" + printable(location) + "\" holds fewer bytes than offset " +
+                         std::to_string(offset) + " plus the " + std::to_string(bytes) + " its shape needs");
+  std::ifstream in(path, std::ios::binary);
+  std::string data(static_cast<size_t>(bytes), '\0');
+  if (!in.seekg(offset) || !in.read(data.data(), static_cast<std::streamsize>(bytes)))
+    throw InputError({cx.file, 0, 0}, where, "its external data file \"" + printable(location) + "\": read failed");
+  cx.external_bytes += bytes;
+  return data;
+}
+
 std::string read_file_bytes(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
@@ -116,9 +196,10 @@ OnnxTensor read_onnx_tensor(const onnx::TensorProto& t, const std::string& file,
     count *= d;
     out.dims.push_back(d);
   }
+  out.proto = &t;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    // The values live in another file; convbench does not read them (see the header), but a
-    // location outside the model's folder is refused all the same, as onnxruntime does.
+    // The values live in another file, read when a parameter takes them (read_onnx_values); a
+    // location outside the model's folder is refused here, as onnxruntime does.
     for (const auto& entry : t.external_data())
       if (entry.key() == "location") {
         const std::filesystem::path p(entry.value());
@@ -147,6 +228,47 @@ OnnxTensor read_onnx_tensor(const onnx::TensorProto& t, const std::string& file,
   }
   out.values = small_values(t, count);
   return out;
+}
+
+int64_t OnnxTensor::elements() const {
+  int64_t n = 1;
+  for (const int64_t d : dims) n *= d;  // read_onnx_tensor bounded the product
+  return n;
+}
+
+GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where) {
+  if (!t.proto) {  // a Constant node's value_float(s): small, held already
+    if (!t.values) throw InputError({cx.file, 0, 0}, where, "its values are not in a form convbench reads");
+    return std::make_shared<const std::vector<double>>(*t.values);
+  }
+  const onnx::TensorProto& p = *t.proto;
+  const int32_t type = p.data_type();
+  if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::DOUBLE && type != onnx::TensorProto::FLOAT16 &&
+      type != onnx::TensorProto::BFLOAT16)
+    throw InputError({cx.file, 0, 0}, where,
+                     "data type " + std::to_string(type) +
+                         ": a weight or statistic convbench loads is float, double, float16 or bfloat16");
+  const int64_t n = t.elements();
+  auto values = std::make_shared<std::vector<double>>();
+  values->reserve(static_cast<size_t>(n));
+  if (p.data_location() == onnx::TensorProto::EXTERNAL || !p.raw_data().empty()) {
+    const std::string ext = p.data_location() == onnx::TensorProto::EXTERNAL
+                                ? external_bytes(cx, p, n * element_bytes(type), where)
+                                : std::string();
+    const char* bytes = ext.empty() ? p.raw_data().data() : ext.data();
+    for (int64_t i = 0; i < n; ++i) values->push_back(element_value(bytes, i, type));
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const int k = static_cast<int>(i);
+      switch (type) {
+        case onnx::TensorProto::FLOAT: values->push_back(p.float_data(k)); break;
+        case onnx::TensorProto::DOUBLE: values->push_back(p.double_data(k)); break;
+        case onnx::TensorProto::FLOAT16: values->push_back(half_value(static_cast<uint16_t>(p.int32_data(k)))); break;
+        default: values->push_back(bfloat16_value(static_cast<uint16_t>(p.int32_data(k))));
+      }
+    }
+  }
+  return values;
 }
 
 const std::vector<std::string>& supported_onnx_operators() {
@@ -209,6 +331,8 @@ OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path) {
 
   OnnxContext cx;
   cx.file = path;
+  cx.folder = std::filesystem::path(path).parent_path().string();
+  if (cx.folder.empty()) cx.folder = ".";
   cx.opset = block.opset;
   for (int i = 0; i < g.initializer_size(); ++i)
     cx.constants[g.initializer(i).name()] =

@@ -5,16 +5,18 @@
 // training through convbench's own backward, every backend) applies to it.
 //
 // Every problem is an InputError naming the file and the node ("graph.node[3] (Conv
-// \"/conv1/Conv\")"): exit 2, nothing measured. The initializers' values are not loaded:
-// their shapes give the ops' channels, kernels and biases, and are checked against the data the
-// file holds for them, but the block runs with convbench's own initial weights.
+// \"/conv1/Conv\")"): exit 2, nothing measured. The initializers' shapes give the ops' channels,
+// kernels and biases; their values are the parameters' and running statistics' starting values
+// (ParamInit::given), so the block runs, and a fold is proved, with the user's weights.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "graph/graph.hpp"
 #include "ops/op_fields.hpp"
 
 namespace convbench {
@@ -32,6 +34,9 @@ struct ImportedOp {
   std::vector<std::string> inputs;  // op names, or "input" for the block input
   OpFieldValues fields;
   std::string node;  // where it came from: "graph.node[3] (Conv \"/conv1/Conv\")"
+  // The starting values of the op's parameters and buffers the file gives, by the suffix the op
+  // names them with ("weight", "bias", "running_mean", "running_var"), in convbench's logical order.
+  std::map<std::string, GivenValues> values;
 };
 
 struct OnnxBlock {

@@ -124,12 +124,34 @@ std::string op_name(OnnxContext& cx, const Node& n, int index, const std::string
   return name;
 }
 
-void add_op(OnnxContext& cx, const At& at, const std::string& op, const std::string& name,
-            std::vector<std::string> inputs, OpFieldValues fields, std::optional<int64_t> channels) {
+ImportedOp& add_op(OnnxContext& cx, const At& at, const std::string& op, const std::string& name,
+                   std::vector<std::string> inputs, OpFieldValues fields, std::optional<int64_t> channels) {
   if (at.node.output_size() < 1 || at.node.output(0).empty()) at.refuse("has no output");
-  cx.ops.push_back({op, name, std::move(inputs), std::move(fields), onnx_node_label(at.node, at.index)});
+  cx.ops.push_back({op, name, std::move(inputs), std::move(fields), onnx_node_label(at.node, at.index), {}});
   cx.values[at.node.output(0)] = name;
   if (channels) cx.channels[name] = *channels;
+  return cx.ops.back();
+}
+
+// Constant input k's values as the starting values of the op's parameter or buffer `suffix`.
+void take_values(OnnxContext& cx, const At& at, int k, const std::string& suffix, ImportedOp& op) {
+  const std::string where =
+      onnx_node_label(at.node, at.index) + ".input[" + std::to_string(k) + "] (" + printable(at.node.input(k)) + ")";
+  op.values[suffix] = read_onnx_values(cx, constant_input(at, k, suffix), where);
+}
+
+// A norm's epsilon (and batch norm's momentum, ONNX's being 1 - PyTorch's): convbench's norms use
+// PyTorch's defaults, so another value would be measured as the default, silently; refused.
+void check_norm_constants(const At& at, bool batch_norm) {
+  const double eps = float_attribute(at.node, "epsilon", 1e-5);
+  if (std::abs(eps - 1e-5) > 1e-11)
+    at.refuse("epsilon " + std::to_string(eps) + ": convbench's norms use PyTorch's default, 1e-5");
+  if (batch_norm) {
+    const double momentum = float_attribute(at.node, "momentum", 0.9);
+    if (std::abs(momentum - 0.9) > 1e-6)
+      at.refuse("momentum " + std::to_string(momentum) + " (PyTorch's " + std::to_string(1 - momentum) +
+                "): convbench's batch norm uses PyTorch's default, 0.1");
+  }
 }
 
 std::optional<int64_t> channels_of(const OnnxContext& cx, const std::string& value) {
@@ -215,24 +237,46 @@ void translate_conv(OnnxContext& cx, const At& at, bool transpose) {
     if (find_attribute(at.node, "output_shape")) at.refuse("output_shape: give pads and output_padding instead");
     if (const auto op = ints_attribute(at.node, "output_padding")) f.set("output_padding", *op);
   }
-  add_op(cx, at, transpose ? "conv_transpose" : "conv", op_name(cx, at.node, at.index, at.node.input(1)), {x},
-         std::move(f), out);
+  ImportedOp& op = add_op(cx, at, transpose ? "conv_transpose" : "conv",
+                          op_name(cx, at.node, at.index, at.node.input(1)), {x}, std::move(f), out);
+  take_values(cx, at, 1, "weight", op);  // ONNX's weight layout is PyTorch's and convbench's
+  if (has_input(at.node, 2)) take_values(cx, at, 2, "bias", op);
 }
 
 void translate_norm(OnnxContext& cx, const At& at, const std::string& type) {
   const std::string x = data_input(at, 0);
   const OnnxTensor& scale = constant_input(at, 1, "the scale");
   OpFieldValues f;
-  std::string op = "batch_norm";
+  std::string kind = "batch_norm";
+  int64_t groups = 0;
   if (type == "InstanceNormalization") {
-    op = "group_norm";  // one group per channel
+    kind = "group_norm";  // one group per channel
     if (scale.dims.size() != 1) at.refuse("a scale that is not one value per channel");
-    f.set("norm_groups", field_size(at, scale.dims[0], "the scale's length"));
+    groups = field_size(at, scale.dims[0], "the scale's length");
   } else if (type == "GroupNormalization") {
-    op = "group_norm";
-    f.set("norm_groups", field_size(at, int_attribute(at.node, "num_groups", 0), "num_groups"));
+    kind = "group_norm";
+    groups = field_size(at, int_attribute(at.node, "num_groups", 0), "num_groups");
   }
-  add_op(cx, at, op, op_name(cx, at.node, at.index, at.node.input(1)), {x}, std::move(f), channels_of(cx, x));
+  if (groups) f.set("norm_groups", groups);
+  check_norm_constants(at, kind == "batch_norm");
+  const auto channels = channels_of(cx, x);
+  ImportedOp& op = add_op(cx, at, kind, op_name(cx, at.node, at.index, at.node.input(1)), {x}, std::move(f), channels);
+  take_values(cx, at, 1, "weight", op);
+  take_values(cx, at, 2, "bias", op);
+  if (kind == "batch_norm") {
+    take_values(cx, at, 3, "running_mean", op);
+    take_values(cx, at, 4, "running_var", op);
+  } else if (type == "GroupNormalization" && channels && scale.dims == std::vector<int64_t>{groups} &&
+             groups != *channels) {
+    // Opset 18's GroupNormalization scales each group (21's, each channel, as PyTorch): every
+    // channel takes its group's value.
+    for (const char* suffix : {"weight", "bias"}) {
+      std::vector<double> per_channel;
+      for (int64_t c = 0; c < *channels; ++c)
+        per_channel.push_back(op.values[suffix]->at(static_cast<size_t>(c / (*channels / groups))));
+      op.values[suffix] = std::make_shared<const std::vector<double>>(std::move(per_channel));
+    }
+  }
 }
 
 void translate_slice(OnnxContext& cx, const At& at) {
@@ -329,12 +373,13 @@ void translate_linear(OnnxContext& cx, const At& at, const std::string& type) {
   const OnnxTensor& w = constant_input(at, 1, "the weight");
   if (w.dims.size() != 2) at.refuse("a weight that is not a matrix");
   int64_t out = w.dims[1];
-  bool bias = false;
+  bool bias = false, transposed = false;  // transposed: stored (out, in), as nn.Linear's weight is
   if (type == "Gemm") {
     if (int_attribute(at.node, "transA", 0) != 0) at.refuse("transA");
     if (float_attribute(at.node, "alpha", 1) != 1 || float_attribute(at.node, "beta", 1) != 1)
       at.refuse("alpha or beta other than 1");
-    if (int_attribute(at.node, "transB", 0) != 0) out = w.dims[0];
+    transposed = int_attribute(at.node, "transB", 0) != 0;
+    if (transposed) out = w.dims[0];
     bias = has_input(at.node, 2);
     if (bias && constant_input(at, 2, "the bias").dims != std::vector<int64_t>{out})
       at.refuse("a bias that is not one value per output feature");
@@ -342,7 +387,18 @@ void translate_linear(OnnxContext& cx, const At& at, const std::string& type) {
   OpFieldValues f;
   f.set("out_features", field_size(at, out, "the output features"));
   f.set("bias", bias);
-  add_op(cx, at, "linear", op_name(cx, at.node, at.index, at.node.input(1)), {x}, std::move(f), out);
+  ImportedOp& op = add_op(cx, at, "linear", op_name(cx, at.node, at.index, at.node.input(1)), {x}, std::move(f), out);
+  take_values(cx, at, 1, "weight", op);
+  if (!transposed) {  // stored (in, out), as MatMul and Gemm without transB take it
+    const std::vector<double>& stored = *op.values["weight"];
+    std::vector<double> weight(stored.size());
+    const int64_t in = w.dims[0];
+    for (int64_t i = 0; i < in; ++i)
+      for (int64_t o = 0; o < out; ++o)
+        weight[static_cast<size_t>(o * in + i)] = stored[static_cast<size_t>(i * out + o)];
+    op.values["weight"] = std::make_shared<const std::vector<double>>(std::move(weight));
+  }
+  if (bias) take_values(cx, at, 2, "bias", op);
 }
 
 void translate_constant(OnnxContext& cx, const At& at) {

@@ -40,14 +40,14 @@ int GraphBuilder::add(Op op) {
   // frozen conv's weight) in the block's.
   const DType dtype = graph_.values[0].desc.dtype;
   for (const ParamDecl& p : shape.params) {
-    graph_.params.push_back(
-        {op.name + "." + p.suffix, TensorDesc{p.shape, dtype, Layout::channels_first}, op_id, p.fan_in, p.init});
+    graph_.params.push_back({op.name + "." + p.suffix, TensorDesc{p.shape, dtype, Layout::channels_first}, op_id,
+                             p.fan_in, p.init, nullptr});
     op.params.push_back(static_cast<int>(graph_.params.size()) - 1);
   }
   for (const ParamDecl& b : shape.buffers) {
     graph_.buffers.push_back({op.name + "." + b.suffix,
                               TensorDesc{b.shape, b.statistics ? stats_dtype(dtype) : dtype, Layout::channels_first},
-                              op_id, b.fan_in, b.init});
+                              op_id, b.fan_in, b.init, nullptr});
     op.buffers.push_back(static_cast<int>(graph_.buffers.size()) - 1);
   }
   const int id = static_cast<int>(graph_.values.size());
@@ -194,6 +194,20 @@ Graph GraphBuilder::finish(int output) {
     for (int v : op.inputs) live[static_cast<size_t>(v)] = true;
   }
   return std::move(graph_);
+}
+
+void GraphBuilder::give_values(const std::string& name, GivenValues values) {
+  for (auto* list : {&graph_.params, &graph_.buffers})
+    for (Param& p : *list) {
+      if (p.name != name) continue;
+      if (!values || static_cast<int64_t>(values->size()) != p.desc.numel())
+        throw GraphError(name + ": the file gives " + std::to_string(values ? values->size() : 0) +
+                         " values, where it has " + std::to_string(p.desc.numel()));
+      p.init = ParamInit::given;
+      p.values = std::move(values);
+      return;
+    }
+  throw GraphError(name + ": the file gives values for it, but the op has no such parameter");
 }
 
 }  // namespace convbench

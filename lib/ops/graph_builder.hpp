@@ -55,6 +55,10 @@ class GraphBuilder {
                       std::vector<int64_t> size = {});
   int convert_layout(const std::string& name, int x);  // to the other memory layout
 
+  // Starts the parameter or buffer `name` ("conv1.weight") with values a model file gives
+  // (ParamInit::given, logical order); GraphError when there is none or its size differs.
+  void give_values(const std::string& name, GivenValues values);
+
   // Marks the output and returns the finished graph.
   Graph finish(int output);
 

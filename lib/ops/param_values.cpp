@@ -54,6 +54,11 @@ std::vector<double> initial_values(const Param& p, std::mt19937_64& rng) {
       for (double& x : v) x = u(rng);
       break;
     }
+    case ParamInit::given:
+      if (!p.values || p.values->size() != v.size())
+        throw std::logic_error(p.name + ": given values missing or of another size than the parameter");
+      v = *p.values;
+      break;
     case ParamInit::derived:
       throw std::logic_error(p.name + ": a derived value comes from its source graph (initial_graph_values)");
   }

@@ -1,7 +1,8 @@
 // The starting values of a graph's parameters and buffers, as PyTorch's modules start theirs
 // (uniform in +-1/sqrt(fan_in) for conv weights and biases, ones and zeros for norm affine, zero
 // mean and unit variance running statistics, the binomial blur), drawn in graph order from one
-// seeded generator: parameters first, then buffers. A derived graph (a folded variant) draws its
+// seeded generator: parameters first, then buffers; or the values the user's model file gives
+// (ParamInit::given: an ONNX file's initializers), which draw nothing. A derived graph (a folded variant) draws its
 // source's values the same way and computes its own from them (graph/fold_program.hpp), so it
 // starts with exactly the weights its source starts with.
 //

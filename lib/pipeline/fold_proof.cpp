@@ -47,10 +47,15 @@ FoldProof prove_fold(const Graph& source, const Graph& folded, bool training, ui
     throw std::invalid_argument("prove_fold: both graphs must be float64");
   std::unique_ptr<Backend> backend = make_backend("reference");
   std::mt19937_64 rng(seed);
+  // Random values, or the user's where their model file gives them (an ONNX block's
+  // initializers): the proof is then about the weights they will run with.
+  auto values = [&](const Param& p, double lo, double hi) {
+    return p.init == ParamInit::given ? *p.values : uniform(p.desc.numel(), rng, lo, hi);
+  };
   GraphValues src;
-  for (const Param& p : source.params) src.params.push_back(uniform(p.desc.numel(), rng, -1.0, 1.0));
+  for (const Param& p : source.params) src.params.push_back(values(p, -1.0, 1.0));
   // Buffers are batch norm running statistics (a variance must be positive) or frozen weights.
-  for (const Param& b : source.buffers) src.buffers.push_back(uniform(b.desc.numel(), rng, 0.5, 1.5));
+  for (const Param& b : source.buffers) src.buffers.push_back(values(b, 0.5, 1.5));
   const GraphValues fold = derive_values(*folded.derivation, src);
   const std::vector<double> x = uniform(source.desc(source.input).numel(), rng, -1.0, 1.0);
 

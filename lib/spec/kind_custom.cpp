@@ -50,6 +50,8 @@ int build_custom_ops(GraphBuilder& b, const BlockSpec& block, const VariantSpec&
       const OpDefinition* def = find_op_definition(s.op);
       if (!def) throw GraphError(s.name + ": unknown op kind \"" + s.op + "\"");
       values[s.name] = b.add_from_fields(def->kind, s.name, std::move(in), s.fields, block.kernel, block.bias);
+      // The values its model file gives (kind onnx), each checked against the op's own size.
+      for (const auto& [suffix, given] : s.values) b.give_values(s.name + "." + suffix, given);
     } catch (const GraphError& e) {
       throw InputError(s.where, s.key_path, e.what());
     }

@@ -68,7 +68,8 @@ BlockKindDefinition define_onnx_kind() {
     out.onnx_producer = model.producer;
     out.onnx_opset = model.opset;
     for (const ImportedOp& op : model.ops)
-      out.ops.push_back({op.op, op.name, op.inputs, op.fields, v.path() + ".file: " + op.node, file->where()});
+      out.ops.push_back(
+          {op.op, op.name, op.inputs, op.fields, v.path() + ".file: " + op.node, file->where(), op.values});
     out.output = model.output;
     if (!v.get("name")) out.name = "onnx";
 #endif

@@ -38,6 +38,9 @@ struct CustomOpSpec {
   OpFieldValues fields;             // the fields the spec sets; the others take their defaults
   std::string key_path;             // e.g. blocks[0].variants[3].ops[2]
   SourceLocation where;
+  // The starting values a model file gives its parameters and buffers (kind onnx: the
+  // initializers), by the suffix the op names them with ("weight", "running_mean").
+  std::map<std::string, GivenValues> values;
 };
 
 // Where a memory policy was given (configs/README.md "Memory policies"), so that a policy that cannot apply

@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   convbench::OnnxBlock block;
   try {
-    block = convbench::parse_onnx_block(bytes, "fuzz.onnx");
+    // In the scratch folder: external data an input names is looked for there, never elsewhere.
+    block = convbench::parse_onnx_block(bytes, scratch() + "/block.onnx");
   } catch (const convbench::InputError&) {
     return 0;
   }
