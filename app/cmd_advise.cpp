@@ -40,7 +40,9 @@ Command add_advise_command(CLI::App& app) {
       "advise",
       "Try what applies to your variant (memory policies, layouts, folding, thread counts), measure each against "
       "it as written, and rank what each buys in time and peak, with the spec lines to use it");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  sub->add_option("spec", opt->spec,
+                  "Block spec file (.yaml, .yml or .json; - reads standard input), or an ONNX model file (.onnx)")
+      ->required();
   sub->add_option("--variant", opt->advise.variants,
                   "Your variant, by name (repeat for several; default: each block's baseline)");
   sub->add_option("--rounds", opt->advise.rounds,

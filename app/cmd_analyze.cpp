@@ -22,7 +22,9 @@ Command add_analyze_command(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   CLI::App* sub =
       app.add_subcommand("analyze", "Parameters, FLOPs, bytes and predicted memory of every variant (nothing is run)");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  sub->add_option("spec", opt->spec,
+                  "Block spec file (.yaml, .yml or .json; - reads standard input), or an ONNX model file (.onnx)")
+      ->required();
   std::string devices;
   for (const std::string& name : device_names()) devices += (devices.empty() ? "" : " | ") + name;
   sub->add_option("--device", opt->device,

@@ -71,7 +71,9 @@ Command add_compare_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("compare", "Run every variant forward and backward and compare time and memory");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  sub->add_option("spec", opt->spec,
+                  "Block spec file (.yaml, .yml or .json; - reads standard input), or an ONNX model file (.onnx)")
+      ->required();
   add_measurement_options(*sub, opt->compare, opt->memory_limit);
   add_output_options(*sub, opt->output);
   add_spec_limit_option(*sub, opt->limits);

@@ -44,7 +44,9 @@ Command add_explain_command(CLI::App& app) {
       "explain",
       "Run every variant (with per-op timing) and say why it is faster or slower, leaner or fatter than the baseline: "
       "each op's time, FLOPs, bytes and bound, the saved tensors by op, the launches");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  sub->add_option("spec", opt->spec,
+                  "Block spec file (.yaml, .yml or .json; - reads standard input), or an ONNX model file (.onnx)")
+      ->required();
   add_measurement_options(*sub, opt->explain.compare, opt->memory_limit);
   sub->add_option("--json", opt->json, "Write the explanation as JSON (every fact and sentence) to this file");
   sub->add_option("--markdown", opt->markdown, "Write the explanation as Markdown");

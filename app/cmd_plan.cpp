@@ -25,7 +25,9 @@ Command add_plan_command(CLI::App& app) {
       "plan",
       "List a spec's work items (block x sweep point x variant) with stable ids, estimated costs and the plan's "
       "hash, for compare --shard, merge and slurm");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  sub->add_option("spec", opt->spec,
+                  "Block spec file (.yaml, .yml or .json; - reads standard input), or an ONNX model file (.onnx)")
+      ->required();
   sub->add_option("-o,--output", opt->output, "The plan file (- is standard output)")->required();
   sub->add_option("--shards", opt->shards, "Also give each item's shard of N, balanced by cost, and print the loads")
       ->check(CLI::Range(1, kMaxShards));

@@ -51,7 +51,8 @@ Command add_slurm_command(CLI::App& app) {
       "slurm",
       "Run a spec as a Slurm job array of N shards and a merge job after it (sbatch); rerun to submit only "
       "the shards still missing");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json)")->required();
+  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json), or an ONNX model file (.onnx)")
+      ->required();
   sub->add_option("compare_flags", opt->compare_args,
                   "After --: flags for every shard's `convbench compare` (e.g. -- --device cuda --min-time 1)");
   sub->add_option("--shards", opt->shards, "Number of shards N (the job array's tasks 0..N-1)")
@@ -86,6 +87,8 @@ Command add_slurm_command(CLI::App& app) {
             if (opt->limits.max_network_ops != kDefaultMaxNetworkOps)
               o.compare_args.insert(o.compare_args.end(),
                                     {"--max-network-ops", std::to_string(opt->limits.max_network_ops)});
+            if (!opt->limits.model_input.empty())  // a model file's shape, as given here
+              o.compare_args.insert(o.compare_args.end(), {"--input", opt->limits.model_input});
             for (const auto& [field, values] : opt->limits.sweep_overrides)
               o.compare_args.insert(o.compare_args.end(), {"--sweep", field + "=" + values});
             o.compare_args.insert(o.compare_args.end(), opt->compare_args.begin(), opt->compare_args.end());

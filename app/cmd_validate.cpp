@@ -21,7 +21,9 @@ Command add_validate_command(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   CLI::App* sub =
       app.add_subcommand("validate", "Check a spec file; exit 0 when valid, 2 with a located message when not");
-  sub->add_option("spec", opt->spec, "Block spec file (.yaml, .yml or .json; - reads standard input)")->required();
+  sub->add_option("spec", opt->spec,
+                  "Block spec file (.yaml, .yml or .json; - reads standard input), or an ONNX model file (.onnx)")
+      ->required();
   sub->add_option("--resolved-json", opt->resolved_json,
                   "Also write the resolved spec (every block at every sweep point, every variant and custom op with "
                   "all defaults applied) as JSON: what scripts/torch_peer.py builds its modules from");

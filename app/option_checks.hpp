@@ -20,7 +20,8 @@ CLI::Validator finite_in(double lo, double hi);
 // Applied before finite_in's range check.
 CLI::AsNumberWithUnit decimal_units();
 // --max-runs N: how many runs (block x sweep point x variant) a spec may expand to;
-// --max-network-ops N: how many ops one network variant may expand to; --sweep.
+// --max-network-ops N: how many ops one network variant may expand to; --sweep; --input SHAPE: a
+// model file's input shape (spec/model_file_spec.hpp).
 void add_spec_limit_option(CLI::App& sub, SpecLimits& limits);
 // "4GiB", "512MiB", "64KiB", "1000000" (bytes); 0 means no limit. Throws InputError naming
 // `option` for anything else, or a size beyond int64.

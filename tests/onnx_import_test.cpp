@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -263,6 +264,51 @@ TEST(OnnxImport, ALinearWeightStoredInputMajorIsTransposed) {
     const double u = 1.0 / (1 << 20);
     EXPECT_EQ(w, (std::vector<double>{0, 2 * u, 4 * u, 1 * u, 3 * u, 5 * u})) << type;  // (out, in)
   }
+}
+
+// `convbench analyze block.onnx --input NxCxS...`: the model file alone is the spec of its block.
+TEST(OnnxImport, AModelFileIsASpecOfItsOneBlock) {
+  const std::string model = write_model(my_block(), "myblock.onnx");
+  const auto alone = run_cli("analyze " + model + " --input 2x24x8x8x8 --json -");
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const auto by_spec = run_cli("analyze " + spec_for(model) + " --json -");
+  ASSERT_EQ(by_spec.exit_code, 0) << by_spec.err;
+  const auto a = nlohmann::json::parse(alone.out), s = nlohmann::json::parse(by_spec.out);
+  ASSERT_EQ(a["results"].size(), 1u);
+  EXPECT_EQ(a["results"][0]["block"], "convbench_test_" + std::to_string(::getpid()) + "_myblock");
+  for (const char* key : {"graph_hash", "params", "macs", "flops", "memory", "output_shape"})
+    EXPECT_EQ(a["results"][0][key], s["results"][0][key]) << key;
+
+  // The input: where the model leaves the batch open, --input must give it; what it gives must
+  // agree with the dims the model fixes. Each refusal: exit 2 at --input, no output written.
+  const std::string out = temp_path("model-file.json");
+  for (const auto& [input, words] : std::vector<std::pair<std::string, std::string>>{
+           {"", "is needed: the model's input is ?x24x8x8x8"},
+           {" --input 2x16x8x8x8", "disagrees with the model's input ?x24x8x8x8 in dim 1"},
+           {" --input 2x24x8x8", "has 4 dims, the model's input 5"},
+           {" --input 2x24x8xx8", "is not N x C x sizes"}}) {
+    const auto r = run_cli("analyze " + model + input + " --json " + out);
+    EXPECT_EQ(r.exit_code, 2) << input;
+    EXPECT_NE(r.err.find("--input: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << input;
+  }
+  // A model that fixes every dim needs no --input; a spec takes none.
+  onnx::ModelProto fixed = my_block();
+  fixed.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(3);
+  const auto f = run_cli("analyze " + write_model(fixed, "fixed.onnx") + " --json -");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(nlohmann::json::parse(f.out)["results"][0]["input_shape"], (std::vector<int>{3, 24, 8, 8, 8}));
+  const auto spec = run_cli("analyze " + spec_for(model) + " --input 2x24x8x8x8");
+  EXPECT_EQ(spec.exit_code, 2);
+  EXPECT_NE(spec.err.find("--input: gives the input shape of a model file"), std::string::npos) << spec.err;
+  std::filesystem::remove(model);
 }
 
 // Each hostile file: exit 2, one message naming the file and what in it is at fault.

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """PyTorch modules exported with torch.onnx.export, then measured by convbench as {kind: onnx}
-variants: the issue's MyBlock and seed 000's standard, bottleneck and separable blocks. Their
+variants: the issue's MyBlock, seed 000's standard, bottleneck and separable blocks, seed 002's
+SubtractedConv, seed 003's Parallel_Bottleneck and a torchvision ResNet-50 stage. Their
 parameters, conv MACs per direction (forward, backward data, backward weight) and the bytes
 autograd saves for backward must equal PyTorch's own counts of the same modules exactly, and the
-exported blocks must count as convbench's native variants of the same block do.
+exported blocks of seed 000 must count as convbench's native variants of the same block do.
 
 usage: onnx_peer_test.py CONVBENCH SOURCE_DIR   (run with the peer environment's Python)
 """
@@ -18,6 +19,7 @@ binary, source = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(source, "scripts"))
 try:
     import torch
+    import torch.nn as nn
 except ImportError:
     print("SKIP: torch not importable (scripts/setup-peers.sh makes the peer environment)")
     sys.exit(0)
@@ -75,6 +77,66 @@ MINE = """  - name: mine
 """
 
 
+class SubtractedConv(nn.Module):
+    """Seed 002's module, as its user wrote it (configs/subtracted-conv.yaml quotes it)."""
+
+    def __init__(self, c_in=16, c_out=32, k=3):
+        super().__init__()
+        self.point_wise = nn.Conv2d(c_in, c_out // 2, 1, bias=False)
+        self.depth_wise = nn.Conv2d(c_out // 2, c_out // 2, k, padding=k // 2, groups=c_out // 2, bias=False)
+        self.low_pass = nn.Conv2d(c_out // 2, c_out // 2, k, padding=k // 2, bias=False)
+
+    def forward(self, x):
+        p = self.point_wise(x)
+        d = self.depth_wise(p) - p
+        return torch.cat((d, self.low_pass(p)), dim=1)
+
+
+class ParallelBottleneck(nn.Module):
+    """Seed 003's Parallel_Bottleneck without a downsample: the residual is the input repeated once
+    per group (torch.cat), the convs grouped by 12, ReLU in place, as its user wrote it."""
+
+    def __init__(self, groups=12, group_channels=16):
+        super().__init__()
+        wide = groups * group_channels // 2
+        self.groups = groups
+        self.conv1 = nn.Conv2d(group_channels, wide, kernel_size=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(wide)
+        self.conv2 = nn.Conv2d(wide, wide, kernel_size=3, padding=1, bias=False, groups=12)
+        self.bn2 = nn.BatchNorm2d(wide)
+        self.conv3 = nn.Conv2d(wide, groups * group_channels, kernel_size=1, bias=False, groups=12)
+        self.bn3 = nn.BatchNorm2d(groups * group_channels)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        residual = torch.cat([x] * self.groups, dim=1)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        out += residual
+        return self.relu(out)
+
+
+def resnet50_stage():
+    """torchvision's ResNet-50 conv2_x (layer1: three Bottlenecks, 64 -> 256 channels)."""
+    import torchvision
+    return torchvision.models.resnet50(weights=None).layer1
+
+
+# The modules users hold, each as a block of its shapes: (name, module factory, input shape).
+USER_MODULES = [
+    ("seed002-subtracted", SubtractedConv, (2, 16, 8, 8)),
+    ("seed003-parallel", ParallelBottleneck, (2, 16, 8, 8)),
+    ("resnet50-conv2x", resnet50_stage, (2, 64, 8, 8)),
+]
+
+
+def user_block(name, shape, out_channels):
+    return (f"  - {{name: {name}, dims: {len(shape) - 2}, batch: {shape[0]}, in_channels: {shape[1]}, "
+            f"out_channels: {out_channels}, size: {shape[2]}, bias: false, mode: train, "
+            f"variants: [{{kind: onnx, name: {name}, file: {name}.onnx}}]}}\n")
+
+
 def export(module, shape, path):
     module.train(True)
     torch.onnx.export(module, (torch.randn(shape),), path, dynamo=False, opset_version=17,
@@ -102,12 +164,21 @@ def main():
             export(build_block(seed, variant), (2, 16, 8, 8, 8), path)
             exported[variant["name"]] = path
         export(MyBlock(), (2, 24, 8, 8, 8), os.path.join(tmp, "myblock.onnx"))
+        modules = {}
+        for name, make, shape in USER_MODULES:
+            torch.manual_seed(0)
+            modules[name] = make()
+            export(modules[name], shape, os.path.join(tmp, name + ".onnx"))
         spec = os.path.join(tmp, "spec.yaml")
         with open(spec, "w") as f:
             f.write("name: onnx-peer\nblocks:\n" + SEED)
             for name in exported:
                 f.write(f"      - {{kind: onnx, name: onnx-{name}, file: {name}.onnx}}\n")
             f.write(MINE + "      - {kind: onnx, name: mine, file: myblock.onnx}\n")
+            for name, _, shape in USER_MODULES:
+                with torch.no_grad():
+                    out_channels = modules[name].train(False)(torch.zeros(shape)).shape[1]
+                f.write(user_block(name, shape, out_channels))
         r = subprocess.run([binary, "analyze", spec, "--json", "-"], capture_output=True, text=True)
         check(r.returncode == 0, f"analyze: {r.returncode} {r.stderr}")
         if r.returncode != 0:
@@ -135,6 +206,12 @@ def main():
         params, macs = pytorch_counts(block, (2, 24, 8, 8, 8))
         saved = saved_bytes(Runner(mine, mine["variants"][0], torch.device("cpu"), module=MyBlock()))["saved_bytes"]
         compare(rows[("mine", "mine")], params, macs, saved, "MyBlock through ONNX vs PyTorch")
+        user_blocks = {b["name"]: b for b in load_spec(spec, binary)[1]}
+        for name, make, shape in USER_MODULES:
+            block = user_blocks[name]
+            params, macs = pytorch_counts(make(), shape)
+            saved = saved_bytes(Runner(block, block["variants"][0], torch.device("cpu"), module=make()))["saved_bytes"]
+            compare(rows[(name, name)], params, macs, saved, f"{name} through ONNX vs PyTorch")
 
     if failures:
         print(f"{len(failures)} failure(s)")

@@ -12,6 +12,7 @@
 
 #include "ops/graph_builder.hpp"
 #include "spec/block_fields.hpp"
+#include "spec/model_file_spec.hpp"
 #include "spec/network_parser.hpp"
 #include "spec/source_tree.hpp"
 #include "spec/spec_field.hpp"
@@ -436,6 +437,10 @@ Spec parse_spec_text(const std::string& text, const std::string& path, const Spe
 }
 
 Spec load_spec_file(const std::string& path, const SpecLimits& limits) {
+  if (is_model_file(path)) return model_file_spec(path, limits);
+  if (!limits.model_input.empty())
+    throw InputError({"command line", 0, 0}, "--input",
+                     "gives the input shape of a model file (block.onnx); a spec gives its blocks' shapes");
   const InputText in = read_input_file(path, "spec file", kMaxSpecBytes);
   Spec spec = parse_spec_text(in.text, in.name, limits);
   spec.sha256 = in.sha256;

@@ -34,10 +34,14 @@ struct SpecLimits {
   // The ops (and entries) one network variant may expand to; commands raise it with
   // --max-network-ops. Last, so that {max_runs, sweeps} initialisers keep their meaning.
   int64_t max_network_ops = kDefaultMaxNetworkOps;
+  // A model file given instead of a spec (spec/model_file_spec.hpp): its input shape, as
+  // --input gives it ("4x24x48x48x48"); empty takes the model's own.
+  std::string model_input{};
 };
 
 // Reads the file once (a regular file, or `-` for standard input; at most kMaxSpecBytes) and
-// parses it; Spec::sha256 is the hash of the bytes read. A missing, unreadable or special file is
+// parses it; Spec::sha256 is the hash of the bytes read. A model file (`block.onnx`) is read as
+// the spec of that one block (spec/model_file_spec.hpp). A missing, unreadable or special file is
 // a InputError at line 0.
 Spec load_spec_file(const std::string& path, const SpecLimits& limits = {});
 
