@@ -180,6 +180,15 @@ TEST(OnnxImport, MyBlockIsTheGraphOfItsCustomOpTwin) {
   std::filesystem::remove(model);
 }
 
+// A spec with the group norm fixture's block and `onnx_file` as its variant.
+std::string spec_for_gn(const std::string& onnx_file) {
+  const std::string spec = temp_path("gn-variant.yaml");
+  std::ofstream(spec) << "blocks:\n  - {name: gn, batch: 2, dims: 2, in_channels: 2, out_channels: 4, size: 4, "
+                         "variants: [{kind: onnx, file: "
+                      << onnx_file << "}]}\n";
+  return spec;
+}
+
 // The starting values of the graph the spec's first variant builds, by parameter or buffer name.
 std::map<std::string, std::vector<double>> starting_values(const std::string& spec_file) {
   const Spec spec = load_spec_file(spec_file);
@@ -309,6 +318,60 @@ TEST(OnnxImport, AModelFileIsASpecOfItsOneBlock) {
   EXPECT_EQ(spec.exit_code, 2);
   EXPECT_NE(spec.err.find("--input: gives the input shape of a model file"), std::string::npos) << spec.err;
   std::filesystem::remove(model);
+}
+
+// nn.GroupNorm as PyTorch's exporter writes it (tests/data/onnx/make_group_norm_fixture.py):
+// Reshape to groups, InstanceNormalization, Reshape back, Mul, Add: one group_norm op, whose
+// weight and bias are the module's (1, 2, 3, 4 and 5, 6, 7, 8), with the graph of its twin.
+TEST(OnnxImport, PyTorchsGroupNormIsOneOpWithTheModulesWeights) {
+  const std::string file = std::string(CONVBENCH_SOURCE_DIR) + "/tests/data/onnx/group-norm-17.onnx";
+  const std::string spec = temp_path("gn.yaml");
+  std::ofstream(spec) << "blocks:\n  - {name: gn, batch: 2, dims: 2, in_channels: 2, out_channels: 4, size: 4, "
+                         "bias: false, variants: [{kind: onnx, file: "
+                      << file
+                      << "}, {kind: custom, name: twin, ops: [{op: conv, name: conv, out_channels: 4, kernel: 3}, "
+                         "{op: group_norm, name: gn, norm_groups: 2}, {op: relu, name: Relu}]}]}\n";
+  const auto values = starting_values(spec);
+  EXPECT_EQ(values.at("gn.weight"), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(values.at("gn.bias"), (std::vector<double>{5, 6, 7, 8}));
+  EXPECT_EQ(values.at("conv.weight").at(71), 71.0 / 64);
+  const auto r = run_cli("analyze " + spec + " --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out)["results"];
+  EXPECT_EQ(rows[0]["graph_hash"], rows[1]["graph_hash"]);
+
+  // The pattern only: a Reshape elsewhere, or a Mul whose operand another node reads too (the
+  // weight then cannot be taken into the norm), is refused at its node.
+  onnx::ModelProto m;
+  {
+    std::ifstream in(file, std::ios::binary);
+    ASSERT_TRUE(m.ParseFromIstream(&in));
+  }
+  auto node_index = [&](const std::string& type) {
+    for (int i = 0; i < m.graph().node_size(); ++i)
+      if (m.graph().node(i).op_type() == type) return i;
+    return -1;
+  };
+  onnx::ModelProto shared = m;
+  const int mul = node_index("Mul"), add = node_index("Add");
+  ASSERT_GE(mul, 0);
+  ASSERT_GE(add, 0);
+  // The Add reads the Mul's operand instead of the Mul's result: the operand has two readers.
+  shared.mutable_graph()->mutable_node(add)->set_input(0, m.graph().node(mul).input(0));
+  const auto s = run_cli("validate " + spec_for_gn(write_model(shared, "gn-shared.onnx")));
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_NE(s.err.find("is a constant, where convbench's op takes values"), std::string::npos) << s.err;
+  onnx::ModelProto other = m;
+  const int reshape = node_index("Reshape");
+  onnx::TensorProto* odd = other.mutable_graph()->add_initializer();  // 3 groups of 4 channels
+  odd->set_name("odd_groups");
+  odd->set_data_type(onnx::TensorProto::INT64);
+  odd->add_dims(3);
+  for (const int64_t v : {0, 3, -1}) odd->add_int64_data(v);
+  other.mutable_graph()->mutable_node(reshape)->set_input(1, "odd_groups");
+  const auto o = run_cli("validate " + spec_for_gn(write_model(other, "gn-reshape.onnx")));
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("a Reshape convbench reads only as part of PyTorch's group norm"), std::string::npos) << o.err;
 }
 
 // Each hostile file: exit 2, one message naming the file and what in it is at fault.

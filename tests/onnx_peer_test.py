@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch modules exported with torch.onnx.export, then measured by convbench as {kind: onnx}
 variants: the issue's MyBlock, seed 000's standard, bottleneck and separable blocks, seed 002's
-SubtractedConv, seed 003's Parallel_Bottleneck and a torchvision ResNet-50 stage. Their
+SubtractedConv, seed 003's Parallel_Bottleneck, a torchvision ResNet-50 stage and a 3-D block with
+nn.GroupNorm (which the exporter writes as five nodes). Their
 parameters, conv MACs per direction (forward, backward data, backward weight) and the bytes
 autograd saves for backward must equal PyTorch's own counts of the same modules exactly, and the
 exported blocks of seed 000 must count as convbench's native variants of the same block do.
@@ -117,6 +118,23 @@ class ParallelBottleneck(nn.Module):
         return self.relu(out)
 
 
+class GroupNormBlock(nn.Module):
+    """A 3-D residual block with nn.GroupNorm (as 3-D segmentation networks use at small batch):
+    the exporter writes each norm as Reshape, InstanceNormalization, Reshape, Mul, Add."""
+
+    def __init__(self, c_in=8, c_out=16):
+        super().__init__()
+        self.conv1 = nn.Conv3d(c_in, c_out, 3, padding=1, bias=False)
+        self.gn1 = nn.GroupNorm(4, c_out)
+        self.conv2 = nn.Conv3d(c_out, c_out, 3, padding=1, bias=False)
+        self.gn2 = nn.GroupNorm(4, c_out)
+        self.skip = nn.Conv3d(c_in, c_out, 1, bias=False)
+
+    def forward(self, x):
+        y = torch.relu(self.gn1(self.conv1(x)))
+        return torch.relu(self.gn2(self.conv2(y)) + self.skip(x))
+
+
 def resnet50_stage():
     """torchvision's ResNet-50 conv2_x (layer1: three Bottlenecks, 64 -> 256 channels)."""
     import torchvision
@@ -128,6 +146,7 @@ USER_MODULES = [
     ("seed002-subtracted", SubtractedConv, (2, 16, 8, 8)),
     ("seed003-parallel", ParallelBottleneck, (2, 16, 8, 8)),
     ("resnet50-conv2x", resnet50_stage, (2, 64, 8, 8)),
+    ("groupnorm-3d", GroupNormBlock, (2, 8, 8, 8, 8)),
 ]
 
 

@@ -39,6 +39,17 @@ struct OnnxContext {
   std::map<std::string, int64_t> channels;      // convbench value name -> its channels
   std::set<std::string> names;                  // op names taken
   std::vector<ImportedOp> ops;
+  std::map<std::string, int64_t> uses;  // ONNX value name -> node inputs and graph outputs reading it
+
+  // PyTorch's group norm, as its exporter writes it (onnx_group_norm.cpp):
+  struct GroupedView {
+    std::string value;  // the convbench value (or op) it stands for
+    int64_t groups = 0;
+  };
+  std::map<std::string, std::string> shape_of;       // a Shape node's output -> the value it measures
+  std::map<std::string, GroupedView> grouped;        // Reshape to (N, G, -1) output -> the value viewed
+  std::map<std::string, GroupedView> grouped_norms;  // its InstanceNormalization's output -> the group_norm op
+  std::set<std::string> open_affine;                 // group_norm ops whose Mul and Add may still be taken in
 };
 
 // "graph.node[3] (Conv \"/conv1/Conv\")"

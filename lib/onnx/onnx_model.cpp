@@ -291,11 +291,14 @@ const std::vector<std::string>& supported_onnx_operators() {
                                                "MaxPool",
                                                "Mul",
                                                "Relu",
+                                               "Reshape",
                                                "Resize",
+                                               "Shape",
                                                "Sigmoid",
                                                "Slice",
                                                "SpaceToDepth",
                                                "Sub",
+                                               "Unsqueeze",
                                                "Upsample"};
   return ops;
 }
@@ -365,6 +368,9 @@ OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path) {
   if (block.input_shape[1]) cx.channels["input"] = *block.input_shape[1];
   cx.names.insert("input");
 
+  for (const auto& node : g.node())
+    for (const std::string& in : node.input()) ++cx.uses[in];
+  for (const auto& out : g.output()) ++cx.uses[out.name()];
   for (int i = 0; i < g.node_size(); ++i) translate_onnx_node(g.node(i), i, cx);
 
   if (g.output_size() != 1)

@@ -6,24 +6,13 @@
 #include <cmath>
 #include <limits>
 
-#include "onnx/onnx_graph.hpp"
+#include "onnx/onnx_node_reading.hpp"
 #include "util/input_error.hpp"
 #include "util/join.hpp"
 #include "util/markup_escape.hpp"
 
 namespace convbench {
-namespace {
-
-using Node = onnx::NodeProto;
-
-struct At {
-  const OnnxContext& cx;
-  const Node& node;
-  int index;
-  [[noreturn]] void refuse(const std::string& why) const {
-    throw InputError({cx.file, 0, 0}, onnx_node_label(node, index), why);
-  }
-};
+namespace onnx_reading {
 
 const onnx::AttributeProto* find_attribute(const Node& n, const std::string& name) {
   for (const auto& a : n.attribute())
@@ -87,8 +76,6 @@ std::vector<int64_t> integers(const At& at, const OnnxTensor& t, const std::stri
   }
   return out;
 }
-
-int spatial_dims(const At& at) { return at.cx.dims; }
 
 // A size the op's field takes (channels, kernel, groups, ...): at least 1 and at most 2^31, as a
 // spec's fields are.
@@ -158,6 +145,18 @@ std::optional<int64_t> channels_of(const OnnxContext& cx, const std::string& val
   const auto it = cx.channels.find(value);
   return it == cx.channels.end() ? std::nullopt : std::optional<int64_t>(it->second);
 }
+
+bool is_constant_input(const At& at, int k) {
+  return has_input(at.node, k) && at.cx.constants.count(at.node.input(k)) > 0;
+}
+
+}  // namespace onnx_reading
+
+namespace {
+
+using namespace onnx_reading;
+
+int spatial_dims(const At& at) { return at.cx.dims; }
 
 // Kernel, stride, padding and dilation of a Conv, ConvTranspose or pool, as convbench's fields:
 // padding symmetric (begin = end), or SAME / VALID.
@@ -427,6 +426,7 @@ void translate_constant(OnnxContext& cx, const At& at) {
 }  // namespace
 
 void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx) {
+  using namespace onnx_reading;
   const At at{cx, node, index};
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     at.refuse("domain \"" + printable(node.domain()) + "\": convbench reads the standard operators only");
@@ -441,8 +441,16 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
   };
   if (type == "Conv" || type == "ConvTranspose") {
     translate_conv(cx, at, type == "ConvTranspose");
+  } else if (type == "InstanceNormalization" && translate_grouped_instance_norm(cx, at)) {
+    // PyTorch's group norm (onnx_group_norm.cpp)
   } else if (type == "BatchNormalization" || type == "InstanceNormalization" || type == "GroupNormalization") {
     translate_norm(cx, at, type);
+  } else if (type == "Reshape") {
+    translate_reshape(cx, at);
+  } else if (type == "Shape") {
+    translate_shape(cx, at);
+  } else if (type == "Unsqueeze") {
+    translate_unsqueeze(cx, at);
   } else if (type == "Relu") {
     unary("relu");
   } else if (type == "Sigmoid") {
@@ -453,6 +461,8 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
     if (!std::isfinite(alpha)) at.refuse("alpha is not a finite number");
     f.set("negative_slope", alpha);
     unary("leaky_relu", std::move(f));
+  } else if ((type == "Mul" || type == "Add") && take_norm_affine(cx, at, type)) {
+    // a group norm's weight or bias (onnx_group_norm.cpp)
   } else if (type == "Add" || type == "Sub" || type == "Mul") {
     const std::string a = data_input(at, 0), b = data_input(at, 1);
     std::string op = type == "Add" ? "add" : type == "Sub" ? "sub" : "mul";
