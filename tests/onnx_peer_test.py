@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch modules exported with torch.onnx.export, then measured by convbench as {kind: onnx}
 variants: the issue's MyBlock, seed 000's standard, bottleneck and separable blocks, seed 002's
-SubtractedConv, seed 003's Parallel_Bottleneck, a torchvision ResNet-50 stage and a 3-D block with
-nn.GroupNorm (which the exporter writes as five nodes). Their
+SubtractedConv, seed 003's Parallel_Bottleneck, a torchvision ResNet-50 stage, a 3-D block with
+nn.GroupNorm (which the exporter writes as five nodes) and a PixelShuffle upsampler. Their
 parameters, conv MACs per direction (forward, backward data, backward weight) and the bytes
 autograd saves for backward must equal PyTorch's own counts of the same modules exactly, and the
 exported blocks of seed 000 must count as convbench's native variants of the same block do.
@@ -135,6 +135,20 @@ class GroupNormBlock(nn.Module):
         return torch.relu(self.gn2(self.conv2(y)) + self.skip(x))
 
 
+class PixelShuffleUp(nn.Module):
+    """A super-resolution upsampler: conv to 4x the channels, nn.PixelShuffle(2) (exported as
+    DepthToSpace in mode CRD), conv."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.expand = nn.Conv2d(c, 4 * c, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(torch.relu(self.shuffle(self.expand(x))))
+
+
 def resnet50_stage():
     """torchvision's ResNet-50 conv2_x (layer1: three Bottlenecks, 64 -> 256 channels)."""
     import torchvision
@@ -147,6 +161,7 @@ USER_MODULES = [
     ("seed003-parallel", ParallelBottleneck, (2, 16, 8, 8)),
     ("resnet50-conv2x", resnet50_stage, (2, 64, 8, 8)),
     ("groupnorm-3d", GroupNormBlock, (2, 8, 8, 8, 8)),
+    ("pixel-shuffle", PixelShuffleUp, (2, 8, 8, 8)),
 ]
 
 

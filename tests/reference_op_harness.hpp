@@ -397,6 +397,21 @@ inline std::vector<OpCase> op_cases() {
   add("space_to_depth2d_block_major", {1, 2, 6, 3}, space_to_depth(3, SpaceToDepthOrder::block_major));
   add("space_to_depth3d", {1, 2, 4, 2, 4}, space_to_depth(2, SpaceToDepthOrder::channel_major));
   add("space_to_depth3d_block_major", {2, 3, 2, 4, 2}, space_to_depth(2, SpaceToDepthOrder::block_major));
+  // depth_to_space (pixel_shuffle, ONNX's DepthToSpace), its inverse: both orders, 2-D and 3-D.
+  auto depth_to_space = [](int64_t block_size, SpaceToDepthOrder order) {
+    return [block_size, order](GraphBuilder& b, int x) {
+      Op op;
+      op.kind = OpKind::depth_to_space;
+      op.name = "d2s";
+      op.inputs = {x};
+      op.space_to_depth = {block_size, order};
+      return b.add(std::move(op));
+    };
+  };
+  add("depth_to_space2d", {2, 12, 2, 3}, depth_to_space(2, SpaceToDepthOrder::channel_major));
+  add("depth_to_space2d_block_major", {1, 18, 3, 2}, depth_to_space(3, SpaceToDepthOrder::block_major));
+  add("depth_to_space3d", {1, 16, 2, 1, 2}, depth_to_space(2, SpaceToDepthOrder::channel_major));
+  add("depth_to_space3d_block_major", {2, 8, 1, 2, 1}, depth_to_space(2, SpaceToDepthOrder::block_major));
   // Frozen (TResNet's anti-alias blur): the weight and bias are buffers, backward computes only
   // the input's gradient.
   add("conv2d_frozen_depthwise", {2, 3, 5, 6}, [](GraphBuilder& b, int x) {

@@ -100,7 +100,7 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
       "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, conv_transpose, linear, "
       "batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, max_pool, "
-      "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice or space_to_depth) (did you mean "
+      "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth or depth_to_space) (did you mean "
       "\"conv\"?)");
 }
 
@@ -247,7 +247,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
       "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one of conv, conv_transpose, "
       "linear, batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, "
-      "max_pool, avg_pool, global_avg_pool, upsample, convert_layout, mul, slice or space_to_depth)");
+      "max_pool, avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth or depth_to_space)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------

@@ -688,7 +688,8 @@ blocks:
     def test_mul_slice_space_to_depth_and_frozen_conv_match_pytorch(self):
         # Issue 19's ops through the peer: squeeze-and-excitation's x * s (a per-channel operand
         # broadcast over space) and a same-shape mul; a channel split into slices; TResNet's
-        # space_to_depth stem in both channel orders; its anti-alias blur as a frozen depthwise conv.
+        # space_to_depth stem in both channel orders; depth_to_space (pixel_shuffle) in both
+        # orders, 2-D and 3-D; the anti-alias blur as a frozen depthwise conv.
         # The peer agrees with analyze on the counts, PyTorch's float64 step replays on the
         # reference and cpu backends, and the saved bytes agree (the one slice rule below).
         spec = """
@@ -746,6 +747,14 @@ blocks:
           - {op: conv, name: c, kernel: 1, out_channels: 4}
           - {op: space_to_depth, name: s, order: block_major}
           - {op: conv, name: out, out_channels: 8, kernel: 1}
+      - kind: custom
+        name: pixel-shuffle
+        ops:
+          - {op: conv, name: c, kernel: 1, out_channels: 12}
+          - {op: depth_to_space, name: d}
+          - {op: space_to_depth, name: s, order: block_major}
+          - {op: depth_to_space, name: d2, order: block_major}
+          - {op: conv, name: out, out_channels: 8, kernel: 3, stride: 2}
   - name: volume
     dims: 3
     batch: 1
@@ -760,6 +769,12 @@ blocks:
           - {op: mul, name: m, inputs: [c, squeeze]}
           - {op: space_to_depth, name: s, order: block_major}
           - {op: conv, name: out, kernel: 1}
+      - kind: custom
+        name: shuffle-3d
+        ops:
+          - {op: conv, name: c, kernel: 1, out_channels: 16}
+          - {op: depth_to_space, name: d}
+          - {op: conv, name: out, kernel: 2, stride: 2, out_channels: 16}
   - name: anti-alias
     batch: 2
     in_channels: 4
@@ -780,10 +795,10 @@ blocks:
 """
         with tempfile.TemporaryDirectory() as tmp:
             path = write(tmp, "ops-b.yaml", spec)
-            # one dump per train row: 7 variants x 2 layouts
-            self.dump_and_verify(tmp, path, expected_dumps=14)
+            # one dump per train row: 9 variants x 2 layouts
+            self.dump_and_verify(tmp, path, expected_dumps=18)
             saved = self.saved_bytes_of_both(path, tmp)
-        self.assertEqual(len(saved), 14)
+        self.assertEqual(len(saved), 18)
         for key, (ours, peer) in saved.items():
             expected = peer
             if key[0] == "split":

@@ -85,7 +85,7 @@ struct Op {
   bool align_corners = false;
   std::vector<int64_t> upsample_size;
   SliceAttrs slice;
-  SpaceToDepthAttrs space_to_depth;
+  SpaceToDepthAttrs space_to_depth;  // and depth_to_space's, its inverse
   // The op writes its output over its (first) input's storage: set by the memory policies
   // inplace_act and inplace_abn where autograd allows it (variants/memory_policy.cpp), never by a
   // spec. The saving rule may change with it (an in-place leaky_relu saves its output).

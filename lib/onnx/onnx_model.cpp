@@ -279,6 +279,7 @@ const std::vector<std::string>& supported_onnx_operators() {
                                                "Constant",
                                                "Conv",
                                                "ConvTranspose",
+                                               "DepthToSpace",
                                                "Dropout",
                                                "Flatten",
                                                "Gemm",

@@ -523,6 +523,20 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
     for (int i = 0; i < spatial_dims(at); ++i) factor = factor > (int64_t{1} << 31) ? factor : factor * block;
     add_op(cx, at, "space_to_depth", op_name(cx, node, index, ""), {x}, std::move(f),
            c ? std::optional<int64_t>(*c * factor) : std::nullopt);
+  } else if (type == "DepthToSpace") {
+    OpFieldValues f;
+    const int64_t block = field_size(at, int_attribute(node, "blocksize", 0), "blocksize");
+    const std::string mode = string_attribute(node, "mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") at.refuse("mode \"" + printable(mode) + "\": ONNX's modes are DCR and CRD");
+    f.set("block_size", block);
+    // DCR reads channel offset * C + c (block-major); CRD c * b^d + offset (pixel_shuffle's).
+    f.set("order", FieldKeyword{mode == "DCR" ? "block_major" : "channel_major"});
+    const std::string x = data_input(at, 0);
+    const auto c = channels_of(cx, x);
+    int64_t factor = 1;
+    for (int i = 0; i < spatial_dims(at); ++i) factor = factor > (int64_t{1} << 31) ? factor : factor * block;
+    add_op(cx, at, "depth_to_space", op_name(cx, node, index, ""), {x}, std::move(f),
+           c && *c % factor == 0 ? std::optional<int64_t>(*c / factor) : std::nullopt);
   } else if (type == "Constant") {
     translate_constant(cx, at);
   } else {

@@ -62,6 +62,31 @@ class SpaceToDepth(nn.Module):
         return x.reshape(split).permute(perm).reshape([n, c * b ** d] + [s // b for s in sizes])
 
 
+class DepthToSpace(nn.Module):
+    """SpaceToDepth's inverse: b^d channels of one position become a b x b (x b) block of one
+    channel. channel_major is pixel_shuffle's order (ONNX's CRD), block_major ONNX's DCR; both as
+    a view and a permute, in 2-D and 3-D."""
+    def __init__(self, block_size, order):
+        super().__init__()
+        self.b, self.order = block_size, order
+
+    def forward(self, x):
+        n, c, *sizes = x.shape
+        b, d = self.b, len(sizes)
+        out_c = c // b ** d
+        if self.order == "channel_major":
+            split = [n, out_c] + [b] * d + sizes
+            offsets, channel = [2 + i for i in range(d)], 1
+        else:
+            split = [n] + [b] * d + [out_c] + sizes
+            offsets, channel = [1 + i for i in range(d)], 1 + d
+        positions = [2 + d + i for i in range(d)]
+        perm = [0, channel]
+        for i in range(d):
+            perm += [positions[i], offsets[i]]
+        return x.reshape(split).permute(perm).reshape([n, out_c] + [s * b for s in sizes])
+
+
 class Concat(nn.Module):
     def forward(self, *xs):
         return torch.cat(xs, dim=1)
@@ -452,6 +477,9 @@ def build_custom_ops(m, block, variant):
         elif kind == "space_to_depth":
             module = SpaceToDepth(op["block_size"], op["order"])
             cout = cin * op["block_size"] ** dims
+        elif kind == "depth_to_space":
+            module = DepthToSpace(op["block_size"], op["order"])
+            cout = cin // op["block_size"] ** dims
         elif kind == "mul":
             if channels[inputs[0]] != channels[inputs[1]]:
                 raise ValueError(f"{name}: operands differ in channels")

@@ -30,7 +30,7 @@ void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_elementwise_kernels(KernelTable& table);
 void register_concat_kernels(KernelTable& table);  // concat, slice
 void register_upsample_kernels(KernelTable& table);
-void register_layout_kernels(KernelTable& table);  // convert_layout, space_to_depth
+void register_layout_kernels(KernelTable& table);  // convert_layout, space_to_depth, depth_to_space
 void register_pool_kernels(KernelTable& table);
 void register_linear_kernels(KernelTable& table);                          // linear_cpu.cpp
 void register_fold_kernels(KernelTable& table, CpuKernelContext context);  // fold_cpu.cpp

@@ -1,4 +1,4 @@
-// Layout conversion and space_to_depth, forward and backward.
+// Layout conversion, space_to_depth and its inverse depth_to_space, forward and backward.
 #include <algorithm>
 #include <stdexcept>
 
@@ -107,6 +107,16 @@ void register_layout_kernels(KernelTable& table) {
                if (Tensor* dx = at_or_null(call.grad_inputs, 0))
                  space_to_depth_backward(need(call.grad_output, call.op, "grad_output"), *dx, call.op.space_to_depth);
              }});
+  // depth_to_space: space_to_depth the other way (the large tensor is space_to_depth's input).
+  table.add(OpKind::depth_to_space, {[](const ForwardCall& call) {
+                                       space_to_depth_backward(need(at_or_null(call.inputs, 0), call.op, "input"),
+                                                               *call.output, call.op.space_to_depth);
+                                     },
+                                     [](const BackwardCall& call) {
+                                       if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                         space_to_depth(need(call.grad_output, call.op, "grad_output"), *dx,
+                                                        call.op.space_to_depth);
+                                     }});
   table.add(OpKind::convert_layout, {[](const ForwardCall& call) {
                                        convert_layout(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
                                      },

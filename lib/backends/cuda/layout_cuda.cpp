@@ -1,4 +1,5 @@
-// The CUDA backend's layout conversion and space_to_depth (kernels/layout.cu).
+// The CUDA backend's layout conversion, space_to_depth and its inverse depth_to_space
+// (kernels/layout.cu).
 #include "backends/cuda/cuda_op_kernels.hpp"
 
 namespace convbench::cuda {
@@ -35,6 +36,22 @@ void register_layout_kernels(KernelTable& table, cudaStream_t stream) {
                kernels::space_to_depth_backward(b.dtype,
                                                 space_to_depth_shape(b.grad_x->desc, b.g.desc, b.op.space_to_depth),
                                                 b.g.raw(), b.grad_x->raw(), stream);
+             }});
+
+  // depth_to_space: space_to_depth the other way (the large tensor is space_to_depth's input).
+  table.add(OpKind::depth_to_space,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               kernels::space_to_depth_backward(f.dtype, space_to_depth_shape(f.y.desc, x.desc, f.op.space_to_depth),
+                                                x.raw(), f.y.raw(), stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               if (!b.grad_x) return;
+               kernels::space_to_depth_forward(b.dtype,
+                                               space_to_depth_shape(b.g.desc, b.grad_x->desc, b.op.space_to_depth),
+                                               b.g.raw(), b.grad_x->raw(), stream);
              }});
 
   // convert_layout: the source's shape and layout say which way (kernels::convert_layout writes

@@ -1,6 +1,7 @@
 // convert_layout: the reference backend loads and stores tensors in logical order, whatever
 // their layout, so converting is a load from one order and a store into the other, both ways.
-// space_to_depth: a permutation of the elements, each output element read from one input element.
+// space_to_depth: a permutation of the elements, each output element read from one input element;
+// depth_to_space: the same permutation the other way.
 #include "backends/reference/reference_kernels.hpp"
 
 namespace convbench::reference {
@@ -58,11 +59,37 @@ void space_to_depth_backward(const BackwardCall& call) {
   store(*grad_x, gx);
 }
 
+// depth_to_space is space_to_depth's inverse permutation: its forward scatters as space_to_depth's
+// backward does (the large tensor is space_to_depth's input), its backward gathers.
+void depth_to_space_forward(const ForwardCall& call) {
+  const Tensor& xt = required(optional_at(call.inputs, 0), "depth_to_space", "input");
+  Tensor& out = required(call.output, "depth_to_space", "output");
+  const std::vector<double> x = load(xt);
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    y[static_cast<size_t>(space_to_depth_source(static_cast<int64_t>(i), out.desc, xt.desc, call.op.space_to_depth))] =
+        x[i];
+  store(out, y);
+}
+
+void depth_to_space_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const Tensor& gt = required(call.grad_output, "depth_to_space", "grad_output");
+  const std::vector<double> g = load(gt);
+  std::vector<double> gx(g.size());
+  for (size_t i = 0; i < gx.size(); ++i)
+    gx[i] = g[static_cast<size_t>(
+        space_to_depth_source(static_cast<int64_t>(i), gt.desc, grad_x->desc, call.op.space_to_depth))];
+  store(*grad_x, gx);
+}
+
 }  // namespace
 
 void register_layout_kernels(KernelTable& table) {
   table.add(OpKind::convert_layout, {convert_layout_forward, convert_layout_backward});
   table.add(OpKind::space_to_depth, {space_to_depth_forward, space_to_depth_backward});
+  table.add(OpKind::depth_to_space, {depth_to_space_forward, depth_to_space_backward});
 }
 
 }  // namespace convbench::reference
