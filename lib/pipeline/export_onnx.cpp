@@ -1,6 +1,7 @@
 #include "pipeline/export_onnx.hpp"
 
 #include <build_info.hpp>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -19,6 +20,7 @@
 namespace convbench {
 namespace {
 
+#ifdef CONVBENCH_WITH_ONNX
 namespace fs = std::filesystem;
 
 // A spec name as one path component: letters, digits and _-.,=+ kept, anything else (a slash,
@@ -57,6 +59,7 @@ void make_dirs(const fs::path& path, std::vector<fs::path>& made) {
                      "cannot create the folder: " + ec.message() + ": nothing written");
   made.push_back(path);
 }
+#endif
 
 }  // namespace
 
