@@ -3,7 +3,7 @@
 // (onnx_nodes.cpp) reads back as the same op, named after it, with its weights named as
 // convbench's parameters; where it has not (group_norm, pixel_unshuffle's order, a 3-D
 // space_to_depth), the op is written as PyTorch's exporter writes it, with Reshape and Transpose.
-#include <numeric>
+#include <algorithm>
 
 #include "graph/fold_program.hpp"
 #include "onnx/onnx_export.hpp"
