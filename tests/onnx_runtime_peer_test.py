@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ONNX Runtime as the inference peer of `convbench export`: every variant of tests/data/
-onnx-runtime-peer.yaml (seed 000's blocks, a channels-last block, RepVGG and its fold, and custom
-blocks that use every op kind but batch_norm_act) is exported, run in ONNX Runtime on the CPU on
+onnx-runtime-peer.yaml (seed 000's blocks, a channels-last block, RepVGG and its fold, custom
+blocks that use every op kind but batch_norm_act, and a small U-Net network) is exported, run in ONNX Runtime on the CPU on
 a random input, and its output written as an inference tensor dump (mode infer, the seed of the
 weights the export wrote). `convbench verify` then runs convbench's own inference forward with its
 starting weights for that seed on the same input and compares: every variant must agree within
@@ -75,7 +75,7 @@ with tempfile.TemporaryDirectory() as tmp:
             with open(os.path.join(dumps, dump_name(block, variant)), "w") as f:
                 json.dump(doc, f)
             count += 1
-    check(count == 11, f"{count} models exported and run, expected the spec's 11 variants")
+    check(count == 13, f"{count} models exported and run, expected the spec's 13 variants")
 
     r = run(["verify", SPEC, dumps])
     print(r.stdout, end="")
