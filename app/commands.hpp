@@ -20,6 +20,7 @@ Command add_compare_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
 Command add_verify_command(CLI::App& app);
+Command add_export_command(CLI::App& app);
 Command add_explain_command(CLI::App& app);
 Command add_advise_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);

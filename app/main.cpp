@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
       convbench::cli::add_verify_command(app),   convbench::cli::add_explain_command(app),
       convbench::cli::add_advise_command(app),   convbench::cli::add_plan_command(app),
       convbench::cli::add_merge_command(app),    convbench::cli::add_slurm_command(app),
-      convbench::cli::add_history_command(app)};
+      convbench::cli::add_history_command(app),  convbench::cli::add_export_command(app)};
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Speed side by side, in one run with the same threads and stopping rule: convbench's cpu backend,
-# PyTorch eager and torch.compile (inductor, CPU), engines interleaved round by round, on the seed
+# PyTorch eager and torch.compile (inductor, CPU), and in inference rows ONNX Runtime running the
+# variant as `convbench export` writes it, engines interleaved round by round, on the seed
 # block and the ResNet-50 stages (or the specs given). Writes OUT/<spec name>.json and .md (the
 # ratios ours / eager and ours / compiled, geomean and worst row, provenance).
 #

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ctest `bench_vs_torch_smoke`: scripts/bench_vs_torch.py end to end on tiny blocks (train and
-infer), two rounds, one thread: every row timed by the three engines, the ratios are the medians'
-quotients, the summary's geomean and worst row follow from the rows, the provenance names the CPU,
+infer), two rounds, one thread: every row timed by the three engines and the inference row by
+ONNX Runtime too (the training rows not: an ONNX model is an inference graph), the ratios are the
+medians' quotients, the summary's geomean and worst row follow from the rows, the provenance names the CPU,
 threads, library versions and convbench's commit, and the Markdown table has a line per row. It
 checks the output's form, not speed. Also: every network twin a network row is timed against has
 the parameter count of its config's variant.
@@ -92,6 +93,13 @@ def main():
         check(math.isclose(r["ours_over_eager"], m["convbench"] / m["eager"]), f"{name}: ours/eager = quotient", failures)
         check(math.isclose(r["ours_over_compiled"], m["convbench"] / m["compiled"]),
               f"{name}: ours/compiled = quotient", failures)
+        ort_ms = r["rounds_ms"]["onnxruntime"]
+        if r["block"] == "tiny-infer":
+            check(len(ort_ms) == 2 and all(v and v > 0 for v in ort_ms)
+                  and math.isclose(r["ours_over_onnxruntime"], m["convbench"] / m["onnxruntime"]),
+                  f"{name}: two positive onnxruntime timings, ours/onnxruntime = quotient", failures)
+        else:
+            check(ort_ms == [] and r["ours_over_onnxruntime"] is None, f"{name}: no onnxruntime time (train)", failures)
     for ratio in ("ours_over_eager", "ours_over_compiled"):
         values = [r[ratio] for r in rows]
         s = doc["summary"][ratio]
@@ -100,11 +108,15 @@ def main():
         check(s["worst"] == max(values), f"{ratio}: worst is the largest row", failures)
     p = doc["provenance"]
     check(p["threads"] == 1 and p["rounds"] == 2, "provenance: threads and rounds", failures)
+    check(p["onnxruntime"] and p["onnxruntime_rows"] == 1, f"provenance: onnxruntime {p['onnxruntime']}, one row "
+          f"({p['onnxruntime_note']})", failures)
     check(all(p.get(k) for k in ("cpu", "torch", "mkl", "onednn", "convbench_commit", "date")),
           f"provenance: cpu, torch, MKL, oneDNN, convbench commit, date ({ {k: p.get(k) for k in ('cpu', 'torch', 'mkl', 'onednn', 'convbench_commit')} })",
           failures)
     check(sum(1 for line in md.splitlines() if line.startswith("| tiny-")) == 3 and "ours / eager: geomean" in md
-          and "ours / compiled: geomean" in md, "Markdown: a line per row and both summaries", failures)
+          and "ours / compiled: geomean" in md and "ours / onnxruntime: geomean" in md
+          and "| onnxruntime ms |" in md, "Markdown: a line per row, the onnxruntime column and three summaries",
+          failures)
     check_network_twins(binary, source, failures)
     print(f"{len(failures)} failed")
     return 1 if failures else 0

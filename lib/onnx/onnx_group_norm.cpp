@@ -12,13 +12,13 @@
 namespace convbench::onnx_reading {
 namespace {
 
-// "/gn/InstanceNormalization" -> "gn.weight": the op takes the module's name, as the ops named
-// after their weights do.
+// "/gn/InstanceNormalization" (PyTorch's) or "gn/InstanceNormalization" (convbench's export) ->
+// "gn.weight": the op takes the module's name, as the ops named after their weights do.
 std::string module_weight_name(const Node& node) {
-  const std::string& n = node.name();
+  const std::string n = !node.name().empty() && node.name()[0] == '/' ? node.name().substr(1) : node.name();
   const size_t last = n.rfind('/');
-  if (n.empty() || n[0] != '/' || last == 0 || last == std::string::npos) return "";
-  std::string module = n.substr(1, last - 1);
+  if (last == 0 || last == std::string::npos) return "";
+  std::string module = n.substr(0, last);
   std::replace(module.begin(), module.end(), '/', '.');
   return module + ".weight";
 }

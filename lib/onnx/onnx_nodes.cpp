@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "onnx/onnx_float.hpp"
 #include "onnx/onnx_node_reading.hpp"
 #include "util/input_error.hpp"
 #include "util/join.hpp"
@@ -27,7 +28,7 @@ int64_t int_attribute(const Node& n, const std::string& name, int64_t fallback) 
 
 double float_attribute(const Node& n, const std::string& name, double fallback) {
   const auto* a = find_attribute(n, name);
-  return a ? a->f() : fallback;
+  return a ? onnx_float_value(a->f()) : fallback;
 }
 
 std::string string_attribute(const Node& n, const std::string& name, const std::string& fallback) {

@@ -44,6 +44,29 @@ TensorAgreement agree(const std::string& name, const std::vector<double>& ours, 
   return a;
 }
 
+// An inference dump (mode infer): the block's input and the peer's forward output, with the
+// weights either in the dump or, when it has none, convbench's own starting weights for the
+// dump's seed (what `convbench export` wrote into the peer's model).
+DumpCheck check_forward(DumpCheck r, const Graph& g, const json& dump, Backend& backend, double tolerance) {
+  Executor ex(g, backend, false);
+  ModelState state = ex.init_state(dump.value("seed", uint64_t{0}));
+  if (dump.contains("params")) {
+    for (size_t i = 0; i < g.params.size(); ++i)
+      upload(backend, state.params[i],
+             dumped_values(dump.at("params").at(g.params[i].name), g.params[i].desc, g.params[i].name));
+    for (size_t i = 0; i < g.buffers.size(); ++i)
+      upload(backend, state.buffers[i],
+             dumped_values(dump.at("buffers_before").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name));
+  }
+  Tensor x = make_tensor(backend.allocator(), g.desc(g.input), MemoryCategory::inputs);
+  upload(backend, x, dumped_values(dump.at("input"), g.desc(g.input), "input"));
+  Tensor y = ex.forward(state, x);
+  r.tensors.push_back(agree("output", download(backend, y),
+                            dumped_values(dump.at("output"), g.desc(g.output), "output"), 0.0, tolerance));
+  if (!r.tensors.back().ok) r.status = DumpCheckStatus::mismatch;
+  return r;
+}
+
 }  // namespace
 
 std::string to_string(DumpCheckStatus status) {
@@ -73,6 +96,7 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
   r.variant = variant.name;
   r.point_label = point_label(spec_block);
   try {
+    r.peer = dump.value("peer", r.peer);
     // The peer may have shrunk batch and spatial size (--dump-scale): take them from its input.
     BlockSpec block = spec_block;
     const auto in_shape = dump.at("input").at("shape").get<std::vector<int64_t>>();
@@ -86,6 +110,7 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
         r.message = op.name + ": " + *why;
         return r;
       }
+    if (block.mode == RunMode::infer) return check_forward(r, g, dump, backend, tolerance);
     Executor ex(g, backend, true);
     ex.set_dropout_seed(dump.value("dropout_seed", uint64_t{0x5eed}), true);
     ModelState state = ex.init_state(0);

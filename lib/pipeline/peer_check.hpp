@@ -32,6 +32,7 @@ std::string to_string(DumpCheckStatus status);
 
 struct DumpCheck {
   std::string block, variant, point_label;
+  std::string peer = "PyTorch";  // the dump's "peer" ("onnxruntime 1.32.0"); PyTorch's dumps name none
   DumpCheckStatus status = DumpCheckStatus::ok;
   std::string message;
   std::vector<TensorAgreement> tensors;
@@ -40,6 +41,8 @@ struct DumpCheck {
 // The dump file name the peer uses for a block point and variant.
 std::string peer_dump_file_name(const BlockSpec& block, const VariantSpec& variant);
 
+// An inference block's dump (mode infer) holds a forward only: input, output, and the weights or
+// the seed of convbench's starting weights; its output alone is compared.
 // Runs the dumped step on `backend` (float64 on the reference backend, the block's dtype
 // otherwise) and compares; `tolerance` bounds every relative error.
 DumpCheck check_against_dump(const BlockSpec& block, const VariantSpec& variant, const nlohmann::json& dump,

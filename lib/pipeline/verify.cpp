@@ -2,12 +2,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "backends/backend_registry.hpp"
 #include "results/json_reader.hpp"
 #include "util/input_error.hpp"
 #include "util/input_file.hpp"
+#include "util/join.hpp"
 #include "util/text_table.hpp"
 
 namespace convbench {
@@ -31,9 +33,11 @@ Verification verify(const Spec& spec, const std::string& dump_dir, const VerifyO
   std::unique_ptr<Backend> backend = make_backend(options.device);
   out.device = backend->name();
   for (const BlockSpec& block : spec.blocks) {
-    if (block.mode != RunMode::train) continue;  // the peer dumps training steps only
     for (const VariantSpec& v : block.variants) {
       const std::string path = dump_dir + "/" + peer_dump_file_name(block, v);
+      // PyTorch's peer dumps training steps only; an inference block is checked where the folder
+      // has a dump for it (ONNX Runtime's forward: tests/onnx_runtime_peer_test.py).
+      if (block.mode != RunMode::train && !std::filesystem::exists(path)) continue;
       DumpCheck c;
       c.block = block.name;
       c.variant = v.name;
@@ -70,9 +74,14 @@ std::string format_verification(const Verification& v) {
     t.rows.push_back({c.block, c.point_label, c.variant, std::to_string(c.tensors.size()), worst ? err : "-",
                       worst ? worst->name : "-", to_string(c.status) + (c.message.empty() ? "" : ": " + c.message)});
   }
+  // The peer the dumps name (PyTorch unless an ONNX Runtime dump says otherwise).
+  std::set<std::string> peers;
+  for (const DumpCheck& c : v.checks)
+    if (c.status != DumpCheckStatus::missing) peers.insert(c.peer);
   std::ostringstream out;
-  out << t.render_terminal() << v.agreeing() << " variants agree with PyTorch within " << v.tolerance << " on "
-      << v.device << "; " << v.failures() << " failed\n";
+  out << t.render_terminal() << v.agreeing() << " variants agree with "
+      << (peers.empty() ? std::string("PyTorch") : join(std::vector<std::string>(peers.begin(), peers.end()), " and "))
+      << " within " << v.tolerance << " on " << v.device << "; " << v.failures() << " failed\n";
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 // The `verify` pipeline: convbench's outputs and every gradient against PyTorch's, on the same
 // inputs and weights (dumps from `scripts/torch_peer.py --dump-tensors`), one check per training
-// variant of a spec.
+// variant of a spec; and an inference variant's output against a forward dump where the folder
+// has one (ONNX Runtime's, written by tests/onnx_runtime_peer_test.py).
 #pragma once
 
 #include <string>
@@ -19,7 +20,7 @@ struct VerifyOptions {
 struct Verification {
   std::string device;
   double tolerance = 0;
-  std::vector<DumpCheck> checks;  // spec order, training blocks only (the peer dumps training steps)
+  std::vector<DumpCheck> checks;  // spec order: training blocks, and inference blocks that have a dump
   int failures() const;           // neither ok nor unsupported
   int agreeing() const;           // ok
 };

@@ -9,7 +9,9 @@ then the peer's eager module and its torch.compile'd twin with peer/measure.py's
 stopping rule (the compiled module is compiled once, before the first round, outside any timing).
 The figure of a row is its step time (forward + backward in train mode, forward in infer mode):
 each engine's median per round, then the median over the rounds. Ratios are ours / theirs:
-below 1.0 convbench is faster.
+below 1.0 convbench is faster. Inference rows on the CPU have a fourth engine, ONNX Runtime
+running the variant as `convbench export` writes it (peer/ort_engine.py says how it is kept
+comparable); its columns appear when some row has its time.
 
 On cuda the comparison is made fair in three ways. Both time with CUDA events from the first
 kernel a step launches (peer/measure.py, Runner.timed; the compiled module from the call, which
@@ -35,6 +37,7 @@ import torch
 
 from peer.measure import Runner, measure
 from peer.networks import network_model
+from peer.ort_engine import OrtEngine
 
 PHASE = {"train": "step", "infer": "forward"}
 
@@ -159,7 +162,10 @@ def run_bench(spec, blocks, binary, opts, networks=()):
         warm(runner, opts.warmup)
     keys = [row_key(b, v["name"]) for b in blocks for v in b["variants"]]
     keys += [row_key(n, v["name"]) for n in networks for v in n["variants"]]
-    samples = {key: {"convbench": [], "eager": [], "compiled": []} for key in keys}
+    ort = OrtEngine(spec, [(row_key(b, v["name"]), b, v["name"]) for b in list(blocks) + list(networks)
+                           for v in b["variants"]], binary, opts, threads)
+    ort.warm(opts.warmup)
+    samples = {key: {"convbench": [], "eager": [], "compiled": [], "onnxruntime": []} for key in keys}
     provenance_ours = None
     for _ in range(opts.rounds):
         ours, provenance_ours = time_convbench(binary, spec, opts, threads)
@@ -169,6 +175,8 @@ def run_bench(spec, blocks, binary, opts, networks=()):
             samples[key]["eager"].append(time_peer(runner, opts))
         for key, runner in compiled.items():
             samples[key]["compiled"].append(time_peer(runner, opts))
+        for key in ort.sessions:
+            samples[key]["onnxruntime"].append(ort.time(key, opts))
     rows = []
     for key, s in samples.items():
         med = {e: (statistics.median(v) if v and all(x is not None for x in v) else None) for e, v in s.items()}
@@ -179,9 +187,11 @@ def run_bench(spec, blocks, binary, opts, networks=()):
                      **({"peer_model": models[key]} if key in models else {}),
                      "ours_over_eager": med["convbench"] / med["eager"] if med["convbench"] and med["eager"] else None,
                      "ours_over_compiled": (med["convbench"] / med["compiled"]
-                                            if med["convbench"] and med["compiled"] else None)})
+                                            if med["convbench"] and med["compiled"] else None),
+                     "ours_over_onnxruntime": (med["convbench"] / med["onnxruntime"]
+                                               if med["convbench"] and med["onnxruntime"] else None)})
     summary = {}
-    for ratio in ("ours_over_eager", "ours_over_compiled"):
+    for ratio in ("ours_over_eager", "ours_over_compiled", "ours_over_onnxruntime"):
         valued = [r for r in rows if r[ratio]]
         worst = max(valued, key=lambda r: r[ratio]) if valued else None
         summary[ratio] = {"geomean": geomean([r[ratio] for r in rows]),
@@ -199,6 +209,7 @@ def run_bench(spec, blocks, binary, opts, networks=()):
                       "eager": Runner.time_span if device.type == "cuda" else "call", "compiled": "call"},
         "convbench_commit": provenance_ours.get("git_commit") if provenance_ours else None,
         "convbench_onednn": provenance_ours.get("onednn_version") if provenance_ours else None,
+        "onnxruntime": ort.version, "onnxruntime_rows": len(ort.sessions), "onnxruntime_note": ort.why,
         "rounds": opts.rounds, "compile_s": compile_s, "sweeps": list(getattr(opts, "sweep", None) or []),
         "stopping_rule": {"max_noise": opts.max_noise, "min_time_s": opts.min_time,
                           "min_samples": opts.min_samples, "timeout_s": opts.timeout, "warmup": opts.warmup},
@@ -213,6 +224,7 @@ def fmt(v, spec=".3g"):
 def markdown(doc):
     p = doc["provenance"]
     on_gpu = p.get("device") == "cuda"
+    with_ort = any(r.get("ours_over_onnxruntime") for r in doc["rows"])
     where = (f"GPU {p.get('gpu')} (CUDA {p.get('cuda')}, cuDNN {p.get('cudnn')}, cudnn.benchmark on), host CPU {p['cpu']}"
              if on_gpu else f"CPU {p['cpu']}, {p['threads']} threads for every engine")
     lines = [f"# convbench {p.get('device', 'cpu')} vs PyTorch {p['torch']} eager and torch.compile: "
@@ -226,21 +238,31 @@ def markdown(doc):
              "round's median; ratio ours / theirs (below 1.00 convbench is faster)"
              + ("; CUDA events from each step's first kernel (torch.compile: from the call); TF32 in "
                 "convolutions in tf32 rows only" if on_gpu else ""), "",
-             "| block | variant | point | convbench ms | eager ms | compiled ms | ours/eager | ours/compiled |",
-             "|---|---|---|---:|---:|---:|---:|---:|"]
+             "| block | variant | point | convbench ms | eager ms | compiled ms | ours/eager | ours/compiled |"
+             + (" onnxruntime ms | ours/onnxruntime |" if with_ort else ""),
+             "|---|---|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if with_ort else "")]
     twins = [r for r in doc["rows"] if "peer_model" in r]
     for r in doc["rows"]:
         m = r["median_ms"]
         lines.append(f"| {r['block']} | {r['variant']} | {r['point_label'] or '-'} | {fmt(m['convbench'], '.4g')} | "
                      f"{fmt(m['eager'], '.4g')} | {fmt(m['compiled'], '.4g')} | {fmt(r['ours_over_eager'])} | "
-                     f"{fmt(r['ours_over_compiled'])} |")
+                     f"{fmt(r['ours_over_compiled'])} |"
+                     + (f" {fmt(m.get('onnxruntime'), '.4g')} | {fmt(r.get('ours_over_onnxruntime'))} |"
+                        if with_ort else ""))
     lines.append("")
     if twins:
         lines.append("Networks are timed against the PyTorch model their config reproduces:")
         lines += [f"- {r['block']}/{r['variant']}: {r['peer_model'] or 'no PyTorch twin: convbench alone, no ratio'}"
                   for r in twins]
         lines.append("")
-    for ratio, name in (("ours_over_eager", "ours / eager"), ("ours_over_compiled", "ours / compiled")):
+    if with_ort:
+        lines.insert(5, f"- onnxruntime {p['onnxruntime']} (CPU provider, {p['threads']} intra-op threads, default "
+                        "graph optimisations) runs the inference rows as `convbench export` writes them, with "
+                        "convbench's weights")
+    ratios = [("ours_over_eager", "ours / eager"), ("ours_over_compiled", "ours / compiled")]
+    if with_ort:
+        ratios.append(("ours_over_onnxruntime", "ours / onnxruntime"))
+    for ratio, name in ratios:
         s = doc["summary"][ratio]
         lines.append(f"{name}: geomean {fmt(s['geomean'])}x, worst {fmt(s['worst'])}x ({s['worst_row'] or '-'}), "
                      f"{s['rows_above_1_2']} rows above 1.2x")
