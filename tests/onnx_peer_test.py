@@ -9,9 +9,11 @@ exported blocks of seed 000 must count as convbench's native variants of the sam
 
 usage: onnx_peer_test.py CONVBENCH SOURCE_DIR   (run with the peer environment's Python)
 """
+import copy
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,7 +33,7 @@ except ImportError:
     print("FAIL: the peer environment has no onnx package (scripts/setup-peers.sh installs it)")
     sys.exit(1)
 
-from peer.counts import count_params, macs_by_direction, trace_convs  # noqa: E402
+from peer.counts import count_params, macs_by_direction, named_stat_buffers, trace_convs  # noqa: E402
 from peer.io import load_spec  # noqa: E402
 from peer.measure import Runner, saved_bytes  # noqa: E402
 from peer.modules import build_block  # noqa: E402
@@ -178,6 +180,73 @@ def export(module, shape, path):
                       input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}})
 
 
+def tensor_json(t):
+    t = t.detach().to(torch.float64).contiguous()
+    return {"shape": list(t.shape), "data": t.reshape(-1).tolist()}
+
+
+def dump_name(block, variant):
+    # pipeline/peer_check.cpp's peer_dump_file_name for a block without sweep points
+    raw = f"{block}__{variant}__default"
+    return "".join(c if c.isalnum() or c in "_-.,=+" else "_" for c in raw) + ".json"
+
+
+def check_the_users_weights_and_step(tmp):
+    """Each module with weights of its own (norm affine and running statistics drawn too), exported,
+    then convbench's reference backend (float64) against PyTorch's float64 run of the module itself:
+    in inference with no weights in the dump, so convbench computes with the file's initializers;
+    in training with PyTorch's parameters and gradients by name, which the file's names give."""
+    folder, dumps = os.path.join(tmp, "weights"), os.path.join(tmp, "dumps")
+    os.mkdir(folder)
+    os.mkdir(dumps)
+    spec = "name: onnx-weights\nblocks:\n"
+    for name, make, shape in [("myblock", MyBlock, (2, 24, 8, 8, 8))] + USER_MODULES:
+        torch.manual_seed(1)
+        module = make()
+        with torch.no_grad():
+            for m in module.modules():
+                if isinstance(m, (nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
+                    m.weight.uniform_(0.5, 1.5)
+                    m.bias.uniform_(-0.5, 0.5)
+                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                    m.running_mean.uniform_(-0.5, 0.5)
+                    m.running_var.uniform_(0.5, 1.5)
+        export(module, shape, os.path.join(folder, name + ".onnx"))  # float32 weights: exact in float64
+        with torch.no_grad():
+            module.train(False)
+            out_channels = module(torch.zeros(shape)).shape[1]
+        for mode in ("infer", "train"):
+            block = f"{name}-{mode}"
+            spec += (f"  - {{name: {block}, dims: {len(shape) - 2}, batch: {shape[0]}, in_channels: {shape[1]}, "
+                     f"out_channels: {out_channels}, size: {shape[2]}, mode: {mode}, "
+                     f"variants: [{{kind: onnx, name: {name}, file: weights/{name}.onnx}}]}}\n")
+            m = copy.deepcopy(module).double().train(mode == "train")
+            x = torch.rand(shape, dtype=torch.float64) * 2 - 1
+            doc = {"block": block, "variant": name, "mode": mode, "peer": f"PyTorch {torch.__version__}",
+                   "dtype": "float64", "layout": "channels_first", "scaled": False, "seed": 0}
+            if mode == "train":
+                doc["params"] = {n: tensor_json(p) for n, p in m.named_parameters()}
+                doc["buffers_before"] = {n: tensor_json(b) for n, b in named_stat_buffers(m)}
+            y = m(x)
+            doc.update({"input": tensor_json(x), "output": tensor_json(y)})
+            if mode == "train":
+                dy = torch.rand(y.shape, dtype=torch.float64) * 2 - 1
+                y.backward(dy)
+                doc["grad_output"] = tensor_json(dy)
+                doc["param_grads"] = {n: tensor_json(p.grad) for n, p in m.named_parameters()}
+                doc["buffers_after"] = {n: tensor_json(b) for n, b in named_stat_buffers(m)}
+            with open(os.path.join(dumps, dump_name(block, name)), "w") as f:
+                json.dump(doc, f)
+    path = os.path.join(tmp, "weights.yaml")
+    with open(path, "w") as f:
+        f.write(spec)
+    r = subprocess.run([binary, "verify", path, dumps, "--device", "reference"], capture_output=True, text=True)
+    print(r.stdout, end="")
+    check(r.returncode == 0, f"verify of the users' weights and steps: exit {r.returncode}: {r.stderr}")
+    rows = len(re.findall(r"\sok$", r.stdout, re.M))
+    check(rows == 2 * (1 + len(USER_MODULES)), f"{rows} rows agree, expected {2 * (1 + len(USER_MODULES))}")
+
+
 def pytorch_counts(module, shape):
     """PyTorch's own counts of a module in training: parameters, conv MACs per direction."""
     records, _ = trace_convs(module, torch.zeros(shape), True)
@@ -240,6 +309,7 @@ def main():
         params, macs = pytorch_counts(block, (2, 24, 8, 8, 8))
         saved = saved_bytes(Runner(mine, mine["variants"][0], torch.device("cpu"), module=MyBlock()))["saved_bytes"]
         compare(rows[("mine", "mine")], params, macs, saved, "MyBlock through ONNX vs PyTorch")
+        check_the_users_weights_and_step(tmp)
         user_blocks = {b["name"]: b for b in load_spec(spec, binary)[1]}
         for name, make, shape in USER_MODULES:
             block = user_blocks[name]
