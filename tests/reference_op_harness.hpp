@@ -382,32 +382,28 @@ inline std::vector<OpCase> op_cases() {
   add("slice2d", {2, 5, 3, 3}, slice(1, 3));
   add("slice2d_head", {1, 3, 2, 5}, slice(0, 1));
   add("slice3d", {1, 4, 2, 3, 2}, slice(2, 2));
-  // space_to_depth in both channel orders, non-square blocks of positions, 3-D too.
-  auto space_to_depth = [](int64_t block_size, SpaceToDepthOrder order) {
-    return [block_size, order](GraphBuilder& b, int x) {
+  // space_to_depth in both channel orders, non-square blocks of positions, 3-D too; and its
+  // inverse depth_to_space (pixel_shuffle, ONNX's DepthToSpace) alike.
+  auto block_permutation = [](OpKind kind, int64_t block_size, SpaceToDepthOrder order) {
+    return [kind, block_size, order](GraphBuilder& b, int x) {
       Op op;
-      op.kind = OpKind::space_to_depth;
-      op.name = "s2d";
+      op.kind = kind;
+      op.name = kind == OpKind::space_to_depth ? "s2d" : "d2s";
       op.inputs = {x};
       op.space_to_depth = {block_size, order};
       return b.add(std::move(op));
     };
+  };
+  auto space_to_depth = [&](int64_t block_size, SpaceToDepthOrder order) {
+    return block_permutation(OpKind::space_to_depth, block_size, order);
+  };
+  auto depth_to_space = [&](int64_t block_size, SpaceToDepthOrder order) {
+    return block_permutation(OpKind::depth_to_space, block_size, order);
   };
   add("space_to_depth2d", {2, 3, 4, 6}, space_to_depth(2, SpaceToDepthOrder::channel_major));
   add("space_to_depth2d_block_major", {1, 2, 6, 3}, space_to_depth(3, SpaceToDepthOrder::block_major));
   add("space_to_depth3d", {1, 2, 4, 2, 4}, space_to_depth(2, SpaceToDepthOrder::channel_major));
   add("space_to_depth3d_block_major", {2, 3, 2, 4, 2}, space_to_depth(2, SpaceToDepthOrder::block_major));
-  // depth_to_space (pixel_shuffle, ONNX's DepthToSpace), its inverse: both orders, 2-D and 3-D.
-  auto depth_to_space = [](int64_t block_size, SpaceToDepthOrder order) {
-    return [block_size, order](GraphBuilder& b, int x) {
-      Op op;
-      op.kind = OpKind::depth_to_space;
-      op.name = "d2s";
-      op.inputs = {x};
-      op.space_to_depth = {block_size, order};
-      return b.add(std::move(op));
-    };
-  };
   add("depth_to_space2d", {2, 12, 2, 3}, depth_to_space(2, SpaceToDepthOrder::channel_major));
   add("depth_to_space2d_block_major", {1, 18, 3, 2}, depth_to_space(3, SpaceToDepthOrder::block_major));
   add("depth_to_space3d", {1, 16, 2, 1, 2}, depth_to_space(2, SpaceToDepthOrder::channel_major));

@@ -10,24 +10,14 @@
 
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
+#include "ops/space_to_depth_fields.hpp"
 
 namespace convbench {
 
 OpDefinition define_depth_to_space() {
   OpDefinition d;
   d.kind = OpKind::depth_to_space;
-  d.fields = {{"block_size", FieldKind::positive_int}, {"order", FieldKind::keyword, {"channel_major", "block_major"}}};
-  d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
-    op.space_to_depth.block_size = f.get<int64_t>("block_size").value_or(2);
-    op.space_to_depth.order =
-        f.is_keyword("order", "block_major") ? SpaceToDepthOrder::block_major : SpaceToDepthOrder::channel_major;
-  };
-  d.work = [](const WorkQuery&) { return OpWork{}; };
-  d.attributes = [](const Op& op) {
-    return nlohmann::ordered_json{
-        {"block_size", op.space_to_depth.block_size},
-        {"order", op.space_to_depth.order == SpaceToDepthOrder::block_major ? "block_major" : "channel_major"}};
-  };
+  set_block_permutation_fields(d);
   d.infer = [](const Graph& graph, Op& op) {
     const int64_t b = op.space_to_depth.block_size;
     require_at(b >= 2, op.name, {"block_size"}, "block_size must be >= 2, got " + std::to_string(b));
@@ -48,7 +38,6 @@ OpDefinition define_depth_to_space() {
     s.output.shape[1] = in.channels() / block;
     return s;
   };
-  d.traits = OpTraits{};
   return d;
 }
 

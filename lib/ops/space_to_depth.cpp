@@ -8,6 +8,7 @@
 
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
+#include "ops/space_to_depth_fields.hpp"
 
 namespace convbench {
 
@@ -19,9 +20,7 @@ const char* order_word(SpaceToDepthOrder o) {
 
 }  // namespace
 
-OpDefinition define_space_to_depth() {
-  OpDefinition d;
-  d.kind = OpKind::space_to_depth;
+void set_block_permutation_fields(OpDefinition& d) {
   d.fields = {{"block_size", FieldKind::positive_int}, {"order", FieldKind::keyword, {"channel_major", "block_major"}}};
   d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
     op.space_to_depth.block_size = f.get<int64_t>("block_size").value_or(2);
@@ -33,6 +32,13 @@ OpDefinition define_space_to_depth() {
     return nlohmann::ordered_json{{"block_size", op.space_to_depth.block_size},
                                   {"order", order_word(op.space_to_depth.order)}};
   };
+  d.traits = OpTraits{};
+}
+
+OpDefinition define_space_to_depth() {
+  OpDefinition d;
+  d.kind = OpKind::space_to_depth;
+  set_block_permutation_fields(d);
   d.infer = [](const Graph& graph, Op& op) {
     const int64_t b = op.space_to_depth.block_size;
     require_at(b >= 2, op.name, {"block_size"}, "block_size must be >= 2, got " + std::to_string(b));
@@ -53,7 +59,6 @@ OpDefinition define_space_to_depth() {
     s.output.shape[1] = channels;
     return s;
   };
-  d.traits = OpTraits{};
   return d;
 }
 

@@ -44,20 +44,23 @@ TensorAgreement agree(const std::string& name, const std::vector<double>& ours, 
   return a;
 }
 
+// The dump's parameters and the buffers as they were before its step, by name, into `state`.
+void upload_dumped_weights(Backend& backend, const Graph& g, const json& dump, ModelState& state) {
+  for (size_t i = 0; i < g.params.size(); ++i)
+    upload(backend, state.params[i],
+           dumped_values(dump.at("params").at(g.params[i].name), g.params[i].desc, g.params[i].name));
+  for (size_t i = 0; i < g.buffers.size(); ++i)
+    upload(backend, state.buffers[i],
+           dumped_values(dump.at("buffers_before").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name));
+}
+
 // An inference dump (mode infer): the block's input and the peer's forward output, with the
 // weights either in the dump or, when it has none, convbench's own starting weights for the
 // dump's seed (what `convbench export` wrote into the peer's model).
 DumpCheck check_forward(DumpCheck r, const Graph& g, const json& dump, Backend& backend, double tolerance) {
   Executor ex(g, backend, false);
   ModelState state = ex.init_state(dump.value("seed", uint64_t{0}));
-  if (dump.contains("params")) {
-    for (size_t i = 0; i < g.params.size(); ++i)
-      upload(backend, state.params[i],
-             dumped_values(dump.at("params").at(g.params[i].name), g.params[i].desc, g.params[i].name));
-    for (size_t i = 0; i < g.buffers.size(); ++i)
-      upload(backend, state.buffers[i],
-             dumped_values(dump.at("buffers_before").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name));
-  }
+  if (dump.contains("params")) upload_dumped_weights(backend, g, dump, state);
   Tensor x = make_tensor(backend.allocator(), g.desc(g.input), MemoryCategory::inputs);
   upload(backend, x, dumped_values(dump.at("input"), g.desc(g.input), "input"));
   Tensor y = ex.forward(state, x);
@@ -114,12 +117,7 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     Executor ex(g, backend, true);
     ex.set_dropout_seed(dump.value("dropout_seed", uint64_t{0x5eed}), true);
     ModelState state = ex.init_state(0);
-    for (size_t i = 0; i < g.params.size(); ++i)
-      upload(backend, state.params[i],
-             dumped_values(dump.at("params").at(g.params[i].name), g.params[i].desc, g.params[i].name));
-    for (size_t i = 0; i < g.buffers.size(); ++i)
-      upload(backend, state.buffers[i],
-             dumped_values(dump.at("buffers_before").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name));
+    upload_dumped_weights(backend, g, dump, state);
     Tensor x = make_tensor(backend.allocator(), g.desc(g.input), MemoryCategory::inputs);
     upload(backend, x, dumped_values(dump.at("input"), g.desc(g.input), "input"));
     Tensor dy = make_tensor(backend.allocator(), g.desc(g.output), MemoryCategory::inputs);

@@ -62,14 +62,10 @@ class SpaceToDepth(nn.Module):
         return x.reshape(split).permute(perm).reshape([n, c * b ** d] + [s // b for s in sizes])
 
 
-class DepthToSpace(nn.Module):
+class DepthToSpace(SpaceToDepth):
     """SpaceToDepth's inverse: b^d channels of one position become a b x b (x b) block of one
     channel. channel_major is pixel_shuffle's order (ONNX's CRD), block_major ONNX's DCR; both as
     a view and a permute, in 2-D and 3-D."""
-    def __init__(self, block_size, order):
-        super().__init__()
-        self.b, self.order = block_size, order
-
     def forward(self, x):
         n, c, *sizes = x.shape
         b, d = self.b, len(sizes)
