@@ -77,6 +77,19 @@ seeds.append(model([
      weight("t.weight", 16, 4, 2, 2), numpy_helper.from_array(np.array(0.25, np.float32), "ratio"),
      numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")], ["N", 4, 8, 8], ["N", 4, 32, 32], 18))
 
+# PyTorch's group norm (Reshape to groups, InstanceNormalization, Reshape back to the Shape,
+# Unsqueezed weight and bias by Mul and Add), then a pixel shuffle (DepthToSpace, mode CRD).
+seeds.append(model([
+    helper.make_node("Conv", ["x", "c.weight"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    helper.make_node("Reshape", ["c", "groups"], ["grouped"]),
+    helper.make_node("InstanceNormalization", ["grouped", "ones", "zeros"], ["normed"], name="/gn/InstanceNormalization"),
+    helper.make_node("Shape", ["c"], ["shape"]), helper.make_node("Reshape", ["normed", "shape"], ["back"]),
+    helper.make_node("Unsqueeze", ["gn.weight", "axes"], ["w"]), helper.make_node("Mul", ["back", "w"], ["scaled"]),
+    helper.make_node("Unsqueeze", ["gn.bias", "axes"], ["b"]), helper.make_node("Add", ["scaled", "b"], ["gn"]),
+    helper.make_node("DepthToSpace", ["gn"], ["y"], blocksize=2, mode="CRD")],
+    [weight("c.weight", 8, 2, 3, 3), ints("groups", [0, 2, -1]), weight("ones", 2), weight("zeros", 2),
+     weight("gn.weight", 8), weight("gn.bias", 8), ints("axes", [1, 2])], ["N", 2, 4, 4], ["N", 2, 8, 8], 17))
+
 os.makedirs(out_dir, exist_ok=True)
 for m in seeds:
     data = m.SerializeToString()
