@@ -77,7 +77,7 @@ TEST(SpecErrors, UnknownKeyInDefaults) {
 TEST(SpecErrors, VariantParameterOfAnotherKind) {
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: separable, ratio: 2}]\n"),
             "bad.yaml:4:34: blocks[0].variants[0].ratio: unknown key \"ratio\" for a separable "
-            "variant (valid keys: kind, name, multiplier or memory_policy)");
+            "variant (valid keys: kind, name, multiplier, memory_policy or precision)");
 }
 
 TEST(SpecErrors, MisspeltVariantKindKey) {

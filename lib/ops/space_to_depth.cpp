@@ -53,6 +53,8 @@ OpDefinition define_space_to_depth() {
     s.output.shape[1] = channels;
     return s;
   };
+  // autocast: pixel_unshuffle moves elements in its input's dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   return d;
 }
