@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_harness.hpp"
 #include "memory_expectations.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "analysis/memory_model.hpp"
 #include "backends/cpu/cpu_backend.hpp"
@@ -331,6 +334,29 @@ TEST(AutocastGraph, AnUnknownPrecisionListsTheModes) {
   EXPECT_NE(e.find("amp.yaml:3:"), std::string::npos) << e;
   EXPECT_NE(e.find("blocks[0].precision"), std::string::npos) << e;
   EXPECT_NE(e.find("amp_bfloat16"), std::string::npos) << e;
+}
+
+// Reports: variants that differ in precision get a precision column; a table whose rows all run
+// one AMP mode names it in its title, where a float32 table names its dtype.
+TEST(AutocastCli, TablesShowThePrecisionWhereItMatters) {
+  const std::string spec = testing::temp_path("amp-table.yaml");
+  std::ofstream(spec) << kAmpBlock;
+  const auto mixed = testing::run_cli("analyze " + spec);
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_NE(mixed.out.find("b: input 2x4x6x6, {amp_bfloat16,float32}, channels_first, train"), std::string::npos)
+      << mixed.out;
+  EXPECT_NE(mixed.out.find("variant          precision"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("fp32             plain"), std::string::npos) << mixed.out;
+  const std::string amp_only = testing::temp_path("amp-only.yaml");
+  std::string text = kAmpBlock;
+  text.erase(text.find("      - {kind: standard, name: fp32"));
+  std::ofstream(amp_only) << text;
+  const auto one = testing::run_cli("analyze " + amp_only);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("b: input 2x4x6x6, amp_bfloat16, channels_first, train"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("precision "), std::string::npos) << one.out;
+  std::filesystem::remove(spec);
+  std::filesystem::remove(amp_only);
 }
 
 }  // namespace
