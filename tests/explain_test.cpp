@@ -300,6 +300,27 @@ TEST(ExplainCli, SeedMemoryOnlyGoldenAndJsonAgreeWithAnalyze) {
   std::filesystem::remove(analyzed);
 }
 
+// Under AMP the explanation says what autocast changed: which ops compute in the low dtype with
+// copies of their weights, how many bytes of those copies backward keeps, where casts went.
+TEST(ExplainCli, MixedPrecisionSaysWhatAutocastChanged) {
+  const std::string json = temp_path("explain-amp.json");
+  const auto r =
+      run_cli("explain " + source_path("configs/seed-blocks.yaml") +
+              " --device reference --memory-only --sweep precision=amp_bfloat16 --sweep size=8 -q --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Precision amp_bfloat16 (torch.autocast): conv computes in bfloat16 with bfloat16 copies "
+                       "of the float32 weights"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1 cast converts activations (conv.cast)"), std::string::npos) << r.out;
+  const auto e = nlohmann::json::parse(read_file(json));
+  const auto& standard = e["blocks"][0]["variants"][0];
+  EXPECT_EQ(standard["precision"]["low_ops"], nlohmann::json::array({"conv"}));
+  // The conv's bfloat16 weight, 32 x 16 x 3^3, is the one weight copy kept.
+  EXPECT_EQ(standard["precision"]["saved_weight_copy_bytes"], 32 * 16 * 27 * 2);
+  std::filesystem::remove(json);
+}
+
 // Rates as datasheets write them: 400G FLOP/s and 28G bytes/s are 4e11 and 2.8e10; a unit that
 // is not a decimal prefix is a usage error naming the flag.
 TEST(ExplainCli, DeviceRatesTakeDecimalUnitSuffixes) {

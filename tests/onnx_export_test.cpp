@@ -37,6 +37,7 @@ bool reads_back(const BlockSpec& block, const Graph& g) {
   if (block.dtype != DType::float32 && block.dtype != DType::float64) return false;
   for (const Op& op : g.ops) {
     switch (op.kind) {
+      case OpKind::cast:  // mixed precision: exported as its plain variant, never with casts
       case OpKind::batch_norm_act:
       case OpKind::folded_conv:
       case OpKind::channel_dropout:
@@ -168,6 +169,16 @@ TEST(OnnxExportCli, RefusalsWriteNothing) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("blocks[1].variants[0]: block \"second\", variant \"standard\": cannot be exported to ONNX: "
                        "dtype float16"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir));
+
+  // A mixed-precision variant: its casts are how the step runs, not the model; refused the same way.
+  std::string amp = kTwoBlocks;
+  amp.replace(amp.find("dtype: DTYPE"), 12, "precision: amp_bfloat16");
+  r = run_cli("export " + write_spec("export_amp.yaml", amp) + " --onnx " + dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("a cast that mixed precision inserts: export the variant with precision: plain"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir));

@@ -108,7 +108,14 @@ TEST(OpRegistry, EveryOpAnswersItsTraits) {
         }
       }
     }
-  EXPECT_EQ(seen.size(), op_definitions().size()) << "an op kind the catalogue does not build";
+  // Every kind but cast: a cast changes its input's dtype, which a catalogue case (built in one
+  // dtype, checked by central differences in float64, where any narrowing cast is rounding noise)
+  // cannot express. The mixed-precision tests run it (autocast_graph_test.cpp: its traits on real
+  // AMP graphs, its kernels in measured steps and their gradients).
+  std::set<std::string> unbuilt;
+  for (const OpDefinition* d : op_definitions())
+    if (!seen.count(d->kind)) unbuilt.insert(std::string(d->name));
+  EXPECT_EQ(unbuilt, std::set<std::string>{"cast"}) << "an op kind the catalogue does not build";
 
   GraphBuilder b("slopes", TensorDesc{{2, 4, 3, 3}, DType::float32, Layout::channels_first});
   const int up = b.leaky_relu("up", b.input(), 0.1);

@@ -77,7 +77,7 @@ TEST(SpecErrors, UnknownKeyInDefaults) {
 TEST(SpecErrors, VariantParameterOfAnotherKind) {
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [{kind: separable, ratio: 2}]\n"),
             "bad.yaml:4:34: blocks[0].variants[0].ratio: unknown key \"ratio\" for a separable "
-            "variant (valid keys: kind, name, multiplier or memory_policy)");
+            "variant (valid keys: kind, name, multiplier, memory_policy or precision)");
 }
 
 TEST(SpecErrors, MisspeltVariantKindKey) {
@@ -100,7 +100,8 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
       "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, conv_transpose, linear, "
       "batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, max_pool, "
-      "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth or depth_to_space) (did you mean "
+      "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth or depth_to_space) (did you "
+      "mean "
       "\"conv\"?)");
 }
 

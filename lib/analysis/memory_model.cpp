@@ -171,6 +171,7 @@ class StepReplay {
       if (const int s = segment_of_[i]; s >= 0 && g_.segments[static_cast<size_t>(s)].first_op == static_cast<int>(i))
         keep_segment_inputs(static_cast<size_t>(s));
       const auto out = static_cast<size_t>(op.output);
+      const std::vector<int> casts = cast_weights(op, saves_in_forward_[i]);
       if (output_aliases_input(op, training_) || op.in_place) {
         value_buf_[out] = value_buf_[static_cast<size_t>(op.inputs[0])];
         sim_.ref(value_buf_[out]);
@@ -189,11 +190,42 @@ class StepReplay {
       const std::vector<int> aux = make_aux(op, saves_in_forward_[i]);
       sim_.transient(ws(op, Phase::forward), MemoryCategory::workspace);
       if (saves_in_forward_[i])
-        record(i, value_buf_, aux);
+        record(i, value_buf_, aux, casts);
       else
         for (int b : aux) sim_.unref(b);
+      for (int b : casts) sim_.unref(b);  // the call's reference; the cache and the tape keep theirs
       release_last_uses(op, static_cast<int>(i), last_use_, value_buf_);
     }
+    // Leaving torch.autocast clears its cache of cast parameters: those no backward saved go.
+    for (int b : autocast_cache_) sim_.unref(b);
+    autocast_cache_.clear();
+  }
+
+  // Mixed precision (Op::param_cast): the op's weights cast to the low dtype before it runs. A
+  // parameter's copy is kept in autocast's cache until the forward ends (torch.autocast caches
+  // casts of leaf tensors that need a gradient); a frozen conv's buffers are cast at each call and
+  // not cached. The copies backward reads (SavedTensors::weights) are saved when the op records.
+  std::vector<int> cast_weights(const Op& op, bool recorded) {
+    std::vector<int> casts;
+    if (!op.param_cast) return casts;
+    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, rg_));
+    std::vector<const Param*> weights;
+    for (int p : op.params) weights.push_back(&g_.params[static_cast<size_t>(p)]);
+    for (int b : op.buffers) weights.push_back(&g_.buffers[static_cast<size_t>(b)]);
+    for (size_t k = 0; k < weights.size(); ++k) {
+      const bool saved =
+          recorded && std::find(s.weights.begin(), s.weights.end(), static_cast<int>(k)) != s.weights.end();
+      TensorDesc d = weights[k]->desc;
+      d.dtype = *op.param_cast;
+      casts.push_back(sim_.alloc(bytes_of(d), saved ? MemoryCategory::saved : MemoryCategory::temporaries));
+      kept_[casts.back()].what = std::string(to_string(d.dtype)) + " copy of " + weights[k]->name;
+      kept_[casts.back()].producer = op.name;
+      if (k < op.params.size()) {
+        sim_.ref(casts.back());
+        autocast_cache_.push_back(casts.back());
+      }
+    }
+    return casts;
   }
 
   std::vector<int> make_aux(const Op& op, bool saved) {
@@ -209,9 +241,14 @@ class StepReplay {
   }
 
   // The op's tape takes a reference to every tensor its backward reads.
-  void record(size_t i, const std::vector<int>& bufs, const std::vector<int>& aux) {
+  void record(size_t i, const std::vector<int>& bufs, const std::vector<int>& aux, const std::vector<int>& casts = {}) {
     const Op& op = g_.ops[i];
     const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, rg_));
+    if (!casts.empty())
+      for (int k : s.weights) {
+        sim_.ref(casts[static_cast<size_t>(k)]);
+        tape_[i].push_back(casts[static_cast<size_t>(k)]);
+      }
     for (int pos : s.inputs) {
       const int b = bufs[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
       sim_.ref(b);
@@ -317,15 +354,29 @@ class StepReplay {
           gi[pos] = sim_.alloc(bytes_of(g_.desc(v)), MemoryCategory::temporaries);
         }
       }
+      // Under mixed precision the op computes its parameters' gradients in the low dtype; each is
+      // then cast to float32 (ToCopyBackward) once the op's saved tensors are let go.
+      std::vector<int> low_grads;
       for (int prm : op.params) {
-        const int64_t b = bytes_of(g_.params[static_cast<size_t>(prm)].desc);
-        sim_.alloc(b, MemoryCategory::gradients);
-        p_.gradient_bytes = checked_add(p_.gradient_bytes, b);
+        TensorDesc d = g_.params[static_cast<size_t>(prm)].desc;
+        if (op.param_cast) {
+          d.dtype = *op.param_cast;
+          low_grads.push_back(sim_.alloc(bytes_of(d), MemoryCategory::temporaries));
+          continue;
+        }
+        sim_.alloc(bytes_of(d), MemoryCategory::gradients);
+        p_.gradient_bytes = checked_add(p_.gradient_bytes, bytes_of(d));
       }
       sim_.transient(ws(op, Phase::backward), MemoryCategory::workspace);
       for (int b : tape_[i]) sim_.unref(b);
       tape_[i].clear();
       sim_.unref(g);
+      for (size_t k = 0; k < low_grads.size(); ++k) {
+        const int64_t b = bytes_of(g_.params[static_cast<size_t>(op.params[k])].desc);
+        sim_.alloc(b, MemoryCategory::gradients);
+        p_.gradient_bytes = checked_add(p_.gradient_bytes, b);
+        sim_.unref(low_grads[k]);
+      }
       for (size_t p : released_at_[i])
         for (int b : kept_inputs_[static_cast<size_t>(plans_[p].segment)]) sim_.unref(b);
       for (size_t pos = 0; pos < op.inputs.size(); ++pos) {
@@ -367,6 +418,7 @@ class StepReplay {
   std::vector<std::vector<int>> kept_inputs_;  // per segment: the buffers its checkpoint holds
   // Who made each buffer and who keeps it, for the attribution of saved bytes.
   std::map<int, SavedTensorFacts> kept_;
+  std::vector<int> autocast_cache_;  // cast parameters held until the forward ends
   BufferSim sim_;
   MemoryPrediction p_;
 };

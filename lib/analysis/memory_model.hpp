@@ -13,6 +13,10 @@
 //    released; input gradients then accumulate where a value feeds several ops (in place into
 //    an exclusively held gradient, else into a new tensor);
 //  - the block output is held until the step ends; parameter gradients outlive the step.
+// Mixed precision (graph.precision): cast ops run as any op; an op with Op::param_cast first
+// allocates low-precision copies of its weights (autocast's cache keeps a parameter's copy to the
+// end of the forward, the tape those backward reads), and in backward makes its parameter
+// gradients in the low dtype, cast to float32 once its saved tensors are let go.
 // Memory policies (graph.memory_policy) add their rules: an op that runs in place takes its
 // input's buffer; a recompute segment saves nothing in forward, keeps its inputs, and runs its
 // forward again in backward (analysis/recompute_plan.hpp says when and which ops).

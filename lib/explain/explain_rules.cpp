@@ -267,6 +267,26 @@ std::string policy_sentence(const VariantFacts& f) {
   return s + ".";
 }
 
+// What mixed precision changed: which ops compute in the low dtype with copies of their weights,
+// where casts were inserted, what stays float32.
+std::string precision_sentence(const VariantFacts& f) {
+  const PrecisionFacts& p = f.precision;
+  if (p.precision == "plain") return "";
+  std::string s = "Precision " + p.precision + " (torch.autocast): ";
+  if (p.low_ops.empty()) {
+    s += "no op computes in " + p.low_dtype;
+  } else {
+    s += join_names(p.low_ops) + (p.low_ops.size() == 1 ? " computes" : " compute") + " in " + p.low_dtype + " with " +
+         p.low_dtype + " copies of the float32 weights";
+    if (f.training && p.saved_weight_copy_bytes > 0)
+      s += " (" + format_bytes(p.saved_weight_copy_bytes) + " of them kept for backward)";
+  }
+  if (!p.casts.empty())
+    s += "; " + std::to_string(p.casts.size()) + (p.casts.size() == 1 ? " cast converts" : " casts convert") +
+         " activations (" + join_names(p.casts) + ")";
+  return s + "; parameters, their gradients and the norms' statistics stay float32.";
+}
+
 }  // namespace
 
 void classify_op(OpFacts& op, const DeviceLimits& limits) {
@@ -349,6 +369,7 @@ std::vector<std::string> explain_sentences(const VariantExplanation& v, const Va
   add(launches_sentence(f, b));
   add(memory_sentence(f, b));
   add(policy_sentence(f));
+  add(precision_sentence(f));
   return out;
 }
 

@@ -69,6 +69,15 @@ struct PolicyFacts {
   int64_t recompute_flops = 0;
 };
 
+// What mixed precision did to the variant (configs/README.md "Mixed precision"), from its graph.
+struct PrecisionFacts {
+  std::string precision = "plain";
+  std::string low_dtype;                // float16 or bfloat16
+  std::vector<std::string> low_ops;     // ops computing with cast copies of their weights (conv, linear)
+  std::vector<std::string> casts;       // the cast ops autocast's rules inserted
+  int64_t saved_weight_copy_bytes = 0;  // the weight copies kept for backward
+};
+
 struct VariantFacts {
   std::string block, variant, kind, point_label;
   bool is_baseline = false;
@@ -81,6 +90,7 @@ struct VariantFacts {
   MemoryFacts memory;
   LaunchFacts launches;
   PolicyFacts policy;
+  PrecisionFacts precision;
 };
 
 // The time of one op kind in a variant against the baseline.

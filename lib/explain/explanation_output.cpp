@@ -221,6 +221,12 @@ nlohmann::json variant_json(const VariantExplanation& v) {
       j["stages"].push_back(js);
     }
   }
+  if (f.precision.precision != "plain")  // an explanation of a plain variant keeps its form
+    j["precision"] = {{"precision", f.precision.precision},
+                      {"low_dtype", f.precision.low_dtype},
+                      {"low_ops", f.precision.low_ops},
+                      {"casts", f.precision.casts},
+                      {"saved_weight_copy_bytes", f.precision.saved_weight_copy_bytes}};
   j["memory_policy"] = {{"policy", f.policy.policy},
                         {"in_place", f.policy.in_place},
                         {"not_in_place", f.policy.not_in_place},

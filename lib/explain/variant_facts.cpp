@@ -82,6 +82,18 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
     if (f.training && rg[static_cast<size_t>(op.output)]) ++f.launches.op_runs;  // its backward
     f.ops.push_back(std::move(o));
   }
+  f.precision.precision = std::string(to_string(graph.precision));
+  if (const std::optional<DType> low = autocast_dtype(graph.precision)) {
+    f.precision.low_dtype = std::string(to_string(*low));
+    for (const Op& op : graph.ops) {
+      if (op.kind == OpKind::cast) f.precision.casts.push_back(op.name);
+      if (op.param_cast) f.precision.low_ops.push_back(op.name);
+    }
+    // The memory model names a weight's copy "<dtype> copy of <weight>".
+    for (const SavedTensorFacts& s : m.saved)
+      if (s.counted && s.what.rfind(f.precision.low_dtype + " copy of ", 0) == 0)
+        f.precision.saved_weight_copy_bytes += s.bytes;
+  }
   f.policy.policy = std::string(to_string(graph.memory_policy));
   for (const Op& op : graph.ops) {
     const bool activation = op_traits(op.kind).activation;

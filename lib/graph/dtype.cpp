@@ -34,6 +34,37 @@ std::optional<Layout> parse_layout(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view to_string(Precision precision) {
+  switch (precision) {
+    case Precision::plain: return "plain";
+    case Precision::amp_float16: return "amp_float16";
+    case Precision::amp_bfloat16: return "amp_bfloat16";
+  }
+  return "?";
+}
+
+std::string_view to_string(AutocastDevice device) { return device == AutocastDevice::cpu ? "cpu" : "cuda"; }
+
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names = {"plain", "amp_float16", "amp_bfloat16"};
+  return names;
+}
+
+std::optional<Precision> parse_precision(std::string_view name) {
+  for (Precision p : {Precision::plain, Precision::amp_float16, Precision::amp_bfloat16})
+    if (to_string(p) == name) return p;
+  return std::nullopt;
+}
+
+std::optional<DType> autocast_dtype(Precision precision) {
+  switch (precision) {
+    case Precision::plain: return std::nullopt;
+    case Precision::amp_float16: return DType::float16;
+    case Precision::amp_bfloat16: return DType::bfloat16;
+  }
+  return std::nullopt;
+}
+
 DType stats_dtype(DType dtype) { return dtype == DType::float64 ? DType::float64 : DType::float32; }
 
 int64_t element_bytes(DType dtype) {

@@ -82,6 +82,10 @@ struct Graph {
   // the activation becomes leaky_relu(0.01)); empty when nothing.
   std::string policy_note;
   std::vector<RecomputeSegment> segments;  // recompute only; in execution order, disjoint
+  // Mixed precision (variants/autocast_graph.hpp): plain, or the AMP mode whose casts and dtypes
+  // the graph's ops and values already carry, under which device's autocast rules.
+  Precision precision = Precision::plain;
+  AutocastDevice autocast_device = AutocastDevice::cpu;
   // Set on a graph derived from another (a folded variant): its parameters and buffers start as
   // functions of the source's (ParamInit::derived), see graph/fold_program.hpp.
   std::shared_ptr<const ParamDerivation> derivation;

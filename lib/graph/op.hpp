@@ -3,9 +3,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "graph/dtype.hpp"
 
 namespace convbench {
 
@@ -90,6 +93,13 @@ struct Op {
   // inplace_act and inplace_abn where autograd allows it (variants/memory_policy.cpp), never by a
   // spec. The saving rule may change with it (an in-place leaky_relu saves its output).
   bool in_place = false;
+  // cast: the dtype it converts its input to (only the autocast transform makes casts).
+  DType cast_to = DType::float32;
+  // Set by the autocast transform (variants/autocast_graph.hpp) on an op of autocast class lower
+  // that has parameters: the op computes with copies of its float32 parameters cast to this
+  // dtype, which torch.autocast caches until the forward ends (and backward keeps those the op
+  // saves); its parameter gradients come back in this dtype and are cast to float32.
+  std::optional<DType> param_cast;
   // folded_conv: how its kernel is computed from its parameters (the source's branch weights);
   // `conv` holds the folded conv's geometry. Shared: a graph and its copies hold one program.
   std::shared_ptr<const FoldProgram> fold;

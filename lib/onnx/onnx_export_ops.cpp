@@ -280,6 +280,10 @@ void write_onnx_op(OnnxWriter& w, const Op& op) {
     case OpKind::convert_layout: unary(w, op, "Identity"); return;  // ONNX tensors are logical NCHW
     case OpKind::space_to_depth: space_to_depth(w, op); return;
     case OpKind::depth_to_space: depth_to_space(w, op); return;
+    case OpKind::cast:
+      // Mixed precision is how a step runs (torch.autocast), not a model's own: the model is the
+      // float32 graph, which the same variant with `precision: plain` builds.
+      throw OnnxExportError(op.name, "a cast that mixed precision inserts: export the variant with precision: plain");
   }
   throw OnnxExportError(op.name, "op kind " + std::string(to_string(op.kind)) + " has no ONNX form");
 }

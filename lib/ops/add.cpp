@@ -16,6 +16,8 @@ OpDefinition define_add() {
     return w;
   };
   d.infer = infer_same_shape_operands;
+  // autocast: runs in its operands' dtype; mixed operands are promoted to the wider one.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   return d;
 }

@@ -8,7 +8,7 @@ namespace convbench {
 OpDefinition define_batch_norm() {
   OpDefinition d;
   d.kind = OpKind::batch_norm;
-  d.saved = {{0}, false};
+  d.saved = {{0}, false, {}};
   d.aux = [](const Graph& graph, const Op& op) {
     const TensorDesc& in = graph.desc(op.inputs.at(0));
     const TensorDesc stats{{in.channels()}, stats_dtype(in.dtype), Layout::channels_first};
@@ -24,6 +24,9 @@ OpDefinition define_batch_norm() {
     s.buffers = {{"running_mean", {c}, 1, ParamInit::zeros}, {"running_var", {c}, 1, ParamInit::ones}};
     return s;
   };
+  // autocast: not on either device's list: runs in its input's dtype with float32 weight, bias
+  // and statistics (verified on CPU; on CUDA cuDNN's batch norm takes half inputs so).
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   return d;
 }

@@ -23,7 +23,7 @@ OpDefinition define_batch_norm_act() {
   d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
     op.negative_slope = f.get<double>("negative_slope").value_or(0.01);  // leaky_relu's default
   };
-  d.saved = {{}, true};
+  d.saved = {{}, true, {}};
   d.aux = [](const Graph& graph, const Op& op) {
     const TensorDesc& in = graph.desc(op.inputs.at(0));
     const TensorDesc stats{{in.channels()}, stats_dtype(in.dtype), Layout::channels_first};
@@ -53,6 +53,8 @@ OpDefinition define_batch_norm_act() {
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"negative_slope", op.negative_slope}}; };
   // In place it still saves its output, from which backward recovers its input (infer refuses a
   // slope that is not positive). No activation for inplace_act: inplace_abn makes it, runs it in place.
+  // autocast: as batch_norm (Inplace-ABN's batch norm), the activation following its dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{.activation = false, .in_place_safe = [](const Op&) { return true; }};
   return d;
 }

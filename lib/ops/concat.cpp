@@ -37,6 +37,9 @@ OpDefinition define_concat() {
     }
     return s;
   };
+  // autocast: CPU autocast casts cat's inputs to the widest of them (its promote list); CUDA's
+  // type promotion gives the same dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   return d;
 }

@@ -147,7 +147,7 @@ OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
   d.kind = kind;
   d.fields = std::move(fields);
   d.apply_fields = apply_conv_fields;
-  d.saved = {{0}, false};
+  d.saved = {{0}, false, {0}};
   d.infer = kind == OpKind::conv ? infer_conv : infer_conv_transpose;
   d.work = [kind](const WorkQuery& q) {
     const TensorDesc& in = q.graph.desc(q.op.inputs.at(0));
@@ -180,6 +180,9 @@ OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
     if (a.blur_init) j["init"] = "blur";
     return j;
   };
+  // autocast: conv and conv_transpose are on both devices' lower-precision lists; input, weight
+  // and bias cast down, the parameters' copies cached for the step.
+  d.autocast = autocast_always(AutocastClass::lower);
   d.traits = OpTraits{};
   return d;
 }

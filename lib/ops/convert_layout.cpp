@@ -17,6 +17,8 @@ OpDefinition define_convert_layout() {
     s.output.layout = other_layout(s.output.layout);
     return s;
   };
+  // autocast: a copy in its input's dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{.activation = false, .in_place_safe = nullptr, .changes_layout = true};
   return d;
 }

@@ -24,6 +24,8 @@ OpDefinition dropout_family_definition(OpKind kind) {
     require_at(op.dropout_p >= 0.0 && op.dropout_p < 1.0, op.name, {"p"}, "dropout probability must be in [0, 1)");
     return OpShape{graph.desc(op.inputs.at(0)), {}, {}};
   };
+  // autocast: both dropouts run in their input's dtype (their noise too).
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   return d;
 }

@@ -55,7 +55,7 @@ OpDefinition define_folded_conv() {
   d.kind = OpKind::folded_conv;
   d.spec_op = false;
   d.infer = infer_folded_conv;
-  d.saved = {{0}, false};
+  d.saved = {{0}, false, {}};
   d.aux = [](const Graph& graph, const Op& op) {
     const FoldProgram& p = program_of(op);
     const DType dtype = graph.desc(op.inputs.at(0)).dtype;

@@ -22,6 +22,8 @@ OpDefinition define_global_avg_pool() {
     for (size_t i = 2; i < s.output.shape.size(); ++i) s.output.shape[i] = 1;
     return s;
   };
+  // autocast: adaptive_avg_pool / mean run in their input's dtype on both devices.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   return d;
 }

@@ -13,7 +13,7 @@ OpDefinition define_group_norm() {
   d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
     op.norm.groups = f.get<int64_t>("norm_groups").value_or(16);
   };
-  d.saved = {{0}, false};
+  d.saved = {{0}, false, {}};
   d.aux = [](const Graph& graph, const Op& op) {
     const TensorDesc& in = graph.desc(op.inputs.at(0));
     const TensorDesc stats{{in.batch() * op.norm.groups}, stats_dtype(in.dtype), Layout::channels_first};
@@ -32,6 +32,11 @@ OpDefinition define_group_norm() {
     OpShape s{graph.desc(op.inputs.at(0)), {}, {}};
     s.params = {{"weight", {c}, 1, ParamInit::ones}, {"bias", {c}, 1, ParamInit::zeros}};
     return s;
+  };
+  // autocast: on CUDA's fp32 list (a half input is cast up, the output is float32); CPU autocast
+  // has none for it: it runs in its input's dtype with float32 parameters and statistics.
+  d.autocast = [](const AutocastQuery& q) {
+    return q.device == AutocastDevice::cuda ? AutocastClass::float32 : AutocastClass::follows;
   };
   d.traits = OpTraits{};
   return d;

@@ -12,10 +12,10 @@ OpDefinition define_leaky_relu() {
   d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
     op.negative_slope = f.get<double>("negative_slope").value_or(0.01);  // PyTorch's default
   };
-  d.saved = {{0}, false};
+  d.saved = {{0}, false, {}};
   // In place (memory policy inplace_act, negative_slope >= 0), the input is gone: backward reads
   // the output, whose sign is the input's (PyTorch's leaky_relu_backward with self_is_result).
-  d.saved_in_place = SavedTensors{{}, true};
+  d.saved_in_place = SavedTensors{{}, true, {}};
   d.work = [](const WorkQuery& q) {
     const int64_t n = checked_mul(q.output_elements(), 2);
     OpWork w;
@@ -25,6 +25,8 @@ OpDefinition define_leaky_relu() {
   d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"negative_slope", op.negative_slope}}; };
   d.infer = infer_same_shape;
   // In place it saves its output, whose sign is the input's only for a slope >= 0.
+  // autocast: activations run in their input's dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op& op) { return op.negative_slope >= 0; }};
   return d;
 }

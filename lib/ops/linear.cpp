@@ -20,7 +20,14 @@ OpDefinition define_linear() {
     op.linear.out_features = f.get<int64_t>("out_features").value_or(0);
     op.linear.bias = f.get<bool>("bias").value_or(c.block_bias);
   };
-  d.saved = {{0}, false};
+  d.saved = {{0}, false, {}};
+  // Its input always (for the weight's gradient); its (cast) weight only when the input needs a
+  // gradient, as PyTorch's addmm saves mat2 for mat1's gradient alone (checked under autocast).
+  d.saved_for = [](const std::vector<bool>& input_requires_grad) {
+    SavedTensors s{{0}, false, {}};
+    if (input_requires_grad.at(0)) s.weights = {0};
+    return s;
+  };
   d.work = [](const WorkQuery& q) {
     const TensorDesc& in = q.graph.desc(q.op.inputs.at(0));
     const int64_t macs = checked_mul(checked_mul(in.batch(), in.channels()), q.op.linear.out_features);
@@ -46,6 +53,9 @@ OpDefinition define_linear() {
     if (op.linear.bias) s.params.push_back({"bias", {op.linear.out_features}, in.channels()});
     return s;
   };
+  // autocast: on both devices' lower-precision lists; input and weight cast down, the weight's
+  // copy cached for the step.
+  d.autocast = autocast_always(AutocastClass::lower);
   d.traits = OpTraits{};
   return d;
 }

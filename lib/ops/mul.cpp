@@ -51,7 +51,7 @@ OpDefinition define_mul() {
     std::sort(s.inputs.begin(), s.inputs.end());
     return s;
   };
-  d.saved = {{0, 1}, false};  // both operands need a gradient (saved_for says which otherwise)
+  d.saved = {{0, 1}, false, {}};  // both operands need a gradient (saved_for says which otherwise)
   d.work = [](const WorkQuery& q) {
     const int64_t n = q.output_elements();
     const int64_t b_elements = count_elements(q.graph.desc(q.op.inputs.at(1)));
@@ -63,6 +63,8 @@ OpDefinition define_mul() {
     return w;
   };
   d.infer = infer_mul;
+  // autocast: runs in its operands' dtype; mixed operands are promoted to the wider one.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   return d;
 }

@@ -32,6 +32,10 @@ namespace convbench {
 struct SavedTensors {
   std::vector<int> inputs;  // positions in op.inputs that are saved
   bool output = false;      // the op's output is saved
+  // Positions in the op's weights (op.params, then op.buffers) whose cast copies backward reads
+  // when the op computes with cast copies (Op::param_cast, mixed precision): conv keeps its cast
+  // weight, as PyTorch's convolution saves the weight it was given; never its bias.
+  std::vector<int> weights;
 };
 
 // How the gradient of the op's output reaches input `position`:
@@ -98,6 +102,28 @@ struct OpTraits {
   bool changes_layout = false;
 };
 
+// How torch.autocast treats an op (PyTorch 2.x; configs/README.md "Mixed precision" has the table
+// and how each entry was checked):
+//  lower   - runs in the lower-precision dtype: its inputs are cast down, and its parameters too,
+//            through copies that autocast caches for the step (conv, conv_transpose, linear);
+//  float32 - runs in float32: lower-precision inputs are cast up (CPU's 3-D pools, CUDA's
+//            group_norm and upsample);
+//  follows - runs in its inputs' dtype without a cast (activations, pools, batch norm with its
+//            float32 parameters and statistics); inputs of different dtypes are first cast to
+//            the widest of them, as PyTorch's type promotion (and CPU autocast's cat) gives.
+enum class AutocastClass { lower, float32, follows };
+
+struct AutocastQuery {
+  const Graph& graph;
+  const Op& op;
+  AutocastDevice device;
+};
+
+// The same class on every device and for every attribute.
+inline std::function<AutocastClass(const AutocastQuery&)> autocast_always(AutocastClass c) {
+  return [c](const AutocastQuery&) { return c; };
+}
+
 struct OpDefinition {
   OpKind kind;
   std::string_view name;  // to_string(kind), filled in by the registry: "batch_norm"
@@ -149,6 +175,10 @@ struct OpDefinition {
 
   // --- the resolved spec: the op's attributes with every default applied, as a spec spells them ---
   std::function<nlohmann::ordered_json(const Op&)> attributes;  // empty: no attributes
+
+  // --- mixed precision: the op's autocast class (AutocastClass above) on a device; empty: autocast
+  // has no rule for it, and a variant with `precision: amp_*` that contains it is refused ---
+  std::function<AutocastClass(const AutocastQuery&)> autocast;
 
   // --- traits (OpTraits above): required; `OpTraits{}` states that none applies ---
   std::optional<OpTraits> traits;

@@ -57,12 +57,22 @@ nlohmann::ordered_json pool_attributes(const Op& op) {
 
 }  // namespace
 
+// autocast: CPU autocast runs max_pool3d and avg_pool3d in float32 (its fp32 list; a bfloat16
+// input comes back float32, checked in the peer environment) and 2-D pools in their input's
+// dtype; CUDA autocast has no rule for either, so they follow their input.
+namespace {
+AutocastClass pool_autocast(const AutocastQuery& q) {
+  const bool three_d = q.graph.desc(q.op.inputs.at(0)).spatial_rank() == 3;
+  return q.device == AutocastDevice::cpu && three_d ? AutocastClass::float32 : AutocastClass::follows;
+}
+}  // namespace
+
 OpDefinition define_max_pool() {
   OpDefinition d;
   d.kind = OpKind::max_pool;
   d.fields = kPoolFields;
   d.apply_fields = apply_pool_fields;
-  d.saved = {{0}, false};
+  d.saved = {{0}, false, {}};
   d.aux = [](const Graph& graph, const Op& op) {
     TensorDesc indices = graph.desc(op.output);
     indices.dtype = DType::int64;
@@ -76,6 +86,7 @@ OpDefinition define_max_pool() {
   };
   d.attributes = pool_attributes;
   d.infer = infer_pool;
+  d.autocast = pool_autocast;
   d.traits = OpTraits{};
   return d;
 }
@@ -85,7 +96,7 @@ OpDefinition define_avg_pool() {
   d.kind = OpKind::avg_pool;
   d.fields = kPoolFields;
   d.apply_fields = apply_pool_fields;
-  d.saved = {{0}, false};
+  d.saved = {{0}, false, {}};
   d.work = [](const WorkQuery& q) {
     const int64_t n = checked_mul(q.output_elements(), count_product(q.op.pool.kernel));
     OpWork w;
@@ -94,6 +105,7 @@ OpDefinition define_avg_pool() {
   };
   d.attributes = pool_attributes;
   d.infer = infer_pool;
+  d.autocast = pool_autocast;
   d.traits = OpTraits{};
   return d;
 }

@@ -7,7 +7,7 @@ namespace convbench {
 OpDefinition define_relu() {
   OpDefinition d;
   d.kind = OpKind::relu;
-  d.saved = {{}, true};
+  d.saved = {{}, true, {}};
   d.work = [](const WorkQuery& q) {
     OpWork w;
     w.elementwise = {q.output_elements(), q.any_input_grad() ? q.output_elements() : 0, 0};
@@ -15,6 +15,8 @@ OpDefinition define_relu() {
   };
   d.infer = infer_same_shape;
   // In place it still saves its output, which says where the input was positive.
+  // autocast: activations run in their input's dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op&) { return true; }};
   return d;
 }

@@ -8,7 +8,7 @@ namespace convbench {
 OpDefinition define_sigmoid() {
   OpDefinition d;
   d.kind = OpKind::sigmoid;
-  d.saved = {{}, true};
+  d.saved = {{}, true, {}};
   d.work = [](const WorkQuery& q) {
     const int64_t n = q.output_elements();
     OpWork w;
@@ -17,6 +17,8 @@ OpDefinition define_sigmoid() {
   };
   d.infer = infer_same_shape;
   // In place it still saves its output, all its backward reads.
+  // autocast: activations run in their input's dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op&) { return true; }};
   return d;
 }

@@ -36,6 +36,8 @@ OpDefinition define_slice() {
     s.output.shape[1] = a.length;
     return s;
   };
+  // autocast: a copy in its input's dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   return d;
 }

@@ -33,6 +33,8 @@ void set_block_permutation_fields(OpDefinition& d) {
                                   {"order", order_word(op.space_to_depth.order)}};
   };
   d.traits = OpTraits{};
+  // autocast: pixel_unshuffle and pixel_shuffle move elements in their input's dtype.
+  d.autocast = autocast_always(AutocastClass::follows);
 }
 
 OpDefinition define_space_to_depth() {

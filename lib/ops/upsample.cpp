@@ -83,6 +83,11 @@ OpDefinition define_upsample() {
     }
     return s;
   };
+  // autocast: CUDA autocast registers the upsample kernels on its fp32 list; CPU autocast has no
+  // rule for them (a bfloat16 input stays bfloat16, checked in the peer environment).
+  d.autocast = [](const AutocastQuery& q) {
+    return q.device == AutocastDevice::cuda ? AutocastClass::float32 : AutocastClass::follows;
+  };
   d.traits = OpTraits{};
   return d;
 }

@@ -54,6 +54,7 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
   r.graph_hash = graph_hash(graph, block.mode == RunMode::train);
   if (!block.network) r.structure = graph_outline(graph);
   r.memory_policy = std::string(to_string(graph.memory_policy));
+  r.precision = std::string(to_string(graph.precision));
   r.policy_note = graph.policy_note;
   if (graph.memory_policy != MemoryPolicy::none)
     r.plain_graph_hash = graph_hash(build_plain_variant_graph(block, variant), block.mode == RunMode::train);

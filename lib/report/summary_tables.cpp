@@ -88,8 +88,9 @@ std::string group_title(const std::vector<const ResultRow*>& group) {
   };
   // A swept layout_conversion has its own column; otherwise the layout says whether it converts.
   const bool conversion_swept = std::find(swept.begin(), swept.end(), "layout_conversion") != swept.end();
-  t += ", " + text_of([](const ResultRow& row) { return row.dtype; }) + ", " +
-       text_of([&](const ResultRow& row) { return conversion_swept ? row.layout : layout_text(row); }) + ", " +
+  // An AMP row's dtype is its master weights' float32: its precision says more.
+  t += ", " + text_of([](const ResultRow& row) { return row.precision == "plain" ? row.dtype : row.precision; }) +
+       ", " + text_of([&](const ResultRow& row) { return conversion_swept ? row.layout : layout_text(row); }) + ", " +
        text_of([](const ResultRow& row) { return row.mode; });
   if (!r.device.empty()) t += ", device " + r.device;
   return t;
@@ -179,18 +180,25 @@ BlockTable block_table(const std::vector<const ResultRow*>& group, const std::ve
   for (const ResultRow* r : group)
     policies_differ = policies_differ || r->memory_policy != group.front()->memory_policy;
   const bool policy_column = policies_differ && std::find(swept.begin(), swept.end(), "memory_policy") == swept.end();
+  // Likewise variants that differ in their precision (float32 beside AMP in one table).
+  bool precisions_differ = false;
+  for (const ResultRow* r : group) precisions_differ = precisions_differ || r->precision != group.front()->precision;
+  const bool precision_column = precisions_differ && std::find(swept.begin(), swept.end(), "precision") == swept.end();
   TextTable t;
   t.header = {"variant"};
   if (policy_column) t.header.push_back("policy");
+  if (precision_column) t.header.push_back("precision");
   for (const std::string& f : swept) t.header.push_back(f);
   for (const ResultColumn* c : shown) t.header.push_back(train ? c->header_train : c->header_infer);
   t.right_aligned.assign(t.header.size(), true);
   t.right_aligned[0] = false;
   if (policy_column) t.right_aligned[1] = false;
+  if (precision_column) t.right_aligned[policy_column ? 2 : 1] = false;
   if (!shown.empty() && std::string(shown.back()->key) == "status") t.right_aligned.back() = false;
   for (const ResultRow* r : group) {
     std::vector<std::string> row = {r->variant + (r->is_baseline ? " (base)" : "")};
     if (policy_column) row.push_back(r->memory_policy);
+    if (precision_column) row.push_back(r->precision);
     for (const std::string& f : swept) {
       std::string value;
       for (const auto& [field, v] : r->point)

@@ -231,6 +231,7 @@ json row_to_json(const ResultRow& r) {
   if (!r.graph_hash.empty()) j["graph_hash"] = r.graph_hash;
   // Written only for a policy, so rows without one read as before.
   if (r.memory_policy != "none") j["memory_policy"] = r.memory_policy;
+  if (r.precision != "plain") j["precision"] = r.precision;  // rows written before AMP keep their form
   if (!r.plain_graph_hash.empty()) j["plain_graph_hash"] = r.plain_graph_hash;
   if (!r.policy_note.empty()) j["policy_note"] = r.policy_note;
   if (!r.structure.empty()) j["structure"] = r.structure;
@@ -342,6 +343,7 @@ ResultRow row_from_json(const JsonField& j) {
           .fail("expected " + std::to_string(r.dims + 2) + " dims for a " + std::to_string(r.dims) + "-D block, got " +
                 std::to_string(shape->size()));
   r.memory_policy = j.choice("memory_policy", "none", {"none", "recompute", "inplace_abn", "inplace_act"});
+  r.precision = j.choice("precision", "plain", {"plain", "amp_float16", "amp_bfloat16"});
   r.plain_graph_hash = j.string("plain_graph_hash", "");
   r.policy_note = j.string("policy_note", "");
   r.structure = j.string("structure", "");

@@ -111,6 +111,9 @@ struct ResultRow {
   // inplace_act. A row with a policy also carries the hash of the graph without it, which is the
   // graph_hash of the row it is compared with (policy_table.hpp: what the policy buys).
   std::string memory_policy = "none";
+  // The variant's precision (configs/README.md "Mixed precision"): plain, amp_float16 or
+  // amp_bfloat16. An AMP row's dtype is float32, the dtype of its master weights.
+  std::string precision = "plain";
   std::string plain_graph_hash;
   std::string policy_note;  // Graph::policy_note: what the policy changed beyond memory
   // What the variant builds, in one line (graph/graph_outline.hpp), shown under its block's

@@ -163,11 +163,42 @@ void Executor::with_workspace(const Op& op, Phase phase, const std::function<voi
   run(ws.raw());
 }
 
+Tensor Executor::cast_copy(const Tensor& src, DType dtype, MemoryCategory category) {
+  TensorDesc d = src.desc;
+  d.dtype = dtype;
+  Tensor dst = allocate(d, category);
+  // The backend's kernels for a cast op, run on tensors that are no graph values.
+  Op cast;
+  cast.kind = OpKind::cast;
+  cast.name = "autocast";
+  cast.cast_to = dtype;
+  ForwardCall call{graph_, cast, {&src}, {}, {}, &dst, {}, false, 0, nullptr};
+  backend_.forward(call);
+  return dst;
+}
+
+std::vector<Tensor> Executor::cast_weights(const Op& op, ModelState& state, const SavedTensors& saved, bool record) {
+  std::vector<Tensor> casts;
+  if (!op.param_cast) return casts;
+  std::vector<const Tensor*> weights;
+  for (int p : op.params) weights.push_back(&state.params[static_cast<size_t>(p)]);
+  for (int b : op.buffers) weights.push_back(&state.buffers[static_cast<size_t>(b)]);
+  for (size_t k = 0; k < weights.size(); ++k) {
+    const bool kept =
+        record && std::find(saved.weights.begin(), saved.weights.end(), static_cast<int>(k)) != saved.weights.end();
+    casts.push_back(cast_copy(*weights[k], *op.param_cast, kept ? MemoryCategory::saved : MemoryCategory::temporaries));
+    if (k < op.params.size()) autocast_cache_.push_back(casts.back());
+  }
+  return casts;
+}
+
 void Executor::run_forward_op(size_t i, std::vector<Tensor>& values, ModelState& state, bool record,
                               const std::vector<bool>& saved) {
   const Op& op = graph_.ops[i];
   const auto out = static_cast<size_t>(op.output);
   if (hook_) hook_(static_cast<int>(i), Phase::forward, true);
+  const SavedTensors kept = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
+  std::vector<Tensor> casts = cast_weights(op, state, kept, record);
   if (output_aliases_input(op, training_)) {
     values[out] = values[static_cast<size_t>(op.inputs[0])];
   } else {
@@ -182,8 +213,12 @@ void Executor::run_forward_op(size_t i, std::vector<Tensor>& values, ModelState&
     ForwardCall call{
         graph_, op, {}, {}, {}, &values[out], {}, training_, dropout_seed_ + (dropout_seed_per_op_ ? i : 0), nullptr};
     for (int v : op.inputs) call.inputs.push_back(&values[static_cast<size_t>(v)]);
-    for (int p : op.params) call.params.push_back(&state.params[static_cast<size_t>(p)]);
-    for (int b : op.buffers) call.buffers.push_back(&state.buffers[static_cast<size_t>(b)]);
+    // Under mixed precision the op reads its weights' cast copies: parameters first, then buffers.
+    for (size_t k = 0; k < op.params.size(); ++k)
+      call.params.push_back(casts.empty() ? &state.params[static_cast<size_t>(op.params[k])] : &casts[k]);
+    for (size_t k = 0; k < op.buffers.size(); ++k)
+      call.buffers.push_back(casts.empty() ? &state.buffers[static_cast<size_t>(op.buffers[k])]
+                                           : &casts[op.params.size() + k]);
     for (Tensor& a : aux) call.aux.push_back(&a);
     with_workspace(op, Phase::forward, [&](void* ws) {
       call.workspace = ws;
@@ -192,11 +227,15 @@ void Executor::run_forward_op(size_t i, std::vector<Tensor>& values, ModelState&
     if (record) tape_[i].aux = std::move(aux);
   }
   if (record) {
-    const SavedTensors s = saved_tensors(op, inputs_requiring_grad(op, requires_grad_));
+    const SavedTensors& s = kept;
     tape_[i].inputs.resize(op.inputs.size());
     for (int pos : s.inputs)
       tape_[i].inputs[static_cast<size_t>(pos)] = values[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
     if (s.output) tape_[i].output = values[out];
+    if (!casts.empty()) {
+      tape_[i].weights.resize(casts.size());
+      for (int k : s.weights) tape_[i].weights[static_cast<size_t>(k)] = casts[static_cast<size_t>(k)];
+    }
   }
   if (hook_) hook_(static_cast<int>(i), Phase::forward, false);
 }
@@ -219,6 +258,7 @@ Tensor Executor::forward(ModelState& state, const Tensor& input) {
     for (int v : op.inputs)
       if (last_use_[static_cast<size_t>(v)] == static_cast<int>(i)) values[static_cast<size_t>(v)] = Tensor{};
   }
+  autocast_cache_.clear();  // leaving torch.autocast: the copies no backward saved go
   have_tape_ = training_;
   return std::move(values[static_cast<size_t>(graph_.output)]);
 }
@@ -306,14 +346,29 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
     }
     call.output = tape_[i].output.defined() ? &tape_[i].output : nullptr;
     for (const Tensor& a : tape_[i].aux) call.aux.push_back(&a);
-    for (int b : op.buffers) call.buffers.push_back(&state.buffers[static_cast<size_t>(b)]);
-    for (int p : op.params) {
-      const auto pi = static_cast<size_t>(p);
+    for (size_t k = 0; k < op.buffers.size(); ++k) {  // a frozen conv's weights: their cast copies when kept
+      const size_t w = op.params.size() + k;
+      const bool cast_copy_kept = w < tape_[i].weights.size() && tape_[i].weights[w].defined();
+      call.buffers.push_back(cast_copy_kept ? &tape_[i].weights[w]
+                                            : &state.buffers[static_cast<size_t>(op.buffers[k])]);
+    }
+    // Mixed precision: the op's parameter gradients in the low dtype, cast to float32 below.
+    std::vector<Tensor> low_grads(op.param_cast ? op.params.size() : 0);
+    for (size_t k = 0; k < op.params.size(); ++k) {
+      const auto pi = static_cast<size_t>(op.params[k]);
       if (state.grads[pi].defined())
         throw std::logic_error(op.name + ": parameter gradient already set (call clear_grads between steps)");
-      state.grads[pi] = allocate(state.params[pi].desc, MemoryCategory::gradients);
-      call.params.push_back(&state.params[pi]);
-      call.grad_params.push_back(&state.grads[pi]);
+      const bool cast_copy_kept = k < tape_[i].weights.size() && tape_[i].weights[k].defined();
+      call.params.push_back(cast_copy_kept ? &tape_[i].weights[k] : &state.params[pi]);
+      if (op.param_cast) {
+        TensorDesc d = state.params[pi].desc;
+        d.dtype = *op.param_cast;
+        low_grads[k] = allocate(d, MemoryCategory::temporaries);
+        call.grad_params.push_back(&low_grads[k]);
+      } else {
+        state.grads[pi] = allocate(state.params[pi].desc, MemoryCategory::gradients);
+        call.grad_params.push_back(&state.grads[pi]);
+      }
     }
     // An op without parameters whose every input gradient is the output's, passed on (add), has
     // nothing for its backend to compute.
@@ -328,6 +383,11 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
     }
     tape_[i] = Record{};
     g = Tensor{};
+    for (size_t k = 0; k < low_grads.size(); ++k) {
+      state.grads[static_cast<size_t>(op.params[k])] =
+          cast_copy(low_grads[k], DType::float32, MemoryCategory::gradients);
+      low_grads[k] = Tensor{};
+    }
     if (checkpoint && checkpoint->release == static_cast<int>(i)) checkpoint->kept.clear();
     for (size_t pos = 0; pos < op.inputs.size(); ++pos)
       if (grad_in[pos].defined()) accumulate(grads[static_cast<size_t>(op.inputs[pos])], std::move(grad_in[pos]));

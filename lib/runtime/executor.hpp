@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graph/graph.hpp"
+#include "ops/op_definition.hpp"
 #include "runtime/backend.hpp"
 
 namespace convbench {
@@ -68,6 +69,7 @@ class Executor {
     std::vector<Tensor> inputs;  // by position; undefined where not saved
     Tensor output;
     std::vector<Tensor> aux;
+    std::vector<Tensor> weights;  // mixed precision: cast weights by position; undefined where not saved
   };
   // A recompute segment as this executor runs it.
   struct Checkpoint {
@@ -87,6 +89,11 @@ class Executor {
   void run_forward_op(size_t i, std::vector<Tensor>& values, ModelState& state, bool record,
                       const std::vector<bool>& saved);
   void recompute(Checkpoint& c, ModelState& state);
+  // Mixed precision: `src` converted into a new tensor of `dtype` by the backend's cast kernels.
+  Tensor cast_copy(const Tensor& src, DType dtype, MemoryCategory category);
+  // The op's weights (params, then buffers) cast to Op::param_cast for one call; parameters'
+  // copies also join the autocast cache, which the forward clears at its end.
+  std::vector<Tensor> cast_weights(const Op& op, ModelState& state, const SavedTensors& saved, bool record);
 
   const Graph& graph_;
   Backend& backend_;
@@ -102,6 +109,7 @@ class Executor {
   std::vector<Tensor> rerun_values_;     // recompute()'s per-value tables, empty between calls
   std::vector<int> rerun_last_use_;
   std::vector<Record> tape_;
+  std::vector<Tensor> autocast_cache_;  // cast parameters, held until the forward ends
   bool have_tape_ = false;
   bool recomputing_ = false;
   OpHook hook_;

@@ -23,7 +23,12 @@ void read_layer_fields(const FieldLookup& find, BlockSpec& b) {
 }
 
 void read_run_fields(const FieldLookup& find, BlockSpec& b) {
-  if (auto f = find("dtype")) b.dtype = *parse_dtype(f->as_choice({"float32", "tf32", "float16", "bfloat16"}, "dtype"));
+  if (auto f = find("dtype")) {
+    b.dtype = *parse_dtype(f->as_choice({"float32", "tf32", "float16", "bfloat16"}, "dtype"));
+    b.dtype_key_path = f->path();
+    b.dtype_where = f->where();
+  }
+  if (auto f = find("precision")) b.precision = read_precision(*f);
   if (auto f = find("layout")) b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
   if (auto f = find("mode"))
     b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;

@@ -1,7 +1,7 @@
 #pragma once
 // The fields a block and a network read the same way (configs/README.md "Spec format"): how its convs are
 // normalised, activated and dropped out (bias, norm, norm_groups, act, negative_slope, dropout),
-// and how it runs (dtype, layout, mode, memory_policy). `find` gives a field's value at the
+// and how it runs (dtype, precision, layout, mode, memory_policy). `find` gives a field's value at the
 // current sweep point, or nothing when it is not set.
 #include <functional>
 #include <optional>

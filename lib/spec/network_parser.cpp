@@ -41,7 +41,7 @@ VariantSpec parse_network_variant(const Field& v) {
   out.kind = kind.name;
   std::vector<std::string> keys = {"kind", "name"};
   keys.insert(keys.end(), kind.keys.begin(), kind.keys.end());
-  keys.insert(keys.end(), {"fills", "memory_policy"});
+  keys.insert(keys.end(), {"fills", "memory_policy", "precision"});
   v.check_keys(keys, " for a " + out.kind + " variant in a network");
   out.name = out.kind;
   if (auto name = v.get("name")) out.name = name->as_string();
@@ -55,6 +55,7 @@ VariantSpec parse_network_variant(const Field& v) {
     }
   }
   if (auto f = v.get("memory_policy")) out.memory_policy = read_memory_policy(*f);
+  if (auto f = v.get("precision")) out.precision = read_precision(*f);
   return out;
 }
 
@@ -99,17 +100,17 @@ void check_stages(const Field& network) {
 
 const std::vector<std::string>& network_fields() {
   static const std::vector<std::string> fields = {
-      "name",   "dims", "batch",         "in_channels", "size",           "kernel",  "padding",      "dilation",
-      "bias",   "norm", "norm_groups",   "act",         "negative_slope", "dropout", "dropout_kind", "dtype",
-      "layout", "mode", "memory_policy", "baseline",    "variants",       "units",   "stages"};
+      "name",      "dims",   "batch",       "in_channels",   "size",           "kernel",   "padding",      "dilation",
+      "bias",      "norm",   "norm_groups", "act",           "negative_slope", "dropout",  "dropout_kind", "dtype",
+      "precision", "layout", "mode",        "memory_policy", "baseline",       "variants", "units",        "stages"};
   return fields;
 }
 
 bool is_network_sweepable(const std::string& key) {
   static const std::vector<std::string> sweepable = {
-      "dims",     "batch",        "in_channels", "size",        "kernel", "padding",
-      "dilation", "bias",         "norm",        "norm_groups", "act",    "negative_slope",
-      "dropout",  "dropout_kind", "dtype",       "layout",      "mode",   "memory_policy"};
+      "dims",  "batch",     "in_channels", "size", "kernel",         "padding", "dilation",
+      "bias",  "norm",      "norm_groups", "act",  "negative_slope", "dropout", "dropout_kind",
+      "dtype", "precision", "layout",      "mode", "memory_policy"};
   return std::find(sweepable.begin(), sweepable.end(), key) != sweepable.end();
 }
 

@@ -26,6 +26,10 @@ std::string_view to_string(LayoutConversion conversion) {
   return conversion == LayoutConversion::boundary ? "boundary" : "none";
 }
 
+const PrecisionChoice& precision_of(const BlockSpec& block, const VariantSpec& variant) {
+  return variant.precision ? *variant.precision : block.precision;
+}
+
 const MemoryPolicyChoice& memory_policy_of(const BlockSpec& block, const VariantSpec& variant) {
   return variant.memory_policy ? *variant.memory_policy : block.memory_policy;
 }

@@ -51,6 +51,13 @@ struct MemoryPolicyChoice {
   SourceLocation where;
 };
 
+// `precision: plain | amp_float16 | amp_bfloat16` (graph/dtype.hpp) and where it was given.
+struct PrecisionChoice {
+  Precision precision = Precision::plain;
+  std::string key_path;  // e.g. blocks[0].precision, blocks[0].variants[1].precision
+  SourceLocation where;
+};
+
 struct VariantSpec {
   std::string kind;               // a kind of spec/block_kinds.def (its definition: spec/block_kind.hpp)
   std::string name;               // defaults to kind; names are unique within a block
@@ -79,6 +86,8 @@ struct VariantSpec {
   // The variant's own memory policy, which overrides the block's (two variants with the same kind
   // and different policies compare the policies side by side).
   std::optional<MemoryPolicyChoice> memory_policy;
+  // The variant's own precision, which overrides the block's (float32 beside AMP in one table).
+  std::optional<PrecisionChoice> precision;
   std::string key_path;  // e.g. blocks[0].variants[1]
   SourceLocation where;
 };
@@ -104,6 +113,11 @@ struct BlockSpec {
   double dropout = 0.0;
   bool residual = false;
   DType dtype = DType::float32;
+  // Where `dtype` was given (in the block, `defaults` or a sweep point); empty key path when it
+  // was not: an AMP precision refuses a dtype given beside it.
+  std::string dtype_key_path;
+  SourceLocation dtype_where;
+  PrecisionChoice precision;  // every variant's, unless the variant sets its own
   Layout layout = Layout::channels_first;
   LayoutConversion layout_conversion = LayoutConversion::none;
   RunMode mode = RunMode::train;
@@ -144,6 +158,9 @@ inline constexpr const char* kFromBlockLayoutOp = "to_channels_first";
 
 // The memory policy a variant of the block runs with: its own, else the block's.
 const MemoryPolicyChoice& memory_policy_of(const BlockSpec& block, const VariantSpec& variant);
+
+// The precision a variant of the block runs with: its own, else the block's.
+const PrecisionChoice& precision_of(const BlockSpec& block, const VariantSpec& variant);
 
 // The block input a block spec describes: (batch, in_channels, size...), its dtype and layout
 // (channels-first when the block converts at its boundary: the network's layout, not the block's).

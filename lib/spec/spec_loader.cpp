@@ -26,12 +26,11 @@ namespace convbench {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "defaults", "blocks", "networks", "sweep"};
-const std::vector<std::string> kBlockFields = {"name",         "dims",          "batch",          "in_channels",
-                                               "out_channels", "size",          "kernel",         "stride",
-                                               "padding",      "dilation",      "bias",           "norm",
-                                               "norm_groups",  "act",           "negative_slope", "dropout",
-                                               "residual",     "dtype",         "layout",         "layout_conversion",
-                                               "mode",         "memory_policy", "baseline",       "variants"};
+const std::vector<std::string> kBlockFields = {
+    "name",           "dims",          "batch",    "in_channels", "out_channels", "size",        "kernel",
+    "stride",         "padding",       "dilation", "bias",        "norm",         "norm_groups", "act",
+    "negative_slope", "dropout",       "residual", "dtype",       "precision",    "layout",      "layout_conversion",
+    "mode",           "memory_policy", "baseline", "variants"};
 
 // A sweep this large is a typo, not a benchmark; refusing it keeps memory bounded.
 constexpr int64_t kMaxExpandedBlocks = 100'000;

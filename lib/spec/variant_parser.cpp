@@ -17,6 +17,7 @@ std::vector<std::string> all_variant_keys() {
     std::vector<std::string> keys = {"kind", "name"};
     keys.insert(keys.end(), kind->keys.begin(), kind->keys.end());
     keys.push_back("memory_policy");
+    keys.push_back("precision");
     for (const std::string& key : keys)
       if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
   }
@@ -67,11 +68,13 @@ VariantSpec parse_variant(const Field& v, const BlockSpec& block) {
   std::vector<std::string> keys = {"kind", "name"};
   keys.insert(keys.end(), kind.keys.begin(), kind.keys.end());
   keys.push_back("memory_policy");
+  keys.push_back("precision");
   v.check_keys(keys, " for a " + out.kind + " variant");
   out.name = out.kind;
   if (auto name = v.get("name")) out.name = name->as_string();
   read_parameters(kind, v, block, out);
   if (auto f = v.get("memory_policy")) out.memory_policy = read_memory_policy(*f);
+  if (auto f = v.get("precision")) out.precision = read_precision(*f);
   return out;
 }
 
@@ -100,6 +103,14 @@ void check_fold_sources(const std::vector<Field>& list, const std::vector<Varian
 MemoryPolicyChoice read_memory_policy(const Field& f) {
   MemoryPolicyChoice c;
   c.policy = *parse_memory_policy(f.as_choice(memory_policy_names(), "memory policy"));
+  c.key_path = f.path();
+  c.where = f.where();
+  return c;
+}
+
+PrecisionChoice read_precision(const Field& f) {
+  PrecisionChoice c;
+  c.precision = *parse_precision(f.as_choice(precision_names(), "precision"));
   c.key_path = f.path();
   c.where = f.where();
   return c;

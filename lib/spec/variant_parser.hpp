@@ -27,6 +27,8 @@ void parse_custom_ops(const Field& variant, const BlockSpec& block, VariantSpec&
 // `memory_policy: none | recompute | inplace_abn | inplace_act` of a block, network or variant,
 // with where it was written (what it cannot apply to is refused there when the variant is built).
 MemoryPolicyChoice read_memory_policy(const Field& f);
+// `precision: plain | amp_float16 | amp_bfloat16` of a block, network or variant.
+PrecisionChoice read_precision(const Field& f);
 
 // One custom-op field read as its definition declares it (a wrong type or range fails at `f`);
 // a network's op entries read theirs with it once their $params are substituted.

@@ -22,7 +22,11 @@ FoldOptions fold_options(const BlockSpec& block, const VariantSpec& folded) {
 }
 
 FoldResult build_folded_variant(const BlockSpec& block, const VariantSpec& folded) {
-  const Graph source = build_variant_graph(block, fold_source(block, folded));
+  // The fold composes the source's float32 graph; the folded variant's own precision then applies
+  // to what it gives (variant_builder.cpp), as autocast would run the folded module.
+  VariantSpec plain_source = fold_source(block, folded);
+  plain_source.precision = PrecisionChoice{};
+  const Graph source = build_variant_graph(block, plain_source);
   try {
     FoldResult r = fold_graph(source, fold_options(block, folded));
     r.graph.name = block.name + "/" + folded.name;

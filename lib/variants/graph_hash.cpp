@@ -24,6 +24,7 @@ std::string graph_canonical_text(const Graph& graph, bool training) {
     // ordered_json keeps the definition's key order, so the same op always dumps the same text.
     if (const OpDefinition& def = op_definition(op.kind); def.attributes) text += " " + def.attributes(op).dump();
     if (op.in_place) text += " in_place";
+    if (op.param_cast) text += " param_cast " + std::string(to_string(*op.param_cast));
     text += "\n";
   }
   for (const Param& p : graph.params) text += "param " + desc_text(p.desc) + "\n";
@@ -36,6 +37,11 @@ std::string graph_canonical_text(const Graph& graph, bool training) {
     for (const RecomputeSegment& s : graph.segments)
       text += "segment " + std::to_string(s.first_op) + " " + std::to_string(s.end_op) + "\n";
   }
+  // Likewise only an AMP graph says so (its casts are ops above already; the device's rules
+  // decided where they are).
+  if (graph.precision != Precision::plain)
+    text += "precision " + std::string(to_string(graph.precision)) + " " +
+            std::string(to_string(graph.autocast_device)) + "\n";
   return text;
 }
 

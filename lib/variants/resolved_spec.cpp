@@ -34,6 +34,13 @@ void add_fold(const BlockSpec& block, const VariantSpec& v, ojson& out) {
   out["kept"] = r.kept;
 }
 
+// A variant's precision (its own, else the block's), only where it is an AMP mode: every spec
+// written before mixed precision keeps its resolved form.
+void add_precision(const BlockSpec& block, const VariantSpec& v, ojson& out) {
+  if (const Precision p = precision_of(block, v).precision; p != Precision::plain)
+    out["precision"] = std::string(to_string(p));
+}
+
 ojson resolved_variant(const BlockSpec& block, const VariantSpec& v) {
   ojson out = {{"kind", v.kind}, {"name", v.name}};
   const BlockKindDefinition& kind = block_kind(v.kind);
@@ -42,6 +49,7 @@ ojson resolved_variant(const BlockSpec& block, const VariantSpec& v) {
         v, [&] { return build_plain_variant_graph(block, v); }, out);
   if (kind.folds_another) add_fold(block, v, out);
   out["memory_policy"] = std::string(to_string(memory_policy_of(block, v).policy));  // the variant's, else the block's
+  add_precision(block, v, out);
   return out;
 }
 
@@ -118,6 +126,7 @@ ojson resolved_network(const BlockSpec& b) {
       }
     out["fills"] = v.fills;
     out["memory_policy"] = std::string(to_string(memory_policy_of(b, v).policy));
+    add_precision(b, v, out);
     const Graph g = build_variant_graph(b, v);
     out["output_shape"] = g.desc(g.output).shape;
     out["expanded_ops"] = expanded_ops_json(g);

@@ -2,6 +2,7 @@
 
 #include "ops/graph_builder.hpp"
 #include "spec/block_kind_registry.hpp"
+#include "variants/autocast_graph.hpp"
 #include "variants/folded_variant.hpp"
 #include "variants/memory_policy.hpp"
 #include "variants/network_builder.hpp"
@@ -29,11 +30,36 @@ Graph build_plain_graph(const BlockSpec& block, const VariantSpec& v, std::vecto
   }
 }
 
+// The variant's graph under its precision: an AMP mode rewrites the float32 graph as
+// torch.autocast runs it. Refused, at the `precision` key, beside a dtype (AMP's storage is
+// float32 by definition, so a dtype there is either redundant or a contradiction) and on an op
+// without an autocast rule.
+Graph with_precision(Graph g, const BlockSpec& block, const VariantSpec& v, std::vector<RecomputeSegment>* slots) {
+  const PrecisionChoice& choice = precision_of(block, v);
+  if (choice.precision == Precision::plain) return g;
+  const std::string mode(to_string(choice.precision));
+  if (!block.dtype_key_path.empty())
+    throw InputError(choice.where, choice.key_path,
+                     "precision " + mode + " keeps float32 weights and casts per op as torch.autocast does; it " +
+                         "cannot be combined with dtype " + std::string(to_string(block.dtype)) + " (given at " +
+                         block.dtype_key_path + ", line " + std::to_string(block.dtype_where.line) +
+                         "): remove one of them");
+  try {
+    // The reference and cpu backends run CPU autocast's rules, which the CPU peer checks.
+    return apply_autocast(g, choice.precision, AutocastDevice::cpu, slots);
+  } catch (const AutocastError& e) {
+    throw InputError(choice.where, choice.key_path,
+                     "precision " + mode + ": " + e.what() + " (variant \"" + v.name + "\")");
+  } catch (const GraphError& e) {
+    throw InputError(v.where, v.key_path, e.what());
+  }
+}
+
 }  // namespace
 
 Graph build_variant_graph(const BlockSpec& block, const VariantSpec& v) {
   std::vector<RecomputeSegment> slots;
-  Graph g = build_plain_graph(block, v, &slots);
+  Graph g = with_precision(build_plain_graph(block, v, &slots), block, v, &slots);
   const MemoryPolicyChoice& policy = memory_policy_of(block, v);
   try {
     apply_memory_policy(g, policy.policy, block.mode == RunMode::train, slots);
@@ -52,7 +78,7 @@ Graph build_variant_graph(const BlockSpec& block, const VariantSpec& v) {
 }
 
 Graph build_plain_variant_graph(const BlockSpec& block, const VariantSpec& v) {
-  return build_plain_graph(block, v, nullptr);
+  return with_precision(build_plain_graph(block, v, nullptr), block, v, nullptr);
 }
 
 }  // namespace convbench

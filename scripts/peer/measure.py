@@ -2,6 +2,7 @@
 after >= min-time seconds of samples and >= min-samples samples, or a timeout), what autograd
 saves, the CUDA allocator's peak around one step; and one result row per block x variant."""
 
+import contextlib
 import math
 import statistics
 import time
@@ -12,6 +13,9 @@ import torch
 from peer.counts import count_row, flop_counter_section
 from peer.modules import TORCH_DTYPES, build_block, input_shape, io_memory_format, memory_format
 from peer.op_times import time_ops
+
+# `precision` -> the dtype torch.autocast computes in (plain: no autocast).
+AUTOCAST_DTYPES = {"amp_float16": torch.float16, "amp_bfloat16": torch.bfloat16}
 
 
 class Runner:
@@ -31,6 +35,10 @@ class Runner:
             torch.backends.cuda.matmul.allow_tf32 = False
             self.math = {"cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
                          "matmul_allow_tf32": False, "cudnn_benchmark": bool(torch.backends.cudnn.benchmark)}
+        # Mixed precision (convbench's `precision`, in the resolved variant where it is an AMP mode):
+        # float32 module and input, forward under torch.autocast in the low dtype, as PyTorch users
+        # train with AMP.
+        self.autocast = AUTOCAST_DTYPES.get(variant.get("precision", "plain"))
         fmt = memory_format(block)
         generator = torch.Generator().manual_seed(0)
         self.module = (module if module is not None else build_block(block, variant)).to(device=device, dtype=dtype)
@@ -41,9 +49,9 @@ class Runner:
         self.x = x.to(device=device, dtype=dtype).contiguous(memory_format=io_fmt)
         self.dy = None
         if self.train:
-            y = self.module(self.x)
+            y = self.forward()
             dy = torch.randn(tuple(y.shape), generator=generator)
-            self.dy = dy.to(device=device, dtype=dtype).contiguous(memory_format=io_fmt)
+            self.dy = dy.to(device=device, dtype=y.dtype).contiguous(memory_format=io_fmt)
             del y
 
     def sync(self):
@@ -54,9 +62,11 @@ class Runner:
         self.module.zero_grad(set_to_none=True)
 
     def forward(self):
-        if self.train:
-            return self.module(self.x)
-        with torch.no_grad():
+        with contextlib.ExitStack() as scope:
+            if self.autocast is not None:
+                scope.enter_context(torch.autocast(self.device.type, dtype=self.autocast))
+            if not self.train:
+                scope.enter_context(torch.no_grad())
             return self.module(self.x)
 
     def step(self):
@@ -264,6 +274,7 @@ def base_row(block, variant, device):
         "block": block["name"], "variant": variant["name"], "kind": variant["kind"],
         "point": block["point"], "point_label": block["point_label"], "dims": block["dims"],
         "dtype": block["dtype"], "layout": block["layout"], "mode": block["mode"],
+        **({"precision": variant["precision"]} if "precision" in variant else {}),
         "input_shape": input_shape(block), "output_shape": None, "params": None, "buffers": None,
         "macs": None, "flops": None, "flops_scope": "conv",  # elementwise FLOPs are not compared
         "status": "ok", "message": "", "device": device.type, "time_ms": None, "memory": None,

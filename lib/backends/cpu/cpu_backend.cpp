@@ -24,6 +24,10 @@ CpuBackend::CpuBackend() : HostBackend("cpu"), onednn_(std::make_unique<cpu::One
 CpuBackend::~CpuBackend() = default;
 
 std::optional<std::string> CpuBackend::limitation(const Graph& graph, const Op& op) const {
+  // oneDNN has bfloat16 convolutions, but this backend's kernels are float32 throughout.
+  if (graph.precision != Precision::plain)
+    return "cpu backend computes float32 only: precision " + std::string(to_string(graph.precision)) +
+           " runs on --device reference for now";
   const DType dtype = graph.desc(op.inputs.at(0)).dtype;
   if (dtype != DType::float32 && dtype != DType::tf32)
     return "cpu backend computes float32; use --device reference for float64/float16/bfloat16 (got " +

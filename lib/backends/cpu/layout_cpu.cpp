@@ -1,8 +1,9 @@
-// Layout conversion, space_to_depth and its inverse depth_to_space, forward and backward.
+// Layout conversion, space_to_depth and its inverse depth_to_space, and cast, forward and backward.
 #include <algorithm>
 #include <stdexcept>
 
 #include "backends/cpu/cpu_kernels.hpp"
+#include "runtime/host_io.hpp"
 
 namespace convbench::cpu {
 namespace {
@@ -96,9 +97,29 @@ void space_to_depth_backward(const Tensor& dy, Tensor& dx, const SpaceToDepthAtt
   for (int64_t p = 0; p < n; ++p) dp[m.source(p)] = gp[p];
 }
 
+// `src` into `dst` of another dtype, element by element (float16 and bfloat16 rounded to nearest
+// even, host_io's conversions). A cast keeps the layout, so positions match one to one.
+void cast_copy(const Tensor& src, Tensor& dst) {
+  if (src.desc.shape != dst.desc.shape || src.desc.layout != dst.desc.layout)
+    throw std::invalid_argument("cpu backend: cast: the two tensors differ in shape or layout");
+  const int64_t n = src.desc.numel();
+  const DType from = src.desc.dtype, to = dst.desc.dtype;
+  const void* s = src.raw();
+  void* d = dst.raw();
+#pragma omp parallel for schedule(static) if (n > (1 << 15))
+  for (int64_t i = 0; i < n; ++i) store_element(d, i, to, load_element(s, i, from));
+}
+
 }  // namespace
 
 void register_layout_kernels(KernelTable& table) {
+  table.add(OpKind::cast, {[](const ForwardCall& call) {
+                             cast_copy(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
+                           },
+                           [](const BackwardCall& call) {
+                             if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                               cast_copy(need(call.grad_output, call.op, "grad_output"), *dx);
+                           }});
   table.add(OpKind::space_to_depth,
             {[](const ForwardCall& call) {
                space_to_depth(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output, call.op.space_to_depth);

@@ -190,6 +190,10 @@ CudaBackend::~CudaBackend() {
 }
 
 std::optional<std::string> CudaBackend::limitation(const Graph& graph, const Op& op) const {
+  // Mixed precision's graphs follow CPU autocast's rules so far, and its casts have no CUDA kernels.
+  if (graph.precision != Precision::plain)
+    return "the cuda backend does not run precision " + std::string(to_string(graph.precision)) +
+           " yet; use --device reference";
   return cuda_unsupported_reason(graph, op);
 }
 

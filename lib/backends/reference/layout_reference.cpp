@@ -1,5 +1,6 @@
-// convert_layout: the reference backend loads and stores tensors in logical order, whatever
-// their layout, so converting is a load from one order and a store into the other, both ways.
+// convert_layout and cast: the reference backend loads and stores tensors in logical order, whatever
+// their layout and dtype, so converting either is a load from one tensor and a store into the other
+// (rounded to its dtype), both ways.
 // space_to_depth: a permutation of the elements, each output element read from one input element;
 // depth_to_space: the same permutation the other way.
 #include "backends/reference/reference_kernels.hpp"
@@ -7,15 +8,15 @@
 namespace convbench::reference {
 namespace {
 
-void convert_layout_forward(const ForwardCall& call) {
-  store(required(call.output, "convert_layout", "output"),
-        load(required(optional_at(call.inputs, 0), "convert_layout", "input")));
+void copy_forward(const ForwardCall& call) {
+  store(required(call.output, "convert_layout/cast", "output"),
+        load(required(optional_at(call.inputs, 0), "convert_layout/cast", "input")));
 }
 
-void convert_layout_backward(const BackwardCall& call) {
+void copy_backward(const BackwardCall& call) {
   Tensor* grad_x = optional_at(call.grad_inputs, 0);
   if (grad_x == nullptr) return;
-  store(*grad_x, load(required(call.grad_output, "convert_layout", "grad_output")));
+  store(*grad_x, load(required(call.grad_output, "convert_layout/cast", "grad_output")));
 }
 
 // The input element (logical index) that space_to_depth's output element `o` (logical index)
@@ -87,7 +88,8 @@ void depth_to_space_backward(const BackwardCall& call) {
 }  // namespace
 
 void register_layout_kernels(KernelTable& table) {
-  table.add(OpKind::convert_layout, {convert_layout_forward, convert_layout_backward});
+  table.add(OpKind::convert_layout, {copy_forward, copy_backward});
+  table.add(OpKind::cast, {copy_forward, copy_backward});
   table.add(OpKind::space_to_depth, {space_to_depth_forward, space_to_depth_backward});
   table.add(OpKind::depth_to_space, {depth_to_space_forward, depth_to_space_backward});
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Mixed precision against PyTorch: the seed blocks (configs/seed-blocks.yaml) and MyBlock
+(configs/my-block.yaml) under `precision: amp_bfloat16`, run by the peer under
+torch.autocast("cpu", dtype=torch.bfloat16) with float32 modules. Parameters, buffers, MACs and
+the bytes autograd saves in one training forward (the cast copies of inputs and weights, the
+bfloat16 activations, the float32 batch norm statistics) equal `convbench analyze`'s, to the byte.
+
+Usage: amp_peer_test.py CONVBENCH_BINARY SOURCE_DIR
+Prints "SKIP: torch not importable" and exits 0 where PyTorch is missing.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch  # noqa: F401
+except ImportError as e:
+    print(f"SKIP: torch not importable by {sys.executable}: {e}")
+    sys.exit(0)
+
+# Small enough for a CPU training step per variant in seconds; the rules do not depend on size.
+SWEEPS = ["precision=amp_bfloat16", "size=8", "batch=2"]
+COUNTED = ("params", "buffers", "output_shape")
+
+
+def rows(path):
+    with open(path) as f:
+        return {(r["block"], r["variant"], r["point_label"]): r for r in json.load(f)["results"]}
+
+
+def main():
+    binary, source = sys.argv[1], sys.argv[2]
+    sweep_args = [a for s in SWEEPS for a in ("--sweep", s)]
+    failures, compared = 0, 0
+    for config in ("seed-blocks.yaml", "my-block.yaml"):
+        spec = os.path.join(source, "configs", config)
+        with tempfile.TemporaryDirectory() as tmp:
+            ours_path, theirs_path = os.path.join(tmp, "analyze.json"), os.path.join(tmp, "peer.json")
+            subprocess.run([binary, "analyze", spec, "--json", ours_path] + sweep_args, check=True,
+                           stdout=subprocess.DEVNULL)
+            subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), spec, "--json",
+                            theirs_path, "--convbench", binary, "--min-time", "0.001", "--min-samples", "1",
+                            "--warmup", "0", "--timeout", "0.2"] + sweep_args, check=True, stdout=subprocess.DEVNULL)
+            ours, theirs = rows(ours_path), rows(theirs_path)
+        if list(ours) != list(theirs):
+            print(f"{config}: rows differ: {list(ours)} vs {list(theirs)}")
+            failures += 1
+            continue
+        for key, row in ours.items():
+            peer = theirs[key]
+            problems = []
+            if peer["status"] != "ok":
+                problems.append(f"peer status {peer['status']}: {peer['message']}")
+            if peer.get("precision") != "amp_bfloat16":
+                problems.append(f"the peer ran precision {peer.get('precision')}")
+            for field in COUNTED:
+                if row[field] != peer[field]:
+                    problems.append(f"{field}: convbench {row[field]}, PyTorch {peer[field]}")
+            for direction in ("forward", "backward_data", "backward_weight"):
+                if row["macs"][direction] != peer["macs"][direction]:
+                    problems.append(f"{direction} MACs: convbench {row['macs'][direction]}, "
+                                    f"PyTorch {peer['macs'][direction]}")
+            ours_saved = row["memory"]["predicted"]["saved_bytes"]
+            theirs_saved = peer["memory"]["saved_bytes"] if peer.get("memory") else None
+            if ours_saved != theirs_saved:
+                problems.append(f"saved bytes: convbench {ours_saved}, PyTorch autocast {theirs_saved}")
+            compared += 1
+            print(f"{config} {key[0]}/{key[1]}: saved {ours_saved} bytes, "
+                  + ("agree" if not problems else "; ".join(problems)))
+            failures += bool(problems)
+    if compared == 0:
+        print("no rows compared")
+        failures += 1
+    print(f"{compared} rows, {failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
