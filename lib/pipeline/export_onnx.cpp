@@ -68,7 +68,8 @@ std::vector<ExportedModel> export_onnx(const Spec& spec, const std::string& spec
   (void)spec;
   (void)spec_file;
   (void)options;
-  throw InputError({"", 0, 0}, "--onnx", "this convbench was built without ONNX (CMake CONVBENCH_ONNX=OFF)");
+  throw InputError({"command line", 0, 0}, "--onnx",
+                   "this convbench was built without ONNX (CMake CONVBENCH_ONNX=OFF)");
 #else
   check_dir(options.dir);
   std::vector<ExportedModel> models;

@@ -51,6 +51,8 @@ BlockKindDefinition define_onnx_kind() {
     const auto file = v.get("file");
     if (!file) v.fail_missing("file", " (the ONNX model of the block)");
 #ifndef CONVBENCH_WITH_ONNX
+    (void)block;  // read only where ONNX is built in
+    (void)out;
     file->fail("this convbench was built without ONNX (CMake CONVBENCH_ONNX=OFF): build it with libonnx-dev");
 #else
     // Relative to the spec's folder, as a user writes it beside the spec.

@@ -13,11 +13,11 @@
 namespace convbench {
 namespace {
 
+#ifdef CONVBENCH_WITH_ONNX
 [[noreturn]] void input_error(const std::string& message) {
   throw InputError({"command line", 0, 0}, "--input", message);
 }
 
-#ifdef CONVBENCH_WITH_ONNX
 // "4x24x48x48x48" -> {4, 24, 48, 48, 48}: N, C and one to three spatial sizes, each 1 to 2^31.
 std::vector<int64_t> parse_input_shape(const std::string& text) {
   std::vector<int64_t> dims;
