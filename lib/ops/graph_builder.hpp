@@ -55,8 +55,9 @@ class GraphBuilder {
                       std::vector<int64_t> size = {});
   int convert_layout(const std::string& name, int x);  // to the other memory layout
 
-  // Starts the parameter or buffer `name` ("conv1.weight") with values a model file gives
-  // (ParamInit::given, logical order); GraphError when there is none or its size differs.
+  // Starts the parameter or buffer `name` ("conv1.weight") of the op added last with values a
+  // model file gives (ParamInit::given, logical order); GraphError when the op has none of that
+  // name or its size differs.
   void give_values(const std::string& name, GivenValues values);
 
   // Marks the output and returns the finished graph.
