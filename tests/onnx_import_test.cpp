@@ -447,6 +447,13 @@ TEST(OnnxImport, HostileFilesAreLocatedRefusals) {
                    eps->set_f(1e-3f);
                  }),
                  "epsilon 0.001000: convbench's norms use PyTorch's default", "graph.node[1] (BatchNormalization");
+  // A norm cut short after its scale (found by fuzz_onnx_reader): refused at the node, never read past
+  // the end of its inputs.
+  expect_refused(changed([](onnx::ModelProto& m) {
+                   auto* inputs = m.mutable_graph()->mutable_node(1)->mutable_input();
+                   inputs->DeleteSubrange(2, inputs->size() - 2);
+                 }),
+                 "bias (input 2) is missing", "graph.node[1] (BatchNormalization");
   // Broadcasting by a constant is not convbench's add.
   expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(6)->set_input(1, "bn2.bias"); }),
                  "is a constant, where convbench's op takes values", "graph.node[6] (Add \"/Add\")");

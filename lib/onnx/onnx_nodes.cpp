@@ -123,9 +123,11 @@ ImportedOp& add_op(OnnxContext& cx, const At& at, const std::string& op, const s
 
 // Constant input k's values as the starting values of the op's parameter or buffer `suffix`.
 void take_values(OnnxContext& cx, const At& at, int k, const std::string& suffix, ImportedOp& op) {
+  // constant_input first: it refuses a missing input k before the label below reads its name.
+  const OnnxTensor& tensor = constant_input(at, k, suffix);
   const std::string where =
       onnx_node_label(at.node, at.index) + ".input[" + std::to_string(k) + "] (" + printable(at.node.input(k)) + ")";
-  op.values[suffix] = read_onnx_values(cx, constant_input(at, k, suffix), where);
+  op.values[suffix] = read_onnx_values(cx, tensor, where);
 }
 
 // A norm's epsilon (and batch norm's momentum, ONNX's being 1 - PyTorch's): convbench's norms use
