@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/variant_analysis.hpp"
+#include "pipeline/fold_facts.hpp"
+#include "pipeline/fold_proof.hpp"
 #include "spec/spec_loader.hpp"
 #include "variants/variant_builder.hpp"
 
@@ -96,6 +98,23 @@ TEST(RepvggKind, FoldsIntoOneConvWithABiasInInference) {
   EXPECT_EQ(g.ops[0].kind, OpKind::conv);
   EXPECT_EQ(g.ops[0].conv.kernel, (std::vector<int64_t>{3, 3}));
   EXPECT_TRUE(g.ops[0].conv.bias);  // the branches' batch norms, folded
+}
+
+// Under AMP the fold is proved on the float32 graphs it composes (the proof at float64 once
+// compared an autocast source, rounded to bfloat16, with the plain fold, and refused a right fold).
+TEST(RepvggKind, TheFoldOfAnAmpBlockIsProvedOnItsPlainGraphs) {
+  for (const std::string precision : {"amp_bfloat16", "amp_float16"}) {
+    const Spec spec = parse_spec_text(
+        "blocks:\n  - {name: b, batch: 2, in_channels: 8, out_channels: 8, size: 8, mode: infer, precision: " +
+            precision + ",\n     variants: [repvgg, {kind: folded, of: repvgg}]}\n",
+        "repvgg.yaml");
+    const BlockSpec& block = spec.blocks.at(0);
+    const FoldFacts facts = fold_facts(block, block.variants.at(1));
+    EXPECT_LE(std::max(facts.output_error, facts.gradient_error), kFoldTolerance) << precision;
+    // The measured variant is still the autocast one: its conv reads a cast input.
+    const Graph g = build_variant_graph(block, block.variants.at(1));
+    EXPECT_EQ(g.precision, precision_of(block, block.variants.at(1)).precision);
+  }
 }
 
 TEST(RepvggKind, FillsANetworksSlotsWithTheIdentityWhereItFits) {

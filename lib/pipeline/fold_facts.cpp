@@ -95,9 +95,14 @@ std::string sci(double v) {
 
 }  // namespace
 
-FoldFacts fold_facts(const BlockSpec& block, const VariantSpec& v) {
-  const bool training = block.mode == RunMode::train;
-  const VariantSpec& source_spec = fold_source(block, v);
+FoldFacts fold_facts(const BlockSpec& spec_block, const VariantSpec& v) {
+  const bool training = spec_block.mode == RunMode::train;
+  // The fold composes the float32 graphs (variants/folded_variant.cpp); an AMP precision applies
+  // to what it gives, so the facts and the proof are those of the plain graphs.
+  BlockSpec block = spec_block;
+  block.precision = PrecisionChoice{};
+  VariantSpec source_spec = fold_source(spec_block, v);
+  source_spec.precision.reset();
   const Graph source = build_variant_graph(block, source_spec);
   const FoldResult folded = build_folded_variant(block, v);
   FoldFacts f;
