@@ -31,7 +31,7 @@ CLI::Validator finite_in(double lo, double hi) {
 void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
   sub.add_option("--input", limits.model_input,
                  "With a model file (block.onnx) in place of the spec: its input shape, N x C x sizes (e.g. "
-                 "4x24x48x48x48); without it, the model's own");
+                 "4x24x48x48x48); without it, the model's own input shape, where it fixes every dim");
   sub.add_option("--max-runs", limits.max_runs,
                  "Refuse a spec that expands to more runs (block x sweep point x variant) than this, and to more "
                  "than 1000 ops per allowed run")

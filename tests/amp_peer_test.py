@@ -1,9 +1,14 @@
 #!/usr/bin/python3
 """Mixed precision against PyTorch: the seed blocks (configs/seed-blocks.yaml) and MyBlock
-(configs/my-block.yaml) under `precision: amp_bfloat16`, run by the peer under
-torch.autocast("cpu", dtype=torch.bfloat16) with float32 modules. Parameters, buffers, MACs and
-the bytes autograd saves in one training forward (the cast copies of inputs and weights, the
-bfloat16 activations, the float32 batch norm statistics) equal `convbench analyze`'s, to the byte.
+(configs/my-block.yaml) under `precision: amp_bfloat16` and `amp_float16`, run by the peer under
+torch.autocast("cpu", dtype=...) with float32 modules, in both layouts.
+- Parameters, buffers, MACs and the bytes autograd saves in one training forward (the cast copies
+  of inputs and weights, the half-precision activations, the float32 batch norm statistics) equal
+  `convbench analyze`'s, to the byte.
+- The peer's AMP training step (tensor dumps: float32 input, weights and gradients, the forward
+  under autocast) replayed by `convbench verify` on the reference backend, which rounds every
+  tensor to its dtype as PyTorch stores it: output, every parameter gradient and the running
+  statistics agree within verify's AMP tolerance.
 
 Usage: amp_peer_test.py CONVBENCH_BINARY SOURCE_DIR
 Prints "SKIP: torch not importable" and exits 0 where PyTorch is missing.
@@ -21,7 +26,8 @@ except ImportError as e:
     sys.exit(0)
 
 # Small enough for a CPU training step per variant in seconds; the rules do not depend on size.
-SWEEPS = ["precision=amp_bfloat16", "size=8", "batch=2"]
+MODES = ("amp_bfloat16", "amp_float16")
+SWEEPS = ["size=8", "batch=2", "layout=channels_first,channels_last"]
 COUNTED = ("params", "buffers", "output_shape")
 
 
@@ -30,11 +36,22 @@ def rows(path):
         return {(r["block"], r["variant"], r["point_label"]): r for r in json.load(f)["results"]}
 
 
+def verify_steps(binary, spec, dumps, sweep_args):
+    """`convbench verify` of the peer's dumped AMP steps on the reference backend; the failures."""
+    run = subprocess.run([binary, "verify", spec, dumps, "--device", "reference"] + sweep_args,
+                         capture_output=True, text=True)
+    print(run.stdout, end="")
+    if run.returncode != 0 or " 0 failed" not in run.stdout or "missing" in run.stdout:
+        print(f"verify exited {run.returncode}: {run.stderr}")
+        return 1
+    return 0
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
-    sweep_args = [a for s in SWEEPS for a in ("--sweep", s)]
     failures, compared = 0, 0
-    for config in ("seed-blocks.yaml", "my-block.yaml"):
+    for config, mode in ((c, m) for c in ("seed-blocks.yaml", "my-block.yaml") for m in MODES):
+        sweep_args = [a for s in [f"precision={mode}"] + SWEEPS for a in ("--sweep", s)]
         spec = os.path.join(source, "configs", config)
         with tempfile.TemporaryDirectory() as tmp:
             ours_path, theirs_path = os.path.join(tmp, "analyze.json"), os.path.join(tmp, "peer.json")
@@ -42,8 +59,10 @@ def main():
                            stdout=subprocess.DEVNULL)
             subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), spec, "--json",
                             theirs_path, "--convbench", binary, "--min-time", "0.001", "--min-samples", "1",
-                            "--warmup", "0", "--timeout", "0.2"] + sweep_args, check=True, stdout=subprocess.DEVNULL)
+                            "--warmup", "0", "--timeout", "0.2", "--dump-tensors", tmp] + sweep_args,
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             ours, theirs = rows(ours_path), rows(theirs_path)
+            failures += verify_steps(binary, spec, tmp, sweep_args)
         if list(ours) != list(theirs):
             print(f"{config}: rows differ: {list(ours)} vs {list(theirs)}")
             failures += 1
@@ -53,7 +72,7 @@ def main():
             problems = []
             if peer["status"] != "ok":
                 problems.append(f"peer status {peer['status']}: {peer['message']}")
-            if peer.get("precision") != "amp_bfloat16":
+            if peer.get("precision") != mode:
                 problems.append(f"the peer ran precision {peer.get('precision')}")
             for field in COUNTED:
                 if row[field] != peer[field]:
@@ -67,7 +86,7 @@ def main():
             if ours_saved != theirs_saved:
                 problems.append(f"saved bytes: convbench {ours_saved}, PyTorch autocast {theirs_saved}")
             compared += 1
-            print(f"{config} {key[0]}/{key[1]}: saved {ours_saved} bytes, "
+            print(f"{config} {key[0]}/{key[1]} [{key[2]}]: saved {ours_saved} bytes, "
                   + ("agree" if not problems else "; ".join(problems)))
             failures += bool(problems)
     if compared == 0:

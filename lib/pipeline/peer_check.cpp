@@ -98,6 +98,7 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
   r.block = spec_block.name;
   r.variant = variant.name;
   r.point_label = point_label(spec_block);
+  r.tolerance = tolerance;
   try {
     r.peer = dump.value("peer", r.peer);
     // The peer may have shrunk batch and spatial size (--dump-scale): take them from its input.
@@ -105,7 +106,11 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     const auto in_shape = dump.at("input").at("shape").get<std::vector<int64_t>>();
     block.batch = in_shape.at(0);
     block.size.assign(in_shape.begin() + 2, in_shape.end());
-    if (backend.name() == "reference") block.dtype = DType::float64;
+    // The reference backend replays a plain step in float64. An AMP step keeps its dtypes (float32
+    // weights, the low dtype where autocast casts), which the reference rounds every tensor to, as
+    // PyTorch stores them.
+    const bool amp = precision_of(spec_block, variant).precision != Precision::plain;
+    if (backend.name() == "reference" && !amp) block.dtype = DType::float64;
     const Graph g = build_variant_graph(block, variant);
     for (const Op& op : g.ops)
       if (auto why = backend.unsupported(g, op)) {

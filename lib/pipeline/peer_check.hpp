@@ -34,6 +34,7 @@ struct DumpCheck {
   std::string block, variant, point_label;
   std::string peer = "PyTorch";  // the dump's "peer" ("onnxruntime 1.32.0"); PyTorch's dumps name none
   DumpCheckStatus status = DumpCheckStatus::ok;
+  double tolerance = 0;  // the largest relative error it allowed
   std::string message;
   std::vector<TensorAgreement> tensors;
 };

@@ -1,5 +1,6 @@
 #include "pipeline/verify.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -26,10 +27,14 @@ int Verification::agreeing() const {
   return n;
 }
 
+double default_tolerance(const std::string& device, Precision precision) {
+  if (precision != Precision::plain) return 5e-2;
+  return device == "reference" ? 1e-9 : 1e-4;
+}
+
 Verification verify(const Spec& spec, const std::string& dump_dir, const VerifyOptions& options) {
   if (!std::filesystem::is_directory(dump_dir)) throw InputError({dump_dir, 0, 0}, "", "not a folder of tensor dumps");
   Verification out;
-  out.tolerance = options.tolerance > 0 ? options.tolerance : options.device == "reference" ? 1e-9 : 1e-4;
   std::unique_ptr<Backend> backend = make_backend(options.device);
   out.device = backend->name();
   for (const BlockSpec& block : spec.blocks) {
@@ -42,6 +47,8 @@ Verification verify(const Spec& spec, const std::string& dump_dir, const VerifyO
       c.block = block.name;
       c.variant = v.name;
       c.point_label = point_label(block);
+      const Precision precision = precision_of(block, v).precision;
+      c.tolerance = options.tolerance > 0 ? options.tolerance : default_tolerance(options.device, precision);
       if (!std::filesystem::exists(path)) {
         c.status = DumpCheckStatus::missing;
         c.message = path;
@@ -49,7 +56,7 @@ Verification verify(const Spec& spec, const std::string& dump_dir, const VerifyO
         const nlohmann::json dump =
             parse_json_input(read_input_file(path, "tensor dump", kMaxDumpBytes), "tensor dump");
         try {
-          c = check_against_dump(block, v, dump, *backend, out.tolerance);
+          c = check_against_dump(block, v, dump, *backend, c.tolerance);
         } catch (const nlohmann::json::exception& e) {
           throw InputError({path, 0, 0}, "", std::string("malformed tensor dump: ") + e.what());
         }
@@ -78,10 +85,24 @@ std::string format_verification(const Verification& v) {
   std::set<std::string> peers;
   for (const DumpCheck& c : v.checks)
     if (c.status != DumpCheckStatus::missing) peers.insert(c.peer);
+  // The tolerances the checks allowed, each once: "1e-09", or "1e-09 (plain) and 0.05 (AMP)".
+  std::vector<double> tolerances;
+  for (const DumpCheck& c : v.checks)
+    if (std::find(tolerances.begin(), tolerances.end(), c.tolerance) == tolerances.end())
+      tolerances.push_back(c.tolerance);
+  std::sort(tolerances.begin(), tolerances.end());
+  std::vector<std::string> within;
+  for (const double tol : tolerances) {
+    std::ostringstream one;
+    one << tol;
+    if (tolerances.size() > 1) one << (tol == default_tolerance(v.device, Precision::plain) ? " (plain)" : " (AMP)");
+    within.push_back(one.str());
+  }
   std::ostringstream out;
   out << t.render_terminal() << v.agreeing() << " variants agree with "
       << (peers.empty() ? std::string("PyTorch") : join(std::vector<std::string>(peers.begin(), peers.end()), " and "))
-      << " within " << v.tolerance << " on " << v.device << "; " << v.failures() << " failed\n";
+      << " within " << (within.empty() ? std::string("-") : join(within, " and ")) << " on " << v.device << "; "
+      << v.failures() << " failed\n";
   return out.str();
 }
 

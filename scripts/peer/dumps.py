@@ -1,6 +1,7 @@
 """Tensor dumps: one float64 training step per train-mode row, with reproducible inputs,
 parameters and (Philox) dropout masks, for element-wise comparison (`convbench verify`)."""
 
+import contextlib
 import hashlib
 import os
 
@@ -9,6 +10,7 @@ import torch.nn as nn
 
 from peer.counts import named_stat_buffers
 from peer.io import write_json
+from peer.measure import AUTOCAST_DTYPES
 from peer.modules import build_block, input_shape, io_memory_format, memory_format
 
 # Seed of every dropout mask in a tensor dump; convbench's dump comparison uses the same one.
@@ -41,11 +43,16 @@ def dump_file_name(block, variant):
 
 
 def dump_row(block, variant, out_dir, scale):
-    """One training step in float64 on the CPU; returns the file written."""
+    """One training step on the CPU, in float64, or under a variant's AMP precision as users run it
+    (float32 module, input and gradients, the forward under torch.autocast); returns the file
+    written."""
     b = dump_scaled(block) if scale else block
     seed = row_seed(block, variant)
     torch.manual_seed(seed)
-    module = build_block(b, variant, dropout_seed=DUMP_DROPOUT_SEED).double()
+    precision = variant.get("precision", "plain")
+    autocast = AUTOCAST_DTYPES.get(precision)
+    dtype = torch.float64 if autocast is None else torch.float32
+    module = build_block(b, variant, dropout_seed=DUMP_DROPOUT_SEED).to(dtype)
     with torch.no_grad():  # non-trivial affine norm parameters
         for mod in module.modules():
             if isinstance(mod, (nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
@@ -55,15 +62,21 @@ def dump_row(block, variant, out_dir, scale):
     module = module.to(memory_format=fmt)
     module.train()
     io_fmt = io_memory_format(b)
-    x = (torch.rand(input_shape(b), dtype=torch.float64) * 2 - 1).contiguous(memory_format=io_fmt)
+    x = (torch.rand(input_shape(b), dtype=torch.float64) * 2 - 1).to(dtype).contiguous(memory_format=io_fmt)
     params = {n: tensor_json(p) for n, p in module.named_parameters()}
     buffers_before = {n: tensor_json(t) for n, t in named_stat_buffers(module)}
-    y = module(x)
-    dy = (torch.rand(tuple(y.shape), dtype=torch.float64) * 2 - 1).contiguous(memory_format=io_fmt)
+    with contextlib.ExitStack() as scope:
+        if autocast is not None:
+            scope.enter_context(torch.autocast("cpu", dtype=autocast))
+        y = module(x)
+    # The upstream gradient in the output's dtype, as autograd gives it (under AMP the output may be
+    # bfloat16 or float16): the dump holds the values the step really used.
+    dy = (torch.rand(tuple(y.shape), dtype=torch.float64) * 2 - 1).to(y.dtype).contiguous(memory_format=io_fmt)
     y.backward(dy)
     doc = {
         "block": block["name"], "variant": variant["name"], "point_label": block["point_label"],
-        "dtype": "float64", "layout": b["layout"], "scaled": bool(scale), "seed": seed,
+        "dtype": str(dtype).removeprefix("torch."), "precision": precision, "layout": b["layout"],
+        "scaled": bool(scale), "seed": seed,
         "dropout_seed": DUMP_DROPOUT_SEED,
         "input": tensor_json(x), "grad_output": tensor_json(dy), "params": params,
         "buffers_before": buffers_before, "output": tensor_json(y),
