@@ -9,6 +9,7 @@
 #include "analysis/recompute_plan.hpp"
 #include "graph/checked_math.hpp"
 #include "ops/autograd_rules.hpp"
+#include "runtime/loss_scaler.hpp"
 
 namespace convbench {
 namespace {
@@ -133,6 +134,7 @@ class StepReplay {
       p_.parameter_bytes = checked_add(p_.parameter_bytes, bytes_of(prm.desc));
     }
     for (const Param& buf : g_.buffers) sim_.alloc(bytes_of(buf.desc), MemoryCategory::buffers);
+    if (uses_loss_scaling(g_, training_)) sim_.alloc(kLossScalerStateBytes, MemoryCategory::buffers);
     value_buf_.assign(g_.values.size(), -1);
     value_buf_[static_cast<size_t>(g_.input)] = sim_.alloc(bytes_of(g_.desc(g_.input)), MemoryCategory::inputs);
     const int dy = training_ ? sim_.alloc(bytes_of(g_.desc(g_.output)), MemoryCategory::inputs) : -1;
@@ -334,8 +336,14 @@ class StepReplay {
 
   void backward(int dy) {
     std::vector<int> grad(g_.values.size(), -1);
-    sim_.ref(dy);
-    grad[static_cast<size_t>(g_.output)] = dy;
+    const bool loss_scaling = uses_loss_scaling(g_, training_);
+    if (loss_scaling) {  // backward starts from a scaled copy of the upstream gradient
+      sim_.set_moment("loss scaling", "backward");
+      grad[static_cast<size_t>(g_.output)] = sim_.alloc(bytes_of(g_.desc(g_.output)), MemoryCategory::temporaries);
+    } else {
+      sim_.ref(dy);
+      grad[static_cast<size_t>(g_.output)] = dy;
+    }
     for (size_t i = g_.ops.size(); i-- > 0;) {
       if (!has_backward_[i]) continue;
       const Op& op = g_.ops[i];
@@ -396,6 +404,10 @@ class StepReplay {
           slot = sum;
         }
       }
+    }
+    if (loss_scaling) {  // unscaling the gradients: an inverse scale and a found-inf flag
+      sim_.set_moment("loss scaling", "backward");
+      sim_.transient(kLossScalerStepBytes, MemoryCategory::temporaries);
     }
   }
 

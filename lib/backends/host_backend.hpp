@@ -23,6 +23,9 @@ class HostBackend : public Backend {
 
   DeviceMeasurement& measurement() override { return measurement_; }
 
+  void scale(Tensor& out, const Tensor& in, double factor) override;
+  bool unscale(Tensor& t, double factor) override;
+
  private:
   std::string name_;
   CachingHostAllocator allocator_;

@@ -284,7 +284,12 @@ std::string precision_sentence(const VariantFacts& f) {
   if (!p.casts.empty())
     s += "; " + std::to_string(p.casts.size()) + (p.casts.size() == 1 ? " cast converts" : " casts convert") +
          " activations (" + join_names(p.casts) + ")";
-  return s + "; parameters, their gradients and the norms' statistics stay float32.";
+  s += "; parameters, their gradients and the norms' statistics stay float32";
+  if (p.loss_scaled_gradient_bytes > 0)
+    s += "; float16 scales the loss as GradScaler does: backward starts from a scaled copy of the upstream gradient (" +
+         format_bytes(p.loss_scaled_gradient_bytes) +
+         "), then every parameter gradient is unscaled and checked for inf and NaN, and the scale backs off or grows";
+  return s + ".";
 }
 
 }  // namespace

@@ -76,6 +76,9 @@ struct PrecisionFacts {
   std::vector<std::string> low_ops;     // ops computing with cast copies of their weights (conv, linear)
   std::vector<std::string> casts;       // the cast ops autocast's rules inserted
   int64_t saved_weight_copy_bytes = 0;  // the weight copies kept for backward
+  // amp_float16 in training: GradScaler's loss scaling (runtime/loss_scaler.hpp); the bytes of the
+  // scaled copy of the upstream gradient backward starts from, 0 without it.
+  int64_t loss_scaled_gradient_bytes = 0;
 };
 
 struct VariantFacts {

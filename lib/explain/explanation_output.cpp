@@ -226,7 +226,8 @@ nlohmann::json variant_json(const VariantExplanation& v) {
                       {"low_dtype", f.precision.low_dtype},
                       {"low_ops", f.precision.low_ops},
                       {"casts", f.precision.casts},
-                      {"saved_weight_copy_bytes", f.precision.saved_weight_copy_bytes}};
+                      {"saved_weight_copy_bytes", f.precision.saved_weight_copy_bytes},
+                      {"loss_scaled_gradient_bytes", f.precision.loss_scaled_gradient_bytes}};
   j["memory_policy"] = {{"policy", f.policy.policy},
                         {"in_place", f.policy.in_place},
                         {"not_in_place", f.policy.not_in_place},

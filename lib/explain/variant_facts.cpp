@@ -7,6 +7,7 @@
 #include "explain/stage_breakdown.hpp"
 #include "ops/op_registry.hpp"
 #include "results/trust.hpp"
+#include "runtime/loss_scaler.hpp"
 
 namespace convbench {
 namespace {
@@ -93,6 +94,7 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
     for (const SavedTensorFacts& s : m.saved)
       if (s.counted && s.what.rfind(f.precision.low_dtype + " copy of ", 0) == 0)
         f.precision.saved_weight_copy_bytes += s.bytes;
+    if (uses_loss_scaling(graph, f.training)) f.precision.loss_scaled_gradient_bytes = graph.desc(graph.output).bytes();
   }
   f.policy.policy = std::string(to_string(graph.memory_policy));
   for (const Op& op : graph.ops) {

@@ -123,6 +123,9 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     ex.set_dropout_seed(dump.value("dropout_seed", uint64_t{0x5eed}), true);
     ModelState state = ex.init_state(0);
     upload_dumped_weights(backend, g, dump, state);
+    // An amp_float16 step scales its loss at the scale the peer's GradScaler used.
+    if (state.loss_scaler && dump.contains("loss_scale"))
+      state.loss_scaler->scale = dump.at("loss_scale").get<double>();
     Tensor x = make_tensor(backend.allocator(), g.desc(g.input), MemoryCategory::inputs);
     upload(backend, x, dumped_values(dump.at("input"), g.desc(g.input), "input"));
     Tensor dy = make_tensor(backend.allocator(), g.desc(g.output), MemoryCategory::inputs);
@@ -148,6 +151,10 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
                 0.0, tolerance));
     for (const TensorAgreement& t : r.tensors)
       if (!t.ok) r.status = DumpCheckStatus::mismatch;
+    if (state.loss_scaler && state.loss_scaler->skipped_steps > 0) {
+      r.status = DumpCheckStatus::mismatch;
+      r.message = "inf or NaN gradients at the loss scale " + std::to_string(state.loss_scaler->scale * 2);
+    }
   } catch (const json::exception& e) {
     r.status = DumpCheckStatus::error;
     r.message = std::string("malformed dump: ") + e.what();

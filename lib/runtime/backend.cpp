@@ -1,5 +1,7 @@
 #include "runtime/backend.hpp"
 
+#include <stdexcept>
+
 namespace convbench {
 
 namespace {
@@ -21,5 +23,13 @@ std::optional<std::string> Backend::unsupported(const Graph& graph, const Op& op
 void Backend::forward(const ForwardCall& call) { registered(*this, call.op).forward(call); }
 
 void Backend::backward(const BackwardCall& call) { registered(*this, call.op).backward(call); }
+
+void Backend::scale(Tensor&, const Tensor&, double) {
+  throw std::logic_error(name() + " backend has no loss scaling: precision amp_float16 runs on --device reference");
+}
+
+bool Backend::unscale(Tensor&, double) {
+  throw std::logic_error(name() + " backend has no loss scaling: precision amp_float16 runs on --device reference");
+}
 
 }  // namespace convbench

@@ -96,6 +96,12 @@ class Backend {
   // out = a + b, same desc (accumulation when neither gradient may be overwritten).
   virtual void add(Tensor& out, const Tensor& a, const Tensor& b) = 0;
 
+  // Loss scaling under amp_float16 (runtime/loss_scaler.hpp): out = in * factor, same desc; and
+  // t *= factor in place, returning false when an element of t is inf or NaN. The host backends
+  // have them; a backend that does not run AMP keeps these, which throw.
+  virtual void scale(Tensor& out, const Tensor& in, double factor);
+  virtual bool unscale(Tensor& t, double factor);
+
   // Raw byte copies between host memory and a tensor's storage (memcpy on host backends).
   virtual void copy_from_host(Tensor& dst, const void* src) = 0;
   virtual void copy_to_host(const Tensor& src, void* dst) = 0;

@@ -133,6 +133,7 @@ ModelState Executor::init_state(uint64_t seed) const {
       upload(backend_, s.buffers.back(), v.buffers[i]);
     }
     s.grads.resize(graph_.params.size());
+    add_loss_scaler(s);
     return s;
   }
   // One tensor at a time (a network's values need not all be on the host at once), drawn in the
@@ -150,7 +151,15 @@ ModelState Executor::init_state(uint64_t seed) const {
     s.buffers.push_back(std::move(t));
   }
   s.grads.resize(graph_.params.size());
+  add_loss_scaler(s);
   return s;
+}
+
+void Executor::add_loss_scaler(ModelState& s) const {
+  if (!uses_loss_scaling(graph_, training_)) return;
+  s.loss_scaler = LossScaler{};
+  s.loss_scaler_state =
+      allocate(TensorDesc{{kLossScalerStateBytes}, DType::uint8, Layout::channels_first}, MemoryCategory::buffers);
 }
 
 void Executor::with_workspace(const Op& op, Phase phase, const std::function<void(void*)>& run) {
@@ -317,6 +326,11 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
   have_tape_ = false;
   std::vector<Tensor> grads(graph_.values.size());
   grads[static_cast<size_t>(graph_.output)] = grad_output;
+  if (state.loss_scaler) {  // GradScaler's scale(loss): backward starts from the scaled gradient
+    Tensor scaled = allocate(grad_output.desc, MemoryCategory::temporaries);
+    backend_.scale(scaled, grad_output, state.loss_scaler->scale);
+    grads[static_cast<size_t>(graph_.output)] = std::move(scaled);
+  }
   for (size_t i = graph_.ops.size(); i-- > 0;) {
     if (!has_backward_[i]) continue;
     const Op& op = graph_.ops[i];
@@ -393,6 +407,20 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
       if (grad_in[pos].defined()) accumulate(grads[static_cast<size_t>(op.inputs[pos])], std::move(grad_in[pos]));
     if (hook_) hook_(static_cast<int>(i), Phase::backward, false);
   }
+  if (state.loss_scaler) unscale_gradients(state);
+}
+
+// GradScaler's unscale_ and update: every parameter gradient times 1/scale, checked for inf and
+// NaN (the inverse scale and the found-inf flag are allocated for it, as GradScaler does), then
+// the scale backs off or grows.
+void Executor::unscale_gradients(ModelState& state) {
+  Tensor flags =
+      allocate(TensorDesc{{kLossScalerStepBytes}, DType::uint8, Layout::channels_first}, MemoryCategory::temporaries);
+  bool finite = true;
+  const double inverse = state.loss_scaler->inverse();
+  for (Tensor& g : state.grads)
+    if (g.defined()) finite = backend_.unscale(g, inverse) && finite;
+  state.loss_scaler->update(!finite);
 }
 
 void Executor::clear_grads(ModelState& state) {

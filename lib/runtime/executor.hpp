@@ -13,11 +13,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "graph/graph.hpp"
 #include "ops/op_definition.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/loss_scaler.hpp"
 
 namespace convbench {
 
@@ -26,6 +28,10 @@ struct ModelState {
   std::vector<Tensor> params;
   std::vector<Tensor> buffers;
   std::vector<Tensor> grads;  // one per param; undefined until backward, cleared by clear_grads()
+  // Training under amp_float16: GradScaler's dynamic loss scale (runtime/loss_scaler.hpp), and
+  // the device bytes that hold it (its scale and growth tracker, as GradScaler keeps them).
+  std::optional<LossScaler> loss_scaler;
+  Tensor loss_scaler_state;
 };
 
 // Called around every op: (op index, phase, true before / false after). A recompute segment's
@@ -65,6 +71,8 @@ class Executor {
   bool training() const { return training_; }
 
  private:
+  void add_loss_scaler(ModelState& s) const;
+  void unscale_gradients(ModelState& state);
   struct Record {                // what one op keeps for backward
     std::vector<Tensor> inputs;  // by position; undefined where not saved
     Tensor output;

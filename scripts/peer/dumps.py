@@ -2,6 +2,7 @@
 parameters and (Philox) dropout masks, for element-wise comparison (`convbench verify`)."""
 
 import contextlib
+import copy
 import hashlib
 import os
 
@@ -42,6 +43,24 @@ def dump_file_name(block, variant):
     return "".join(c if c.isalnum() or c in "_-.,=+" else "_" for c in raw) + ".json"
 
 
+def settled_loss_scale(module, forward, dy):
+    """The scale GradScaler reaches for a step on these tensors: from its initial 2^16, halved after
+    each try whose gradients overflow float16 (on a copy, so the dumped module's statistics and
+    gradients see one step only)."""
+    probe = copy.deepcopy(module)
+    scaler = torch.amp.GradScaler("cpu")
+    optimizer = torch.optim.SGD(probe.parameters(), lr=0.0)
+    for _ in range(64):
+        probe.zero_grad(set_to_none=True)
+        tried = scaler.get_scale()
+        scaler.scale(forward(probe)).backward(dy)
+        scaler.unscale_(optimizer)
+        scaler.update()
+        if scaler.get_scale() >= tried:  # no inf or NaN: GradScaler would step at this scale
+            return tried
+    raise ValueError("GradScaler found inf or NaN gradients at every scale down to 2^-48")
+
+
 def dump_row(block, variant, out_dir, scale):
     """One training step on the CPU, in float64, or under a variant's AMP precision as users run it
     (float32 module, input and gradients, the forward under torch.autocast); returns the file
@@ -65,14 +84,27 @@ def dump_row(block, variant, out_dir, scale):
     x = (torch.rand(input_shape(b), dtype=torch.float64) * 2 - 1).to(dtype).contiguous(memory_format=io_fmt)
     params = {n: tensor_json(p) for n, p in module.named_parameters()}
     buffers_before = {n: tensor_json(t) for n, t in named_stat_buffers(module)}
-    with contextlib.ExitStack() as scope:
-        if autocast is not None:
-            scope.enter_context(torch.autocast("cpu", dtype=autocast))
-        y = module(x)
+    def forward(m):
+        with contextlib.ExitStack() as scope:
+            if autocast is not None:
+                scope.enter_context(torch.autocast("cpu", dtype=autocast))
+            return m(x)
+
+    y = forward(module)
     # The upstream gradient in the output's dtype, as autograd gives it (under AMP the output may be
     # bfloat16 or float16): the dump holds the values the step really used.
     dy = (torch.rand(tuple(y.shape), dtype=torch.float64) * 2 - 1).to(y.dtype).contiguous(memory_format=io_fmt)
-    y.backward(dy)
+    extra = {}
+    if autocast is torch.float16:
+        # GradScaler's step, at the scale it settles on for these tensors; the gradients dumped are
+        # the unscaled ones, as an optimizer would read them.
+        loss_scale = settled_loss_scale(module, forward, dy)
+        scaler = torch.amp.GradScaler("cpu", init_scale=loss_scale)
+        scaler.scale(y).backward(dy)
+        scaler.unscale_(torch.optim.SGD(module.parameters(), lr=0.0))
+        extra["loss_scale"] = loss_scale
+    else:
+        y.backward(dy)
     doc = {
         "block": block["name"], "variant": variant["name"], "point_label": block["point_label"],
         "dtype": str(dtype).removeprefix("torch."), "precision": precision, "layout": b["layout"],
@@ -82,6 +114,7 @@ def dump_row(block, variant, out_dir, scale):
         "buffers_before": buffers_before, "output": tensor_json(y),
         "param_grads": {n: tensor_json(p.grad) for n, p in module.named_parameters()},
         "buffers_after": {n: tensor_json(t) for n, t in named_stat_buffers(module)},
+        **extra,
     }
     path = os.path.join(out_dir, dump_file_name(block, variant))
     write_json(path, doc)

@@ -44,6 +44,13 @@ class Runner:
         self.module = (module if module is not None else build_block(block, variant)).to(device=device, dtype=dtype)
         self.module = self.module.to(memory_format=fmt)
         self.module.train(self.train)
+        # float16 AMP trains with GradScaler's dynamic loss scaling (convbench's
+        # runtime/loss_scaler.hpp): scaled backward, unscale_ with its inf/NaN check, update. The
+        # optimizer only carries unscale_'s bookkeeping; it never steps.
+        self.scaler = self.optimizer = None
+        if self.train and self.autocast is torch.float16:
+            self.scaler = torch.amp.GradScaler(device.type)
+            self.optimizer = torch.optim.SGD(self.module.parameters(), lr=0.0)
         x = torch.randn(input_shape(block), generator=generator)
         io_fmt = io_memory_format(block)
         self.x = x.to(device=device, dtype=dtype).contiguous(memory_format=io_fmt)
@@ -69,10 +76,18 @@ class Runner:
                 scope.enter_context(torch.no_grad())
             return self.module(self.x)
 
+    def backward(self, y):
+        if self.scaler is None:
+            y.backward(self.dy)
+            return
+        self.scaler.scale(y).backward(self.dy)
+        self.scaler.unscale_(self.optimizer)
+        self.scaler.update()
+
     def step(self):
         y = self.forward()
         if self.train:
-            y.backward(self.dy)
+            self.backward(y)
 
     # Where a CUDA timing starts. convbench's eager timing starts at the first kernel the timed
     # region launches (lib/backends/cuda/first_launch_start.hpp), not when the region begins: a
@@ -136,7 +151,7 @@ class Runner:
             handle = y.register_hook(lambda grad: begin())
             return handle.remove
 
-        return self.timed(lambda: y.backward(self.dy), at_output_gradient)
+        return self.timed(lambda: self.backward(y), at_output_gradient)
 
     def sample_step(self):
         self.clear_grads()

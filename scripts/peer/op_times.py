@@ -158,7 +158,7 @@ def time_ops(runner, steps):
             if runner.train:
                 timer.in_backward = True
                 try:
-                    y.backward(runner.dy)
+                    runner.backward(y)
                 finally:
                     timer.in_backward = False
             del y
