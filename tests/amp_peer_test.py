@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Mixed precision against PyTorch: the seed blocks (configs/seed-blocks.yaml) and MyBlock
 (configs/my-block.yaml) under `precision: amp_bfloat16` and `amp_float16`, run by the peer under
-torch.autocast("cpu", dtype=...) with float32 modules, in both layouts.
+torch.autocast("cpu", dtype=...) with float32 modules, in both layouts; and the memory policies
+(configs/memory-policies.yaml) under amp_float16.
 - Parameters, buffers, MACs and the bytes autograd saves in one training forward (the cast copies
   of inputs and weights, the half-precision activations, the float32 batch norm statistics) equal
   `convbench analyze`'s, to the byte.
@@ -26,8 +27,11 @@ except ImportError as e:
     sys.exit(0)
 
 # Small enough for a CPU training step per variant in seconds; the rules do not depend on size.
-MODES = ("amp_bfloat16", "amp_float16")
-SWEEPS = ["size=8", "batch=2", "layout=channels_first,channels_last"]
+# The memory policies (recompute reruns under a fresh autocast cache, inplace_abn keeps float32
+# statistics) under float16, whose loss scaling is the longer path, in one layout.
+RUNS = [(config, mode, ["size=8", "batch=2", "layout=channels_first,channels_last"])
+        for config in ("seed-blocks.yaml", "my-block.yaml") for mode in ("amp_bfloat16", "amp_float16")]
+RUNS.append(("memory-policies.yaml", "amp_float16", ["size=8", "batch=2"]))
 COUNTED = ("params", "buffers", "output_shape")
 
 
@@ -50,8 +54,8 @@ def verify_steps(binary, spec, dumps, sweep_args):
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     failures, compared = 0, 0
-    for config, mode in ((c, m) for c in ("seed-blocks.yaml", "my-block.yaml") for m in MODES):
-        sweep_args = [a for s in [f"precision={mode}"] + SWEEPS for a in ("--sweep", s)]
+    for config, mode, sweeps in RUNS:
+        sweep_args = [a for s in [f"precision={mode}"] + sweeps for a in ("--sweep", s)]
         spec = os.path.join(source, "configs", config)
         with tempfile.TemporaryDirectory() as tmp:
             ours_path, theirs_path = os.path.join(tmp, "analyze.json"), os.path.join(tmp, "peer.json")

@@ -315,21 +315,34 @@ class StepReplay {
       const Op& op = g_.ops[static_cast<size_t>(j)];
       sim_.set_moment(op.name, "recompute");
       const auto out = static_cast<size_t>(op.output);
+      const std::vector<int> casts = cast_weights(op, has_backward_[static_cast<size_t>(j)]);
       bufs[out] = sim_.alloc(bytes_of(g_.desc(op.output)),
                              saved_in_recompute_[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
       const std::vector<int> aux = make_aux(op, has_backward_[static_cast<size_t>(j)]);
       sim_.transient(ws(op, Phase::forward), MemoryCategory::workspace);
       if (has_backward_[static_cast<size_t>(j)])
-        record(static_cast<size_t>(j), bufs, aux);
+        record(static_cast<size_t>(j), bufs, aux, casts);
       else
         for (int b : aux) sim_.unref(b);
+      for (int b : casts) sim_.unref(b);  // the call's reference; the cache and the tape keep theirs
       release_last_uses(op, j, last_use, bufs);
       if (last_use[out] < 0) held.push_back(bufs[out]);
     }
     for (int v : plan.kept_inputs)
       if (last_use[static_cast<size_t>(v)] < 0) held.push_back(bufs[static_cast<size_t>(v)]);
-    // Stopped before its trigger (which saves only inputs): the trigger's tape keeps them.
-    if (!trigger_runs) record(static_cast<size_t>(plan.trigger_op), bufs, {});
+    // Stopped before its trigger (which saves only inputs): the trigger's tape keeps them, and,
+    // under mixed precision, the copies of its weights autocast cast before it.
+    if (!trigger_runs) {
+      const Op& trigger = g_.ops[static_cast<size_t>(plan.trigger_op)];
+      sim_.set_moment(trigger.name, "recompute");
+      const std::vector<int> casts = cast_weights(trigger, true);
+      record(static_cast<size_t>(plan.trigger_op), bufs, {}, casts);
+      for (int b : casts) sim_.unref(b);
+    }
+    // torch.utils.checkpoint reruns the segment under autocast entered afresh; leaving it clears
+    // the cache of cast parameters.
+    for (int b : autocast_cache_) sim_.unref(b);
+    autocast_cache_.clear();
     for (int b : held) sim_.unref(b);
     for (int v : touched) bufs[static_cast<size_t>(v)] = last_use[static_cast<size_t>(v)] = -1;
   }

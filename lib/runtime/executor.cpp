@@ -303,7 +303,17 @@ void Executor::recompute(Checkpoint& c, ModelState& state) {
     r.inputs.resize(op.inputs.size());
     for (int pos : s.inputs)
       r.inputs[static_cast<size_t>(pos)] = values[static_cast<size_t>(op.inputs[static_cast<size_t>(pos)])];
+    // Under mixed precision autocast casts the op's weights before the op saves what it reads:
+    // those copies are saved too.
+    const std::vector<Tensor> casts = cast_weights(op, state, s, true);
+    if (!casts.empty()) {
+      r.weights.resize(casts.size());
+      for (int k : s.weights) r.weights[static_cast<size_t>(k)] = casts[static_cast<size_t>(k)];
+    }
   }
+  // torch.utils.checkpoint reruns the segment under autocast entered afresh; leaving it clears the
+  // cache: the cast copies no backward saved go.
+  autocast_cache_.clear();
 }
 
 void Executor::accumulate(Tensor& slot, Tensor incoming) {

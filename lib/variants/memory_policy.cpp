@@ -110,12 +110,6 @@ void apply_recompute(Graph& g, bool training, const std::vector<RecomputeSegment
     throw PolicyError(
         "memory_policy recompute runs the forward again in backward, and mode: infer has no backward (nothing is "
         "saved to recompute); use memory_policy: none, or mode: train");
-  // torch.utils.checkpoint reruns a segment under a fresh autocast cache, casting its weights
-  // again inside backward; neither the executor nor the memory model replays that yet.
-  if (g.precision != Precision::plain)
-    throw PolicyError("memory_policy recompute does not run with precision " + std::string(to_string(g.precision)) +
-                      " yet (the recomputed forward would cast its weights again under a new autocast cache); use " +
-                      "another memory_policy, or precision: plain");
   if (slots.empty() && g.segments.empty()) {
     g.segments = {{g.name.substr(0, g.name.find('/')), 0, static_cast<int>(g.ops.size())}};
     return;

@@ -158,26 +158,35 @@ class InPlaceABNFunction(torch.autograd.Function):
     running ones, applies the affine and the activation, over x itself when `in_place`. Backward
     undoes the activation (z = y where y > 0, y / slope elsewhere) and the affine (xhat =
     (z - bias) / weight) and runs batch norm's backward from xhat: weight must stay away from 0,
-    slope above it."""
+    slope above it.
+
+    A float16 or bfloat16 input (under autocast) is normalised as nn.BatchNorm normalises it there:
+    statistics and arithmetic in float32, the statistics kept in float32, the output in the
+    input's dtype."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps, slope, in_place):
         dims = [0] + list(range(2, x.dim()))
         shape = [1, -1] + [1] * (x.dim() - 2)
         with torch.no_grad():
+            wide = x.to(torch.promote_types(x.dtype, torch.float32))
             if training:
-                mean = x.mean(dims)
-                var = x.var(dims, unbiased=False)
+                mean = wide.mean(dims)
+                var = wide.var(dims, unbiased=False)
                 count = x.numel() // x.shape[1]
                 running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype), alpha=momentum)
                 running_var.mul_(1 - momentum).add_((var * count / (count - 1)).to(running_var.dtype), alpha=momentum)
             else:
-                mean, var = running_mean.to(x.dtype), running_var.to(x.dtype)
+                mean, var = running_mean.to(wide.dtype), running_var.to(wide.dtype)
             invstd = torch.rsqrt(var + eps)
             y = x if in_place else torch.empty_like(x)
-            torch.sub(x, mean.view(shape), out=y)
-            y.mul_((invstd * weight).view(shape)).add_(bias.view(shape))
-            torch.nn.functional.leaky_relu_(y, slope)
+            if wide is x:  # in x's own storage, no temporaries (a GPU peak counts them)
+                torch.sub(x, mean.view(shape), out=y)
+                y.mul_((invstd * weight).view(shape)).add_(bias.view(shape))
+                torch.nn.functional.leaky_relu_(y, slope)
+            else:
+                z = (wide - mean.view(shape)) * (invstd * weight).view(shape) + bias.view(shape)
+                y.copy_(torch.nn.functional.leaky_relu(z, slope))
         if in_place:
             ctx.mark_dirty(x)
         # The statistics are kept as batch norm keeps them (mean and 1/std); backward reads 1/std.
@@ -187,7 +196,8 @@ class InPlaceABNFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
-        y, weight, bias, _, invstd = ctx.saved_tensors
+        saved_y, weight, bias, _, invstd = ctx.saved_tensors
+        y, dy = saved_y.to(invstd.dtype), dy.to(invstd.dtype)  # in the statistics' (wider) dtype
         dims = [0] + list(range(2, y.dim()))
         shape = [1, -1] + [1] * (y.dim() - 2)
         positive = y > 0
@@ -201,7 +211,8 @@ class InPlaceABNFunction(torch.autograd.Function):
             dx = scale * (dz - (sum_dz / count).view(shape) - xhat * (sum_dz_xhat / count).view(shape))
         else:
             dx = scale * dz
-        return dx, sum_dz_xhat, sum_dz, None, None, None, None, None, None, None
+        return (dx.to(saved_y.dtype), sum_dz_xhat.to(weight.dtype), sum_dz.to(bias.dtype),
+                None, None, None, None, None, None, None)
 
 
 class InPlaceABN(nn.modules.batchnorm._BatchNorm):
