@@ -200,6 +200,20 @@ class NetworkConfigs(unittest.TestCase):
                 self.assertEqual(macs["backward_weight"], macs["forward"])
                 self.assertEqual(macs["backward_data"], macs["forward"] - stem_macs)
 
+    def test_resnet50_under_amp_float16_saves_what_autocast_saves(self):
+        # Seed 004's network (configs/seed004-amp.yaml) under torch.autocast(float16) in both
+        # layouts: the float16 copies of every conv's input and weight and the half-precision and
+        # float32 activations autograd saves, to the byte.
+        for layout, fmt in (("channels_first", torch.contiguous_format), ("channels_last", torch.channels_last)):
+            with self.subTest(layout=layout):
+                rows = analyze("seed004-amp.yaml", "batch=2", "size=64", f"layout={layout}")
+                self.assertEqual(rows["plain"]["precision"], "amp_float16")
+                torch.manual_seed(0)
+                model = ResNet50().to(memory_format=fmt)
+                x = torch.randn(2, 3, 64, 64).contiguous(memory_format=fmt)
+                self.assertEqual(rows["plain"]["memory"]["predicted"]["saved_bytes"],
+                                 saved_bytes(model, x, torch.float16))
+
 
 if __name__ == "__main__":
     CONVBENCH = os.path.abspath(sys.argv.pop(1))

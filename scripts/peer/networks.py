@@ -9,6 +9,7 @@ scripts/bench_vs_torch.py times a network row against.
 - configs/tresnet-m.yaml: timm's tresnet_m;
 - configs/vbnet.yaml: the seed's VBNet (tests/vbnet_reference.py, the post's own module code).
 """
+import contextlib
 import os
 import sys
 
@@ -128,10 +129,11 @@ def network_model(network, variant):
     return make() if make else None
 
 
-def autograd_saved_bytes(model, x):
+def autograd_saved_bytes(model, x, autocast=None):
     """Bytes of the distinct storages autograd saves in one training forward of `model` on `x`,
     without parameters, buffers and the input (as convbench's `saved`; the peer's own rule for
-    blocks is peer/measure.py's saved_bytes)."""
+    blocks is peer/measure.py's saved_bytes); under torch.autocast("cpu", dtype=autocast) when
+    given, so that the cast copies of inputs and weights count."""
     def storage_of(t):
         st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
         return st.data_ptr(), st.nbytes()
@@ -145,7 +147,10 @@ def autograd_saved_bytes(model, x):
         return t
 
     model.train()
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with contextlib.ExitStack() as scope:
+        if autocast is not None:
+            scope.enter_context(torch.autocast("cpu", dtype=autocast))
+        scope.enter_context(torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t))
         y = model(x)
     del y
     return sum(n for p, n in seen.items() if p not in resident and p != storage_of(x)[0])
