@@ -318,6 +318,23 @@ TEST(ExplainCli, MixedPrecisionSaysWhatAutocastChanged) {
   EXPECT_EQ(standard["precision"]["low_ops"], nlohmann::json::array({"conv"}));
   // The conv's bfloat16 weight, 32 x 16 x 3^3, is the one weight copy kept.
   EXPECT_EQ(standard["precision"]["saved_weight_copy_bytes"], 32 * 16 * 27 * 2);
+  // Against the same variant in float32, from an independent analysis of the plain graph.
+  const auto plain = run_cli("analyze " + source_path("configs/seed-blocks.yaml") + " --sweep size=8 --json -");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto plain_results = nlohmann::json::parse(plain.out);
+  const auto& plain_row = plain_results["results"][0];
+  ASSERT_EQ(plain_row["variant"], "standard");
+  EXPECT_EQ(standard["precision"]["plain"]["saved_bytes"], plain_row["memory"]["predicted"]["saved_bytes"]);
+  EXPECT_EQ(standard["precision"]["plain"]["peak_bytes"], plain_row["memory"]["predicted_peak_bytes"]);
+  EXPECT_LT(standard["memory"]["saved_bytes"].get<int64_t>(),
+            plain_row["memory"]["predicted"]["saved_bytes"].get<int64_t>());
+  EXPECT_NE(r.out.find("Against float32 (precision plain) it keeps "), std::string::npos) << r.out;
+  // bfloat16 scales no loss; float16 does, and says so.
+  EXPECT_EQ(r.out.find("GradScaler"), std::string::npos) << r.out;
+  const auto f16 = run_cli("explain " + source_path("configs/seed-blocks.yaml") +
+                           " --device reference --memory-only --sweep precision=amp_float16 --sweep size=8 -q");
+  ASSERT_EQ(f16.exit_code, 0) << f16.err;
+  EXPECT_NE(f16.out.find("float16 scales the loss as GradScaler does"), std::string::npos) << f16.out;
   std::filesystem::remove(json);
 }
 

@@ -281,14 +281,25 @@ std::string precision_sentence(const VariantFacts& f) {
     if (f.training && p.saved_weight_copy_bytes > 0)
       s += " (" + format_bytes(p.saved_weight_copy_bytes) + " of them kept for backward)";
   }
-  if (!p.casts.empty())
+  if (!p.casts.empty()) {
     s += "; " + std::to_string(p.casts.size()) + (p.casts.size() == 1 ? " cast converts" : " casts convert") +
          " activations (" + join_names(p.casts) + ")";
+    if (p.cast_ms) {
+      s += ", in " + ms_text(*p.cast_ms);
+      if (f.time_ms && *f.time_ms > 0) s += " (" + percent(*p.cast_ms / *f.time_ms) + " of the " + phase_name(f) + ")";
+    }
+  }
   s += "; parameters, their gradients and the norms' statistics stay float32";
   if (p.loss_scaled_gradient_bytes > 0)
     s += "; float16 scales the loss as GradScaler does: backward starts from a scaled copy of the upstream gradient (" +
          format_bytes(p.loss_scaled_gradient_bytes) +
          "), then every parameter gradient is unscaled and checked for inf and NaN, and the scale backs off or grows";
+  if (p.plain)
+    s += ". Against float32 (precision plain) it keeps " + format_bytes(f.memory.saved_bytes) +
+         " for backward instead of " + format_bytes(p.plain->saved_bytes) + ", peaks at " +
+         format_bytes(f.memory.peak_bytes) + " instead of " + format_bytes(p.plain->peak_bytes) +
+         " (predicted) and moves " + format_bytes(f.bytes) + " instead of " + format_bytes(p.plain->bytes) +
+         " in its " + phase_name(f);
   return s + ".";
 }
 

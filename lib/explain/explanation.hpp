@@ -79,6 +79,13 @@ struct PrecisionFacts {
   // amp_float16 in training: GradScaler's loss scaling (runtime/loss_scaler.hpp); the bytes of the
   // scaled copy of the upstream gradient backward starts from, 0 without it.
   int64_t loss_scaled_gradient_bytes = 0;
+  // The same variant with precision plain (float32), as the memory model and the counts predict
+  // it: what AMP changed. Set for AMP variants only.
+  struct Plain {
+    int64_t saved_bytes = 0, peak_bytes = 0, bytes = 0;  // bytes: moved in the headline phase
+  };
+  std::optional<Plain> plain;
+  std::optional<double> cast_ms;  // the cast ops' measured time (per-op times), when measured
 };
 
 struct VariantFacts {

@@ -222,12 +222,18 @@ nlohmann::json variant_json(const VariantExplanation& v) {
     }
   }
   if (f.precision.precision != "plain")  // an explanation of a plain variant keeps its form
-    j["precision"] = {{"precision", f.precision.precision},
-                      {"low_dtype", f.precision.low_dtype},
-                      {"low_ops", f.precision.low_ops},
-                      {"casts", f.precision.casts},
-                      {"saved_weight_copy_bytes", f.precision.saved_weight_copy_bytes},
-                      {"loss_scaled_gradient_bytes", f.precision.loss_scaled_gradient_bytes}};
+    j["precision"] = {
+        {"precision", f.precision.precision},
+        {"low_dtype", f.precision.low_dtype},
+        {"low_ops", f.precision.low_ops},
+        {"casts", f.precision.casts},
+        {"saved_weight_copy_bytes", f.precision.saved_weight_copy_bytes},
+        {"loss_scaled_gradient_bytes", f.precision.loss_scaled_gradient_bytes},
+        {"cast_ms", f.precision.cast_ms ? nlohmann::json(*f.precision.cast_ms) : nlohmann::json(nullptr)}};
+  if (f.precision.plain)
+    j["precision"]["plain"] = {{"saved_bytes", f.precision.plain->saved_bytes},
+                               {"peak_bytes", f.precision.plain->peak_bytes},
+                               {"bytes", f.precision.plain->bytes}};
   j["memory_policy"] = {{"policy", f.policy.policy},
                         {"in_place", f.policy.in_place},
                         {"not_in_place", f.policy.not_in_place},

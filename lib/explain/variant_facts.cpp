@@ -95,6 +95,14 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
       if (s.counted && s.what.rfind(f.precision.low_dtype + " copy of ", 0) == 0)
         f.precision.saved_weight_copy_bytes += s.bytes;
     if (uses_loss_scaling(graph, f.training)) f.precision.loss_scaled_gradient_bytes = graph.desc(graph.output).bytes();
+    double cast_ms = 0;
+    bool casts_timed = !f.precision.casts.empty();
+    for (const std::string& cast : f.precision.casts) {
+      const auto ms = op_headline_ms(row, cast);
+      casts_timed = casts_timed && ms.has_value();
+      cast_ms += ms.value_or(0);
+    }
+    if (casts_timed) f.precision.cast_ms = cast_ms;
   }
   f.policy.policy = std::string(to_string(graph.memory_policy));
   for (const Op& op : graph.ops) {

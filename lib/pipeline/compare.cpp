@@ -64,7 +64,7 @@ ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream&
       const Graph g = build_variant_graph(block, v);
       const bool training = block.mode == RunMode::train;
       measure_row(g, training, *backend, options.run, row);
-      if (options.after_row) options.after_row(g, *backend, training, row);
+      if (options.after_row) options.after_row(block, v, g, *backend, training, row);
       // A row that did not run is said at once, in the log (stderr) above the progress line. The
       // warnings about a row that ran (disturbed, clock drop, no graph) are said once, with the
       // results (report/run_warnings.hpp: under the tables; write_results for the other formats).

@@ -22,7 +22,9 @@ struct CompareOptions {
   bool quiet = false;  // no progress line on stderr
   // Called after each variant ran, with its graph and the backend (explain gathers its facts here,
   // while the graph and the backend's workspace sizes are at hand).
-  std::function<void(const Graph& graph, Backend& backend, bool training, const ResultRow& row)> after_row;
+  std::function<void(const BlockSpec& block, const VariantSpec& variant, const Graph& graph, Backend& backend,
+                     bool training, const ResultRow& row)>
+      after_row;
   // A share of the rows (compare --shard): only rows for which `run_row(index)` is true run, and
   // the others are left out of the results. Empty: every row.
   std::function<bool(size_t index)> run_row;

@@ -4,6 +4,7 @@
 #include "explain/explain_rules.hpp"
 #include "explain/variant_facts.hpp"
 #include "pipeline/analyze.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 
@@ -15,7 +16,8 @@ ExplainRun explain(const Spec& spec, ExplainOptions options, std::ostream& notic
   // one the limits are for). A measurement that fails leaves the datasheet's numbers.
   std::optional<MeasuredLimits> measured;
   bool limits_probed = false;
-  options.compare.after_row = [&](const Graph& g, Backend& backend, bool training, const ResultRow& row) {
+  options.compare.after_row = [&](const BlockSpec& block, const VariantSpec& variant, const Graph& g, Backend& backend,
+                                  bool training, const ResultRow& row) {
     if (!limits_probed && !limits_given(options.limits)) {
       limits_probed = true;
       try {
@@ -27,13 +29,24 @@ ExplainRun explain(const Spec& spec, ExplainOptions options, std::ostream& notic
       }
     }
     // The analysis with the workspace of the backend that ran the row: the peak the row predicts.
-    VariantAnalysis a;
-    try {
-      a = analyze_variant(g, training, backend_workspace(backend, g, training));
-    } catch (const std::exception&) {
-      a = analyze_variant(g, training);
+    const auto analysis_of = [&](const Graph& graph) {
+      try {
+        return analyze_variant(graph, training, backend_workspace(backend, graph, training));
+      } catch (const std::exception&) {
+        return analyze_variant(graph, training);
+      }
+    };
+    facts.push_back(collect_variant_facts(g, analysis_of(g), row));
+    // Under AMP, the same variant in float32: what autocast changed in memory and bytes moved.
+    if (g.precision != Precision::plain) {
+      BlockSpec plain_block = block;
+      plain_block.precision = PrecisionChoice{};
+      VariantSpec plain_variant = variant;
+      plain_variant.precision.reset();
+      const Graph plain = build_variant_graph(plain_block, plain_variant);
+      const VariantFacts p = collect_variant_facts(plain, analysis_of(plain), row);
+      facts.back().precision.plain = PrecisionFacts::Plain{p.memory.saved_bytes, p.memory.peak_bytes, p.bytes};
     }
-    facts.push_back(collect_variant_facts(g, a, row));
   };
   ExplainRun run;
   run.results = compare(spec, options.compare, notices);
