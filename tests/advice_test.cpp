@@ -184,7 +184,8 @@ TEST(AdviceCandidates, ATrainingReluBlockTriesEveryPolicyBothLayoutsAndThreads) 
   const AdviceCandidates c = advice_candidates(block_of(kReluBlock), 0, 2, {1});
   EXPECT_EQ(changes_of(c), (std::vector<std::string>{"memory_policy: recompute", "memory_policy: inplace_abn",
                                                      "memory_policy: inplace_act", "layout: channels_last",
-                                                     "layout: channels_last (boundary)", "--threads 1"}));
+                                                     "layout: channels_last (boundary)", "precision: amp_bfloat16",
+                                                     "precision: amp_float16", "--threads 1"}));
   // What each change writes, and where.
   EXPECT_EQ(c.tries[1].where, "blocks[0].variants[0]");
   EXPECT_EQ(c.tries[1].lines, std::vector<std::string>{"memory_policy: inplace_abn"});
@@ -192,15 +193,45 @@ TEST(AdviceCandidates, ATrainingReluBlockTriesEveryPolicyBothLayoutsAndThreads) 
   EXPECT_EQ(c.tries[4].where, "blocks[0]");
   EXPECT_EQ(c.tries[4].lines, (std::vector<std::string>{"layout: channels_last", "layout_conversion: boundary"}));
   EXPECT_EQ(c.tries[4].block.layout, Layout::channels_last);
-  EXPECT_EQ(c.tries[5].threads, 1);
-  EXPECT_EQ(c.tries[5].where, "command line");
+  EXPECT_EQ(c.tries[5].where, "blocks[0].variants[0]");
+  EXPECT_EQ(c.tries[5].lines, std::vector<std::string>{"precision: amp_bfloat16"});
+  EXPECT_EQ(c.tries[7].threads, 1);
+  EXPECT_EQ(c.tries[7].where, "command line");
   // The original is the block as written.
   EXPECT_EQ(c.original.block.layout, Layout::channels_first);
   EXPECT_EQ(c.original.threads, 2);
   // A training batch norm does not fold: the builder's reason is kept.
   EXPECT_NE(why_not(c, "fold: online").find("in training normalises by the batch's statistics"), std::string::npos)
       << why_not(c, "fold: online");
-  EXPECT_FALSE(why_not(c, "mixed precision (AMP)").empty());
+}
+
+// Mixed precision: the precisions the variant does not run in; refused beside a dtype, with the
+// builder's reason; and not tried on a backend that cannot compute it, with the backend's.
+TEST(AdviceCandidates, PrecisionsAreTriedWhereTheyBuild) {
+  const AdviceCandidates amp =
+      advice_candidates(block_of(std::string(kReluBlock) + "    precision: amp_bfloat16\n"), 0, 2, {});
+  std::vector<std::string> changes = changes_of(amp);
+  EXPECT_NE(std::find(changes.begin(), changes.end(), "precision: plain"), changes.end());
+  EXPECT_NE(std::find(changes.begin(), changes.end(), "precision: amp_float16"), changes.end());
+  EXPECT_EQ(std::find(changes.begin(), changes.end(), "precision: amp_bfloat16"), changes.end());
+  const AdviceCandidates typed =
+      advice_candidates(block_of(std::string(kReluBlock) + "    dtype: float16\n"), 0, 2, {});
+  EXPECT_NE(why_not(typed, "precision: amp_float16").find("cannot be combined with dtype float16"), std::string::npos)
+      << why_not(typed, "precision: amp_float16");
+}
+
+TEST(AdviseCli, AmpIsNotTriedOnTheCpuBackendAndSaysWhy) {
+  const std::string spec = testing::temp_path("advise-amp.yaml");
+  std::ofstream(spec) << kReluBlock;
+  const auto r = testing::run_cli("advise " + spec + " --device cpu --memory-only -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("precision: amp_bfloat16 (the cpu backend cannot run it: cpu backend computes float32 only"),
+            std::string::npos)
+      << r.out;
+  const auto ref = testing::run_cli("advise " + spec + " --device reference --memory-only -q");
+  ASSERT_EQ(ref.exit_code, 0) << ref.err;
+  EXPECT_NE(ref.out.find("precision: amp_bfloat16: less memory"), std::string::npos) << ref.out;
+  std::filesystem::remove(spec);
 }
 
 TEST(AdviceCandidates, AnInferenceBlockFoldsOnceAndCannotRecompute) {

@@ -132,6 +132,34 @@ void add_fold(AdviceCandidates& out, const AdviceCandidate& original) {
   add_if_it_builds(out, std::move(c));
 }
 
+// Mixed precision as PyTorch users train (configs/README.md "Mixed precision"): each precision the
+// variant does not run in, written on the variant. A block with a dtype refuses AMP at its key; a
+// variant with an op autocast has no rule for refuses it too; both are said with the reason.
+void add_precisions(AdviceCandidates& out, const AdviceCandidate& original) {
+  const BlockSpec& block = original.block;
+  const VariantSpec& variant = block.variants[original.variant];
+  if (swept(block, "precision")) {
+    out.not_tried.emplace_back("precision", "the spec sweeps it (compare shows every value)");
+    return;
+  }
+  const Precision current = precision_of(block, variant).precision;
+  for (const Precision p : {Precision::plain, Precision::amp_bfloat16, Precision::amp_float16}) {
+    if (p == current) continue;
+    const std::string name(to_string(p));
+    AdviceCandidate c = original;
+    c.category = "precision";
+    c.change = "precision: " + name;
+    c.where = variant.key_path;
+    c.lines = {"precision: " + name};
+    c.block.variants[c.variant].precision = PrecisionChoice{p, variant.key_path + ".precision", variant.where};
+    c.note = p == Precision::plain ? "every tensor in the block's dtype"
+             : p == Precision::amp_float16
+                 ? "runs as torch.autocast(float16) with GradScaler does: float32 weights, the loss scaled"
+                 : "runs as torch.autocast(bfloat16) does: float32 weights";
+    add_if_it_builds(out, std::move(c));
+  }
+}
+
 void add_threads(AdviceCandidates& out, const AdviceCandidate& original, const std::vector<int>& choices) {
   for (int threads : choices) {
     AdviceCandidate c = original;
@@ -166,8 +194,8 @@ AdviceCandidates advice_candidates(const BlockSpec& block, size_t variant, int t
   add_memory_policies(out, out.original);
   add_layouts(out, out.original);
   add_fold(out, out.original);
+  add_precisions(out, out.original);
   add_threads(out, out.original, thread_choices);
-  out.not_tried.emplace_back("mixed precision (AMP)", "convbench does not run mixed precision yet");
   return out;
 }
 

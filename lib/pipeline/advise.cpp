@@ -67,6 +67,23 @@ ResultRow measure_candidate(const AdviceCandidate& c, Backend& backend, const Ru
 
 AdviceTry try_of(const AdviceCandidate& c) { return {static_cast<const AdviceChange&>(c), {}}; }
 
+// A change the run's backend cannot compute (mixed precision on the cpu backend, say) is not
+// tried: it would measure nothing each round. It is listed with the backend's reason instead.
+void drop_what_the_backend_cannot_run(AdviceCandidates& cands, const Backend& backend) {
+  std::vector<AdviceCandidate> kept;
+  for (AdviceCandidate& c : cands.tries) {
+    const Graph g = build_variant_graph(c.block, c.block.variants[c.variant]);
+    std::optional<std::string> why;
+    for (const Op& op : g.ops)
+      if ((why = backend.unsupported(g, op))) break;
+    if (why)
+      cands.not_tried.emplace_back(c.change, "the " + backend.name() + " backend cannot run it: " + *why);
+    else
+      kept.push_back(std::move(c));
+  }
+  cands.tries = std::move(kept);
+}
+
 // The original is measured in every round; a median that moved between rounds means the machine's
 // speed changed during the run, which the per-round comparison absorbs but a reader should know.
 std::vector<std::string> drift_warnings(const AdviceTry& original, double threshold) {
@@ -120,6 +137,7 @@ Advice advise(const Spec& spec, const AdviseOptions& options, std::ostream& noti
   int total = 0;
   for (const auto& [b, v] : chosen) {
     candidates.push_back(advice_candidates(spec.blocks[b], v, host ? base.threads : 0, other_threads));
+    drop_what_the_backend_cannot_run(candidates.back(), *backend);
     total += static_cast<int>(1 + candidates.back().tries.size()) * advice.rounds;
   }
   Progress progress(total, options.compare.quiet);
