@@ -36,10 +36,11 @@ Command add_advise_command(CLI::App& app) {
     std::string format = "text";
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand(
-      "advise",
-      "Try what applies to your variant (memory policies, layouts, folding, thread counts), measure each against "
-      "it as written, and rank what each buys in time and peak, with the spec lines to use it");
+  CLI::App* sub =
+      app.add_subcommand("advise",
+                         "Try what applies to your variant (memory policies, layouts, folding, precisions, thread "
+                         "counts), measure each against "
+                         "it as written, and rank what each buys in time and peak, with the spec lines to use it");
   sub->add_option("spec", opt->spec,
                   "Block spec file (.yaml, .yml or .json; - reads standard input), or an ONNX model file (.onnx)")
       ->required();
