@@ -199,19 +199,20 @@ Graph GraphBuilder::finish(int output) {
 void GraphBuilder::give_values(const std::string& name, GivenValues values) {
   // Only the last op's own parameters and buffers: a scan of every parameter for each op of a
   // 100,000-node model would be quadratic.
-  const Op* last = graph_.ops.empty() ? nullptr : &graph_.ops.back();
-  for (auto [ids, list] : {std::pair{last ? &last->params : nullptr, &graph_.params},
-                           std::pair{last ? &last->buffers : nullptr, &graph_.buffers}})
-    for (const int id : ids ? *ids : std::vector<int>{}) {
-      Param& p = (*list)[static_cast<size_t>(id)];
-      if (p.name != name) continue;
-      if (!values || static_cast<int64_t>(values->size()) != p.desc.numel())
-        throw GraphError(name + ": the file gives " + std::to_string(values ? values->size() : 0) +
-                         " values, where it has " + std::to_string(p.desc.numel()));
-      p.init = ParamInit::given;
-      p.values = std::move(values);
-      return;
-    }
+  if (!graph_.ops.empty()) {
+    const Op& last = graph_.ops.back();
+    for (auto [ids, list] : {std::pair{&last.params, &graph_.params}, std::pair{&last.buffers, &graph_.buffers}})
+      for (const int id : *ids) {
+        Param& p = (*list)[static_cast<size_t>(id)];
+        if (p.name != name) continue;
+        if (!values || static_cast<int64_t>(values->size()) != p.desc.numel())
+          throw GraphError(name + ": the file gives " + std::to_string(values ? values->size() : 0) +
+                           " values, where it has " + std::to_string(p.desc.numel()));
+        p.init = ParamInit::given;
+        p.values = std::move(values);
+        return;
+      }
+  }
   throw GraphError(name + ": the file gives values for it, but the op has no such parameter");
 }
 

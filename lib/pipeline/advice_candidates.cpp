@@ -33,22 +33,33 @@ void add_if_it_builds(AdviceCandidates& out, AdviceCandidate c,
   }
 }
 
+// A field the spec sweeps is left to the sweep (compare shows every value); true when it is.
+bool left_to_the_sweep(AdviceCandidates& out, const BlockSpec& block, const std::string& field) {
+  if (!swept(block, field)) return false;
+  out.not_tried.emplace_back(field, "the spec sweeps it (compare shows every value)");
+  return true;
+}
+
+// The user's variant with `field: value` written on it; the caller sets the field in c.block.
+AdviceCandidate variant_field_change(const AdviceCandidate& original, const std::string& field,
+                                     const std::string& value) {
+  AdviceCandidate c = original;
+  c.category = field;
+  c.change = field + ": " + value;
+  c.where = original.block.variants[original.variant].key_path;
+  c.lines = {c.change};
+  return c;
+}
+
 void add_memory_policies(AdviceCandidates& out, const AdviceCandidate& original) {
   const BlockSpec& block = original.block;
   const VariantSpec& variant = block.variants[original.variant];
-  if (swept(block, "memory_policy")) {
-    out.not_tried.emplace_back("memory_policy", "the spec sweeps it (compare shows every value)");
-    return;
-  }
+  if (left_to_the_sweep(out, block, "memory_policy")) return;
   const MemoryPolicy current = memory_policy_of(block, variant).policy;
   for (const std::string& name : memory_policy_names()) {
     const MemoryPolicy policy = *parse_memory_policy(name);
     if (policy == current) continue;
-    AdviceCandidate c = original;
-    c.category = "memory_policy";
-    c.change = "memory_policy: " + name;
-    c.where = variant.key_path;
-    c.lines = {"memory_policy: " + name};
+    AdviceCandidate c = variant_field_change(original, "memory_policy", name);
     c.block.variants[c.variant].memory_policy =
         MemoryPolicyChoice{policy, variant.key_path + ".memory_policy", variant.where};
     add_if_it_builds(out, std::move(c), [](AdviceCandidate& built, const Graph& g) { built.note = g.policy_note; });
@@ -138,19 +149,11 @@ void add_fold(AdviceCandidates& out, const AdviceCandidate& original) {
 void add_precisions(AdviceCandidates& out, const AdviceCandidate& original) {
   const BlockSpec& block = original.block;
   const VariantSpec& variant = block.variants[original.variant];
-  if (swept(block, "precision")) {
-    out.not_tried.emplace_back("precision", "the spec sweeps it (compare shows every value)");
-    return;
-  }
+  if (left_to_the_sweep(out, block, "precision")) return;
   const Precision current = precision_of(block, variant).precision;
   for (const Precision p : {Precision::plain, Precision::amp_bfloat16, Precision::amp_float16}) {
     if (p == current) continue;
-    const std::string name(to_string(p));
-    AdviceCandidate c = original;
-    c.category = "precision";
-    c.change = "precision: " + name;
-    c.where = variant.key_path;
-    c.lines = {"precision: " + name};
+    AdviceCandidate c = variant_field_change(original, "precision", std::string(to_string(p)));
     c.block.variants[c.variant].precision = PrecisionChoice{p, variant.key_path + ".precision", variant.where};
     c.note = p == Precision::plain ? "every tensor in the block's dtype"
              : p == Precision::amp_float16

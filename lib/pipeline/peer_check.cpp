@@ -131,6 +131,7 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     Tensor dy = make_tensor(backend.allocator(), g.desc(g.output), MemoryCategory::inputs);
     upload(backend, dy, dumped_values(dump.at("grad_output"), g.desc(g.output), "grad_output"));
     Tensor y = ex.forward(state, x);
+    const double loss_scale = state.loss_scaler ? state.loss_scaler->scale : 1.0;  // the scale this step uses
     ex.backward(state, dy);
     std::vector<std::vector<double>> peer_grads;
     double largest_grad = 0;
@@ -153,7 +154,7 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
       if (!t.ok) r.status = DumpCheckStatus::mismatch;
     if (state.loss_scaler && state.loss_scaler->skipped_steps > 0) {
       r.status = DumpCheckStatus::mismatch;
-      r.message = "inf or NaN gradients at the loss scale " + std::to_string(state.loss_scaler->scale * 2);
+      r.message = "inf or NaN gradients at the loss scale " + std::to_string(loss_scale);
     }
   } catch (const json::exception& e) {
     r.status = DumpCheckStatus::error;

@@ -6,6 +6,10 @@ namespace convbench {
 
 namespace {
 
+std::logic_error no_loss_scaling(const std::string& backend) {
+  return std::logic_error(backend + " backend has no loss scaling: precision amp_float16 runs on --device reference");
+}
+
 const OpKernels& registered(const Backend& backend, const Op& op) {
   if (const OpKernels* k = backend.kernels().find(op.kind)) return *k;
   throw UnsupportedOp(op.name + ": the " + backend.name() + " backend has no kernels for " +
@@ -24,12 +28,8 @@ void Backend::forward(const ForwardCall& call) { registered(*this, call.op).forw
 
 void Backend::backward(const BackwardCall& call) { registered(*this, call.op).backward(call); }
 
-void Backend::scale(Tensor&, const Tensor&, double) {
-  throw std::logic_error(name() + " backend has no loss scaling: precision amp_float16 runs on --device reference");
-}
+void Backend::scale(Tensor&, const Tensor&, double) { throw no_loss_scaling(name()); }
 
-bool Backend::unscale(Tensor&, double) {
-  throw std::logic_error(name() + " backend has no loss scaling: precision amp_float16 runs on --device reference");
-}
+bool Backend::unscale(Tensor&, double) { throw no_loss_scaling(name()); }
 
 }  // namespace convbench

@@ -335,11 +335,12 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
   if (!have_tape_) throw std::logic_error("backward needs a preceding forward in training mode");
   have_tape_ = false;
   std::vector<Tensor> grads(graph_.values.size());
-  grads[static_cast<size_t>(graph_.output)] = grad_output;
+  Tensor& seed = grads[static_cast<size_t>(graph_.output)];
   if (state.loss_scaler) {  // GradScaler's scale(loss): backward starts from the scaled gradient
-    Tensor scaled = allocate(grad_output.desc, MemoryCategory::temporaries);
-    backend_.scale(scaled, grad_output, state.loss_scaler->scale);
-    grads[static_cast<size_t>(graph_.output)] = std::move(scaled);
+    seed = allocate(grad_output.desc, MemoryCategory::temporaries);
+    backend_.scale(seed, grad_output, state.loss_scaler->scale);
+  } else {
+    seed = grad_output;
   }
   for (size_t i = graph_.ops.size(); i-- > 0;) {
     if (!has_backward_[i]) continue;
