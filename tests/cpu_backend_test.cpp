@@ -23,6 +23,7 @@
 #include "runtime/host_io.hpp"
 #include "test_blocks.hpp"
 #include "value_agreement.hpp"
+#include "variants/autocast_graph.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
@@ -589,6 +590,135 @@ TEST(CpuSizeLimits, TheLargestConvTheLimitAdmitsCreatesItsPrimitives) {
   EXPECT_GT(cpu.primitives_created(), 0);
   const Graph over = one_channel_conv({4096, 8193});
   EXPECT_TRUE(cpu.unsupported(over, over.ops[0]).has_value());
+}
+
+// ---- mixed precision ---------------------------------------------------------------------
+
+// ||cpu - reference|| / ||reference|| for bfloat16 steps: both round every bfloat16 tensor at the
+// same points (autocast's), but oneDNN and the widened loops accumulate in float32 where the
+// reference accumulates in double, so a value near a rounding boundary may land one bfloat16 step
+// (2^-8) apart, and backward carries that on. Far below the 5e-2 verify allows against PyTorch.
+constexpr double kAmpTolerance = 1e-2;
+
+// Why this machine cannot run amp_bfloat16 on the cpu backend (a CPU without AVX512-BF16 or
+// AMX), or nullopt: the tests below then skip and say so.
+std::optional<std::string> no_cpu_bfloat16(CpuBackend& cpu) {
+  GraphBuilder b("probe", TensorDesc{{1, 16, 8, 8}, DType::float32, Layout::channels_first});
+  const Graph g =
+      apply_autocast(b.finish(b.conv("conv", b.input(), conv_attrs(16, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false))),
+                     Precision::amp_bfloat16, AutocastDevice::cpu, nullptr);
+  return cpu.unsupported(g, g.ops.back());
+}
+
+// Every op of the catalogue that AMP has a rule for, behind a batch norm (so its input needs a
+// gradient), in both layouts: one training step under amp_bfloat16 through the executor (its
+// casts, the cast weight copies, the bfloat16 gradients and their float32 parameter gradients)
+// on the cpu and on the reference backend.
+TEST(CpuAmp, OpStepsMatchTheReference) {
+  CpuBackend cpu;
+  if (const auto why = no_cpu_bfloat16(cpu)) GTEST_SKIP() << *why;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  int checked = 0;
+  for (const OpCase& c : cpu_cases()) {
+    for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+      SCOPED_TRACE(c.name + " " + std::string(to_string(layout)));
+      Graph g;
+      try {
+        g = apply_autocast(case_graph(c, layout, true), Precision::amp_bfloat16, AutocastDevice::cpu, nullptr);
+      } catch (const AutocastError&) {
+        continue;  // an op with no autocast rule: AMP refuses the variant
+      }
+      ASSERT_FALSE(cpu.unsupported(g, g.ops.back()).has_value()) << *cpu.unsupported(g, g.ops.back());
+      ReferenceBackend reference;
+      const StepResult want = training_step(reference, g, seed), got = training_step(cpu, g, seed);
+      expect_close(got.output, want.output, "output", kAmpTolerance);
+      double floor = 0.0;  // a conv bias before nothing that cancels it: judged on its own
+      for (const auto& grad : want.grads) floor = std::max(floor, 1e-3 * norm(grad));
+      for (size_t p = 0; p < g.params.size(); ++p)
+        expect_close(got.grads[p], want.grads[p], g.params[p].name, kAmpTolerance, floor);
+      for (size_t b = 0; b < g.buffers.size(); ++b) {
+        // A norm behind the prefix norm sees a mean of ~1e-9 (rounding): its running mean is
+        // judged against the size of its op's running variance.
+        double buffer_floor = 0.0;
+        for (size_t q = 0; q < g.buffers.size(); ++q)
+          if (g.buffers[q].op == g.buffers[b].op) buffer_floor = std::max(buffer_floor, norm(want.buffers[q]));
+        expect_close(got.buffers[b], want.buffers[b], g.buffers[b].name, kAmpTolerance, 1e-3 * buffer_floor);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 60);
+}
+
+// The blocks of the executor test above under amp_bfloat16, with their activations (a ReLU input
+// the two backends round to different sides of zero moves one element; at these sizes that is
+// well inside the tolerance).
+TEST(CpuAmp, VariantTrainingStepsMatchTheReference) {
+  CpuBackend cpu;
+  if (const auto why = no_cpu_bfloat16(cpu)) GTEST_SKIP() << *why;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  for (auto [block, v] : variant_cases()) {
+    block.precision.precision = Precision::amp_bfloat16;
+    SCOPED_TRACE(v.name + " dims=" + std::to_string(block.dims) + " " + std::string(to_string(block.layout)) +
+                 (block.residual ? " residual" : ""));
+    const Graph g = build_variant_graph(block, v);
+    ASSERT_EQ(g.precision, Precision::amp_bfloat16);
+    ReferenceBackend reference;
+    const StepResult want = training_step(reference, g, seed), got = training_step(cpu, g, seed);
+    expect_close(got.output, want.output, "output", kAmpTolerance);
+    for (size_t p = 0; p < g.params.size(); ++p) {
+      double floor = 0.0;  // a conv bias before a batch norm: see the float32 test above
+      for (size_t q = 0; q < g.params.size(); ++q)
+        if (g.params[q].op == g.params[p].op) floor = std::max(floor, norm(want.grads[q]));
+      expect_close(got.grads[p], want.grads[p], g.params[p].name, 2 * kAmpTolerance, floor);
+    }
+    for (size_t b = 0; b < g.buffers.size(); ++b)
+      expect_close(got.buffers[b], want.buffers[b], g.buffers[b].name, kAmpTolerance);
+  }
+}
+
+// The widened kernels' float32 copies are the backend's own scratch: the step's allocator sees
+// exactly the AMP step the memory model predicts, in training and in inference.
+TEST(CpuAmp, AllocatorPeakEqualsTheMemoryModel) {
+  CpuBackend probe;
+  if (const auto why = no_cpu_bfloat16(probe)) GTEST_SKIP() << *why;
+  for (auto [block, v] : variant_cases()) {
+    block.precision.precision = Precision::amp_bfloat16;
+    for (bool training : {true, false}) {
+      SCOPED_TRACE(v.name + (training ? " train" : " infer") + " dims=" + std::to_string(block.dims) + " " +
+                   std::string(to_string(block.layout)));
+      block.mode = training ? RunMode::train : RunMode::infer;
+      const Graph g = build_variant_graph(block, v);
+      CpuBackend cpu;
+      const MemoryPrediction p =
+          predict_memory(g, training, [&](const Op& op, Phase ph) { return cpu.workspace_bytes(g, op, ph, training); });
+      ResultRow row;
+      RunOptions options;
+      options.time = false;
+      run_variant(g, training, cpu, options, row);
+      ASSERT_EQ(row.status, RunStatus::ok) << row.message;
+      ASSERT_TRUE(row.measured.has_value());
+      EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
+    }
+  }
+}
+
+// float16 has no optimised oneDNN 2.6 convolution on x86: amp_float16 is refused with that
+// reason (and the backend to use instead), not run on reference-speed primitives.
+TEST(CpuAmp, AModeWithoutFastConvolutionsIsRefusedWithTheReason) {
+  CpuBackend cpu;
+  GraphBuilder b("g", TensorDesc{{1, 16, 8, 8}, DType::float32, Layout::channels_first});
+  const Graph g = apply_autocast(
+      b.finish(b.relu("act", b.conv("conv", b.input(), conv_attrs(16, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false)))),
+      Precision::amp_float16, AutocastDevice::cpu, nullptr);
+  for (const Op& op : g.ops) {
+    const auto why = cpu.unsupported(g, op);
+    ASSERT_TRUE(why.has_value()) << op.name;
+    EXPECT_NE(why->find("no optimised float16 convolution on this CPU"), std::string::npos) << *why;
+    EXPECT_NE(why->find("--device reference"), std::string::npos) << *why;
+  }
 }
 
 }  // namespace

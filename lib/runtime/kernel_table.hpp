@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graph/op.hpp"
 
@@ -29,6 +30,11 @@ class KernelTable {
   void add(OpKind kind, OpKernels kernels);
   // nullptr when no kernels are registered for `kind`.
   const OpKernels* find(OpKind kind) const;
+  // The registered kinds, and a way to swap a registered kind's kernels for ones that wrap them
+  // (the cpu backend widens its float32 kernels' half-precision calls); replacing a kind that is
+  // not registered is a programming error.
+  std::vector<OpKind> kinds() const;
+  void replace(OpKind kind, OpKernels kernels);
 
  private:
   std::map<OpKind, OpKernels> kernels_;

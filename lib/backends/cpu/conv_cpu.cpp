@@ -1,22 +1,25 @@
 // The cpu backend's convolutions and transposed convolutions: its own depthwise kernel where it
 // beats oneDNN (depthwise_conv_cpu.cpp), oneDNN's primitives otherwise (onednn_conv.cpp).
+// Under mixed precision oneDNN computes in bfloat16 itself; the own depthwise kernel is float32
+// and runs on widened copies (widened_calls.hpp).
 #include "backends/cpu/cpu_kernels.hpp"
 #include "backends/cpu/onednn_ops.hpp"
+#include "backends/cpu/widened_calls.hpp"
 
 namespace convbench::cpu {
 
-void conv_forward(OneDnnOps& onednn, const ForwardCall& call) {
+void conv_forward(CpuKernelContext context, const ForwardCall& call) {
   if (is_own_depthwise_conv(call.graph, call.op))
-    depthwise_conv_forward(call);
+    run_widened(call, context.widening_scratch, depthwise_conv_forward);
   else
-    onednn.conv_forward(call);
+    context.onednn.conv_forward(call);
 }
 
-void conv_backward(OneDnnOps& onednn, const BackwardCall& call) {
+void conv_backward(CpuKernelContext context, const BackwardCall& call) {
   if (is_own_depthwise_conv(call.graph, call.op))
-    depthwise_conv_backward(call);
+    run_widened(call, context.widening_scratch, depthwise_conv_backward);
   else
-    onednn.conv_backward(call);
+    context.onednn.conv_backward(call);
 }
 
 int64_t conv_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op, Phase phase, bool training) {
@@ -25,9 +28,8 @@ int64_t conv_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op
 }
 
 void register_conv_kernels(KernelTable& table, CpuKernelContext context) {
-  OneDnnOps& onednn = context.onednn;
-  auto forward = [&onednn](const ForwardCall& call) { conv_forward(onednn, call); };
-  auto backward = [&onednn](const BackwardCall& call) { conv_backward(onednn, call); };
+  auto forward = [context](const ForwardCall& call) { conv_forward(context, call); };
+  auto backward = [context](const BackwardCall& call) { conv_backward(context, call); };
   table.add(OpKind::conv, {forward, backward});
   table.add(OpKind::conv_transpose, {forward, backward});
 }

@@ -1,15 +1,19 @@
 #include "backends/cpu/cpu_backend.hpp"
 
 #include <stdexcept>
+#include <string>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/cpu_kernels.hpp"
 #include "backends/cpu/onednn_limits.hpp"
 #include "backends/cpu/onednn_ops.hpp"
+#include "backends/cpu/widened_calls.hpp"
 
 namespace convbench {
 
 CpuBackend::CpuBackend() : HostBackend("cpu"), onednn_(std::make_unique<cpu::OneDnnOps>()) {
-  const cpu::CpuKernelContext context{*onednn_, group_stats_};
+  const cpu::CpuKernelContext context{*onednn_, group_stats_, widening_scratch_};
   cpu::register_conv_kernels(kernels_, context);
   cpu::register_batch_norm_kernels(kernels_, context);
   cpu::register_group_norm_kernels(kernels_, context);
@@ -20,14 +24,27 @@ CpuBackend::CpuBackend() : HostBackend("cpu"), onednn_(std::make_unique<cpu::One
   cpu::register_pool_kernels(kernels_);
   cpu::register_linear_kernels(kernels_);
   cpu::register_fold_kernels(kernels_, context);
+  // The convolutions (oneDNN in bfloat16; conv_cpu.cpp widens the own depthwise kernel) and the
+  // casts take half-precision tensors themselves; every other kernel is float32.
+  cpu::widen_half_precision_calls(kernels_, widening_scratch_, {OpKind::conv, OpKind::conv_transpose, OpKind::cast});
 }
 CpuBackend::~CpuBackend() = default;
 
 std::optional<std::string> CpuBackend::limitation(const Graph& graph, const Op& op) const {
-  // oneDNN has bfloat16 convolutions, but this backend's kernels are float32 throughout.
-  if (graph.precision != Precision::plain)
-    return "cpu backend computes float32 only: precision " + std::string(to_string(graph.precision)) +
-           " runs on --device reference for now";
+  if (graph.precision != Precision::plain) {
+    const DType low = *autocast_dtype(graph.precision);
+    if (!onednn_->has_fast_conv(low))
+      return "cpu backend: oneDNN " + std::to_string(DNNL_VERSION_MAJOR) + "." + std::to_string(DNNL_VERSION_MINOR) +
+             " has no optimised " + std::string(to_string(low)) + " convolution on this CPU, so precision " +
+             std::string(to_string(graph.precision)) + " runs on --device reference";
+    for (int v : op.inputs) {
+      const DType d = graph.desc(v).dtype;
+      if (d != DType::float32 && d != low)
+        return "cpu backend: under precision " + std::string(to_string(graph.precision)) + " it computes float32 and " +
+               std::string(to_string(low)) + " (got " + std::string(to_string(d)) + ")";
+    }
+    return cpu::onednn_size_limitation(graph, op);
+  }
   const DType dtype = graph.desc(op.inputs.at(0)).dtype;
   if (dtype != DType::float32 && dtype != DType::tf32)
     return "cpu backend computes float32; use --device reference for float64/float16/bfloat16 (got " +

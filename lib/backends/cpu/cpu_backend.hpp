@@ -9,6 +9,9 @@
 //
 // It computes in float32: tf32 is a GPU tensor-core mode, so a tf32 graph runs in plain float32
 // here. float64, float16 and bfloat16 graphs are unsupported (use the reference backend).
+// Mixed precision runs where oneDNN has optimised convolutions in its low dtype (amp_bfloat16 on
+// a CPU with AVX512-BF16 or AMX): the convolutions compute in bfloat16, every other kernel on
+// float32 copies of its half-precision tensors (widened_calls.hpp), outside the step's memory.
 #pragma once
 
 #include <memory>
@@ -29,8 +32,8 @@ class CpuBackend final : public HostBackend {
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
 
-  // float32 and tf32 only; no tensor a oneDNN primitive takes past oneDNN's 32-bit sizes
-  // (onednn_limits.hpp).
+  // float32 and tf32, and the AMP modes whose low dtype oneDNN convolves fast here; no tensor a
+  // oneDNN primitive takes past oneDNN's 32-bit sizes (onednn_limits.hpp).
   std::optional<std::string> limitation(const Graph& graph, const Op& op) const override;
   // Every op kind; each family's *_cpu.cpp registers its kernels.
   const KernelTable& kernels() const override { return kernels_; }
@@ -49,7 +52,10 @@ class CpuBackend final : public HostBackend {
  private:
   std::unique_ptr<cpu::OneDnnOps> onednn_;
   std::vector<float> group_stats_;  // group-norm mean and rstd where no aux tensor holds them
-  KernelTable kernels_;             // after what its kernels refer to
+  // The float32 copies a half-precision call computes on (widened_calls.hpp): apart from the
+  // step's allocator, whose statistics are the step's memory.
+  CachingHostAllocator widening_scratch_;
+  KernelTable kernels_;  // after what its kernels refer to
 };
 
 }  // namespace convbench

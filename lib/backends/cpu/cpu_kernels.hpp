@@ -15,11 +15,13 @@ namespace convbench::cpu {
 
 class OneDnnOps;  // oneDNN engine, stream and cached primitives (onednn_ops.hpp)
 
-// What the cpu backend's kernels share: oneDNN, and room for group-norm statistics where no aux
-// tensor holds them (inference). Both belong to the backend and outlive its kernel table.
+// What the cpu backend's kernels share: oneDNN, room for group-norm statistics where no aux
+// tensor holds them (inference), and the allocator of the float32 copies a half-precision call
+// computes on (widened_calls.hpp). All belong to the backend and outlive its kernel table.
 struct CpuKernelContext {
   OneDnnOps& onednn;
   std::vector<float>& group_stats;
+  Allocator& widening_scratch;
 };
 
 // Each op family's file registers its kinds' forward and backward kernels, side by side
@@ -37,8 +39,8 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context);  // fo
 
 // A conv or conv_transpose call: the own depthwise kernel or oneDNN's (conv_cpu.cpp), and its
 // workspace; folded_conv runs its folded kernel through them.
-void conv_forward(OneDnnOps& onednn, const ForwardCall& call);
-void conv_backward(OneDnnOps& onednn, const BackwardCall& call);
+void conv_forward(CpuKernelContext context, const ForwardCall& call);
+void conv_backward(CpuKernelContext context, const BackwardCall& call);
 int64_t conv_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op, Phase phase, bool training);
 // A folded_conv call's workspace: its kernel (inference) or the kernel's gradient (backward), the
 // fold's registers (float), and the conv's own workspace (fold_cpu.cpp). 0 for other ops.

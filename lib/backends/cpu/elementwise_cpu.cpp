@@ -1,4 +1,5 @@
-// Elementwise ops in float32: one pass over memory, OpenMP threads over large tensors, selects
+// Elementwise ops in float32 (a bfloat16 call reaches them widened, widened_calls.hpp, but for
+// add, which sums half-precision gradients directly): one pass over memory, OpenMP threads over large tensors, selects
 // instead of branches so that the compiler vectorises each loop.
 #include <algorithm>
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
+#include "runtime/half_float.hpp"
 #include "runtime/philox.hpp"
 
 namespace convbench::cpu {
@@ -178,9 +180,39 @@ void copy(const Tensor& src, Tensor& dst) {
   if (src.raw() != dst.raw()) std::memcpy(dst.raw(), src.raw(), static_cast<size_t>(src.desc.bytes()));
 }
 
+namespace {
+
+// One element of a float32, bfloat16 or float16 tensor, as float.
+float element_as_float(const Tensor& t, int64_t i) {
+  switch (t.desc.dtype) {
+    case DType::bfloat16: return bf16_to_float(t.data<uint16_t>()[i]);
+    case DType::float16: return half_to_float(t.data<uint16_t>()[i]);
+    default: return t.data<float>()[i];
+  }
+}
+
+void set_element_from_float(Tensor& t, int64_t i, float v) {
+  switch (t.desc.dtype) {
+    case DType::bfloat16: t.data<uint16_t>()[i] = float_to_bf16(v); return;
+    case DType::float16: t.data<uint16_t>()[i] = float_to_half(v); return;
+    default: t.data<float>()[i] = v;
+  }
+}
+
+bool stored_as_float32(const Tensor& t) { return t.desc.dtype == DType::float32 || t.desc.dtype == DType::tf32; }
+
+}  // namespace
+
 void add(const Tensor& a, const Tensor& b, Tensor& out) {
   const int64_t n = same_numel(a, b);
   same_numel(a, out);
+  if (!stored_as_float32(a) || !stored_as_float32(b) || !stored_as_float32(out)) {
+    // Mixed precision's half-precision gradients meet in the executor's sums: each element
+    // widened, added in float and rounded once, as PyTorch's CPU add does for bfloat16.
+#pragma omp parallel for schedule(static) if (n > kParallelElements)
+    for (int64_t i = 0; i < n; ++i) set_element_from_float(out, i, element_as_float(a, i) + element_as_float(b, i));
+    return;
+  }
   const float* ap = a.data<float>();
   const float* bp = b.data<float>();
   float* op = out.data<float>();  // may alias a or b (in-place accumulation)

@@ -31,7 +31,7 @@ int64_t fold_workspace_bytes(OneDnnOps& onednn, const Graph& graph, const Op& op
 
 void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
   OneDnnOps& onednn = context.onednn;
-  auto forward = [&onednn](const ForwardCall& call) {
+  auto forward = [context, &onednn](const ForwardCall& call) {
     const FoldProgram& p = *call.op.fold;
     const DType dtype = call.graph.desc(call.op.inputs.at(0)).dtype;
     const Op conv = folded_conv_as_conv(call.op);
@@ -49,9 +49,9 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
     ForwardCall c{call.graph,  conv, call.inputs,   {&kernel}, {},
                   call.output, {},   call.training, call.seed, arena.rest()};
     if (p.has_bias()) c.params.push_back(&bias);
-    conv_forward(onednn, c);
+    conv_forward(context, c);
   };
-  auto backward = [&onednn](const BackwardCall& call) {
+  auto backward = [context, &onednn](const BackwardCall& call) {
     const FoldProgram& p = *call.op.fold;
     const DType dtype = call.graph.desc(call.op.inputs.at(0)).dtype;
     const Op conv = folded_conv_as_conv(call.op);
@@ -66,7 +66,7 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
                    call.grad_inputs, {&grad_kernel}, arena.rest()};
     c.params.push_back(at_or_null(call.aux, 0));
     if (p.has_bias()) c.grad_params.push_back(&grad_bias);
-    conv_backward(onednn, c);
+    conv_backward(context, c);
     // The adjoint of the composition, from the registers recomputed from the parameters.
     const std::vector<const float*> ops = operands(call.params, call.op);
     std::vector<float*> grads;

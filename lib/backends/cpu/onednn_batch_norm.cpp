@@ -39,7 +39,9 @@ const Plan& OneDnnOps::batch_norm_plan(const Graph& graph, const Op& op, bool tr
 
 Plan OneDnnOps::build_batch_norm_plan(const Graph& graph, const Op& op, bool training) {
   const TensorDesc& in = graph.desc(op.inputs.at(0));
-  const memory::desc data = activation_md(in);
+  // float32 even for a bfloat16 input: the backend widens a half-precision batch norm's
+  // tensors before its kernels see them (widened_calls.hpp).
+  const memory::desc data = activation_md(in, memory::data_type::f32);
   const memory::desc channel = vector_md(in.channels());
   using flags = dnnl::normalization_flags;
   // oneDNN 2.6 takes scale and shift as two vectors (use_scale | use_shift).

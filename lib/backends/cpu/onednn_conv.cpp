@@ -43,8 +43,12 @@ ConvGeometry geometry(const Graph& graph, const Op& op) {
   const bool transposed = op.kind == OpKind::conv_transpose;
   const bool three_d = in.spatial_rank() == 3;
   ConvGeometry g;
-  g.src = activation_md(in);
-  g.dst = activation_md(out);
+  // Under mixed precision the activations are bfloat16 and the weights are the op's cast copies
+  // (Op::param_cast): oneDNN computes in bfloat16 with float32 accumulation, as PyTorch's
+  // mkldnn path does under CPU autocast.
+  g.src = activation_md(in, onednn_type(in.dtype));
+  g.dst = activation_md(out, onednn_type(out.dtype));
+  const memory::data_type weight_type = onednn_type(op.param_cast.value_or(DType::float32));
   // oneDNN numbers weights (groups?, out, in, k...) for both primitives, where "out" is the
   // primitive's output channels. Our conv weights are (Cout, Cin/g, k...) = [g]oi(d)hw; our
   // conv_transpose weights are PyTorch's (Cin, Cout/g, k...) = [g]io(d)hw.
@@ -60,8 +64,8 @@ ConvGeometry geometry(const Graph& graph, const Op& op) {
     wtag = groups > 1 ? (three_d ? tag::giodhw : tag::giohw) : (three_d ? tag::iodhw : tag::iohw);
   else
     wtag = groups > 1 ? (three_d ? tag::goidhw : tag::goihw) : (three_d ? tag::oidhw : tag::oihw);
-  g.weights = memory::desc(wdims, memory::data_type::f32, wtag);
-  if (a.bias) g.bias = vector_md(out.channels());
+  g.weights = memory::desc(wdims, weight_type, wtag);
+  if (a.bias) g.bias = vector_md(out.channels(), weight_type);
   for (size_t d = 0; d < a.kernel.size(); ++d) {
     g.strides.push_back(a.stride[d]);
     g.dilates.push_back(a.dilation[d] - 1);  // oneDNN counts dilation from 0
@@ -154,7 +158,8 @@ std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool trainin
   std::string key = std::string(to_string(op.kind)) + (phase == Phase::forward ? "|f" : "|b") + (training ? "t" : "i") +
                     (grad_input ? "g|" : "|") + in.shape_string() + (in.layout == Layout::channels_last ? "L" : "F") +
                     "|" + std::to_string(a.out_channels) + "|" + std::to_string(a.groups) + (a.bias ? "b" : "") +
-                    (a.frozen ? "z" : "");
+                    (a.frozen ? "z" : "") + "|" + std::string(to_string(in.dtype)) +
+                    std::string(op.param_cast ? to_string(*op.param_cast) : "");
   for (const auto* v : {&a.kernel, &a.stride, &a.padding, &a.dilation, &a.output_padding}) {
     key += "|";
     for (int64_t x : *v) key += std::to_string(x) + ",";

@@ -11,7 +11,18 @@ using dnnl::memory;
 
 memory::dims to_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
-memory::desc activation_md(const TensorDesc& desc) {
+memory::data_type onednn_type(DType dtype) {
+  switch (dtype) {
+    case DType::float32:
+    case DType::tf32: return memory::data_type::f32;
+    case DType::bfloat16: return memory::data_type::bf16;
+    case DType::float16: return memory::data_type::f16;
+    default:
+      throw std::invalid_argument("cpu backend: oneDNN is not given " + std::string(to_string(dtype)) + " tensors");
+  }
+}
+
+memory::desc activation_md(const TensorDesc& desc, memory::data_type type) {
   const bool last = desc.layout == Layout::channels_last;
   memory::format_tag tag;
   switch (desc.rank()) {
@@ -19,11 +30,10 @@ memory::desc activation_md(const TensorDesc& desc) {
     case 5: tag = last ? memory::format_tag::ndhwc : memory::format_tag::ncdhw; break;
     default: throw std::invalid_argument("cpu backend: activations must be 4-D or 5-D, got " + desc.shape_string());
   }
-  // tf32 is stored and computed as float32 on the CPU (see cpu_backend.hpp).
-  return memory::desc(to_dims(desc.shape), memory::data_type::f32, tag);
+  return memory::desc(to_dims(desc.shape), type, tag);
 }
 
-memory::desc vector_md(int64_t n) { return memory::desc({n}, memory::data_type::f32, memory::format_tag::a); }
+memory::desc vector_md(int64_t n, memory::data_type type) { return memory::desc({n}, type, memory::format_tag::a); }
 
 bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
@@ -31,6 +41,26 @@ bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
 
 OneDnnOps::OneDnnOps() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
   attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+}
+
+bool OneDnnOps::has_fast_conv(DType dtype) {
+  const auto known = fast_conv_.find(dtype);
+  if (known != fast_conv_.end()) return known->second;
+  bool fast = false;
+  try {
+    const memory::data_type t = onednn_type(dtype);
+    const memory::desc src({1, 16, 8, 8}, t, memory::format_tag::any), dst = src;
+    const memory::desc weights({16, 16, 3, 3}, t, memory::format_tag::any);
+    const dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src,
+                                        weights, dst, {1, 1}, {0, 0}, {1, 1}, {1, 1}),
+        attr_, engine_);
+    fast = !is_reference_impl(pd);
+  } catch (const dnnl::error&) {
+    fast = false;  // no implementation at all for this data type
+  }
+  fast_conv_.emplace(dtype, fast);
+  return fast;
 }
 
 int64_t OneDnnOps::workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) {

@@ -10,6 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,9 +62,14 @@ struct Plan {
   int64_t workspace_bytes = 0;
 };
 
-// The activation format of a tensor as the executor stores it (nchw, ncdhw, nhwc or ndhwc).
-dnnl::memory::desc activation_md(const TensorDesc& desc);
-dnnl::memory::desc vector_md(int64_t n);  // a plain float vector (bias, BN statistics)
+// oneDNN's data type for a dtype the backend stores: float32 (tf32 is float32 on the CPU, see
+// cpu_backend.hpp), bfloat16 or float16; others throw.
+dnnl::memory::data_type onednn_type(DType dtype);
+// The activation format of a tensor as the executor stores it (nchw, ncdhw, nhwc or ndhwc), with
+// its elements of `type`.
+dnnl::memory::desc activation_md(const TensorDesc& desc, dnnl::memory::data_type type);
+// A plain vector (bias, BN statistics).
+dnnl::memory::desc vector_md(int64_t n, dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 dnnl::memory::dims to_dims(const std::vector<int64_t>& v);
 // Whether oneDNN fell back to its slow reference implementation for this primitive.
 bool is_reference_impl(const dnnl::primitive_desc_base& pd);
@@ -85,6 +91,11 @@ class OneDnnOps {
 
   int64_t primitives_created() const { return primitives_created_; }
 
+  // Whether oneDNN has an optimised (not reference) convolution for `dtype` on this CPU: bfloat16
+  // needs AVX512-BF16 or AMX, float16 a CPU oneDNN 2.6 has no float16 kernels for. Asked once per
+  // dtype with a small 3x3 conv.
+  bool has_fast_conv(DType dtype);
+
  private:
   const Plan& conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input);
   Plan build_conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input);
@@ -103,7 +114,8 @@ class OneDnnOps {
   dnnl::primitive_attr attr_;  // user-managed scratchpads for every primitive
   std::unordered_map<std::string, Plan> plans_;
   int64_t primitives_created_ = 0;
-  std::vector<float> variance_;  // BN per-channel variance from oneDNN, for our statistics
+  std::vector<float> variance_;      // BN per-channel variance from oneDNN, for our statistics
+  std::map<DType, bool> fast_conv_;  // has_fast_conv()'s answers
 };
 
 }  // namespace convbench::cpu
