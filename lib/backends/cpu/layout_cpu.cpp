@@ -107,7 +107,8 @@ void cast_copy(const Tensor& src, Tensor& dst) {
   const DType from = src.desc.dtype, to = dst.desc.dtype;
   const void* s = src.raw();
   void* d = dst.raw();
-  const bool wide_from = from == DType::float32 || from == DType::tf32, wide_to = to == DType::float32 || to == DType::tf32;
+  const bool wide_from = from == DType::float32 || from == DType::tf32,
+             wide_to = to == DType::float32 || to == DType::tf32;
   // Mixed precision's casts (float32 <-> bfloat16) in loops the compiler vectorises; the
   // element-by-element conversion through double below took 8.6 ms for the seed block's input,
   // 7x its memory traffic.
