@@ -705,6 +705,46 @@ TEST(CpuAmp, AllocatorPeakEqualsTheMemoryModel) {
   }
 }
 
+// The bfloat16 ReLU works on the bits: every special value (signed zeros, the smallest
+// subnormals, infinities, NaN of either sign) comes out as the reference's, forward and backward.
+TEST(CpuAmp, BFloat16ReluKeepsEverySpecialValueAsTheReference) {
+  const std::vector<double> specials = {0.0,     -0.0,     1e-40,     -1e-40, 1.0,  -1.0, 3.0e38,
+                                        -3.0e38, INFINITY, -INFINITY, NAN,    -NAN, 0.5,  -0.25};
+  GraphBuilder b("relu",
+                 TensorDesc{{1, 2, 1, static_cast<int64_t>(specials.size())}, DType::bfloat16, Layout::channels_first});
+  const Graph g = b.finish(b.relu("act", b.input()));
+  std::vector<double> xs, gs;
+  for (int k = 0; k < 2; ++k)
+    for (double v : specials) {
+      xs.push_back(v);
+      gs.push_back(k == 0 ? 1.5 : -2.0);
+    }
+  CpuBackend cpu;
+  ReferenceBackend reference;
+  std::vector<std::vector<double>> outs, grads;
+  for (Backend* backend : std::vector<Backend*>{&cpu, &reference}) {
+    Tensor x = make_tensor(backend->allocator(), g.desc(g.input), MemoryCategory::inputs);
+    upload(*backend, x, xs);
+    Tensor y = make_tensor(backend->allocator(), g.desc(g.output), MemoryCategory::temporaries);
+    backend->forward(ForwardCall{g, g.ops[0], {&x}, {}, {}, &y, {}, true, 0, nullptr});
+    Tensor dy = make_tensor(backend->allocator(), g.desc(g.output), MemoryCategory::inputs);
+    upload(*backend, dy, gs);
+    Tensor dx = make_tensor(backend->allocator(), g.desc(g.input), MemoryCategory::temporaries);
+    backend->backward(BackwardCall{g, g.ops[0], {nullptr}, &y, {}, {}, &dy, {&dx}, {}, nullptr});
+    outs.push_back(download(*backend, y));
+    grads.push_back(download(*backend, dx));
+  }
+  for (size_t i = 0; i < xs.size(); ++i) {
+    SCOPED_TRACE("x = " + std::to_string(xs[i]));
+    EXPECT_EQ(std::isnan(outs[0][i]), std::isnan(outs[1][i]));
+    if (!std::isnan(outs[1][i])) {
+      EXPECT_EQ(outs[0][i], outs[1][i]);
+      EXPECT_EQ(std::signbit(outs[0][i]), std::signbit(outs[1][i]));
+    }
+    EXPECT_EQ(grads[0][i], grads[1][i]);
+  }
+}
+
 // float16 has no optimised oneDNN 2.6 convolution on x86: amp_float16 is refused with that
 // reason (and the backend to use instead), not run on reference-speed primitives.
 TEST(CpuAmp, AModeWithoutFastConvolutionsIsRefusedWithTheReason) {

@@ -55,4 +55,14 @@ inline float half_to_float(uint16_t h) {
   return std::bit_cast<float>(sign | ((exp - 15 + 127) << 23) | (mant << 13));
 }
 
+// A bfloat16 element as kernels templated on their storage type see it (float or BFloat16):
+// as_float() reads either as float, store_float() rounds into either.
+struct BFloat16 {
+  uint16_t bits;
+};
+inline float as_float(float v) { return v; }
+inline float as_float(BFloat16 v) { return bf16_to_float(v.bits); }
+inline void store_float(float& dst, float v) { dst = v; }
+inline void store_float(BFloat16& dst, float v) { dst.bits = float_to_bf16(v); }
+
 }  // namespace convbench

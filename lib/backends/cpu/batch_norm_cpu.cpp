@@ -4,9 +4,13 @@
 // inference forward on ResNet's 8x256x56^2 (these loops: a few ms), and the backward for both
 // layouts, whose sums of dy and dy * (x - mean) must be accurate: oneDNN's backward sums in
 // float and lost 1% of grad-beta to cancellation in a bottleneck block, where PyTorch (double
-// accumulation, as here) agrees with float64 to 1e-6.
+// accumulation, as here) agrees with float64 to 1e-6. batch_norm's loops also take bfloat16
+// activations (mixed precision), with float32 parameters and statistics; batch_norm_act's
+// reach it widened (widened_calls.hpp).
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
@@ -50,12 +54,27 @@ void finish_batch_norm_statistics(const ForwardCall& call, const std::vector<dou
   }
 }
 
-void batch_norm_forward_training(const ForwardCall& call) {
+namespace {
+
+// The storage a batch norm's activations have: float32 (tf32 is float32 here) or, under mixed
+// precision, bfloat16; its parameters, statistics and their gradients are float32 in both.
+template <class F>
+void with_activation_storage(const Op& op, DType dtype, F f) {
+  switch (dtype) {
+    case DType::float32:
+    case DType::tf32: f(float{}); return;
+    case DType::bfloat16: f(BFloat16{}); return;
+    default: throw std::logic_error(op.name + ": cpu batch norm has no " + std::string(to_string(dtype)) + " kernel");
+  }
+}
+
+template <class T>
+void batch_norm_forward_training_of(const ForwardCall& call) {
   const TensorDesc& d = call.inputs.at(0)->desc;
   const int64_t batch = d.batch(), channels = d.channels();
   const auto planes = static_cast<size_t>(batch * channels);
   const double count = static_cast<double>(batch * d.spatial_size());
-  const float* x = call.inputs[0]->data<float>();
+  const T* x = call.inputs[0]->data<T>();
   const float* gamma = call.params.at(0)->data<float>();
   const float* beta = call.params.at(1)->data<float>();
   float* mean = call.aux.at(0)->data<float>();
@@ -75,11 +94,12 @@ void batch_norm_forward_training(const ForwardCall& call) {
   for (size_t c = 0; c < scale.size(); ++c)
     scale[c] = static_cast<float>(gamma[c] / std::sqrt(variance[c] + call.op.norm.eps));
   channel_affine(d, nullptr, nullptr, x, shift.data(), per_sample(scale, batch).data(), per_sample(bias, batch).data(),
-                 call.output->data<float>());
+                 call.output->data<T>());
   finish_batch_norm_statistics(call, variance);
 }
 
-void batch_norm_forward_inference(const ForwardCall& call) {
+template <class T>
+void batch_norm_forward_inference_of(const ForwardCall& call) {
   const TensorDesc& d = call.inputs.at(0)->desc;
   const int64_t batch = d.batch(), channels = d.channels();
   const float* gamma = call.params.at(0)->data<float>();
@@ -89,18 +109,19 @@ void batch_norm_forward_inference(const ForwardCall& call) {
   std::vector<float> scale(static_cast<size_t>(channels)), bias(beta, beta + channels);
   for (size_t c = 0; c < scale.size(); ++c)
     scale[c] = static_cast<float>(gamma[c] / std::sqrt(static_cast<double>(running_var[c]) + call.op.norm.eps));
-  channel_affine(d, nullptr, nullptr, call.inputs[0]->data<float>(),
+  channel_affine(d, nullptr, nullptr, call.inputs[0]->data<T>(),
                  per_sample(std::vector<float>(running_mean, running_mean + channels), batch).data(),
-                 per_sample(scale, batch).data(), per_sample(bias, batch).data(), call.output->data<float>());
+                 per_sample(scale, batch).data(), per_sample(bias, batch).data(), call.output->data<T>());
 }
 
-void batch_norm_backward(const BackwardCall& call) {
+template <class T>
+void batch_norm_backward_of(const BackwardCall& call) {
   const TensorDesc& d = call.inputs.at(0)->desc;
   const int64_t batch = d.batch(), channels = d.channels();
   const auto planes = static_cast<size_t>(batch * channels);
   const double count = static_cast<double>(batch * d.spatial_size());
-  const float* x = call.inputs[0]->data<float>();
-  const float* dy = call.grad_output->data<float>();
+  const T* x = call.inputs[0]->data<T>();
+  const T* dy = call.grad_output->data<T>();
   const float* mean = call.aux.at(0)->data<float>();
   const float* invstd = call.aux.at(1)->data<float>();
   const float* gamma = call.params.at(0)->data<float>();
@@ -127,7 +148,24 @@ void batch_norm_backward(const BackwardCall& call) {
     offset[c] = static_cast<float>(-ac * (sum_dy[c] / count));
   }
   channel_affine(d, dy, per_sample(a, batch).data(), x, shift.data(), per_sample(minus_b, batch).data(),
-                 per_sample(offset, batch).data(), dx->data<float>());
+                 per_sample(offset, batch).data(), dx->data<T>());
+}
+
+}  // namespace
+
+void batch_norm_forward_training(const ForwardCall& call) {
+  with_activation_storage(call.op, call.inputs.at(0)->desc.dtype,
+                          [&](auto t) { batch_norm_forward_training_of<decltype(t)>(call); });
+}
+
+void batch_norm_forward_inference(const ForwardCall& call) {
+  with_activation_storage(call.op, call.inputs.at(0)->desc.dtype,
+                          [&](auto t) { batch_norm_forward_inference_of<decltype(t)>(call); });
+}
+
+void batch_norm_backward(const BackwardCall& call) {
+  with_activation_storage(call.op, call.inputs.at(0)->desc.dtype,
+                          [&](auto t) { batch_norm_backward_of<decltype(t)>(call); });
 }
 
 namespace {

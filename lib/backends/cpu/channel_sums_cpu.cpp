@@ -2,28 +2,29 @@
 // sums over positions, and a per (sample, channel) affine map applied to every element. Sums
 // run in float within short chunks (which vectorise) and in double across them, as PyTorch's
 // CPU kernels accumulate in double: the norms' backward sums cancel, and float sums over
-// hundreds of thousands of elements would lose digits that the gradients need.
+// hundreds of thousands of elements would lose digits that the gradients need. Tensors are float32
+// or, under mixed precision, bfloat16 (read as float, results rounded once).
 #include <algorithm>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
+#include "runtime/half_float.hpp"
 
 namespace convbench::cpu {
 namespace {
 
 constexpr int64_t kChunk = 1024;  // float partial sums stay accurate over this many terms
 
-}  // namespace
-
-void channel_sums(const TensorDesc& d, const float* a, const float* sa, const float* b, const float* sb, double* s1,
-                  double* s2) {
+template <class T>
+void channel_sums_of(const TensorDesc& d, const T* a, const float* sa, const T* b, const float* sb, double* s1,
+                     double* s2) {
   const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
   const int64_t planes = batch * channels;
   if (d.layout == Layout::channels_first) {
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < planes; ++p) {
-      const float* ar = a + p * spatial;
-      const float* br = b ? b + p * spatial : nullptr;
+      const T* ar = a + p * spatial;
+      const T* br = b ? b + p * spatial : nullptr;
       const float ka = sa[p], kb = br ? sb[p] : 0.f;
       double t1 = 0.0, t2 = 0.0;
       for (int64_t start = 0; start < spatial; start += kChunk) {
@@ -32,13 +33,13 @@ void channel_sums(const TensorDesc& d, const float* a, const float* sa, const fl
         if (br) {
 #pragma omp simd reduction(+ : f1, f2)
           for (int64_t i = start; i < end; ++i) {
-            const float w = ar[i] - ka;
+            const float w = as_float(ar[i]) - ka;
             f1 += w;
-            f2 += w * (br[i] - kb);
+            f2 += w * (as_float(br[i]) - kb);
           }
         } else {
 #pragma omp simd reduction(+ : f1)
-          for (int64_t i = start; i < end; ++i) f1 += ar[i] - ka;
+          for (int64_t i = start; i < end; ++i) f1 += as_float(ar[i]) - ka;
         }
         t1 += f1;
         t2 += f2;
@@ -68,18 +69,18 @@ void channel_sums(const TensorDesc& d, const float* a, const float* sa, const fl
       std::fill(f1.begin(), f1.end(), 0.f);
       std::fill(f2.begin(), f2.end(), 0.f);
       for (int64_t s = start; s < end; ++s) {
-        const float* ar = a + (n * spatial + s) * channels;
+        const T* ar = a + (n * spatial + s) * channels;
         if (b) {
-          const float* br = b + (n * spatial + s) * channels;
+          const T* br = b + (n * spatial + s) * channels;
 #pragma omp simd
           for (int64_t c = 0; c < channels; ++c) {
-            const float w = ar[c] - ka[c];
+            const float w = as_float(ar[c]) - ka[c];
             p1[c] += w;
-            p2[c] += w * (br[c] - kb[c]);
+            p2[c] += w * (as_float(br[c]) - kb[c]);
           }
         } else {
 #pragma omp simd
-          for (int64_t c = 0; c < channels; ++c) p1[c] += ar[c] - ka[c];
+          for (int64_t c = 0; c < channels; ++c) p1[c] += as_float(ar[c]) - ka[c];
         }
       }
       for (int64_t c = 0; c < channels; ++c) {
@@ -95,23 +96,25 @@ void channel_sums(const TensorDesc& d, const float* a, const float* sa, const fl
   }
 }
 
-void channel_affine(const TensorDesc& d, const float* u, const float* p, const float* v, const float* m, const float* q,
-                    const float* r, float* out) {
+template <class T>
+void channel_affine_of(const TensorDesc& d, const T* u, const float* p, const T* v, const float* m, const float* q,
+                       const float* r, T* out) {
   const int64_t batch = d.batch(), channels = d.channels(), spatial = d.spatial_size();
   if (d.layout == Layout::channels_first) {
 #pragma omp parallel for schedule(static)
     for (int64_t plane = 0; plane < batch * channels; ++plane) {
-      const float* vr = v + plane * spatial;
-      float* o = out + plane * spatial;
+      const T* vr = v + plane * spatial;
+      T* o = out + plane * spatial;
       const float mk = m[plane], qk = q[plane], rk = r[plane];
       if (u) {
-        const float* ur = u + plane * spatial;
+        const T* ur = u + plane * spatial;
         const float pk = p[plane];
 #pragma omp simd
-        for (int64_t i = 0; i < spatial; ++i) o[i] = pk * ur[i] + qk * (vr[i] - mk) + rk;
+        for (int64_t i = 0; i < spatial; ++i)
+          store_float(o[i], pk * as_float(ur[i]) + qk * (as_float(vr[i]) - mk) + rk);
       } else {
 #pragma omp simd
-        for (int64_t i = 0; i < spatial; ++i) o[i] = qk * (vr[i] - mk) + rk;
+        for (int64_t i = 0; i < spatial; ++i) store_float(o[i], qk * (as_float(vr[i]) - mk) + rk);
       }
     }
     return;
@@ -120,21 +123,41 @@ void channel_affine(const TensorDesc& d, const float* u, const float* p, const f
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t k = (row / spatial) * channels;  // this sample's coefficients
-    const float* vr = v + row * channels;
-    float* o = out + row * channels;
+    const T* vr = v + row * channels;
+    T* o = out + row * channels;
     const float* mk = m + k;
     const float* qk = q + k;
     const float* rk = r + k;
     if (u) {
-      const float* ur = u + row * channels;
+      const T* ur = u + row * channels;
       const float* pk = p + k;
 #pragma omp simd
-      for (int64_t c = 0; c < channels; ++c) o[c] = pk[c] * ur[c] + qk[c] * (vr[c] - mk[c]) + rk[c];
+      for (int64_t c = 0; c < channels; ++c)
+        store_float(o[c], pk[c] * as_float(ur[c]) + qk[c] * (as_float(vr[c]) - mk[c]) + rk[c]);
     } else {
 #pragma omp simd
-      for (int64_t c = 0; c < channels; ++c) o[c] = qk[c] * (vr[c] - mk[c]) + rk[c];
+      for (int64_t c = 0; c < channels; ++c) store_float(o[c], qk[c] * (as_float(vr[c]) - mk[c]) + rk[c]);
     }
   }
+}
+
+}  // namespace
+
+void channel_sums(const TensorDesc& d, const float* a, const float* sa, const float* b, const float* sb, double* s1,
+                  double* s2) {
+  channel_sums_of(d, a, sa, b, sb, s1, s2);
+}
+void channel_sums(const TensorDesc& d, const BFloat16* a, const float* sa, const BFloat16* b, const float* sb,
+                  double* s1, double* s2) {
+  channel_sums_of(d, a, sa, b, sb, s1, s2);
+}
+void channel_affine(const TensorDesc& d, const float* u, const float* p, const float* v, const float* m, const float* q,
+                    const float* r, float* out) {
+  channel_affine_of(d, u, p, v, m, q, r, out);
+}
+void channel_affine(const TensorDesc& d, const BFloat16* u, const float* p, const BFloat16* v, const float* m,
+                    const float* q, const float* r, BFloat16* out) {
+  channel_affine_of(d, u, p, v, m, q, r, out);
 }
 
 }  // namespace convbench::cpu

@@ -24,9 +24,12 @@ CpuBackend::CpuBackend() : HostBackend("cpu"), onednn_(std::make_unique<cpu::One
   cpu::register_pool_kernels(kernels_);
   cpu::register_linear_kernels(kernels_);
   cpu::register_fold_kernels(kernels_, context);
-  // The convolutions (oneDNN in bfloat16; conv_cpu.cpp widens the own depthwise kernel) and the
-  // casts take half-precision tensors themselves; every other kernel is float32.
-  cpu::widen_half_precision_calls(kernels_, widening_scratch_, {OpKind::conv, OpKind::conv_transpose, OpKind::cast});
+  // These take bfloat16 tensors themselves: the convolutions (oneDNN in bfloat16; conv_cpu.cpp
+  // widens the own depthwise kernel), the casts, batch norm and ReLU (the ops of nearly every
+  // block, templated on their storage). Every other kernel is float32.
+  cpu::widen_half_precision_calls(
+      kernels_, widening_scratch_,
+      {OpKind::conv, OpKind::conv_transpose, OpKind::cast, OpKind::batch_norm, OpKind::relu});
 }
 CpuBackend::~CpuBackend() = default;
 

@@ -9,6 +9,7 @@
 
 #include "graph/op.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/half_float.hpp"
 #include "runtime/tensor.hpp"
 
 namespace convbench::cpu {
@@ -112,12 +113,17 @@ void depthwise_conv_backward(const BackwardCall& call);
 // hold one value per (sample, channel) plane, n * C + c.
 // Per plane sums over positions, in double: s1 = sum(a - sa), s2 = sum((a - sa) * (b - sb));
 // without b (nullptr), s2 is not computed (sb, s2 may be nullptr).
+// Tensors (a, b; u, v, out) in float32, or bfloat16 under mixed precision.
 void channel_sums(const TensorDesc& d, const float* a, const float* sa, const float* b, const float* sb, double* s1,
                   double* s2);
+void channel_sums(const TensorDesc& d, const BFloat16* a, const float* sa, const BFloat16* b, const float* sb,
+                  double* s1, double* s2);
 // out = p * u + q * (v - m) + r per element, with its plane's coefficients; u == nullptr drops
 // the first term (p may be nullptr).
 void channel_affine(const TensorDesc& d, const float* u, const float* p, const float* v, const float* m, const float* q,
                     const float* r, float* out);
+void channel_affine(const TensorDesc& d, const BFloat16* u, const float* p, const BFloat16* v, const float* m,
+                    const float* q, const float* r, BFloat16* out);
 
 // Batch norm in our own loops, batch_norm_cpu.cpp: forward for channels_first tensors (oneDNN's
 // nchw kernel is slow; channels_last forward runs on oneDNN), backward for both layouts.

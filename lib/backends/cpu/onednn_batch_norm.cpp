@@ -27,7 +27,9 @@ std::string batch_norm_key(const Graph& graph, const Op& op, bool training) {
 }  // namespace
 
 bool batch_norm_on_onednn(const TensorDesc& in, Phase phase) {
-  return phase == Phase::forward && in.layout == Layout::channels_last;
+  // A bfloat16 input (mixed precision) runs in batch_norm_cpu.cpp's loops, which take it as is.
+  const bool float32 = in.dtype == DType::float32 || in.dtype == DType::tf32;
+  return phase == Phase::forward && in.layout == Layout::channels_last && float32;
 }
 
 const Plan& OneDnnOps::batch_norm_plan(const Graph& graph, const Op& op, bool training) {
@@ -39,8 +41,7 @@ const Plan& OneDnnOps::batch_norm_plan(const Graph& graph, const Op& op, bool tr
 
 Plan OneDnnOps::build_batch_norm_plan(const Graph& graph, const Op& op, bool training) {
   const TensorDesc& in = graph.desc(op.inputs.at(0));
-  // float32 even for a bfloat16 input: the backend widens a half-precision batch norm's
-  // tensors before its kernels see them (widened_calls.hpp).
+  // float32 only: batch_norm_on_onednn() sends a bfloat16 input to the own loops.
   const memory::desc data = activation_md(in, memory::data_type::f32);
   const memory::desc channel = vector_md(in.channels());
   using flags = dnnl::normalization_flags;
