@@ -144,7 +144,7 @@ ResultSet with_device_limits(const OutputOptions& o, const ResultSet& results) {
   if (const GpuDatasheet* sheet = find_gpu_datasheet(o.limits_device)) {
     // Recorded for the first row's dtype; a roofline of another dtype finds that dtype's numbers in
     // the same datasheet (device_limits). A dtype the GPU has no arithmetic for records float32's.
-    const std::string dtype = results.rows.empty() ? "float32" : results.rows.front().dtype;
+    const std::string dtype = results.rows.empty() ? "float32" : compute_dtype(results.rows.front());
     auto l = named_device_limits(*sheet, dtype, results.provenance);
     if (!l) l = named_device_limits(*sheet, "float32", results.provenance);
     if (l) out.provenance["device_limits"] = device_limits_json(*l);

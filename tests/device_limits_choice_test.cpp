@@ -43,6 +43,33 @@ TEST(DeviceLimitsChoice, GpuWithoutAPlausibleMeasurementUsesTheDatasheet) {
   EXPECT_FALSE(choose_device_limits({}, "cuda", "float32", {{"gpu", {{"name", "Some GPU"}}}}, notices));
 }
 
+// A mixed-precision row carries float32 (its master weights) but convolves in its low dtype:
+// its limits are that dtype's. The H100 datasheet then gives bfloat16's peak, not float32's, and
+// the cpu, measured in float32 only, gives none and says how to give them.
+TEST(DeviceLimitsChoice, AnAmpRowsLimitsAreItsLowDtypes) {
+  ResultRow amp;
+  amp.dtype = "float32";
+  amp.precision = "amp_bfloat16";
+  EXPECT_EQ(compute_dtype(amp), "bfloat16");
+  amp.precision = "amp_float16";
+  EXPECT_EQ(compute_dtype(amp), "float16");
+  ResultRow plain;
+  plain.dtype = "tf32";
+  EXPECT_EQ(compute_dtype(plain), "tf32");
+  std::ostringstream notices;
+  const auto gpu = choose_device_limits({}, "cuda", compute_dtype(amp), kH100, notices);
+  const auto gpu_float32 = choose_device_limits({}, "cuda", "float32", kH100, notices);
+  ASSERT_TRUE(gpu.has_value() && gpu_float32.has_value());
+  EXPECT_GT(gpu->peak_flops, 10 * gpu_float32->peak_flops);
+  LimitsRequest cached_only;
+  cached_only.measure = false;
+  EXPECT_FALSE(choose_device_limits(cached_only, "cpu", "bfloat16", {}, notices).has_value());
+  EXPECT_NE(notices.str().find("this CPU's limits are measured in float32 (oneDNN sgemm); bfloat16 rows get none: "
+                               "give --peak-flops and --bandwidth"),
+            std::string::npos)
+      << notices.str();
+}
+
 TEST(DeviceLimitsChoice, GivenLimitsWinOverAMeasurement) {
   std::ostringstream notices;
   LimitsRequest given;

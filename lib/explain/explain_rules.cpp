@@ -396,7 +396,7 @@ Explanation build_explanation(const std::vector<VariantFacts>& facts, const std:
   e.limits = limits;
   e.limits_dtype = limits_dtype;
   auto limits_for = [&](const VariantFacts& f) {
-    return limits && (limits_dtype.empty() || f.dtype == limits_dtype) ? limits : std::nullopt;
+    return limits && (limits_dtype.empty() || f.compute_dtype == limits_dtype) ? limits : std::nullopt;
   };
   for (const VariantFacts& f : facts) {
     auto it = std::find_if(e.blocks.begin(), e.blocks.end(), [&](const BlockExplanation& b) {

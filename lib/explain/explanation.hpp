@@ -93,7 +93,8 @@ struct VariantFacts {
   bool is_baseline = false;
   bool training = true;
   std::string dtype, layout, device, trust;
-  std::optional<double> time_ms;                       // headline median: the step (train) or forward (infer)
+  std::string compute_dtype;      // what its limits are for (results.hpp compute_dtype): bfloat16 under amp_bfloat16
+  std::optional<double> time_ms;  // headline median: the step (train) or forward (infer)
   int64_t params = 0, macs = 0, flops = 0, bytes = 0;  // headline phase
   std::vector<OpFacts> ops;
   std::vector<StageFacts> stages;  // a network's rows only: its ops by stage

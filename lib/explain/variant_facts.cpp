@@ -33,6 +33,7 @@ VariantFacts collect_variant_facts(const Graph& graph, const VariantAnalysis& an
   f.is_baseline = row.is_baseline;
   f.training = is_training(row);
   f.dtype = row.dtype;
+  f.compute_dtype = compute_dtype(row);
   f.layout = row.layout;
   f.device = row.device;
   if (const auto& t = headline_time(row); t && row.status == RunStatus::ok) f.time_ms = t->median;

@@ -110,7 +110,12 @@ std::optional<DeviceLimits> choose_device_limits(const LimitsRequest& request, c
     gpu.remedy = "the measurement fell short; run again, on an idle GPU";
     return gpu;
   }
-  if (device != "cpu" || dtype != "float32") return std::nullopt;  // measured for the cpu backend's float32 only
+  if (device != "cpu") return std::nullopt;
+  if (dtype != "float32") {  // measured for the cpu backend's float32 only (an sgemm)
+    notices << "convbench: this CPU's limits are measured in float32 (oneDNN sgemm); " << dtype
+            << " rows get none: give --peak-flops and --bandwidth for them\n";
+    return std::nullopt;
+  }
   return cpu_limits(request, provenance, notices);
 }
 
@@ -119,7 +124,7 @@ void record_known_device_limits(ResultSet& results, LimitsRequest request, std::
   request.calibrate = false;
   // One dtype per record, the first row's; a block of another dtype finds its own peak in the
   // same datasheet, or none (results/device_limits.hpp).
-  const std::string dtype = results.rows.empty() ? "float32" : results.rows.front().dtype;
+  const std::string dtype = results.rows.empty() ? "float32" : compute_dtype(results.rows.front());
   if (const auto l = choose_device_limits(request, results.device, dtype, results.provenance, notices))
     results.provenance["device_limits"] = device_limits_json(*l);
 }

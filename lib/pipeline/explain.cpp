@@ -4,6 +4,7 @@
 #include "explain/explain_rules.hpp"
 #include "explain/variant_facts.hpp"
 #include "pipeline/analyze.hpp"
+#include "pipeline/device_limits_choice.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
@@ -21,7 +22,7 @@ ExplainRun explain(const Spec& spec, ExplainOptions options, std::ostream& notic
     if (!limits_probed && !limits_given(options.limits)) {
       limits_probed = true;
       try {
-        const auto dtype = parse_dtype(row.dtype);
+        const auto dtype = parse_dtype(compute_dtype(row));
         if (dtype) measured = backend.measurement().measure_limits(*dtype);
         if (measured) notices << "convbench: measured the device's limits: " << measured->method << "\n";
       } catch (const std::exception& e) {
@@ -50,9 +51,9 @@ ExplainRun explain(const Spec& spec, ExplainOptions options, std::ostream& notic
   };
   ExplainRun run;
   run.results = compare(spec, options.compare, notices);
-  // One dtype per explanation's limits: the first row's (a spec mixing dtypes gets the first's,
-  // and the limits line says which).
-  const std::string dtype = run.results.rows.empty() ? "float32" : run.results.rows.front().dtype;
+  // One dtype per explanation's limits: the first row's compute dtype (a spec mixing dtypes or
+  // precisions gets the first's, and the limits line says which).
+  const std::string dtype = run.results.rows.empty() ? "float32" : compute_dtype(run.results.rows.front());
   const auto limits =
       choose_device_limits(options.limits, run.results.device, dtype, run.results.provenance, notices, measured);
   if (limits) run.results.provenance["device_limits"] = device_limits_json(*limits);

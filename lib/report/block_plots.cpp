@@ -108,7 +108,7 @@ std::string rate_label(double value, const char* unit) { return format_significa
 BlockPlot roofline(const ResultSet& results, const std::vector<const ResultRow*>& group, size_t index) {
   const ResultRow& base = baseline_of(group);
   const std::string id = "roofline-" + std::to_string(index);
-  const auto limits = device_limits(results.provenance, base.dtype);
+  const auto limits = device_limits(results.provenance, compute_dtype(base));
   LogLogPlot plot{id, "plot roofline", "Roofline", "arithmetic intensity, FLOP per byte (log)", "achieved FLOP/s (log)",
                   {}, std::nullopt};
   std::string floors;

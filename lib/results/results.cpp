@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "graph/dtype.hpp"
+
 namespace convbench {
 
 bool is_training(const ResultRow& r) { return r.mode == "train"; }
@@ -19,6 +21,12 @@ std::optional<double> op_headline_ms(const ResultRow& r, const std::string& op_n
   if (is_training(r) && t.contains("recompute_ms") && t["recompute_ms"].is_number())
     ms += t["recompute_ms"].get<double>();
   return ms;
+}
+
+std::string compute_dtype(const ResultRow& r) {
+  if (const auto precision = parse_precision(r.precision))
+    if (const auto low = autocast_dtype(*precision)) return std::string(to_string(*low));
+  return r.dtype;
 }
 
 std::string layout_text(const ResultRow& r) {

@@ -168,6 +168,10 @@ const std::optional<TimeStats>& headline_time(const ResultRow& r);
 // The row's layout as titles and diffs say it: "channels_last", or "channels_last (boundary-converted)"
 // when the step converts at the block's boundary.
 std::string layout_text(const ResultRow& r);
+// The dtype a row's convolutions compute in, which its device limits (peak FLOP/s) are for: its
+// dtype, but under mixed precision (whose rows carry float32, the master weights' dtype) the low
+// dtype: an amp_bfloat16 row's convolutions run at bfloat16's peak, not float32's.
+std::string compute_dtype(const ResultRow& r);
 // The op's median time over the row's headline phase (forward, plus backward and any recomputation in training), from
 // its --per-op times; nullopt when the row has none for the op.
 std::optional<double> op_headline_ms(const ResultRow& r, const std::string& op_name);
