@@ -10,8 +10,9 @@
 // It computes in float32: tf32 is a GPU tensor-core mode, so a tf32 graph runs in plain float32
 // here. float64, float16 and bfloat16 graphs are unsupported (use the reference backend).
 // Mixed precision runs where oneDNN has optimised convolutions in its low dtype (amp_bfloat16 on
-// a CPU with AVX512-BF16 or AMX): the convolutions compute in bfloat16, every other kernel on
-// float32 copies of its half-precision tensors (widened_calls.hpp), outside the step's memory.
+// a CPU with AVX512-BF16 or AMX): the convolutions compute in bfloat16, batch norm and ReLU
+// read and write bfloat16 in their loops, every other kernel runs on float32 copies of its
+// half-precision tensors (widened_calls.hpp), outside the step's memory.
 #pragma once
 
 #include <memory>

@@ -1,8 +1,8 @@
 // Internal to the cpu backend: how its float32 kernels take half-precision tensors. Under
 // mixed precision (amp_bfloat16) most activations and their gradients are bfloat16, but apart
-// from the oneDNN convolutions (which compute in bfloat16 themselves) and the casts, the
-// backend's kernels are float32 loops. A call that hands such a kernel a bfloat16 or float16
-// tensor runs on float32 copies instead: every half-precision operand is widened into a scratch
+// from the oneDNN convolutions (which compute in bfloat16 themselves), the casts, batch norm and
+// ReLU (templated on their storage), the backend's kernels are float32 loops. A call that hands such a kernel a
+// bfloat16 or float16 tensor runs on float32 copies instead: every half-precision operand is widened into a scratch
 // tensor, the kernel runs, and every half-precision result is rounded back (nearest even), which
 // is what PyTorch's CPU kernels for bfloat16 do element by element in registers.
 //
