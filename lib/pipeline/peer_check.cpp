@@ -149,8 +149,8 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     // amp_float16, channels_last, PyTorch 2.15 on an AMD EPYC).
     const double zero_floor = (amp ? 5e-2 : 1e-2) * largest_grad;
     for (size_t i = 0; i < g.params.size(); ++i)
-      r.tensors.push_back(agree(g.params[i].name + " grad", download(backend, state.grads[i]), peer_grads[i],
-                                zero_floor, tolerance));
+      r.tensors.push_back(
+          agree(g.params[i].name + " grad", download(backend, state.grads[i]), peer_grads[i], zero_floor, tolerance));
     for (size_t i = 0; i < g.buffers.size(); ++i)
       r.tensors.push_back(
           agree(g.buffers[i].name + " after", download(backend, state.buffers[i]),
