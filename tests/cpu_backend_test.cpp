@@ -16,6 +16,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "measure/variant_runner.hpp"
+#include "memory_expectations.hpp"
 #include "ops/autograd_rules.hpp"
 #include "ops/graph_builder.hpp"
 #include "reference_op_harness.hpp"
@@ -690,17 +691,8 @@ TEST(CpuAmp, AllocatorPeakEqualsTheMemoryModel) {
       SCOPED_TRACE(v.name + (training ? " train" : " infer") + " dims=" + std::to_string(block.dims) + " " +
                    std::string(to_string(block.layout)));
       block.mode = training ? RunMode::train : RunMode::infer;
-      const Graph g = build_variant_graph(block, v);
       CpuBackend cpu;
-      const MemoryPrediction p =
-          predict_memory(g, training, [&](const Op& op, Phase ph) { return cpu.workspace_bytes(g, op, ph, training); });
-      ResultRow row;
-      RunOptions options;
-      options.time = false;
-      run_variant(g, training, cpu, options, row);
-      ASSERT_EQ(row.status, RunStatus::ok) << row.message;
-      ASSERT_TRUE(row.measured.has_value());
-      EXPECT_EQ(row.measured->peak_bytes, p.peak_bytes);
+      testing::expect_measured_equals_predicted(cpu, build_variant_graph(block, v), training);
     }
   }
 }
