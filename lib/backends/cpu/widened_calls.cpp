@@ -89,8 +89,7 @@ bool any_half(const std::vector<T*>& tensors) {
   return std::any_of(tensors.begin(), tensors.end(), [](const Tensor* t) { return is_half(t); });
 }
 
-}  // namespace
-
+// Whether any floating-point tensor the call reads or writes is stored in 16 bits.
 bool has_half_precision_tensors(const ForwardCall& call) {
   return any_half(call.inputs) || any_half(call.params) || any_half(call.buffers) || is_half(call.output) ||
          any_half(call.aux);
@@ -101,6 +100,8 @@ bool has_half_precision_tensors(const BackwardCall& call) {
          is_half(call.grad_output) || any_half(call.grad_inputs) || any_half(call.grad_params) ||
          any_half(call.buffers);
 }
+
+}  // namespace
 
 void run_widened(const ForwardCall& call, Allocator& scratch, const std::function<void(const ForwardCall&)>& kernel) {
   if (!has_half_precision_tensors(call)) return kernel(call);

@@ -21,10 +21,6 @@
 
 namespace convbench::cpu {
 
-// Whether any floating-point tensor the call reads or writes is stored in 16 bits.
-bool has_half_precision_tensors(const ForwardCall& call);
-bool has_half_precision_tensors(const BackwardCall& call);
-
 // Runs `kernel` on the call, on float32 copies of its half-precision tensors when it has any.
 void run_widened(const ForwardCall& call, Allocator& scratch, const std::function<void(const ForwardCall&)>& kernel);
 void run_widened(const BackwardCall& call, Allocator& scratch, const std::function<void(const BackwardCall&)>& kernel);
