@@ -49,6 +49,11 @@ void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memo
                  "before measuring)")
       ->check(CLI::IsMember({"heuristic", "find"}))
       ->capture_default_str();
+  sub.add_option("--depthwise-conv", c.backend.depthwise_conv,
+                 "cuda: who runs depthwise convs: auto (convbench's kernels for channels-first, cuDNN for "
+                 "channels-last, as PyTorch eager), own (convbench's kernels) or cudnn")
+      ->check(CLI::IsMember({"auto", "own", "cudnn"}))
+      ->capture_default_str();
   sub.add_option("--memory-limit", memory_limit,
                  "Fail (status oom) any variant needing more than this many bytes at once, e.g. 16GiB: emulates "
                  "a device with less memory")

@@ -3,7 +3,7 @@
 // is updated with the unbiased one, and mean and 1/std are saved per channel in float.
 //
 // Statistics are two-stage per-channel reductions (kernels/common.cuh): Welford accumulators
-// per chunk of rows, merged in double per channel. The backward pass reduces sum(g) and
+// per chunk of rows, merged in double by one warp per channel. The backward pass reduces sum(g) and
 // sum(g * xhat) the same way, then computes the input gradient elementwise.
 #include <stdexcept>
 
@@ -23,17 +23,10 @@ struct LoadWelford {
 __global__ void batch_norm_stats_finish(int channels, int splits, const Welford<float>* partial, float* stats,
                                         float* running_mean, float* running_var, float* save_mean, float* save_invstd,
                                         double eps, double momentum) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
-  Welford<double> w;
-  for (int i = 0; i < splits; ++i) {
-    const Welford<float>& p = partial[i * channels + c];
-    Welford<double> part;
-    part.count = p.count;
-    part.mean = p.mean;
-    part.m2 = p.m2;
-    w.merge(part);
-  }
+  const int c = warp_channel();
+  if (c >= channels) return;  // whole warps
+  const Welford<double> w = merge_welford(partial, splits, channels, c);
+  if (!warp_leader()) return;
   const double var = w.m2 / w.count;  // biased: what the batch is normalised with
   const double invstd = 1.0 / sqrt(var + eps);
   stats[c] = static_cast<float>(w.mean);
@@ -57,10 +50,11 @@ __global__ void batch_norm_apply(ActShape s, const T* x, const float* mean, cons
   if (p0 >= count) return;
   float v[N];
   load_frag(x, p0, count, vec, v);
+  ActPosition pos = ActPosition::at(p0, s);
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
+  for (int k = 0; k < N; ++k, pos.next(s)) {
     if (p0 + k >= count) break;
-    const int c = channel_at(static_cast<int>(p0 + k), s);
+    const int c = pos.c;
     const float invstd = invstd_from_var ? 1.0f / sqrtf(second[c] + eps) : second[c];
     v[k] = (v[k] - mean[c]) * invstd * to_float(gamma[c]) + to_float(beta[c]);
     if (leaky && !(v[k] > 0.0f)) v[k] *= slope;
@@ -86,10 +80,11 @@ struct LoadGradSums {
 template <class T>
 __global__ void batch_norm_grad_finish(int channels, int splits, const Sums<2>* partial, float* sums, T* grad_gamma,
                                        T* grad_beta) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
+  const int c = warp_channel();
+  if (c >= channels) return;  // whole warps
   double total[2];
   merge_sums<2>(partial, splits, channels, c, total);
+  if (!warp_leader()) return;
   sums[c] = static_cast<float>(total[0]);
   sums[channels + c] = static_cast<float>(total[1]);
   if (grad_beta) grad_beta[c] = from_float<T>(static_cast<float>(total[0]));
@@ -107,11 +102,12 @@ __global__ void batch_norm_grad_input(ActShape s, const T* x, const T* g, const 
   float vx[N], vg[N], out[N];
   load_frag(x, p0, count, vec, vx);
   load_frag(g, p0, count, vec, vg);
+  ActPosition pos = ActPosition::at(p0, s);
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
+  for (int k = 0; k < N; ++k, pos.next(s)) {
     out[k] = 0.0f;
     if (p0 + k >= count) continue;
-    const int c = channel_at(static_cast<int>(p0 + k), s);
+    const int c = pos.c;
     const float gamma_c = to_float(gamma[c]);
     const float xhat = (vx[k] - mean[c]) * invstd[c];
     const float mean_gg = sums[c] * gamma_c * inv_count;
@@ -199,7 +195,7 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
     auto* partial = static_cast<Welford<float>*>(workspace);
     float* stats = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Welford<float>>(s));
     launch_channel_partials(s, plan, LoadWelford<T>{x}, partial, stream);
-    batch_norm_stats_finish<<<blocks_for(s.c), kThreads, 0, stream>>>(
+    batch_norm_stats_finish<<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
         s.c, plan.splits, partial, stats, a.running_mean, a.running_var, a.save_mean, a.save_invstd, a.eps, a.momentum);
     CONVBENCH_CUDA_CHECK_LAUNCH();
     batch_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
@@ -220,7 +216,7 @@ void batch_norm_backward(DType dtype, const BatchNormBackward& a, void* workspac
     auto* partial = static_cast<Sums<2>*>(workspace);
     float* sums = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Sums<2>>(s));
     launch_channel_partials(s, plan, LoadGradSums<T>{x, g, a.save_mean, a.save_invstd}, partial, stream);
-    batch_norm_grad_finish<T><<<blocks_for(s.c), kThreads, 0, stream>>>(
+    batch_norm_grad_finish<T><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
         s.c, plan.splits, partial, sums, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (a.grad_x) {
@@ -244,7 +240,7 @@ void batch_norm_act_backward(DType dtype, const BatchNormActBackward& a, void* w
     auto* partial = static_cast<Sums<2>*>(workspace);
     float* sums = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Sums<2>>(s));
     launch_channel_partials(s, plan, LoadAbnGradSums<T>{e}, partial, stream);
-    batch_norm_grad_finish<T><<<blocks_for(s.c), kThreads, 0, stream>>>(
+    batch_norm_grad_finish<T><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
         s.c, plan.splits, partial, sums, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (a.grad_x) {

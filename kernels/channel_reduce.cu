@@ -11,15 +11,16 @@ namespace convbench::kernels {
 
 ChannelReducePlan channel_reduce_plan(ActShape s) {
   // In 64 bits: with one channel, rows can be as large as 2^31 - 1 (the backend's element limit),
-  // and rows + 1023 would overflow an int.
+  // and rows + kMaxChunks - 1 would overflow an int.
   const int64_t rows = int64_t{s.n} * s.s;
   if (rows > std::numeric_limits<int>::max())
     throw std::invalid_argument("channel_reduce_plan: " + std::to_string(rows) + " rows exceed 2^31-1");
   // Enough chunks to fill the device, but chunks long enough that the merge is cheap next to the
   // reading: channels-first blocks hold one channel (256 threads share the chunk), channels-last
-  // blocks hold 32 channels (8 threads share it). At most 1024 chunks per channel.
+  // blocks hold 32 channels (8 threads share it). At most kMaxChunks chunks per channel, which a
+  // warp per channel merges in 8 steps and a tree of 5 (common.cuh).
   const int64_t min_rows = s.channels_last ? 256 : 4096;
-  int64_t per_split = std::max(min_rows, (rows + 1023) / 1024);
+  int64_t per_split = std::max(min_rows, (rows + kMaxChunks - 1) / kMaxChunks);
   per_split = std::max<int64_t>(1, std::min(per_split, rows));
   ChannelReducePlan p;
   p.rows = static_cast<int>(rows);
@@ -38,10 +39,11 @@ struct LoadSum {
 
 template <class T>
 __global__ void channel_sum_finish(int channels, int splits, const Sums<1>* partial, T* out) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
+  const int c = warp_channel();
+  if (c >= channels) return;  // whole warps
   double total[1];
   merge_sums<1>(partial, splits, channels, c, total);
+  if (!warp_leader()) return;
   out[c] = from_float<T>(static_cast<float>(total[0]));
 }
 
@@ -53,9 +55,10 @@ __global__ void add_channel_bias_kernel(ActShape s, T* y, const T* bias, bool ve
   if (p0 >= count) return;
   float v[N];
   load_frag(y, p0, count, vec, v);
+  ActPosition pos = ActPosition::at(p0, s);
 #pragma unroll
-  for (int k = 0; k < N; ++k)
-    if (p0 + k < count) v[k] += to_float(bias[channel_at(static_cast<int>(p0 + k), s)]);
+  for (int k = 0; k < N; ++k, pos.next(s))
+    if (p0 + k < count) v[k] += to_float(bias[pos.c]);
   store_frag(y, p0, count, vec, v);
 }
 
@@ -73,7 +76,7 @@ void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* wo
     using T = decltype(tag);
     launch_channel_partials(shape, plan, LoadSum<T>{static_cast<const T*>(g)}, partial, stream);
     channel_sum_finish<T>
-        <<<blocks_for(shape.c), kThreads, 0, stream>>>(shape.c, plan.splits, partial, static_cast<T*>(out));
+        <<<warp_merge_blocks(shape.c), kThreads, 0, stream>>>(shape.c, plan.splits, partial, static_cast<T*>(out));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

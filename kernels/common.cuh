@@ -286,12 +286,52 @@ struct Sums {
   }
 };
 
-// ... merged over the chunks in order, in double (stage 2).
+// ---- per-channel reductions, stage 2: one warp per channel -----------------------------------
+
+// Stage 2 gives each channel a warp (blocks of kThreads: 8 channels per block): lane l merges
+// chunks l, l + 32, ... in double, then the lanes are merged as a tree over the warp. Both orders
+// are fixed, so the result is the same bits every run; one thread per channel walking up to 256
+// chunks one after another was the stage's cost. Lane 0 holds the result.
+constexpr int kWarpSize = 32;
+
+// The channel this thread's warp merges (every lane of a warp gets the same one).
+__device__ __forceinline__ int warp_channel() {
+  return static_cast<int>((int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarpSize);
+}
+__device__ __forceinline__ bool warp_leader() { return threadIdx.x % kWarpSize == 0; }
+// Blocks that give each of `channels` channels a warp.
+inline unsigned warp_merge_blocks(int channels) { return blocks_for(int64_t{channels} * kWarpSize); }
+
+// K sums of channel c's chunks (partial[i * channels + c]), in double.
 template <int K>
 __device__ __forceinline__ void merge_sums(const Sums<K>* partial, int splits, int channels, int c, double* out) {
   for (int k = 0; k < K; ++k) out[k] = 0.0;
-  for (int i = 0; i < splits; ++i)
+  for (int i = threadIdx.x % kWarpSize; i < splits; i += kWarpSize)
     for (int k = 0; k < K; ++k) out[k] += partial[i * channels + c].v[k];
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+    for (int k = 0; k < K; ++k) out[k] += __shfl_down_sync(0xffffffffu, out[k], offset);
+}
+
+// Channel c's Welford accumulators merged (Chan et al.), in double.
+__device__ __forceinline__ Welford<double> merge_welford(const Welford<float>* partial, int splits, int channels,
+                                                         int c) {
+  Welford<double> w;
+  for (int i = threadIdx.x % kWarpSize; i < splits; i += kWarpSize) {
+    const Welford<float>& p = partial[i * channels + c];
+    Welford<double> part;
+    part.count = p.count;
+    part.mean = p.mean;
+    part.m2 = p.m2;
+    w.merge(part);
+  }
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    Welford<double> other;
+    other.count = __shfl_down_sync(0xffffffffu, w.count, offset);
+    other.mean = __shfl_down_sync(0xffffffffu, w.mean, offset);
+    other.m2 = __shfl_down_sync(0xffffffffu, w.m2, offset);
+    w.merge(other);
+  }
+  return w;
 }
 
 // Bytes of `count` values of T, rounded up to 256 so that the next region stays aligned.

@@ -46,14 +46,14 @@ __global__ void group_norm_apply(ActShape s, int groups, const T* x, const float
   const int64_t count = s.numel();
   const int64_t p0 = frag_start<T>();
   if (p0 >= count) return;
-  const int cpg = s.c / groups, plane = s.c * s.s;
+  const int cpg = s.c / groups;
   float v[N];
   load_frag(x, p0, count, vec, v);
+  ActPosition pos = ActPosition::at(p0, s);
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
+  for (int k = 0; k < N; ++k, pos.next(s)) {
     if (p0 + k >= count) break;
-    const int p = static_cast<int>(p0 + k);
-    const int c = channel_at(p, s), ng = (p / plane) * groups + c / cpg;
+    const int c = pos.c, ng = pos.n * groups + c / cpg;
     v[k] = (v[k] - mean[ng]) * rstd[ng] * to_float(gamma[c]) + to_float(beta[c]);
   }
   store_frag(y, p0, count, vec, v);
@@ -90,16 +90,16 @@ __global__ void group_norm_grad_input(ActShape s, int groups, const T* x, const 
   const int64_t count = s.numel();
   const int64_t p0 = frag_start<T>();
   if (p0 >= count) return;
-  const int cpg = s.c / groups, plane = s.c * s.s, ngroups = s.n * groups;
+  const int cpg = s.c / groups, ngroups = s.n * groups;
   float vx[N], vg[N], out[N];
   load_frag(x, p0, count, vec, vx);
   load_frag(g, p0, count, vec, vg);
+  ActPosition pos = ActPosition::at(p0, s);
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
+  for (int k = 0; k < N; ++k, pos.next(s)) {
     out[k] = 0.0f;
     if (p0 + k >= count) continue;
-    const int p = static_cast<int>(p0 + k);
-    const int c = channel_at(p, s), ng = (p / plane) * groups + c / cpg;
+    const int c = pos.c, ng = pos.n * groups + c / cpg;
     const float xhat = (vx[k] - mean[ng]) * rstd[ng];
     out[k] = rstd[ng] * (vg[k] * to_float(gamma[c]) - sums[ng] * inv_count - xhat * sums[ngroups + ng] * inv_count);
   }
@@ -124,10 +124,11 @@ struct LoadParamSums {
 
 template <class T>
 __global__ void group_param_grad_finish(int channels, int splits, const Sums<2>* partial, T* grad_gamma, T* grad_beta) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
+  const int c = warp_channel();
+  if (c >= channels) return;  // whole warps
   double total[2];
   merge_sums<2>(partial, splits, channels, c, total);
+  if (!warp_leader()) return;
   if (grad_gamma) grad_gamma[c] = from_float<T>(static_cast<float>(total[0]));
   if (grad_beta) grad_beta[c] = from_float<T>(static_cast<float>(total[1]));
 }
@@ -195,7 +196,7 @@ void group_norm_backward(DType dtype, const GroupNormBackward& a, void* workspac
       const ChannelReducePlan plan = channel_reduce_plan(s);
       launch_channel_partials(s, plan, LoadParamSums<T>{x, g, a.save_mean, a.save_rstd, a.groups, cpg}, partial,
                               stream);
-      group_param_grad_finish<T><<<blocks_for(s.c), kThreads, 0, stream>>>(
+      group_param_grad_finish<T><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
           s.c, plan.splits, partial, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
     }
   });

@@ -34,6 +34,46 @@ struct ActShape {
   CONVBENCH_KERNEL_HD int numel() const { return n * c * s; }
 };
 
+// The logical batch n, channel c and spatial index sp of an activation's element at a memory
+// position, and of the ones after it: elementwise kernels that need an element's channel (batch
+// and group norm, the conv bias) decode their fragment's first position once (four integer
+// divisions) and step through the rest with next(), instead of two or three divisions per
+// element, which made those bandwidth-bound kernels wait on the integer units.
+struct ActPosition {
+  int n = 0, c = 0, sp = 0;
+  static CONVBENCH_KERNEL_HD ActPosition at(int64_t p, const ActShape& s) {
+    ActPosition a;
+    const int q = static_cast<int>(p);
+    if (s.channels_last) {
+      a.c = q % s.c;
+      const int rest = q / s.c;
+      a.sp = rest % s.s;
+      a.n = rest / s.s;
+    } else {
+      a.sp = q % s.s;
+      const int rest = q / s.s;
+      a.c = rest % s.c;
+      a.n = rest / s.c;
+    }
+    return a;
+  }
+  // Moves to the next memory position.
+  CONVBENCH_KERNEL_HD void next(const ActShape& s) {
+    if (s.channels_last) {
+      if (++c < s.c) return;
+      c = 0;
+      if (++sp < s.s) return;
+      sp = 0;
+    } else {
+      if (++sp < s.s) return;
+      sp = 0;
+      if (++c < s.c) return;
+      c = 0;
+    }
+    ++n;
+  }
+};
+
 // ---- elementwise (kernels/elementwise.cu) ---------------------------------------------------
 
 // Pointwise activations, each a forward and a backward functor in elementwise.cu: the CUDA
@@ -78,8 +118,9 @@ void channel_dropout_backward(DType dtype, ActShape shape, const void* g, const 
 // ---- per-channel reductions (batch norm, conv bias) ----------------------------------------
 
 // Per-channel reductions over (N, spatial) run in two stages: independent chunks of rows
-// (stage 1, partial results in the op's workspace), then one thread per channel merges the
+// (stage 1, partial results in the op's workspace), then one warp per channel merges the
 // chunks in a fixed order (stage 2), so results do not depend on scheduling.
+inline constexpr int kMaxChunks = 256;  // per channel
 struct ChannelReducePlan {
   int rows = 0;    // N * spatial
   int splits = 1;  // chunks of rows
@@ -230,6 +271,43 @@ void upsample_linear_forward(DType dtype, const UpsampleShape& shape, const void
 int64_t upsample_linear_backward_workspace_bytes(const UpsampleShape& shape);
 void upsample_linear_backward(DType dtype, const UpsampleShape& shape, const void* g, void* grad_x, void* workspace,
                               cudaStream_t stream);
+
+// ---- depthwise convolution (kernels/depthwise_conv.cu, kernels/depthwise_conv_math.hpp) -------
+
+// A conv with groups == C (input channels) and K = multiplier * C output channels: output
+// channel k filters input channel k / multiplier with its own kd x kh x kw taps. 2-D problems
+// have depth 1 (in, out and kernel 1, stride 1, padding 0, dilation 1 along it).
+struct DepthwiseShape {
+  int n = 0, c = 0, multiplier = 1;
+  Dims3 in{}, out{}, kernel{}, stride{}, padding{}, dilation{};
+  bool channels_last = false;
+  CONVBENCH_KERNEL_HD int out_channels() const { return c * multiplier; }
+  CONVBENCH_KERNEL_HD int taps() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+// The weight gradient is a sum over N x output volume rows per (output channel, tap). Stage 1:
+// blocks of (output channels, tap group, chunk of rows) write partial sums; stage 2: one warp per
+// (channel, tap) adds a channel's chunks in a fixed order (a tree over the warp), so a step's
+// gradient is the same bits every time. For the unrolled kernel sizes a thread keeps every tap's
+// sum (one tap group); otherwise each tap is its own group. Chunks: enough blocks to fill a large
+// GPU (about 1024), at least 8 rows per thread, at most 256 chunks (the merge stays short).
+struct DepthwiseWeightGradPlan {
+  int taps_per_group = 1, tap_groups = 1;
+  int rows = 0;  // N x output volume
+  int rows_per_split = 0, splits = 1;
+};
+DepthwiseWeightGradPlan depthwise_weight_grad_plan(const DepthwiseShape& s);
+// Workspace of the weight gradient's partial sums (0 when `weight_grad` is false).
+int64_t depthwise_workspace_bytes(const DepthwiseShape& s, bool weight_grad);
+// y = conv(x, w) + bias (bias may be null), one thread per output element.
+void depthwise_conv_forward(DType dtype, const DepthwiseShape& s, const void* x, const void* w, const void* bias,
+                            void* y, cudaStream_t stream);
+// dx, one thread per input element gathering from the outputs that read it.
+void depthwise_conv_grad_input(DType dtype, const DepthwiseShape& s, const void* w, const void* dy, void* dx,
+                               cudaStream_t stream);
+// dw (K, 1, kd, kh, kw), overwritten; `workspace` holds depthwise_workspace_bytes(s, true).
+void depthwise_conv_grad_weight(DType dtype, const DepthwiseShape& s, const void* x, const void* dy, void* dw,
+                                void* workspace, cudaStream_t stream);
 
 // ---- global average pooling (kernels/pool.cu) ------------------------------------------------
 

@@ -30,6 +30,10 @@
 #   memcheck   compute-sanitizer memcheck on `convbench compare --graph` of a tiny spec with every op kind
 #   compare    convbench compare --device cuda --graph on every configs/*.yaml, and explain's
 #              first lines on the seed block: the limits the GPU measured of itself
+#   ab         the GPU-speed switches, each against the current path in one run (interleaved:
+#              A, B, A, B; --per-op 3): --depthwise-conv own against cudnn on the seed block's and
+#              mobilenet-separable's separable variants (float32 and bfloat16, both layouts), then
+#              `convbench diff` of the second round (SLOWER/FASTER per row, in ab.log)
 #
 # A session has 15 minutes of device time in all, a machine's start included, and one command
 # at most 10 minutes. The work is three calls, back to back (a machine stays warm 30 s after a
@@ -39,6 +43,7 @@
 #   call 1 (about 4 minutes): scripts/gpu-check.sh --call 1    build, check
 #   call 2 (about 5 minutes): scripts/gpu-check.sh --call 2    build, peers
 #   call 3 (about 4 minutes): scripts/gpu-check.sh --call 3    build, seeds, precision
+#   call 4 (about 4 minutes): scripts/gpu-check.sh --call 4    build, ab (when time is left)
 #
 # As device tool calls, from this repository's root here, after `scripts/gpu-deps.sh`:
 #
@@ -47,6 +52,8 @@
 #   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 2"
 #        carry: [".gpu-deps"]   timeout_s: 420
 #   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 3"
+#        carry: [".gpu-deps"]   timeout_s: 330
+#   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 4"
 #        carry: [".gpu-deps"]   timeout_s: 330
 #
 # with <commit> from `git rev-parse --short=12 HEAD` (the tool copies the tree without .git).
@@ -58,7 +65,7 @@
 # its verdict), one log per stage, and one STAGE.tar.gz of a stage's JSON files: at most 8 files
 # a call, as the device tool returns. Commit all of it under results/gpu-<date>-<gpu>/.
 #
-# Usage: scripts/gpu-check.sh [--call 1|2|3] [--stages "build check peers seeds precision ..."]
+# Usage: scripts/gpu-check.sh [--call 1|2|3|4] [--stages "build check peers seeds precision ..."]
 #                             [--build-only] [--full-timing] [--budget SECONDS] [--jobs N]
 #   --call N       the stages of call N above
 #   --build-only   the build stage alone; works on a machine without a GPU
@@ -67,7 +74,7 @@
 #                  --min-samples 10 --max-noise 0.02 --timeout 1 per phase
 #   --budget S     seconds the compare stage may take in all (default 240)
 # Stage time limits in seconds, each overridable as CONVBENCH_GPU_CHECK_LIMIT_<STAGE>: check 200,
-# peers 300, seeds 110, precision 90, test 330, memcheck 150.
+# peers 300, seeds 110, precision 90, test 330, memcheck 150, ab 240.
 # Exit status: 0 when every stage run passed, 1 otherwise (2 for bad usage).
 
 # The do_* stage functions are called through stage() by name.
@@ -88,7 +95,8 @@ while [ $# -gt 0 ]; do
         1) stages="build check" ;;
         2) stages="build peers" ;;
         3) stages="build seeds precision" ;;
-        *) echo "gpu-check: --call takes 1, 2 or 3, got '${2:-}'" >&2; exit 2 ;;
+        4) stages="build ab" ;;
+        *) echo "gpu-check: --call takes 1, 2, 3 or 4, got '${2:-}'" >&2; exit 2 ;;
       esac
       shift 2 ;;
     --stages) stages=$2; shift 2 ;;
@@ -102,7 +110,7 @@ while [ $# -gt 0 ]; do
 done
 case $budget in ''|*[!0-9]*) echo "gpu-check: --budget takes whole seconds, got $budget" >&2; exit 2 ;; esac
 for s in $stages; do
-  case $s in build|check|peers|seeds|precision|test|memcheck|compare) ;; *) echo "gpu-check: unknown stage $s" >&2; exit 2 ;; esac
+  case $s in build|check|peers|seeds|precision|test|memcheck|compare|ab) ;; *) echo "gpu-check: unknown stage $s" >&2; exit 2 ;; esac
 done
 
 # Bounded timing for a lent GPU: GPU eager steps vary by 1-3% between samples, so convbench's
@@ -214,7 +222,7 @@ stage() {
   start=$(date +%s)
   if "$@" >"$out/$name.log" 2>&1; then status=passed; else status=FAILED; failed=1; fi
   case $name in
-    check|test|peers|seeds|precision) note=$(sed -n 's/^verdict: //p' "$out/$name.log" | tail -1) ;;
+    check|test|peers|seeds|precision|ab) note=$(sed -n 's/^verdict: //p' "$out/$name.log" | tail -1) ;;
     memcheck) note=$(grep -E 'ERROR SUMMARY|time limit' "$out/$name.log" | tail -1) ;;
     compare) note=$(grep -E '^compare: ' "$out/$name.log" | tail -1 | sed 's/^compare: //') ;;
   esac
@@ -385,6 +393,43 @@ do_precision() {
     share=3
   done
   pack precision "$dir" || rc=1
+  echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED)"
+  return "$rc"
+}
+
+# Issue 34's switches, each against the current path in one run. Rounds interleave the two
+# paths (cudnn, own, cudnn, own), so a drift of the GPU's clock reaches both; the second round's
+# pair is diffed (the first warms the GPU and the algorithm caches).
+do_ab() {
+  local dir=$build/gpu-check-ab limit=${CONVBENCH_GPU_CHECK_LIMIT_AB:-240} started rc=0 round path runs=8
+  started=$(date +%s)
+  rm -rf "$dir" && mkdir -p "$dir"
+  echo "=== --depthwise-conv own against cudnn: separable variants, --per-op 3"
+  for round in 1 2; do
+    for path in cudnn own; do
+      limited $(($(left_of "$started" "$limit") / runs)) "$build/convbench" compare "$root/configs/seed-blocks.yaml" \
+        --device cuda -q --filter separable --depthwise-conv "$path" --per-op 3 --sweep dtype=float32,bfloat16 \
+        --sweep layout=channels_first,channels_last "${bounded_timing[@]}" \
+        --json "$dir/seed-separable.$path.$round.json" || rc=1
+      runs=$((runs - 1))
+      limited $(($(left_of "$started" "$limit") / runs)) "$build/convbench" compare \
+        "$root/configs/mobilenet-separable.yaml" --device cuda -q --filter separable --depthwise-conv "$path" \
+        --per-op 3 --sweep layout=channels_first,channels_last "${bounded_timing[@]}" \
+        --json "$dir/mobilenet-separable.$path.$round.json" || rc=1
+      runs=$((runs - 1))
+    done
+  done
+  local spec base new diff_rc
+  for spec in seed-separable mobilenet-separable; do
+    base=$dir/$spec.cudnn.2.json new=$dir/$spec.own.2.json
+    [ -f "$base" ] && [ -f "$new" ] || continue
+    echo "=== $spec: own kernels (new) against cuDNN (base), round 2"
+    # Exit 1 (own is slower somewhere) and 3 (ambiguous) are findings; 2 is a broken input.
+    "$build/convbench" diff "$base" "$new" --markdown "$dir/$spec.diff.md"
+    diff_rc=$?
+    [ "$diff_rc" = 2 ] && rc=1
+  done
+  pack ab "$dir" || rc=1
   echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED)"
   return "$rc"
 }

@@ -359,6 +359,43 @@ std::vector<RiskyConv> risky_convs() {
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuRiskyConvs, ::testing::ValuesIn(risky_convs()),
                          [](const ::testing::TestParamInfo<RiskyConv>& info) { return info.param.name; });
 
+// Every depthwise case of the catalogue through both paths --depthwise-conv chooses between
+// (convbench's kernels and cuDNN), every dtype and layout, training and inference; the op details
+// say which ran, and the own kernels' weight gradient is the same bits in two runs (fixed-order
+// sums, no atomics).
+TEST(GpuDepthwise, EveryDepthwiseCaseMatchesTheReferenceOnEitherPath) {
+  REQUIRE_CUDA_DEVICE();
+  CaseLog log;
+  for (cuda::DepthwiseConvPath path : {cuda::DepthwiseConvPath::own, cuda::DepthwiseConvPath::cudnn}) {
+    CudaBackendOptions options;
+    options.depthwise_conv = path;
+    CudaBackend gpu(options);
+    for (const reftest::OpCase& c : reftest::op_cases()) {
+      const Graph probe = reftest::build_case(c, DType::float32, Layout::channels_first);
+      if (!cuda::is_depthwise_conv(probe, probe.ops.back())) continue;
+      for (DType dtype : kGpuDtypes)
+        for (Layout layout : kLayouts)
+          for (bool training : {true, false}) {
+            const Graph g = build_case_with_input_grads(c, dtype, layout);
+            const std::string what = case_name(c.name, g, training) + " " + std::string(cuda::to_string(path));
+            log.run(what, [&] {
+              gpu.clear_op_details();
+              compare_op(gpu, g, training, what);
+              const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
+              EXPECT_EQ(d.at("api"), path == cuda::DepthwiseConvPath::own ? "convbench-depthwise" : "cudnn-legacy")
+                  << d.dump();
+              if (path == cuda::DepthwiseConvPath::own && training && !g.ops.back().params.empty()) {
+                const OpValues v = random_op_values(g, 5);
+                const OpResults a = run_op(gpu, g, v, true, 1), b = run_op(gpu, g, v, true, 1);
+                EXPECT_EQ(a.grad_params.at(0), b.grad_params.at(0)) << "weight gradient differs between runs";
+              }
+            });
+          }
+    }
+  }
+  log.report();
+}
+
 TEST(GpuOps, ConvsOnTheBlockInputSkipTheDataGradient) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;
@@ -378,6 +415,10 @@ TEST(GpuOps, ConvsOnTheBlockInputSkipTheDataGradient) {
         gpu.clear_op_details();
         run_op(gpu, g, random_op_values(g, 3), true, 1);
         const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
+        if (d.at("api") == "convbench-depthwise") {  // --depthwise-conv auto: channels-first ones
+          EXPECT_EQ(d.contains("weight_grad_chunks"), !g.ops.back().params.empty()) << d.dump();
+          return;
+        }
         EXPECT_EQ(d.contains("backward_filter"), !g.ops.back().params.empty()) << d.dump();
         EXPECT_FALSE(d.contains(kind == OpKind::conv ? "backward_data" : "forward")) << d.dump();
       });

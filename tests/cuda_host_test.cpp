@@ -595,7 +595,30 @@ TEST(CudaCapabilities, ACudnnTensorPastTheLimitIsRefusedThoughTheOpsOwnAreNot) {
   EXPECT_NE(why->find("2^31-1"), std::string::npos) << *why;
 }
 
-TEST(CudaKernelWorkspace, ChannelReductionsAreSplitIntoAtMost1024Chunks) {
+// The elementwise kernels' channel walk (kernels::ActPosition): from any start, stepping with
+// next() gives every following element's (n, c, spatial) as dividing its position does, across
+// spatial, channel and batch boundaries; spatial or channel sizes of 1 wrap every step.
+TEST(CudaKernelIndexing, SteppingThroughPositionsAgreesWithDividingEachOne) {
+  for (bool cl : {false, true})
+    for (kernels::ActShape s :
+         {kernels::ActShape{2, 3, 5, cl}, kernels::ActShape{3, 1, 7, cl}, kernels::ActShape{2, 5, 1, cl},
+          kernels::ActShape{1, 1, 1, cl}, kernels::ActShape{4, 6, 9, cl}}) {
+      s.channels_last = cl;
+      for (int start = 0; start < s.numel(); ++start) {
+        kernels::ActPosition pos = kernels::ActPosition::at(start, s);
+        for (int p = start; p < s.numel() && p < start + 8; ++p, pos.next(s)) {
+          const int n = cl ? p / (s.c * s.s) : p / (s.c * s.s);
+          const int c = cl ? p % s.c : (p / s.s) % s.c;
+          const int sp = cl ? (p / s.c) % s.s : p % s.s;
+          ASSERT_EQ(pos.n, n) << "position " << p << " from " << start << (cl ? " channels_last" : "");
+          ASSERT_EQ(pos.c, c) << "position " << p << " from " << start << (cl ? " channels_last" : "");
+          ASSERT_EQ(pos.sp, sp) << "position " << p << " from " << start << (cl ? " channels_last" : "");
+        }
+      }
+    }
+}
+
+TEST(CudaKernelWorkspace, ChannelReductionsAreSplitIntoAtMost256Chunks) {
   for (bool cl : {false, true})
     for (kernels::ActShape s : {kernels::ActShape{2, 3, 25, cl}, kernels::ActShape{8, 64, 3136, cl},
                                 kernels::ActShape{6, 16, 32768, cl}, kernels::ActShape{64, 8, 200000, cl}}) {
@@ -604,12 +627,17 @@ TEST(CudaKernelWorkspace, ChannelReductionsAreSplitIntoAtMost1024Chunks) {
       EXPECT_EQ(p.rows, s.n * s.s);
       EXPECT_GE(int64_t{p.splits} * p.rows_per_split, p.rows);
       EXPECT_LT(int64_t{p.splits - 1} * p.rows_per_split, p.rows);
-      EXPECT_LE(p.splits, 1024);
+      EXPECT_LE(p.splits, kernels::kMaxChunks);
     }
+  // The seed block's batch norms channels-last (6 x 16 x 32^3): 256 chunks of 768 rows, where
+  // 768 chunks of 256 rows made the one-thread-per-channel merge the slow part.
+  const kernels::ChannelReducePlan seed = kernels::channel_reduce_plan({6, 16, 32768, true});
+  EXPECT_EQ(seed.splits, 256);
+  EXPECT_EQ(seed.rows_per_split, 768);
 }
 
 TEST(CudaKernelWorkspace, OneChannelAtTheElementLimitDoesNotOverflowThePlan) {
-  // C = 1 and N x spatial = 2^31 - 1 elements, the largest tensor the backend accepts: rows + 1023
+  // C = 1 and N x spatial = 2^31 - 1 elements, the largest tensor the backend accepts: rows + 255
   // does not fit an int.
   for (bool cl : {false, true}) {
     const kernels::ActShape s{1, 1, std::numeric_limits<int>::max(), cl};
@@ -618,7 +646,7 @@ TEST(CudaKernelWorkspace, OneChannelAtTheElementLimitDoesNotOverflowThePlan) {
     EXPECT_GT(p.rows_per_split, 0);
     EXPECT_GE(int64_t{p.splits} * p.rows_per_split, p.rows);
     EXPECT_LT(int64_t{p.splits - 1} * p.rows_per_split, p.rows);
-    EXPECT_LE(p.splits, 1024);
+    EXPECT_LE(p.splits, kernels::kMaxChunks);
     EXPECT_GT(kernels::channel_sum_workspace_bytes(s), 0);
   }
 }

@@ -3,8 +3,8 @@
 # first run on a GPU spends the time measuring: the judges on recorded GPU-machine outputs
 # (tests/data/gpu-check), the check stage's filter against this build's test list, and the test
 # stage's exclusion against ctest's.
-# Also the three calls of a GPU session: their stages, the run commands the help prints, and
-# every command of the peers, seeds and precision stages (printed by a dry run) against the
+# Also the four calls of a GPU session: their stages, the run commands the help prints, and
+# every command of the peers, seeds, precision and ab stages (printed by a dry run) against the
 # flags convbench and the peer scripts accept, so that no lent minute goes to a typo.
 # Usage: gpu_check_test.sh SOURCE_DIR BUILD_DIR TEST_BINARY [PEER_PYTHON...]
 set -uo pipefail
@@ -76,19 +76,19 @@ excluded=$((all - $(wc -l <<<"$kept")))
 
 # The calls: --call N is the documented stages; the help names each call's run, with carry.
 help=$("$source/scripts/gpu-check.sh" --help)
-for n in 1 2 3; do
+for n in 1 2 3 4; do
   grep -qF "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call $n" <<<"$help" || fail "the help lacks call $n's run command"
 done
-[ "$(grep -cF 'carry: [".gpu-deps"]' <<<"$help")" = 3 ] || fail "the help does not give each call's carry"
-"$source/scripts/gpu-check.sh" --call 4 >/dev/null 2>&1
-[ $? = 2 ] || fail "--call 4 was not refused as bad usage"
+[ "$(grep -cF 'carry: [".gpu-deps"]' <<<"$help")" = 4 ] || fail "the help does not give each call's carry"
+"$source/scripts/gpu-check.sh" --call 5 >/dev/null 2>&1
+[ $? = 2 ] || fail "--call 5 was not refused as bad usage"
 # The GPU stages' commands, printed instead of run, and each checked here: convbench's with the
 # CPU device and --max-runs 1 (which it refuses only after every other flag and sweep parsed),
 # the peer scripts' with a spec that does not exist (an argparse error prints "usage:").
 dry=$(mktemp -d)
 trap 'rm -rf "$run_log" "$dry"' EXIT
 CONVBENCH_GPU_CHECK_DRY_RUN=1 OUT=$dry CONVBENCH_GPU_BUILD_DIR=$build \
-  "$source/scripts/gpu-check.sh" --stages "peers seeds precision" >/dev/null 2>&1
+  "$source/scripts/gpu-check.sh" --stages "peers seeds precision ab" >/dev/null 2>&1
 compares=0 pythons=0
 while IFS= read -r line; do
   eval "cmd=(${line#would run: })"
@@ -109,7 +109,7 @@ while IFS= read -r line; do
     pythons=$((pythons + 1))
   fi
 done < <(grep -h '^would run:' "$dry"/*.log)
-[ "$compares" = 8 ] || fail "the dry run printed $compares convbench compare commands, expected 8"
+[ "$compares" = 16 ] || fail "the dry run printed $compares convbench compare commands, expected 16"
 echo "checked $compares convbench commands and $pythons peer commands of the GPU stages"
 
 if [ "$failures" = 0 ]; then echo "PASS: gpu-check's filter and judges"; exit 0; fi

@@ -598,7 +598,7 @@ TEST(ReferenceDtypes, LowerPrecisionResultsAreTheFloat64ResultsRounded) {
 // stay within a few float32 ulps of the float64 run.
 TEST(ReferenceDtypes, Float32ConvIsCloseToFloat64) {
   ReferenceBackend backend;
-  const reftest::OpCase c = reftest::op_cases().at(1);  // the grouped, strided, dilated conv
+  const reftest::OpCase c = reftest::op_case("conv2d_grouped_strided_dilated");
   OpHarness exact(backend, reftest::build_case(c, DType::float64, Layout::channels_last), 9);
   OpHarness single(backend, reftest::build_case(c, DType::float32, Layout::channels_last), 9);
   const Values y64 = exact.forward(true), y32 = single.forward(true);
@@ -634,8 +634,8 @@ TEST(ReferenceTf32, RoundingKeepsTenMantissaBitsToNearestWithTiesAwayFromZero) {
 // unrounded g. With the same inputs a float32 conv differs.
 TEST(ReferenceTf32, ConvOperandsAreRoundedAndTheSumsAreNot) {
   ReferenceBackend backend;
-  for (size_t which : {size_t{1}, size_t{3}, size_t{5}}) {  // grouped 2-D, grouped 3-D, transposed 2-D
-    const reftest::OpCase c = reftest::op_cases().at(which);
+  for (const char* name : {"conv2d_grouped_strided_dilated", "conv3d_grouped_dilated", "conv_transpose2d_grouped"}) {
+    const reftest::OpCase c = reftest::op_case(name);
     SCOPED_TRACE(c.name);
     OpHarness tf32(backend, reftest::build_case(c, DType::tf32, Layout::channels_first), 21);
     OpHarness single(backend, reftest::build_case(c, DType::float32, Layout::channels_first), 21);
@@ -671,8 +671,8 @@ TEST(ReferenceTf32, ConvOperandsAreRoundedAndTheSumsAreNot) {
 
 TEST(ReferenceTf32, OpsOtherThanConvolutionsComputeAsFloat32) {
   ReferenceBackend backend;
-  for (size_t which : {size_t{7}, size_t{11}}) {  // batch_norm2d, relu2d
-    const reftest::OpCase c = reftest::op_cases().at(which);
+  for (const char* name : {"batch_norm2d", "relu2d"}) {
+    const reftest::OpCase c = reftest::op_case(name);
     SCOPED_TRACE(c.name);
     OpHarness tf32(backend, reftest::build_case(c, DType::tf32, Layout::channels_first), 4);
     OpHarness single(backend, reftest::build_case(c, DType::float32, Layout::channels_first), 4);

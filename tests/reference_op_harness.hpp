@@ -10,6 +10,7 @@
 #include <optional>
 #include <ostream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -256,6 +257,17 @@ inline std::vector<OpCase> op_cases() {
   add("conv2d_depthwise", {1, 4, 5, 5}, [](GraphBuilder& b, int x) {
     return b.conv("conv", x, conv_attrs(8, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 4, false));
   });
+  // Depthwise (groups == input channels): the shapes the CUDA backend's own kernels unroll (3x3x3,
+  // 5x5) and a generic one with a channel multiplier, stride, padding and dilation per dim.
+  add("conv3d_depthwise", {2, 3, 4, 5, 6}, [](GraphBuilder& b, int x) {
+    return b.conv("conv", x, conv_attrs(3, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 3, true));
+  });
+  add("conv3d_depthwise_multiplier_strided_dilated", {1, 2, 5, 7, 6}, [](GraphBuilder& b, int x) {
+    return b.conv("conv", x, conv_attrs(4, {2, 3, 3}, {1, 2, 1}, {1, 0, 2}, {2, 1, 2}, 2, true));
+  });
+  add("conv2d_depthwise_5x5", {2, 3, 7, 6}, [](GraphBuilder& b, int x) {
+    return b.conv("conv", x, conv_attrs(3, {5, 5}, {1, 1}, {2, 2}, {1, 1}, 3, true));
+  });
   add("conv3d_grouped_dilated", {1, 4, 4, 5, 3}, [](GraphBuilder& b, int x) {
     return b.conv("conv", x, conv_attrs(6, {3, 3, 2}, {1, 2, 1}, {1, 1, 0}, {2, 1, 1}, 2, true));
   });
@@ -462,6 +474,13 @@ inline std::vector<OpCase> op_cases() {
         return b.concat("cat", outs);
       }));
   return cases;
+}
+
+// The catalogue's case named `name` (tests pick cases by name: the catalogue grows in the middle).
+inline OpCase op_case(const std::string& name) {
+  for (OpCase& c : op_cases())
+    if (c.name == name) return c;
+  throw std::invalid_argument("no op case named " + name);
 }
 
 }  // namespace convbench::reftest

@@ -51,6 +51,8 @@ DeviceChoice choose_device(const std::string& requested) {
 std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOptions& options) {
   if (options.cudnn_algo != "heuristic" && options.cudnn_algo != "find")
     throw std::invalid_argument("--cudnn-algo must be heuristic or find, got \"" + options.cudnn_algo + "\"");
+  if (options.depthwise_conv != "auto" && options.depthwise_conv != "own" && options.depthwise_conv != "cudnn")
+    throw std::invalid_argument("--depthwise-conv must be auto, own or cudnn, got \"" + options.depthwise_conv + "\"");
   if (options.threads < 0) throw std::invalid_argument("--threads must be at least 1");
   // Set before the backend exists: oneDNN and the backends' own loops size their thread teams
   // from it at each parallel region, on this (the calling) thread.
@@ -62,6 +64,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
   if (device == "cuda") {
     cuda::CudaBackendOptions cuda_options;
     cuda_options.cudnn_algo = *cuda::parse_cudnn_algo_mode(options.cudnn_algo);
+    cuda_options.depthwise_conv = *cuda::parse_depthwise_conv_path(options.depthwise_conv);
     backend = std::make_unique<cuda::CudaBackend>(cuda_options);
   }
 #endif

@@ -206,6 +206,8 @@ int64_t CudaBackend::conv_workspace_bytes(const Graph& graph, const Op& op, Phas
   const int64_t kernel_bytes = kernel_workspace_bytes(graph, op, phase, training);
   if (op.kind != OpKind::conv && op.kind != OpKind::conv_transpose && op.kind != OpKind::folded_conv)
     return kernel_bytes;
+  if (runs_own_depthwise(graph, op, options_.depthwise_conv))
+    return std::max(kernel_bytes, own_depthwise_workspace_bytes(graph, op, phase));
   const ConvProblem p = conv_problem(graph, op);
   const bool grad_input = phase == Phase::backward && input_needs_grad(graph, op);
   // The bias gradient runs after cuDNN and reuses the same bytes.
@@ -229,6 +231,11 @@ void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
 
 void CudaBackend::conv_forward(const ForwardCall& call) {
   const Op& op = call.op;
+  if (runs_own_depthwise(call.graph, op, options_.depthwise_conv)) {
+    own_depthwise_forward(call, stream_);
+    details_[op.name] = own_depthwise_details(call.graph, op, options_.depthwise_conv);
+    return;
+  }
   const ConvProblem p = conv_problem(call.graph, op);
   const ConvDirection d = p.transposed ? ConvDirection::backward_data : ConvDirection::forward;
   const ConvWorkspaceLayout ws = conv_layout(*conv_, p, {d});
@@ -263,6 +270,14 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
 
 void CudaBackend::conv_backward(const BackwardCall& call) {
   const Op& op = call.op;
+  if (runs_own_depthwise(call.graph, op, options_.depthwise_conv)) {
+    if (at(call.grad_inputs, 0) && !input_needs_grad(call.graph, op))
+      throw std::invalid_argument("cuda backend: " + op.name +
+                                  ": input gradient asked for, but the graph says the input needs none");
+    own_depthwise_backward(call, stream_);
+    details_[op.name] = own_depthwise_details(call.graph, op, options_.depthwise_conv);
+    return;
+  }
   const ConvProblem p = conv_problem(call.graph, op);
   Tensor* grad_x = at(call.grad_inputs, 0);
   const bool grad_input = input_needs_grad(call.graph, op);

@@ -13,6 +13,7 @@
 #include "backends/cuda/cuda_caching_allocator.hpp"
 #include "backends/cuda/cuda_measurement.hpp"
 #include "backends/cuda/cudnn_conv.hpp"
+#include "backends/cuda/depthwise_conv_cuda.hpp"
 #include "backends/cuda/first_launch_start.hpp"
 #include "runtime/backend.hpp"
 
@@ -31,6 +32,8 @@ struct CudaBackendOptions {
   // op cuda_nondeterministic_reason() names. For tests that compare steps bit for bit; off by
   // default, as in PyTorch (torch.backends.cudnn.deterministic), since it can cost speed.
   bool deterministic = false;
+  // Which depthwise convs convbench's own kernels run instead of cuDNN (depthwise_conv_cuda.hpp).
+  DepthwiseConvPath depthwise_conv = DepthwiseConvPath::automatic;
 };
 
 // Why two runs of `op` on the CUDA backend may differ in their last bits even in deterministic
