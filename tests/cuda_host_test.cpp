@@ -24,6 +24,7 @@
 #include "backends/cuda/cudnn_conv.hpp"
 #include "backends/cuda/first_launch_start.hpp"
 #include "backends/cuda/nvml_clock.hpp"
+#include "backends/cuda/nvtx_range.hpp"
 #include "ops/graph_builder.hpp"
 #include "reference_op_harness.hpp"
 
@@ -98,6 +99,53 @@ TEST(CudaConvProblem, ConvTransposeSwapsXAndY) {
   EXPECT_FALSE(t.padded());                                  // output_padding 1 < stride 2
   EXPECT_EQ(t.w.shape, (std::vector<int64_t>{4, 3, 3, 3}));  // (C_in, C_out / groups, k): K = C_in
   EXPECT_EQ(t.x.shape, (std::vector<int64_t>{2, 6, 10, 12}));
+}
+
+// The plan cache's key: problems that give cuDNN the same descriptors share a plan (and a hash);
+// any field cuDNN sees tells two apart, whatever the op's own view of y.
+TEST(CudaConvProblem, ThePlanKeyComparesWhatCudnnSees) {
+  const TensorDesc in = desc({2, 4, 9, 8}, Layout::channels_last);
+  const ConvAttrs a = conv_attrs(8, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 2, true);
+  const Graph g = conv_graph(in, a, false);
+  const ConvProblem p = conv_problem(g, g.ops[0]);
+  const SameCudnnProblem same;
+  const CudnnProblemHash hash;
+  ConvProblem q = p;
+  q.y_op.shape[2] += 1;  // the op's view, not cuDNN's
+  q.transposed = true;
+  EXPECT_TRUE(same(p, q));
+  EXPECT_EQ(hash(p), hash(q));
+  std::vector<ConvProblem> others;
+  for (int change = 0; change < 8; ++change) {
+    ConvProblem o = p;
+    switch (change) {
+      case 0: o.x.layout = Layout::channels_first; break;
+      case 1: o.x.dtype = DType::float16; break;
+      case 2: o.w.shape[1] = 4; break;
+      case 3: o.y.shape[3] -= 1; break;
+      case 4: o.padding = {1, 0}; break;
+      case 5: o.stride = {2, 1}; break;
+      case 6: o.dilation = {1, 2}; break;
+      default: o.groups = 4; break;
+    }
+    EXPECT_FALSE(same(p, o)) << "change " << change;
+    others.push_back(o);
+  }
+  // The hash mixes every compared field (no two of these collide in practice).
+  for (const ConvProblem& o : others) EXPECT_NE(hash(p), hash(o));
+  // Padding (1, 2) with stride (3, 4) and padding (1) with stride (2, 3, 4) hash apart.
+  ConvProblem split_a = p, split_b = p;
+  split_a.padding = {1, 2};
+  split_a.stride = {3, 4};
+  split_b.padding = {1};
+  split_b.stride = {2, 3, 4};
+  EXPECT_NE(hash(split_a), hash(split_b));
+}
+
+TEST(CudaNvtx, PerOpRangesAreNamedOnlyWhenAToolIsAttached) {
+  EXPECT_FALSE(nvtx_tool_attached(nullptr));
+  EXPECT_FALSE(nvtx_tool_attached(""));
+  EXPECT_TRUE(nvtx_tool_attached("/opt/nvidia/nsight-systems/target-linux-x64/libToolsInjection64.so"));
 }
 
 // cuDNN's forward output size of x with symmetric padding, per dim.
@@ -291,10 +339,20 @@ struct ScriptedCalls {
   }
 };
 
+// The name of the call in messages, built only when one is written.
+std::string forward_call() { return "forward"; }
+
 TEST(CudnnFallback, TheChosenAlgorithmRunsWhenItWorks) {
   ScriptedCalls script;
-  const FallbackResult r =
-      run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, "forward", script.calls());
+  int named = 0;  // the call's name is text for messages: a call that runs builds none
+  const FallbackResult r = run_with_fallback(
+      forward_candidates(), 0, 4096, ConvDirection::forward,
+      [&named] {
+        ++named;
+        return std::string("forward");
+      },
+      script.calls());
+  EXPECT_EQ(named, 0);
   EXPECT_EQ(r.ran, 0u);
   EXPECT_TRUE(r.failures.empty());
   EXPECT_EQ(script.tried, std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM});
@@ -304,7 +362,7 @@ TEST(CudnnFallback, ARefusalMovesOnToTheNextCandidateThatFitsTheWorkspace) {
   ScriptedCalls script;
   script.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = CUDNN_STATUS_NOT_SUPPORTED_LAYOUT;
   const FallbackResult r =
-      run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, "forward", script.calls());
+      run_with_fallback(forward_candidates(), 0, 4096, ConvDirection::forward, forward_call, script.calls());
   // FFT needs 1 MiB of the 4 KiB allocated: skipped, and said so; IMPLICIT_GEMM runs.
   EXPECT_EQ(r.ran, 2u);
   EXPECT_EQ(script.tried, (std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
@@ -321,7 +379,7 @@ TEST(CudnnFallback, ExecutionAndMemoryFailuresAndTooSmallAWorkspaceAlsoMoveOn) {
     ScriptedCalls script;
     script.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = failure;
     const FallbackResult r =
-        run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward", script.calls());
+        run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, forward_call, script.calls());
     EXPECT_EQ(r.ran, 1u) << failure;
   }
   EXPECT_FALSE(another_algorithm_may_work(CUDNN_STATUS_BAD_PARAM));
@@ -331,7 +389,7 @@ TEST(CudnnFallback, ExecutionAndMemoryFailuresAndTooSmallAWorkspaceAlsoMoveOn) {
 TEST(CudnnFallback, LaterCallsStartFromTheCandidateThatRan) {
   ScriptedCalls script;
   const FallbackResult r =
-      run_with_fallback(forward_candidates(), 2, 4096, ConvDirection::forward, "forward", script.calls());
+      run_with_fallback(forward_candidates(), 2, 4096, ConvDirection::forward, forward_call, script.calls());
   EXPECT_EQ(r.ran, 2u);
   EXPECT_EQ(script.tried, std::vector<int>{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM});
 }
@@ -340,8 +398,9 @@ TEST(CudnnFallback, WhenNoneRunsTheOpIsUnsupportedAndEveryFailureIsNamed) {
   ScriptedCalls script;
   for (const ConvAlgoCandidate& c : forward_candidates()) script.status[c.algo] = CUDNN_STATUS_NOT_SUPPORTED;
   try {
-    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward,
-                      "forward bfloat16 channels_last convolution", script.calls());
+    run_with_fallback(
+        forward_candidates(), 0, 1 << 20, ConvDirection::forward,
+        [] { return std::string("forward bfloat16 channels_last convolution"); }, script.calls());
     FAIL() << "no candidate runs, yet nothing was thrown";
   } catch (const UnsupportedOp& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -355,15 +414,16 @@ TEST(CudnnFallback, WhenOnlyMemoryFailedItIsOutOfMemory) {
   ScriptedCalls script;
   for (const ConvAlgoCandidate& c : forward_candidates())
     script.status[c.algo] = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
-  EXPECT_THROW(run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward", script.calls()),
-               OutOfMemory);
+  EXPECT_THROW(
+      run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, forward_call, script.calls()),
+      OutOfMemory);
 }
 
 TEST(CudnnFallback, ABugOrABrokenContextStopsAtOnce) {
   ScriptedCalls bug;
   bug.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
   try {
-    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward", bug.calls());
+    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, forward_call, bug.calls());
     FAIL();
   } catch (const UnsupportedOp&) {
     FAIL() << "a bad parameter is convbench's bug, not an unsupported op";
@@ -376,7 +436,7 @@ TEST(CudnnFallback, ABugOrABrokenContextStopsAtOnce) {
   broken.status[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = CUDNN_STATUS_EXECUTION_FAILED_CUDART;
   broken.broken = "cudaErrorIllegalAddress: an illegal memory access was encountered";
   try {
-    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, "forward", broken.calls());
+    run_with_fallback(forward_candidates(), 0, 1 << 20, ConvDirection::forward, forward_call, broken.calls());
     FAIL();
   } catch (const UnsupportedOp&) {
     FAIL() << "a broken context is an error, not an unsupported op";

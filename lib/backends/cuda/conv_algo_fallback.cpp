@@ -33,8 +33,8 @@ std::vector<ConvAlgoCandidate> prefer_deterministic(std::vector<ConvAlgoCandidat
 }
 
 FallbackResult run_with_fallback(const std::vector<ConvAlgoCandidate>& candidates, size_t first,
-                                 int64_t workspace_bytes, ConvDirection direction, const std::string& what,
-                                 const FallbackCalls& calls) {
+                                 int64_t workspace_bytes, ConvDirection direction,
+                                 const std::function<std::string()>& what, const FallbackCalls& calls) {
   FallbackResult result;
   bool only_memory = true;
   auto name = [direction](const ConvAlgoCandidate& c) { return algo_and_math_name(direction, c.algo, c.math); };
@@ -53,16 +53,16 @@ FallbackResult run_with_fallback(const std::vector<ConvAlgoCandidate>& candidate
     }
     const std::string failure = name(c) + ": " + calls.describe(status);
     if (!another_algorithm_may_work(status))
-      throw std::runtime_error("cuda backend: cuDNN " + what + " failed with " + failure);
+      throw std::runtime_error("cuda backend: cuDNN " + what() + " failed with " + failure);
     if (CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_EXECUTION_FAILED) {
       if (const std::optional<std::string> broken = calls.context_broken())
-        throw std::runtime_error("cuda backend: cuDNN " + what + " failed with " + failure +
+        throw std::runtime_error("cuda backend: cuDNN " + what() + " failed with " + failure +
                                  ", and the CUDA context is broken (" + *broken + "): no other algorithm can run");
     }
     only_memory = only_memory && is_out_of_memory(status);
     result.failures.push_back(failure);
   }
-  std::string message = "cuda backend: no cuDNN algorithm runs this " + what + " (" +
+  std::string message = "cuda backend: no cuDNN algorithm runs this " + what() + " (" +
                         std::to_string(result.failures.size()) + " tried): ";
   for (size_t i = 0; i < result.failures.size(); ++i) message += (i ? "; " : "") + result.failures[i];
   if (only_memory && !result.failures.empty()) throw CudaOutOfMemory(message);

@@ -64,9 +64,10 @@ struct FallbackCalls {
 // runs. Throws UnsupportedOp naming every failure when none does (CudaOutOfMemory when every
 // failure was a memory failure), std::runtime_error right away for a failure no other algorithm
 // can cure, or when the CUDA context broke. `what` names the call for the messages, e.g.
-// "forward float16 channels_last convolution".
+// "forward float16 channels_last convolution"; it is called only when a message is written, so
+// that a call that runs builds no text (it is on the hot path of every convolution).
 FallbackResult run_with_fallback(const std::vector<ConvAlgoCandidate>& candidates, size_t first,
-                                 int64_t workspace_bytes, ConvDirection direction, const std::string& what,
-                                 const FallbackCalls& calls);
+                                 int64_t workspace_bytes, ConvDirection direction,
+                                 const std::function<std::string()>& what, const FallbackCalls& calls);
 
 }  // namespace convbench::cuda

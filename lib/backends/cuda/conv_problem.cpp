@@ -115,4 +115,29 @@ ConvWorkspaceLayout conv_workspace_layout(int64_t converted_weight_bytes, int64_
   return l;
 }
 
+bool SameCudnnProblem::operator()(const ConvProblem& a, const ConvProblem& b) const {
+  return a.x == b.x && a.w == b.w && a.y == b.y && a.padding == b.padding && a.stride == b.stride &&
+         a.dilation == b.dilation && a.groups == b.groups;
+}
+
+size_t CudnnProblemHash::operator()(const ConvProblem& p) const {
+  // FNV-1a over the fields SameCudnnProblem compares.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](int64_t v) {
+    h ^= static_cast<uint64_t>(v);
+    h *= 1099511628211ull;
+  };
+  for (const TensorDesc* d : {&p.x, &p.w, &p.y}) {
+    mix(static_cast<int64_t>(d->dtype));
+    mix(static_cast<int64_t>(d->layout));
+    for (int64_t v : d->shape) mix(v);
+  }
+  for (const std::vector<int64_t>* v : {&p.padding, &p.stride, &p.dilation}) {
+    mix(-1);  // separates the vectors: (1, 2 | 3) and (1 | 2, 3) differ
+    for (int64_t x : *v) mix(x);
+  }
+  mix(p.groups);
+  return static_cast<size_t>(h);
+}
+
 }  // namespace convbench::cuda

@@ -55,6 +55,17 @@ struct ConvProblem {
 // `op` must be a conv or conv_transpose of `graph`.
 ConvProblem conv_problem(const Graph& graph, const Op& op);
 
+// The key of CudnnConv's plan cache, looked up on every convolution call: two problems share a
+// plan when cuDNN sees the same thing (x, w and y with their dtype, shape and layout, padding,
+// stride, dilation, groups). Compared and hashed field by field: building a text key cost
+// several allocations per call. y_op and y_extra are the op's view of y and do not reach cuDNN.
+struct SameCudnnProblem {
+  bool operator()(const ConvProblem& a, const ConvProblem& b) const;
+};
+struct CudnnProblemHash {
+  size_t operator()(const ConvProblem& p) const;
+};
+
 // The cuDNN directions an op runs in a phase, in the order it runs them. `grad_input`: the op's
 // input needs a gradient (the first conv of a block usually does not, and then skips it).
 //   conv:            forward {forward};       backward {backward_data?, backward_filter}

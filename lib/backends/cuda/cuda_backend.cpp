@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -173,6 +174,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(options), alloca
   CONVBENCH_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
   measurement_ = std::make_unique<CudaMeasurement>(stream_, first_launch_, bus_id,
                                                    [this](DType d) { return measure_cuda_limits(*this, *conv_, d); });
+  nvtx_ops_ = nvtx_tool_attached(std::getenv("NVTX_INJECTION64_PATH"));
   register_kernels();
 }
 
@@ -216,6 +218,12 @@ int64_t CudaBackend::conv_workspace_bytes(const Graph& graph, const Op& op, Phas
 }
 
 void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
+  const ConvAlgoChoice& choice = conv_->choose(p, d);
+  Recorded& seen = recorded_[op.name][static_cast<size_t>(d)];
+  if (seen.algo == choice.algo && seen.math == static_cast<int>(choice.math) &&
+      seen.fallbacks == choice.fallback_from.size())
+    return;
+  seen = {choice.algo, static_cast<int>(choice.math), choice.fallback_from.size()};
   const std::string direction(to_string(d));
   nlohmann::json& entry = details_[op.name];
   if (entry.is_null()) {
@@ -225,15 +233,15 @@ void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
              {"weight_layout_conversion", !weight_in_layout_order(p.w, p.x.layout)}};
     if (conv_->deterministic()) entry["deterministic_mode"] = true;
   }
-  // Written after every call: a fallback changes the algorithm that runs (and says why).
-  entry[direction] = to_json(conv_->choose(p, d));
+  // Written again whenever the choice changed: a fallback changes the algorithm that runs (and says why).
+  entry[direction] = to_json(choice);
 }
 
 void CudaBackend::conv_forward(const ForwardCall& call) {
   const Op& op = call.op;
   if (runs_own_depthwise(call.graph, op, options_.depthwise_conv)) {
     own_depthwise_forward(call, stream_);
-    details_[op.name] = own_depthwise_details(call.graph, op, options_.depthwise_conv);
+    if (!details_.contains(op.name)) details_[op.name] = own_depthwise_details(call.graph, op, options_.depthwise_conv);
     return;
   }
   const ConvProblem p = conv_problem(call.graph, op);
@@ -275,7 +283,7 @@ void CudaBackend::conv_backward(const BackwardCall& call) {
       throw std::invalid_argument("cuda backend: " + op.name +
                                   ": input gradient asked for, but the graph says the input needs none");
     own_depthwise_backward(call, stream_);
-    details_[op.name] = own_depthwise_details(call.graph, op, options_.depthwise_conv);
+    if (!details_.contains(op.name)) details_[op.name] = own_depthwise_details(call.graph, op, options_.depthwise_conv);
     return;
   }
   const ConvProblem p = conv_problem(call.graph, op);
@@ -361,13 +369,15 @@ void CudaBackend::register_kernels() {
 
 void CudaBackend::forward(const ForwardCall& call) {
   first_launch_.before_launch();
-  NvtxRange range("op " + call.op.name + " fwd");
+  std::optional<NvtxRange> range;
+  if (nvtx_ops_) range.emplace("op " + call.op.name + " fwd");
   Backend::forward(call);
 }
 
 void CudaBackend::backward(const BackwardCall& call) {
   first_launch_.before_launch();
-  NvtxRange range("op " + call.op.name + " bwd");
+  std::optional<NvtxRange> range;
+  if (nvtx_ops_) range.emplace("op " + call.op.name + " bwd");
   Backend::backward(call);
 }
 

@@ -5,8 +5,10 @@
 // by workspace_bytes(), so that the memory model predicts this backend byte for byte too.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -92,7 +94,10 @@ class CudaBackend final : public Backend {
   // {"conv1": {"api": "cudnn-legacy", "mode": "heuristic", "weight_layout_conversion": false,
   //            "forward": {"algo": "IMPLICIT_PRECOMP_GEMM", "math": "FMA_MATH", ...}}}.
   nlohmann::json op_details() const override { return details_; }
-  void clear_op_details() override { details_ = nlohmann::json::object(); }
+  void clear_op_details() override {
+    details_ = nlohmann::json::object();
+    recorded_.clear();
+  }
   // CUDA events, the L2 scrub, NVTX ranges, the NVML clock, CUDA graphs (cuda_measurement.hpp).
   DeviceMeasurement& measurement() override { return *measurement_; }
 
@@ -120,6 +125,16 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudaMeasurement> measurement_;
   KernelTable kernels_;
   nlohmann::json details_ = nlohmann::json::object();
+  // What details_ holds per conv op and direction (index: ConvDirection): the algorithm, math and
+  // fallback count written, so that a call whose choice is unchanged writes no JSON.
+  struct Recorded {
+    int algo = -1;
+    int math = -1;
+    size_t fallbacks = 0;
+  };
+  std::unordered_map<std::string, std::array<Recorded, 3>> recorded_;
+  // Per-op NVTX ranges only when a tool listens (nvtx_range.hpp).
+  bool nvtx_ops_ = false;
 };
 
 }  // namespace convbench::cuda

@@ -118,26 +118,6 @@ void set_tensor(cudnnTensorDescriptor_t desc, const TensorDesc& t) {
                                                    d.dims.data(), d.strides.data()));
 }
 
-// The problem as a cache key: everything that selects descriptors and algorithms.
-std::string problem_key(const ConvProblem& p) {
-  std::string key = std::string(to_string(p.x.dtype));
-  auto add = [&key](const char* tag, const std::vector<int>& v) {
-    key += tag;
-    for (int x : v) key += std::to_string(x) + ",";
-  };
-  const CudnnDims x = cudnn_dims(p.x), y = cudnn_dims(p.y);
-  add("|x", x.dims);
-  add("/", x.strides);
-  add("|y", y.dims);
-  add("/", y.strides);
-  add("|w", cudnn_dims(p.w).dims);
-  add("|p", to_int_vector(p.padding, "padding"));
-  add("|s", to_int_vector(p.stride, "stride"));
-  add("|d", to_int_vector(p.dilation, "dilation"));
-  key += "|g" + std::to_string(p.groups);
-  return key;
-}
-
 size_t direction_index(ConvDirection d) { return static_cast<size_t>(d); }
 
 // Device buffers for cudnnFind; never counted as tensors because no op runs while they exist.
@@ -196,8 +176,7 @@ CudnnConv::CudnnConv(cudnnHandle_t handle, CudnnAlgoMode mode, int64_t workspace
 CudnnConv::~CudnnConv() = default;
 
 CudnnConv::Plan& CudnnConv::plan(const ConvProblem& p) {
-  const std::string key = problem_key(p);
-  auto it = plans_.find(key);
+  auto it = plans_.find(p);
   if (it != plans_.end()) return *it->second;
 
   auto plan = std::make_unique<Plan>();
@@ -228,7 +207,7 @@ CudnnConv::Plan& CudnnConv::plan(const ConvProblem& p) {
                                                         CUDNN_DATA_FLOAT));
   CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(p.groups)));
   CONVBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, plan->math));
-  return *plans_.emplace(key, std::move(plan)).first->second;
+  return *plans_.emplace(p, std::move(plan)).first->second;
 }
 
 const ConvAlgoChoice& CudnnConv::choose(const ConvProblem& p, ConvDirection d) {
@@ -426,8 +405,10 @@ void CudnnConv::execute(Plan& pl, const ConvProblem& p, ConvDirection d,
     if (e == cudaSuccess) return std::nullopt;
     return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
   };
-  const std::string what = std::string(to_string(d)) + " " + std::string(to_string(p.x.dtype)) + " " +
-                           std::string(to_string(p.x.layout)) + " convolution (" + pl.shapes + ")";
+  const auto what = [&] {
+    return std::string(to_string(d)) + " " + std::string(to_string(p.x.dtype)) + " " +
+           std::string(to_string(p.x.layout)) + " convolution (" + pl.shapes + ")";
+  };
   const FallbackResult r = run_with_fallback(dp.candidates, dp.current, dp.choice.workspace_bytes, d, what, calls);
   if (r.ran == dp.current) return;
   // Later calls start with the algorithm that ran; the workspace stays what was allocated.

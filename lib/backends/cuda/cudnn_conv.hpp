@@ -21,11 +21,11 @@
 
 #include <array>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -111,7 +111,7 @@ class CudnnConv {
   int64_t workspace_limit_;
   std::function<void()> release_memory_;
   bool deterministic_;
-  std::map<std::string, std::unique_ptr<Plan>> plans_;
+  std::unordered_map<ConvProblem, std::unique_ptr<Plan>, CudnnProblemHash, SameCudnnProblem> plans_;
 };
 
 }  // namespace convbench::cuda

@@ -9,6 +9,12 @@
 
 namespace convbench::cuda {
 
+// Whether an NVTX tool (Nsight Systems, Nsight Compute) is attached: NVTX finds its tool through
+// the NVTX_INJECTION64_PATH environment variable, which such tools set for the process they
+// launch. Without one, the backend does not build the per-op range names: a string per op call
+// is host time on the hot path that nobody reads.
+inline bool nvtx_tool_attached(const char* injection_path) { return injection_path && *injection_path; }
+
 class NvtxRange {
  public:
   explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
