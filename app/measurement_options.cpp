@@ -54,6 +54,11 @@ void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memo
                  "channels-last, as PyTorch eager), own (convbench's kernels) or cudnn")
       ->check(CLI::IsMember({"auto", "own", "cudnn"}))
       ->capture_default_str();
+  sub.add_option("--linear", c.backend.linear,
+                 "cuda: who computes linear layers: auto (cuBLAS where this build has it), own (convbench's "
+                 "kernels) or cublas")
+      ->check(CLI::IsMember({"auto", "own", "cublas"}))
+      ->capture_default_str();
   sub.add_option("--memory-limit", memory_limit,
                  "Fail (status oom) any variant needing more than this many bytes at once, e.g. 16GiB: emulates "
                  "a device with less memory")

@@ -86,6 +86,15 @@ function(convbench_add_cuda_backend target)
   target_include_directories(${target} PUBLIC ${CUDNN_INCLUDE_DIR})
   # dl: NVML is opened at run time (nvml_clock.cpp), so hosts without a driver still run.
   target_link_libraries(${target} PUBLIC CUDA::cudart ${CUDNN_LIBRARY} ${CMAKE_DL_LIBS})
+  # cuBLAS for the linear op (lib/backends/cuda/cublas_linear.cpp), where the toolkit has it;
+  # without it the linear op runs convbench's own kernels (kernels/linear.cu).
+  if(TARGET CUDA::cublas)
+    target_link_libraries(${target} PUBLIC CUDA::cublas)
+    target_compile_definitions(${target} PUBLIC CONVBENCH_WITH_CUBLAS=1)
+    message(STATUS "convbench: cuBLAS found: the CUDA backend's linear op uses it")
+  else()
+    message(STATUS "convbench: cuBLAS NOT found: the CUDA backend's linear op runs its own kernels")
+  endif()
   string(REPLACE ";" "," _architectures "${CMAKE_CUDA_ARCHITECTURES}")  # a ';' would split the define
   target_compile_definitions(${target} PUBLIC CONVBENCH_WITH_CUDA=1
                              PRIVATE CONVBENCH_CUDA_ARCHITECTURES="${_architectures}")

@@ -1,7 +1,9 @@
 // The linear op (a classifier head): y = x W^T + b on activations whose spatial sizes are 1, so
 // that both layouts store x as the row-major (N, in) matrix and y as (N, out). One thread per
-// result element with a float accumulator: plain and correct for head-sized matrices; cuBLAS is
-// not linked.
+// result element with a float accumulator: plain and correct, and uncoalesced (neighbouring
+// threads read weight rows `in` apart). The backend runs the products in cuBLAS where the build
+// has it (`--linear`, lib/backends/cuda/cublas_linear.hpp); these kernels are the other path, and
+// always compute the bias gradient.
 #include "kernels/common.cuh"
 
 namespace convbench::kernels {

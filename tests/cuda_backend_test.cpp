@@ -396,6 +396,33 @@ TEST(GpuDepthwise, EveryDepthwiseCaseMatchesTheReferenceOnEitherPath) {
   log.report();
 }
 
+// The linear op's two paths (--linear): cuBLAS's GEMMs and convbench's kernels, every linear case
+// of the catalogue, every dtype and layout, training and inference.
+TEST(GpuLinear, EveryLinearCaseMatchesTheReferenceOnEitherPath) {
+  REQUIRE_CUDA_DEVICE();
+  CaseLog log;
+  for (cuda::LinearPath path : {cuda::LinearPath::own, cuda::LinearPath::cublas}) {
+    if (path == cuda::LinearPath::cublas && !cuda::cublas_available()) {
+      std::printf("[          ] --linear cublas not checked: this build has no cuBLAS\n");
+      continue;
+    }
+    CudaBackendOptions options;
+    options.linear = path;
+    CudaBackend gpu(options);
+    for (const reftest::OpCase& c : reftest::op_cases()) {
+      if (reftest::build_case(c, DType::float32, Layout::channels_first).ops.back().kind != OpKind::linear) continue;
+      for (DType dtype : kGpuDtypes)
+        for (Layout layout : kLayouts)
+          for (bool training : {true, false}) {
+            const Graph g = build_case_with_input_grads(c, dtype, layout);
+            const std::string what = case_name(c.name, g, training) + " " + std::string(cuda::to_string(path));
+            log.run(what, [&] { compare_op(gpu, g, training, what); });
+          }
+    }
+  }
+  log.report();
+}
+
 TEST(GpuOps, ConvsOnTheBlockInputSkipTheDataGradient) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;

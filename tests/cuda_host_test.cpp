@@ -12,11 +12,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../kernels/kernels.hpp"  // the kernels' host API (the repo root is not on the tests' include path)
 #include "backends/cuda/conv_algo_fallback.hpp"
 #include "backends/cuda/conv_problem.hpp"
+#include "backends/cuda/cublas_linear.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_caching_allocator.hpp"
 #include "backends/cuda/cuda_check.hpp"
@@ -25,6 +27,7 @@
 #include "backends/cuda/first_launch_start.hpp"
 #include "backends/cuda/nvml_clock.hpp"
 #include "backends/cuda/nvtx_range.hpp"
+#include "backends/reference/reference_backend.hpp"
 #include "ops/graph_builder.hpp"
 #include "reference_op_harness.hpp"
 
@@ -338,6 +341,58 @@ struct ScriptedCalls {
     return c;
   }
 };
+
+// ---- the linear op as cuBLAS GEMMs ----------------------------------------------------------------
+
+// cuBLAS's GEMM, column-major, as its documentation defines it: C = op(A) op(B).
+std::vector<double> column_major_gemm(const GemmArgs& g, const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> c(static_cast<size_t>(g.ldc) * g.n, 0.0);
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.n; ++j) {
+      double sum = 0.0;
+      for (int p = 0; p < g.k; ++p) {
+        const double av = g.transpose_a ? a[static_cast<size_t>(p + i * g.lda)] : a[static_cast<size_t>(i + p * g.lda)];
+        const double bv = g.transpose_b ? b[static_cast<size_t>(j + p * g.ldb)] : b[static_cast<size_t>(p + j * g.ldb)];
+        sum += av * bv;
+      }
+      c[static_cast<size_t>(i + j * g.ldc)] = sum;
+    }
+  return c;
+}
+
+// The three products' arguments (linear_gemm_args), run through that GEMM on the row-major
+// buffers the backend hands cuBLAS, give the reference backend's output, input gradient and
+// weight gradient, in both layouts (spatial size 1: the same memory).
+TEST(CudaLinearGemm, TheArgumentsGiveTheReferencesProducts) {
+  ReferenceBackend reference;
+  for (const auto& [n, in, out] : {std::tuple{3, 5, 4}, std::tuple{1, 7, 2}, std::tuple{6, 1, 9}})
+    for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+      SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(in) + "->" + std::to_string(out));
+      GraphBuilder b("fc", desc({n, in, 1, 1}, layout));
+      reftest::OpHarness h(reference, b.finish(b.linear("fc", b.input(), out, false)), 3);
+      const std::vector<double> y = h.forward(true);
+      const std::vector<double> dy = reftest::random_values(y.size(), 8);
+      const reftest::OpGradients grads = h.backward(dy);
+      const std::vector<double>& x = h.inputs[0];
+      const std::vector<double>& w = h.params[0];
+      auto close = [](const std::vector<double>& got, const std::vector<double>& want) {
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << "element " << i;
+      };
+      close(column_major_gemm(linear_gemm_args(n, in, out, LinearProduct::forward), w, x), y);
+      close(column_major_gemm(linear_gemm_args(n, in, out, LinearProduct::grad_input), w, dy), *grads.inputs.at(0));
+      close(column_major_gemm(linear_gemm_args(n, in, out, LinearProduct::grad_weight), x, dy), grads.params.at(0));
+    }
+}
+
+TEST(CudaLinearGemm, TheLinearPathAndItsNames) {
+  for (LinearPath p : {LinearPath::automatic, LinearPath::own, LinearPath::cublas})
+    EXPECT_EQ(parse_linear_path(to_string(p)), p);
+  EXPECT_FALSE(parse_linear_path("blas"));
+  EXPECT_FALSE(uses_cublas(LinearPath::own));
+  EXPECT_EQ(uses_cublas(LinearPath::automatic), cublas_available());
+  EXPECT_TRUE(uses_cublas(LinearPath::cublas));
+}
 
 // The name of the call in messages, built only when one is written.
 std::string forward_call() { return "forward"; }

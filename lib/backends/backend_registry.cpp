@@ -53,6 +53,8 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
     throw std::invalid_argument("--cudnn-algo must be heuristic or find, got \"" + options.cudnn_algo + "\"");
   if (options.depthwise_conv != "auto" && options.depthwise_conv != "own" && options.depthwise_conv != "cudnn")
     throw std::invalid_argument("--depthwise-conv must be auto, own or cudnn, got \"" + options.depthwise_conv + "\"");
+  if (options.linear != "auto" && options.linear != "own" && options.linear != "cublas")
+    throw std::invalid_argument("--linear must be auto, own or cublas, got \"" + options.linear + "\"");
   if (options.threads < 0) throw std::invalid_argument("--threads must be at least 1");
   // Set before the backend exists: oneDNN and the backends' own loops size their thread teams
   // from it at each parallel region, on this (the calling) thread.
@@ -65,6 +67,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
     cuda::CudaBackendOptions cuda_options;
     cuda_options.cudnn_algo = *cuda::parse_cudnn_algo_mode(options.cudnn_algo);
     cuda_options.depthwise_conv = *cuda::parse_depthwise_conv_path(options.depthwise_conv);
+    cuda_options.linear = *cuda::parse_linear_path(options.linear);
     backend = std::make_unique<cuda::CudaBackend>(cuda_options);
   }
 #endif

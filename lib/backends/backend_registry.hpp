@@ -26,6 +26,7 @@ DeviceChoice choose_device(const std::string& requested);
 struct BackendOptions {
   std::string cudnn_algo = "heuristic";  // cuda: heuristic | find
   std::string depthwise_conv = "auto";   // cuda: auto | own | cudnn (backends/cuda/depthwise_conv_cuda.hpp)
+  std::string linear = "auto";           // cuda: auto | own | cublas (backends/cuda/linear_gemm.hpp)
   int64_t memory_limit_bytes = 0;        // 0: no limit beyond the device's own
   // Threads of the host backends (OpenMP, which oneDNN also uses); 0 keeps OpenMP's default
   // (OMP_NUM_THREADS, else one per CPU the process may use).

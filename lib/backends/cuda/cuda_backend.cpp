@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "backends/cuda/cublas_linear.hpp"
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cuda_limits.hpp"
@@ -175,6 +176,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(options), alloca
   measurement_ = std::make_unique<CudaMeasurement>(stream_, first_launch_, bus_id,
                                                    [this](DType d) { return measure_cuda_limits(*this, *conv_, d); });
   nvtx_ops_ = nvtx_tool_attached(std::getenv("NVTX_INJECTION64_PATH"));
+  if (uses_cublas(options_.linear)) cublas_ = std::make_unique<CublasLinear>(stream_);
   register_kernels();
 }
 
@@ -182,6 +184,7 @@ CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
   measurement_.reset();  // frees the L2 scrub buffer while the stream still exists
   conv_.reset();
+  cublas_.reset();
   try {
     allocator_.release_cached();
   } catch (const std::exception&) {
@@ -362,7 +365,7 @@ void CudaBackend::register_kernels() {
   register_upsample_kernels(kernels_, stream);
   register_layout_kernels(kernels_, stream);
   register_pool_kernels(kernels_, stream);
-  register_linear_kernels(kernels_, stream);
+  register_linear_kernels(kernels_, stream, cublas_.get());
   kernels_.add(OpKind::folded_conv, {[this](const ForwardCall& call) { folded_conv_forward(call); },
                                      [this](const BackwardCall& call) { folded_conv_backward(call); }});
 }

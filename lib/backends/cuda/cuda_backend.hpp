@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cuda/cublas_linear.hpp"
 #include "backends/cuda/cuda_caching_allocator.hpp"
 #include "backends/cuda/cuda_measurement.hpp"
 #include "backends/cuda/cudnn_conv.hpp"
@@ -36,6 +37,8 @@ struct CudaBackendOptions {
   bool deterministic = false;
   // Which depthwise convs convbench's own kernels run instead of cuDNN (depthwise_conv_cuda.hpp).
   DepthwiseConvPath depthwise_conv = DepthwiseConvPath::automatic;
+  // Who computes the linear op's products (linear_gemm.hpp): auto is cuBLAS where it is built.
+  LinearPath linear = LinearPath::automatic;
 };
 
 // Why two runs of `op` on the CUDA backend may differ in their last bits even in deterministic
@@ -121,6 +124,7 @@ class CudaBackend final : public Backend {
   cudnnHandle_t handle_ = nullptr;
   CudaCachingAllocator allocator_;
   std::unique_ptr<CudnnConv> conv_;
+  std::unique_ptr<CublasLinear> cublas_;  // null: the linear op runs convbench's kernels
   FirstLaunchStart first_launch_;
   std::unique_ptr<CudaMeasurement> measurement_;
   KernelTable kernels_;

@@ -78,6 +78,9 @@ void register_concat_kernels(KernelTable& table, cudaStream_t stream);
 void register_upsample_kernels(KernelTable& table, cudaStream_t stream);
 void register_layout_kernels(KernelTable& table, cudaStream_t stream);
 void register_pool_kernels(KernelTable& table, cudaStream_t stream);
-void register_linear_kernels(KernelTable& table, cudaStream_t stream);
+// The linear op's products in cuBLAS when `cublas` is given (the backend's --linear choice), else
+// in convbench's kernels.
+class CublasLinear;
+void register_linear_kernels(KernelTable& table, cudaStream_t stream, CublasLinear* cublas);
 
 }  // namespace convbench::cuda
