@@ -49,6 +49,11 @@ void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memo
                  "before measuring)")
       ->check(CLI::IsMember({"heuristic", "find"}))
       ->capture_default_str();
+  sub.add_option("--cudnn-api", c.backend.cudnn_api,
+                 "cuda: cuDNN's legacy API (heuristic or find) or its graph API (engines from cuDNN's heuristics, "
+                 "filtered by their notes, as PyTorch)")
+      ->check(CLI::IsMember({"legacy", "graph"}))
+      ->capture_default_str();
   sub.add_option("--depthwise-conv", c.backend.depthwise_conv,
                  "cuda: who runs depthwise convs: auto (convbench's kernels for channels-first, cuDNN for "
                  "channels-last, as PyTorch eager), own (convbench's kernels) or cudnn")

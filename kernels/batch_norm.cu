@@ -146,17 +146,26 @@ struct LoadAbnGradSums {
   }
 };
 
-// grad_x = gamma * invstd * (dz - mean(dz) - xhat * mean(dz * xhat)), one thread per element.
+// grad_x = gamma * invstd * (dz - mean(dz) - xhat * mean(dz * xhat)), a fragment of N
+// consecutive elements per thread, so that their channels come from one decode (ActPosition).
 template <class T>
 __global__ void batch_norm_act_grad_input(ActShape s, AbnElement<T> e, const float* invstd, const float* sums,
                                           float inv_count, T* grad_x) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= static_cast<int64_t>(s.numel())) return;
-  const int c = channel_at(static_cast<int>(i), s);
-  float xhat, dz;
-  e(static_cast<int>(i), c, xhat, dz);
-  const float a = to_float(e.gamma[c]) * invstd[c];
-  grad_x[i] = from_float<T>(a * (dz - sums[c] * inv_count - xhat * sums[s.c + c] * inv_count));
+  constexpr int N = Vec<T>::N;
+  const int64_t count = s.numel();
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  ActPosition pos = ActPosition::at(p0, s);
+#pragma unroll
+  for (int k = 0; k < N; ++k, pos.next(s)) {
+    const int64_t p = p0 + k;
+    if (p >= count) break;
+    const int c = pos.c;
+    float xhat, dz;
+    e(static_cast<int>(p), c, xhat, dz);
+    const float a = to_float(e.gamma[c]) * invstd[c];
+    grad_x[p] = from_float<T>(a * (dz - sums[c] * inv_count - xhat * sums[s.c + c] * inv_count));
+  }
 }
 
 // Workspace regions: the chunk partials, then 2 * C floats of per-channel results.
@@ -245,8 +254,8 @@ void batch_norm_act_backward(DType dtype, const BatchNormActBackward& a, void* w
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (a.grad_x) {
       const float inv_count = static_cast<float>(1.0 / (static_cast<double>(s.n) * s.s));
-      batch_norm_act_grad_input<T><<<blocks_for(s.numel()), kThreads, 0, stream>>>(s, e, a.save_invstd, sums, inv_count,
-                                                                                   static_cast<T*>(a.grad_x));
+      batch_norm_act_grad_input<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+          s, e, a.save_invstd, sums, inv_count, static_cast<T*>(a.grad_x));
     }
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();

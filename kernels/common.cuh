@@ -78,11 +78,6 @@ bool all_aligned16(const P*... p) {
 
 // ---- index helpers ---------------------------------------------------------------------------
 
-// The channel of the element at memory position p of an activation.
-__device__ __forceinline__ int channel_at(int p, const ActShape& s) {
-  return s.channels_last ? p % s.c : (p / s.s) % s.c;
-}
-
 // Memory position of logical (n, c, spatial) in an activation.
 __device__ __forceinline__ int offset_of(int n, int c, int sp, const ActShape& s) {
   return s.channels_last ? (n * s.s + sp) * s.c + c : (n * s.c + c) * s.s + sp;

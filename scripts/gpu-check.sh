@@ -31,9 +31,10 @@
 #   compare    convbench compare --device cuda --graph on every configs/*.yaml, and explain's
 #              first lines on the seed block: the limits the GPU measured of itself
 #   ab         the GPU-speed switches, each against the current path in one run (interleaved:
-#              A, B, A, B; --per-op 3): --depthwise-conv own against cudnn on the seed block's and
-#              mobilenet-separable's separable variants (float32 and bfloat16, both layouts), then
-#              `convbench diff` of the second round (SLOWER/FASTER per row, in ab.log)
+#              A, B, A, B): --depthwise-conv own against cudnn on the seed block's and
+#              mobilenet-separable's separable variants (float32 and bfloat16, both layouts,
+#              --per-op 3), --cudnn-api graph against legacy on the seed block (same sweeps), then
+#              `convbench diff` of each second round (SLOWER/FASTER per row, in ab.log)
 #
 # A session has 15 minutes of device time in all, a machine's start included, and one command
 # at most 10 minutes. The work is three calls, back to back (a machine stays warm 30 s after a
@@ -43,7 +44,7 @@
 #   call 1 (about 4 minutes): scripts/gpu-check.sh --call 1    build, check
 #   call 2 (about 5 minutes): scripts/gpu-check.sh --call 2    build, peers
 #   call 3 (about 4 minutes): scripts/gpu-check.sh --call 3    build, seeds, precision
-#   call 4 (about 4 minutes): scripts/gpu-check.sh --call 4    build, ab (when time is left)
+#   call 4 (about 6 minutes): scripts/gpu-check.sh --call 4    build, ab (when time is left)
 #
 # As device tool calls, from this repository's root here, after `scripts/gpu-deps.sh`:
 #
@@ -54,7 +55,7 @@
 #   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 3"
 #        carry: [".gpu-deps"]   timeout_s: 330
 #   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 4"
-#        carry: [".gpu-deps"]   timeout_s: 330
+#        carry: [".gpu-deps"]   timeout_s: 420
 #
 # with <commit> from `git rev-parse --short=12 HEAD` (the tool copies the tree without .git).
 # A failing call's tests are rerun alone with CONVBENCH_GPU_TEST_FILTER='Suite.Test:...' and
@@ -74,7 +75,7 @@
 #                  --min-samples 10 --max-noise 0.02 --timeout 1 per phase
 #   --budget S     seconds the compare stage may take in all (default 240)
 # Stage time limits in seconds, each overridable as CONVBENCH_GPU_CHECK_LIMIT_<STAGE>: check 200,
-# peers 300, seeds 110, precision 90, test 330, memcheck 150, ab 240.
+# peers 300, seeds 110, precision 90, test 330, memcheck 150, ab 300.
 # Exit status: 0 when every stage run passed, 1 otherwise (2 for bad usage).
 
 # The do_* stage functions are called through stage() by name.
@@ -401,7 +402,7 @@ do_precision() {
 # paths (cudnn, own, cudnn, own), so a drift of the GPU's clock reaches both; the second round's
 # pair is diffed (the first warms the GPU and the algorithm caches).
 do_ab() {
-  local dir=$build/gpu-check-ab limit=${CONVBENCH_GPU_CHECK_LIMIT_AB:-240} started rc=0 round path runs=8
+  local dir=$build/gpu-check-ab limit=${CONVBENCH_GPU_CHECK_LIMIT_AB:-300} started rc=0 round path api runs=12
   started=$(date +%s)
   rm -rf "$dir" && mkdir -p "$dir"
   echo "=== --depthwise-conv own against cudnn: separable variants, --per-op 3"
@@ -419,11 +420,21 @@ do_ab() {
       runs=$((runs - 1))
     done
   done
+  echo "=== --cudnn-api graph against legacy: the seed block, float32 and bfloat16, both layouts"
+  for round in 1 2; do
+    for api in legacy graph; do
+      limited $(($(left_of "$started" "$limit") / runs)) "$build/convbench" compare "$root/configs/seed-blocks.yaml" \
+        --device cuda -q --cudnn-api "$api" --sweep dtype=float32,bfloat16 \
+        --sweep layout=channels_first,channels_last "${bounded_timing[@]}" --json "$dir/seed-api.$api.$round.json" || rc=1
+      runs=$((runs - 1))
+    done
+  done
   local spec base new diff_rc
-  for spec in seed-separable mobilenet-separable; do
+  for spec in seed-separable mobilenet-separable seed-api; do
     base=$dir/$spec.cudnn.2.json new=$dir/$spec.own.2.json
+    [ "$spec" = seed-api ] && base=$dir/$spec.legacy.2.json new=$dir/$spec.graph.2.json
     [ -f "$base" ] && [ -f "$new" ] || continue
-    echo "=== $spec: own kernels (new) against cuDNN (base), round 2"
+    echo "=== $spec: $(basename "$new" .2.json | sed 's/.*\.//') (new) against $(basename "$base" .2.json | sed 's/.*\.//') (base), round 2"
     # Exit 1 (own is slower somewhere) and 3 (ambiguous) are findings; 2 is a broken input.
     "$build/convbench" diff "$base" "$new" --markdown "$dir/$spec.diff.md"
     diff_rc=$?

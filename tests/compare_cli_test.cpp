@@ -155,6 +155,18 @@ TEST(CompareCli, DeviceErrorsAreUsageErrors) {
             std::string::npos)
       << graph.err;
   EXPECT_TRUE(graph.out.empty()) << graph.out;
+  // The CUDA backend's switches are checked by name on every device, and the graph API, which
+  // chooses by cuDNN's heuristics, refuses find mode before anything runs.
+  for (const char* flag : {"--cudnn-api frontend", "--depthwise-conv fastest", "--linear blas"}) {
+    const auto wrong = run_cli("compare " + spec + " --device reference -q " + flag);
+    EXPECT_EQ(wrong.exit_code, 2) << flag;
+    EXPECT_NE(wrong.err.find(std::string(flag).substr(0, std::string(flag).find(' '))), std::string::npos) << wrong.err;
+  }
+  const auto graph_find = run_cli("compare " + spec + " --device reference -q --cudnn-api graph --cudnn-algo find");
+  EXPECT_EQ(graph_find.exit_code, 2);
+  EXPECT_NE(graph_find.err.find("--cudnn-api graph chooses engines by cuDNN's heuristics"), std::string::npos)
+      << graph_find.err;
+  EXPECT_TRUE(graph_find.out.empty()) << graph_find.out;
   // Without a usable GPU (or without the CUDA backend), --device cuda is a clear usage error.
   const auto cuda = run_cli("compare " + spec + " --device cuda --memory-only -q");
   if (cuda.exit_code != 0) {

@@ -423,6 +423,39 @@ TEST(GpuLinear, EveryLinearCaseMatchesTheReferenceOnEitherPath) {
   log.report();
 }
 
+// --cudnn-api graph: every conv and conv_transpose case of the catalogue through cuDNN's graph
+// API (engines from its heuristics, filtered by their notes), every dtype and layout, training
+// and inference; the op details name the engine of each direction.
+TEST(GpuCudnnGraph, EveryConvCaseMatchesTheReference) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackendOptions options;
+  options.cudnn_api = cuda::CudnnApi::graph;
+  options.depthwise_conv = cuda::DepthwiseConvPath::cudnn;  // depthwise convs through cuDNN too
+  CudaBackend gpu(options);
+  CaseLog log;
+  for (const reftest::OpCase& c : reftest::op_cases()) {
+    const OpKind kind = reftest::build_case(c, DType::float32, Layout::channels_first).ops.back().kind;
+    if (kind != OpKind::conv && kind != OpKind::conv_transpose) continue;
+    for (DType dtype : kGpuDtypes)
+      for (Layout layout : kLayouts)
+        for (bool training : {true, false}) {
+          const Graph g = build_case_with_input_grads(c, dtype, layout);
+          const std::string what = case_name(c.name + " graph api", g, training);
+          log.run(what, [&] {
+            gpu.clear_op_details();
+            compare_op(gpu, g, training, what);
+            const nlohmann::json d = gpu.op_details().at(g.ops.back().name);
+            EXPECT_EQ(d.at("api"), "cudnn-graph") << d.dump();
+            for (const char* dir : {"forward", "backward_data", "backward_filter"})
+              if (d.contains(dir)) {
+                EXPECT_TRUE(d.at(dir).contains("engine")) << d.dump();
+              }
+          });
+        }
+  }
+  log.report();
+}
+
 TEST(GpuOps, ConvsOnTheBlockInputSkipTheDataGradient) {
   REQUIRE_CUDA_DEVICE();
   CudaBackend gpu;

@@ -240,8 +240,16 @@ TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
   EXPECT_EQ(cudnn_data_type(DType::float16), CUDNN_DATA_HALF);
   EXPECT_EQ(cudnn_data_type(DType::bfloat16), CUDNN_DATA_BFLOAT16);
   EXPECT_THROW(cudnn_data_type(DType::float64), std::invalid_argument);
-  ConvAlgoChoice c{
-      ConvDirection::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}, {}, {}};
+  ConvAlgoChoice c{ConvDirection::backward_data,
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+                   CUDNN_FMA_MATH,
+                   true,
+                   4096,
+                   -1.0f,
+                   {},
+                   {},
+                   {},
+                   {}};
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j.at("algo"), "ALGO_1");
   EXPECT_EQ(j.at("math"), "FMA_MATH");
@@ -261,9 +269,9 @@ TEST(CudnnConvNames, Float32ExcludesTf32AndHalfTypesAccumulateInFloat) {
 
 TEST(CudnnDeterministic, OnlyDeterministicCandidatesStayWhereThereIsOne) {
   const std::vector<ConvAlgoCandidate> offered = {
-      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, CUDNN_FMA_MATH, false, 0, -1.0f},
-      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f},
-      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_FMA_MATH, true, 1 << 20, -1.0f}};
+      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, CUDNN_FMA_MATH, false, 0, -1.0f, {}},
+      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, true, 4096, -1.0f, {}},
+      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_FMA_MATH, true, 1 << 20, -1.0f, {}}};
   std::vector<std::string> dropped;
   const std::vector<ConvAlgoCandidate> kept = prefer_deterministic(offered, ConvDirection::backward_data, dropped);
   ASSERT_EQ(kept.size(), 2u);
@@ -274,8 +282,8 @@ TEST(CudnnDeterministic, OnlyDeterministicCandidatesStayWhereThereIsOne) {
 
 TEST(CudnnDeterministic, WithoutADeterministicAlgorithmEveryCandidateStays) {
   const std::vector<ConvAlgoCandidate> offered = {
-      {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, CUDNN_TENSOR_OP_MATH, false, 0, -1.0f},
-      {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, CUDNN_TENSOR_OP_MATH, false, 64, -1.0f}};
+      {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, CUDNN_TENSOR_OP_MATH, false, 0, -1.0f, {}},
+      {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, CUDNN_TENSOR_OP_MATH, false, 64, -1.0f, {}}};
   std::vector<std::string> dropped;
   const std::vector<ConvAlgoCandidate> kept = prefer_deterministic(offered, ConvDirection::backward_filter, dropped);
   ASSERT_EQ(kept.size(), 2u);  // runs, and the choice says deterministic: false
@@ -296,6 +304,33 @@ TEST(CudnnDeterministic, OnlyTheLinearUpsamplesBackwardIsNamedNondeterministic) 
   EXPECT_FALSE(cuda_nondeterministic_reason(g, g.ops[2], true));
 }
 
+// --cudnn-api graph: which engines convbench runs, by their numerical notes (the rules of the
+// legacy API's math types and of PyTorch's filter), and how op details name the engine.
+TEST(CudnnGraphApi, EnginesAreFilteredByTheirNotes) {
+  EXPECT_EQ(parse_cudnn_api("graph"), CudnnApi::graph);
+  EXPECT_EQ(parse_cudnn_api(to_string(CudnnApi::legacy)), CudnnApi::legacy);
+  EXPECT_FALSE(parse_cudnn_api("frontend"));
+  EngineNotes tensor_core;
+  tensor_core.tensor_core = true;
+  EXPECT_TRUE(engine_rejection(tensor_core, DType::float32, false));  // TF32 where float32 forbids it
+  EXPECT_FALSE(engine_rejection(tensor_core, DType::tf32, false));
+  EXPECT_FALSE(engine_rejection(tensor_core, DType::bfloat16, false));
+  EngineNotes down;
+  down.down_convert_inputs = true;
+  EXPECT_TRUE(engine_rejection(down, DType::float32, false));
+  EXPECT_TRUE(engine_rejection(down, DType::tf32, false));
+  EXPECT_FALSE(engine_rejection(down, DType::float16, false));
+  EngineNotes reduced;
+  reduced.reduced_precision_reduction = true;
+  for (DType d : {DType::float32, DType::tf32, DType::float16, DType::bfloat16})
+    EXPECT_TRUE(engine_rejection(reduced, d, false)) << to_string(d);  // every dtype accumulates in float
+  EngineNotes nondeterministic;
+  nondeterministic.nondeterministic = true;
+  EXPECT_FALSE(engine_rejection(nondeterministic, DType::float32, false));
+  EXPECT_EQ(engine_rejection(nondeterministic, DType::float32, true), "nondeterministic");
+  EXPECT_FALSE(engine_rejection(EngineNotes{}, DType::float32, true));
+}
+
 TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
   ConvAlgoChoice c{ConvDirection::forward,
                    CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
@@ -304,6 +339,7 @@ TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
                    0,
                    -1.0f,
                    {"IMPLICIT_GEMM (TENSOR_OP_MATH): CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"},
+                   {},
                    {},
                    {}};
   const nlohmann::json j = to_json(c);
@@ -318,10 +354,10 @@ TEST(CudnnConvNames, AFallbackIsRecordedInTheOpDetails) {
 
 // cuDNN's candidates as the heuristic might order them, with each one's workspace.
 std::vector<ConvAlgoCandidate> forward_candidates() {
-  return {{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_TENSOR_OP_MATH, true, 4096, -1.0f},
-          {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_TENSOR_OP_MATH, true, 1 << 20, -1.0f},
-          {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_TENSOR_OP_MATH, true, 0, -1.0f},
-          {CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_FMA_MATH, true, 2048, -1.0f}};
+  return {{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_TENSOR_OP_MATH, true, 4096, -1.0f, {}},
+          {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_TENSOR_OP_MATH, true, 1 << 20, -1.0f, {}},
+          {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_TENSOR_OP_MATH, true, 0, -1.0f, {}},
+          {CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_FMA_MATH, true, 2048, -1.0f, {}}};
 }
 
 // Calls whose attempt answers from a script: algorithm -> status (success when not listed).
@@ -829,6 +865,34 @@ TEST(NvmlClock, AnUnknownDeviceOrNoDriverIsExplainedNotThrown) {
   ASSERT_TRUE(clock.unavailable().has_value());
   EXPECT_FALSE(clock.unavailable()->empty());
   EXPECT_FALSE(clock.read().has_value());
+}
+
+TEST(CudnnGraphApi, AGraphChoiceNamesItsEngineAndTheRejected) {
+  ConvAlgoChoice c{ConvDirection::forward,
+                   0,
+                   CUDNN_DEFAULT_MATH,
+                   true,
+                   1024,
+                   -1.0f,
+                   {},
+                   {},
+                   {"engine 7 (tensor cores): tensor cores (TF32) for float32"},
+                   "engine 3"};
+  const nlohmann::json j = to_json(c);
+  EXPECT_EQ(j.at("engine"), "engine 3");
+  EXPECT_FALSE(j.contains("algo"));
+  EXPECT_FALSE(j.contains("math"));
+  EXPECT_EQ(j.at("workspace_bytes"), 1024);
+  EXPECT_EQ(j.at("rejected").size(), 1u);
+  // A graph candidate's failure is named by its engine in fallback messages.
+  ScriptedCalls script;
+  script.status[0] = CUDNN_STATUS_NOT_SUPPORTED;
+  const std::vector<ConvAlgoCandidate> engines = {{0, CUDNN_DEFAULT_MATH, true, 0, -1.0f, "engine 3"},
+                                                  {1, CUDNN_DEFAULT_MATH, true, 0, -1.0f, "engine 9"}};
+  const FallbackResult r = run_with_fallback(engines, 0, 0, ConvDirection::forward, forward_call, script.calls());
+  EXPECT_EQ(r.ran, 1u);
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_EQ(r.failures[0], "engine 3: status 3000");
 }
 
 }  // namespace

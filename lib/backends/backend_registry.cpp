@@ -51,6 +51,12 @@ DeviceChoice choose_device(const std::string& requested) {
 std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOptions& options) {
   if (options.cudnn_algo != "heuristic" && options.cudnn_algo != "find")
     throw std::invalid_argument("--cudnn-algo must be heuristic or find, got \"" + options.cudnn_algo + "\"");
+  if (options.cudnn_api != "legacy" && options.cudnn_api != "graph")
+    throw std::invalid_argument("--cudnn-api must be legacy or graph, got \"" + options.cudnn_api + "\"");
+  if (options.cudnn_api == "graph" && options.cudnn_algo == "find")
+    throw std::invalid_argument(
+        "--cudnn-api graph chooses engines by cuDNN's heuristics; --cudnn-algo find times the legacy API's "
+        "algorithms: use one or the other");
   if (options.depthwise_conv != "auto" && options.depthwise_conv != "own" && options.depthwise_conv != "cudnn")
     throw std::invalid_argument("--depthwise-conv must be auto, own or cudnn, got \"" + options.depthwise_conv + "\"");
   if (options.linear != "auto" && options.linear != "own" && options.linear != "cublas")
@@ -67,6 +73,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
     cuda::CudaBackendOptions cuda_options;
     cuda_options.cudnn_algo = *cuda::parse_cudnn_algo_mode(options.cudnn_algo);
     cuda_options.depthwise_conv = *cuda::parse_depthwise_conv_path(options.depthwise_conv);
+    cuda_options.cudnn_api = *cuda::parse_cudnn_api(options.cudnn_api);
     cuda_options.linear = *cuda::parse_linear_path(options.linear);
     backend = std::make_unique<cuda::CudaBackend>(cuda_options);
   }

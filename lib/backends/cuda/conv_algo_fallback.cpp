@@ -37,7 +37,9 @@ FallbackResult run_with_fallback(const std::vector<ConvAlgoCandidate>& candidate
                                  const std::function<std::string()>& what, const FallbackCalls& calls) {
   FallbackResult result;
   bool only_memory = true;
-  auto name = [direction](const ConvAlgoCandidate& c) { return algo_and_math_name(direction, c.algo, c.math); };
+  auto name = [direction](const ConvAlgoCandidate& c) {
+    return c.name.empty() ? algo_and_math_name(direction, c.algo, c.math) : c.name;
+  };
   for (size_t i = first; i < candidates.size(); ++i) {
     const ConvAlgoCandidate& c = candidates[i];
     if (i > first && c.workspace_bytes > workspace_bytes) {

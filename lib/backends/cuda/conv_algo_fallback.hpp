@@ -29,6 +29,9 @@ struct ConvAlgoCandidate {
   bool deterministic = true;
   int64_t workspace_bytes = 0;  // what this algorithm itself asks for
   float find_ms = -1.0f;        // cudnnFind's own timing of it (find mode only)
+  // The graph API's candidates (cudnn_graph.hpp): its name ("engine 12 (tensor cores)"); `algo`
+  // is then its index among the direction's execution plans. Empty for the legacy API's.
+  std::string name;
 };
 
 // Deterministic mode (CudaBackendOptions::deterministic): only the candidates cuDNN marks

@@ -168,7 +168,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(options), alloca
   }
   conv_ = std::make_unique<CudnnConv>(
       handle_, options.cudnn_algo, options.workspace_limit_bytes, [this] { allocator_.release_cached(); },
-      options.deterministic);
+      options.deterministic, options.cudnn_api);
   int device = 0;
   char bus_id[32] = {};
   CONVBENCH_CUDA_CHECK(cudaGetDevice(&device));
@@ -230,7 +230,7 @@ void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
   const std::string direction(to_string(d));
   nlohmann::json& entry = details_[op.name];
   if (entry.is_null()) {
-    entry = {{"api", "cudnn-legacy"},
+    entry = {{"api", conv_->api() == CudnnApi::graph ? "cudnn-graph" : "cudnn-legacy"},
              {"mode", std::string(to_string(conv_->mode()))},
              {"workspace_limit_bytes", conv_->workspace_limit()},
              {"weight_layout_conversion", !weight_in_layout_order(p.w, p.x.layout)}};

@@ -26,6 +26,8 @@ namespace convbench::cuda {
 
 struct CudaBackendOptions {
   CudnnAlgoMode cudnn_algo = CudnnAlgoMode::heuristic;
+  // cuDNN's legacy API or its graph API (cudnn_graph.hpp) for the convolutions.
+  CudnnApi cudnn_api = CudnnApi::legacy;
   // Largest workspace any one cuDNN call may use (an algorithm needing more is skipped).
   int64_t workspace_limit_bytes = int64_t{1} << 30;
   // Cap on the allocator's reserved bytes (0: the device's memory is the only limit).

@@ -67,10 +67,13 @@ std::string algo_and_math_name(ConvDirection direction, int algo, cudnnMathType_
 }
 
 nlohmann::json to_json(const ConvAlgoChoice& c) {
-  nlohmann::json j = {{"algo", algo_name(c.direction, c.algo)},
-                      {"math", math_name(c.math)},
-                      {"deterministic", c.deterministic},
-                      {"workspace_bytes", c.workspace_bytes}};
+  nlohmann::json j = {{"deterministic", c.deterministic}, {"workspace_bytes", c.workspace_bytes}};
+  if (c.engine.empty()) {
+    j["algo"] = algo_name(c.direction, c.algo);
+    j["math"] = math_name(c.math);
+  } else {
+    j["engine"] = c.engine;
+  }
   if (c.find_ms >= 0) j["find_ms"] = c.find_ms;
   if (!c.fallback_from.empty()) j["fallback_from"] = c.fallback_from;
   if (!c.find_found_none.empty()) j["find_found_none"] = c.find_found_none;
@@ -86,6 +89,7 @@ struct CudnnConv::DirectionPlan {
   ConvAlgoChoice choice;
   std::vector<ConvAlgoCandidate> candidates;
   size_t current = 0;
+  std::shared_ptr<GraphConvPlans> graph;  // the graph API's plans (candidates[i].algo indexes them)
 };
 
 struct CudnnConv::Plan {
@@ -96,7 +100,8 @@ struct CudnnConv::Plan {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   int64_t x_bytes = 0, w_bytes = 0, y_bytes = 0;
-  std::string shapes;  // "x 2x8x9x9 -> y 2x16x9x9, groups 4" for messages
+  std::string shapes;   // "x 2x8x9x9 -> y 2x16x9x9, groups 4" for messages
+  ConvProblem problem;  // what the graph API describes to cuDNN
   std::array<std::optional<DirectionPlan>, 3> directions;
 
   Plan() = default;
@@ -166,12 +171,18 @@ bool usable(const Perf& r, DType dtype) {
 // ---- CudnnConv -------------------------------------------------------------------------------
 
 CudnnConv::CudnnConv(cudnnHandle_t handle, CudnnAlgoMode mode, int64_t workspace_limit_bytes,
-                     std::function<void()> release_memory, bool deterministic)
+                     std::function<void()> release_memory, bool deterministic, CudnnApi api)
     : handle_(handle),
       mode_(mode),
       workspace_limit_(workspace_limit_bytes),
       release_memory_(std::move(release_memory)),
-      deterministic_(deterministic) {}
+      deterministic_(deterministic),
+      api_(api) {
+  if (api == CudnnApi::graph && mode == CudnnAlgoMode::find)
+    throw std::invalid_argument(
+        "--cudnn-api graph chooses engines by cuDNN's heuristics; --cudnn-algo find times the legacy API's "
+        "algorithms: use one or the other");
+}
 
 CudnnConv::~CudnnConv() = default;
 
@@ -188,6 +199,7 @@ CudnnConv::Plan& CudnnConv::plan(const ConvProblem& p) {
   plan->x_bytes = p.x.bytes();
   plan->y_bytes = p.y.bytes();
   plan->w_bytes = p.w.bytes();
+  plan->problem = p;
   CONVBENCH_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->x));
   CONVBENCH_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->y));
   CONVBENCH_CUDNN_CHECK(cudnnCreateFilterDescriptor(&plan->w));
@@ -216,8 +228,32 @@ const ConvAlgoChoice& CudnnConv::choose(const ConvProblem& p, ConvDirection d) {
 
 CudnnConv::DirectionPlan& CudnnConv::direction_plan(Plan& plan, ConvDirection d) {
   std::optional<DirectionPlan>& slot = plan.directions[direction_index(d)];
-  if (!slot) slot = select(plan, d);
+  if (!slot) slot = api_ == CudnnApi::graph ? select_graph(plan, d) : select(plan, d);
   return *slot;
+}
+
+// The graph API's engines for the direction, best first (cudnn_graph.hpp): the first is the
+// choice, the others are the fallbacks, all within the workspace of the first.
+CudnnConv::DirectionPlan CudnnConv::select_graph(Plan& plan, ConvDirection d) {
+  DirectionPlan result;
+  result.graph = std::make_shared<GraphConvPlans>(handle_, plan.problem, d, deterministic_, workspace_limit_);
+  const std::vector<GraphConvPlans::Candidate>& found = result.graph->candidates();
+  std::vector<std::string> rejected = result.graph->rejected();
+  if (found.empty()) {
+    std::string text;
+    for (const std::string& r : rejected) text += (text.empty() ? "" : "; ") + r;
+    throw UnsupportedOp("cuda backend: cuDNN's graph API offers no " + std::string(to_string(d)) + " engine for this " +
+                        std::string(to_string(plan.dtype)) + " " + std::string(to_string(plan.layout)) +
+                        " convolution (" + plan.shapes + ") within the workspace limit of " +
+                        std::to_string(workspace_limit_) + " bytes (" + text + ")");
+  }
+  for (size_t i = 0; i < found.size(); ++i)
+    result.candidates.push_back({static_cast<int>(i), CUDNN_DEFAULT_MATH, found[i].deterministic,
+                                 found[i].workspace_bytes, -1.0f, found[i].name});
+  const ConvAlgoCandidate& first = result.candidates.front();
+  result.choice = ConvAlgoChoice{d,  first.algo, first.math, first.deterministic, first.workspace_bytes, -1.0f,
+                                 {}, {},         rejected,   first.name};
+  return result;
 }
 
 // The largest workspace any algorithm of the direction needs within the limit: what cudnnFind
@@ -261,8 +297,12 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
   auto collect = [&](const auto* results, int count, bool measured) {
     for (int i = 0; i < count; ++i) {
       if (usable(results[i], plan.dtype)) {
-        candidates.push_back({static_cast<int>(results[i].algo), results[i].mathType,
-                              results[i].determinism == CUDNN_DETERMINISTIC, 0, measured ? results[i].time : -1.0f});
+        candidates.push_back({static_cast<int>(results[i].algo),
+                              results[i].mathType,
+                              results[i].determinism == CUDNN_DETERMINISTIC,
+                              0,
+                              measured ? results[i].time : -1.0f,
+                              {}});
         continue;
       }
       const bool supported = results[i].status == CUDNN_STATUS_SUCCESS;
@@ -384,9 +424,9 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
                         (rejected.empty() ? "" : "; rejected: " + joined(rejected)) +
                         (find_found_none.empty() ? "" : "; cudnnFind first: " + find_found_none) + ")");
   const ConvAlgoCandidate& first = result.candidates.front();
-  result.choice =
-      ConvAlgoChoice{d,  first.algo,      first.math, first.deterministic, first.workspace_bytes, first.find_ms,
-                     {}, find_found_none, rejected};
+  result.choice = ConvAlgoChoice{
+      d,        first.algo, first.math, first.deterministic, first.workspace_bytes, first.find_ms, {}, find_found_none,
+      rejected, {}};
   return result;
 }
 
@@ -396,6 +436,7 @@ void CudnnConv::execute(Plan& pl, const ConvProblem& p, ConvDirection d,
   const size_t workspace = static_cast<size_t>(dp.choice.workspace_bytes);
   FallbackCalls calls;
   calls.attempt = [&](const ConvAlgoCandidate& c) {
+    if (dp.graph) return call(c, workspace);
     const cudnnStatus_t status = cudnnSetConvolutionMathType(pl.conv, c.math);
     return status == CUDNN_STATUS_SUCCESS ? call(c, workspace) : status;
   };
@@ -418,13 +459,16 @@ void CudnnConv::execute(Plan& pl, const ConvProblem& p, ConvDirection d,
   dp.choice.math = ran.math;
   dp.choice.deterministic = ran.deterministic;
   dp.choice.find_ms = ran.find_ms;
+  dp.choice.engine = ran.name;
   dp.choice.fallback_from.insert(dp.choice.fallback_from.end(), r.failures.begin(), r.failures.end());
 }
 
 void CudnnConv::forward(const ConvProblem& p, const void* x, const void* w, void* y, void* workspace) {
   Plan& pl = plan(p);
   const float alpha = 1.0f, beta = 0.0f;
+  const DirectionPlan& dp = direction_plan(pl, ConvDirection::forward);
   execute(pl, p, ConvDirection::forward, [&](const ConvAlgoCandidate& c, size_t bytes) {
+    if (dp.graph) return dp.graph->execute(handle_, static_cast<size_t>(c.algo), x, w, y, workspace);
     return cudnnConvolutionForward(handle_, &alpha, pl.x, x, pl.w, w, pl.conv,
                                    static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), workspace, bytes, &beta, pl.y, y);
   });
@@ -433,7 +477,9 @@ void CudnnConv::forward(const ConvProblem& p, const void* x, const void* w, void
 void CudnnConv::backward_data(const ConvProblem& p, const void* w, const void* dy, void* dx, void* workspace) {
   Plan& pl = plan(p);
   const float alpha = 1.0f, beta = 0.0f;
+  const DirectionPlan& dp = direction_plan(pl, ConvDirection::backward_data);
   execute(pl, p, ConvDirection::backward_data, [&](const ConvAlgoCandidate& c, size_t bytes) {
+    if (dp.graph) return dp.graph->execute(handle_, static_cast<size_t>(c.algo), dx, w, dy, workspace);
     return cudnnConvolutionBackwardData(handle_, &alpha, pl.w, w, pl.y, dy, pl.conv,
                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), workspace, bytes, &beta,
                                         pl.x, dx);
@@ -443,7 +489,9 @@ void CudnnConv::backward_data(const ConvProblem& p, const void* w, const void* d
 void CudnnConv::backward_filter(const ConvProblem& p, const void* x, const void* dy, void* dw, void* workspace) {
   Plan& pl = plan(p);
   const float alpha = 1.0f, beta = 0.0f;
+  const DirectionPlan& dp = direction_plan(pl, ConvDirection::backward_filter);
   execute(pl, p, ConvDirection::backward_filter, [&](const ConvAlgoCandidate& c, size_t bytes) {
+    if (dp.graph) return dp.graph->execute(handle_, static_cast<size_t>(c.algo), x, dw, dy, workspace);
     return cudnnConvolutionBackwardFilter(handle_, &alpha, pl.x, x, pl.y, dy, pl.conv,
                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), workspace, bytes, &beta,
                                           pl.w, dw);

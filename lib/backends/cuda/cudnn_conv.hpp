@@ -5,9 +5,10 @@
 // not removed it, and it covers everything the benchmark needs - grouped and depthwise, 2-D and
 // 3-D, strided, dilated, both memory layouts, fp32 / tf32 / fp16 / bf16, data and filter
 // gradients - with one short call sequence per direction and an explicit math type (FMA vs
-// tensor ops) per call, which is how "float32 without TF32" is guaranteed. The graph API is the
-// successor, but its C++ frontend (cudnn-frontend) is not packaged on the machines we build on.
-// Replacing the API means rewriting cudnn_conv.cpp behind this unchanged interface.
+// tensor ops) per call, which is how "float32 without TF32" is guaranteed. The graph API, its
+// successor and what PyTorch runs, is the alternative behind the same interface (`--cudnn-api
+// graph`, cudnn_graph.hpp): its engines come from cuDNN's heuristics and are filtered by their
+// notes to the same rules.
 //
 // Algorithms: `heuristic` takes the first result of cudnnGet*Algorithm_v7 that is supported,
 // fits the workspace limit, (float32) uses FMA math and (deterministic mode) is deterministic; `find` runs
@@ -32,6 +33,7 @@
 
 #include "backends/cuda/conv_algo_fallback.hpp"
 #include "backends/cuda/conv_problem.hpp"
+#include "backends/cuda/cudnn_graph.hpp"
 
 namespace convbench::cuda {
 
@@ -62,6 +64,9 @@ struct ConvAlgoChoice {
   // Each result cuDNN returned and convbench did not take, "ALGO (MATH): why": its status, TF32
   // math for float32, or nondeterministic in deterministic mode.
   std::vector<std::string> rejected;
+  // The graph API's choice (`--cudnn-api graph`): the engine that runs, "engine 12 (tensor
+  // cores)"; `algo` is then its index among the direction's plans and `math` is not used.
+  std::string engine;
 };
 // "IMPLICIT_PRECOMP_GEMM", "ALGO_1", ... (the enum name without its direction prefix).
 std::string algo_name(ConvDirection direction, int algo);
@@ -75,8 +80,10 @@ class CudnnConv {
   // `release_memory` is called to free cached device memory when find mode's scratch buffers do
   // not fit; `workspace_limit_bytes` caps the workspace of any chosen algorithm; `deterministic`
   // keeps only cuDNN's deterministic algorithms where it has one (prefer_deterministic).
+  // `api`: the legacy API (the default) or the graph API (cudnn_graph.hpp), which chooses by
+  // cuDNN's heuristics only: with find mode it throws std::invalid_argument.
   CudnnConv(cudnnHandle_t handle, CudnnAlgoMode mode, int64_t workspace_limit_bytes,
-            std::function<void()> release_memory, bool deterministic = false);
+            std::function<void()> release_memory, bool deterministic = false, CudnnApi api = CudnnApi::legacy);
   ~CudnnConv();
   CudnnConv(const CudnnConv&) = delete;
   CudnnConv& operator=(const CudnnConv&) = delete;
@@ -84,6 +91,7 @@ class CudnnConv {
   CudnnAlgoMode mode() const { return mode_; }
   int64_t workspace_limit() const { return workspace_limit_; }
   bool deterministic() const { return deterministic_; }
+  CudnnApi api() const { return api_; }
 
   // The algorithm for `direction` of `problem`, chosen on first use and cached.
   const ConvAlgoChoice& choose(const ConvProblem& problem, ConvDirection direction);
@@ -100,6 +108,7 @@ class CudnnConv {
   Plan& plan(const ConvProblem& problem);
   DirectionPlan& direction_plan(Plan& plan, ConvDirection direction);
   DirectionPlan select(Plan& plan, ConvDirection direction);
+  DirectionPlan select_graph(Plan& plan, ConvDirection direction);
   int64_t find_workspace_bytes(Plan& plan, ConvDirection direction);
   // Runs `call` (one cuDNN call of `direction`, given an algorithm and the workspace size) with
   // the chosen algorithm, falling back to the next candidates when it fails.
@@ -111,6 +120,7 @@ class CudnnConv {
   int64_t workspace_limit_;
   std::function<void()> release_memory_;
   bool deterministic_;
+  CudnnApi api_;
   std::unordered_map<ConvProblem, std::unique_ptr<Plan>, CudnnProblemHash, SameCudnnProblem> plans_;
 };
 

@@ -1,0 +1,257 @@
+#include "backends/cuda/cudnn_graph.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cudnn_conv.hpp"
+
+namespace convbench::cuda {
+
+std::string_view to_string(CudnnApi api) { return api == CudnnApi::graph ? "graph" : "legacy"; }
+
+std::optional<CudnnApi> parse_cudnn_api(std::string_view name) {
+  if (name == "legacy") return CudnnApi::legacy;
+  if (name == "graph") return CudnnApi::graph;
+  return std::nullopt;
+}
+
+std::optional<std::string> engine_rejection(const EngineNotes& notes, DType dtype, bool deterministic) {
+  if (dtype == DType::float32 && notes.tensor_core) return "tensor cores (TF32) for float32";
+  if ((dtype == DType::float32 || dtype == DType::tf32) && notes.down_convert_inputs)
+    return "down-converts float inputs";
+  if (notes.reduced_precision_reduction) return "reduces in the storage type, not float";
+  if (deterministic && notes.nondeterministic) return "nondeterministic";
+  return std::nullopt;
+}
+
+// One backend descriptor, destroyed with its owner.
+class BackendDescriptor {
+ public:
+  explicit BackendDescriptor(cudnnBackendDescriptorType_t type) {
+    CONVBENCH_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &descriptor_));
+  }
+  ~BackendDescriptor() {
+    if (descriptor_) cudnnBackendDestroyDescriptor(descriptor_);
+  }
+  BackendDescriptor(const BackendDescriptor&) = delete;
+  BackendDescriptor& operator=(const BackendDescriptor&) = delete;
+  cudnnBackendDescriptor_t get() const { return descriptor_; }
+
+ private:
+  cudnnBackendDescriptor_t descriptor_ = nullptr;
+};
+
+namespace {
+
+using Descriptor = std::shared_ptr<BackendDescriptor>;
+
+Descriptor make(cudnnBackendDescriptorType_t type) { return std::make_shared<BackendDescriptor>(type); }
+
+// The graph's setters: every one checked with file:line, since a graph that cannot be described
+// is a bug of this file, not a property of an engine.
+#define CONVBENCH_SET(desc, name, type, count, values) \
+  CONVBENCH_CUDNN_CHECK(cudnnBackendSetAttribute((desc)->get(), (name), (type), (count), (values)))
+
+Descriptor tensor(const TensorDesc& t, Layout memory_layout, int64_t uid) {
+  const TensorDesc in_memory{t.shape, t.dtype, memory_layout};
+  const std::vector<int64_t> dims = in_memory.shape, strides = in_memory.strides();
+  const cudnnDataType_t type = cudnn_data_type(t.dtype);
+  // The allocator's blocks are aligned to far more than 16 bytes; a conversion region of the
+  // workspace to 256.
+  const int64_t alignment = 16;
+  Descriptor d = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+  CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, static_cast<int64_t>(dims.size()), dims.data());
+  CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, static_cast<int64_t>(strides.size()), strides.data());
+  CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+  CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(d->get()));
+  return d;
+}
+
+Descriptor convolution(const ConvProblem& p) {
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;  // every dtype accumulates in float
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  const int64_t dims = static_cast<int64_t>(p.padding.size());
+  Descriptor d = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  CONVBENCH_SET(d, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  CONVBENCH_SET(d, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  CONVBENCH_SET(d, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims);
+  CONVBENCH_SET(d, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dims, p.dilation.data());
+  CONVBENCH_SET(d, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, dims, p.stride.data());
+  // Symmetric, as the legacy API's: a conv_transpose's asymmetric case pads cuDNN's y instead
+  // (ConvProblem::y_extra), the same way for both APIs.
+  CONVBENCH_SET(d, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, dims, p.padding.data());
+  CONVBENCH_SET(d, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, dims, p.padding.data());
+  CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(d->get()));
+  return d;
+}
+
+// The direction's one operation over x, w and y.
+Descriptor operation(ConvDirection d, const Descriptor& conv, const Descriptor& x, const Descriptor& w,
+                     const Descriptor& y) {
+  const float alpha = 1.0f, beta = 0.0f;  // overwrite the output
+  cudnnBackendDescriptor_t c = conv->get(), xd = x->get(), wd = w->get(), yd = y->get();
+  const cudnnBackendAttributeType_t desc = CUDNN_TYPE_BACKEND_DESCRIPTOR;
+  Descriptor op;
+  switch (d) {
+    case ConvDirection::forward:
+      op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, desc, 1, &c);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, desc, 1, &xd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, desc, 1, &wd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, desc, 1, &yd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+      break;
+    case ConvDirection::backward_data:
+      op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, desc, 1, &c);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, desc, 1, &xd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, desc, 1, &wd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, desc, 1, &yd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+      break;
+    case ConvDirection::backward_filter:
+      op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, desc, 1, &c);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, desc, 1, &xd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, desc, 1, &wd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, desc, 1, &yd);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+      break;
+  }
+  CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(op->get()));
+  return op;
+}
+
+// cuDNN 9.19 deprecates giving the operation graph and the execution plan the handle (for a
+// device-property descriptor); the handle still works, and it is what runs on every cuDNN 9.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+constexpr cudnnBackendAttributeName_t kGraphHandle = CUDNN_ATTR_OPERATIONGRAPH_HANDLE;
+constexpr cudnnBackendAttributeName_t kPlanHandle = CUDNN_ATTR_EXECUTION_PLAN_HANDLE;
+#pragma GCC diagnostic pop
+
+EngineNotes notes_of(const Descriptor& engine) {
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  int64_t count = 0;
+  EngineNotes out;
+  if (cudnnBackendGetAttribute(engine->get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) != CUDNN_STATUS_SUCCESS)
+    return out;
+  for (int64_t i = 0; i < count; ++i) {
+    out.tensor_core |= notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+    out.down_convert_inputs |= notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+    out.reduced_precision_reduction |= notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION;
+    out.nondeterministic |= notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC;
+  }
+  return out;
+}
+
+}  // namespace
+
+GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, ConvDirection direction, bool deterministic,
+                               int64_t workspace_limit) {
+  // The filter is given in the activations' order (the backend converts it when needed).
+  const Descriptor x = tensor(p.x, p.x.layout, kGraphX);
+  const Descriptor w = tensor(p.w, p.x.layout, kGraphW);
+  const Descriptor y = tensor(p.y, p.y.layout, kGraphY);
+  const Descriptor conv = convolution(p);
+  const Descriptor op = operation(direction, conv, x, w, y);
+  const Descriptor graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  cudnnBackendDescriptor_t op_raw = op->get();
+  CONVBENCH_SET(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op_raw);
+  CONVBENCH_SET(graph, kGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle);
+  CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(graph->get()));
+  keep_alive_ = {x, w, y, conv, op, graph};
+
+  // Heuristic mode A's list, then the fallback list, each engine once, in that order.
+  std::set<int64_t> seen;
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    const Descriptor heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    cudnnBackendDescriptor_t graph_raw = graph->get();
+    CONVBENCH_SET(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph_raw);
+    CONVBENCH_SET(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    const char* mode_name = mode == CUDNN_HEUR_MODE_A ? "heuristic mode A" : "fallback list";
+    if (const cudnnStatus_t s = cudnnBackendFinalize(heur->get()); s != CUDNN_STATUS_SUCCESS) {
+      rejected_.push_back(std::string(mode_name) + ": " + cudnn_status_text(s));
+      continue;
+    }
+    int64_t count = 0;
+    CONVBENCH_CUDNN_CHECK(cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+    std::vector<Descriptor> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      configs.push_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+      raw.push_back(configs.back()->get());
+    }
+    int64_t returned = 0;
+    if (count > 0)
+      CONVBENCH_CUDNN_CHECK(cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned, raw.data()));
+    for (int64_t i = 0; i < returned; ++i) {
+      const Descriptor engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+      cudnnBackendDescriptor_t engine_raw = engine->get();
+      int64_t got = 0, index = -1;
+      if (cudnnBackendGetAttribute(raw[static_cast<size_t>(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, &engine_raw) != CUDNN_STATUS_SUCCESS ||
+          cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &index) !=
+              CUDNN_STATUS_SUCCESS)
+        continue;
+      if (!seen.insert(index).second) continue;
+      const EngineNotes notes = notes_of(engine);
+      const std::string name = "engine " + std::to_string(index) + (notes.tensor_core ? " (tensor cores)" : "");
+      if (const auto why = engine_rejection(notes, p.x.dtype, deterministic)) {
+        rejected_.push_back(name + ": " + *why);
+        continue;
+      }
+      Descriptor plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      cudnnBackendDescriptor_t config_raw = raw[static_cast<size_t>(i)];
+      CONVBENCH_SET(plan, kPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle);
+      CONVBENCH_SET(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config_raw);
+      if (const cudnnStatus_t s = cudnnBackendFinalize(plan->get()); s != CUDNN_STATUS_SUCCESS) {
+        rejected_.push_back(name + ": " + cudnn_status_text(s));
+        continue;
+      }
+      int64_t bytes = 0;
+      CONVBENCH_CUDNN_CHECK(cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                     CUDNN_TYPE_INT64, 1, &got, &bytes));
+      if (bytes > workspace_limit) {
+        rejected_.push_back(name + ": needs " + std::to_string(bytes) + " bytes of workspace, over the limit of " +
+                            std::to_string(workspace_limit));
+        continue;
+      }
+      keep_alive_.push_back(configs[static_cast<size_t>(i)]);
+      candidates_.push_back({plan, index, bytes, !notes.nondeterministic, name});
+    }
+  }
+}
+
+GraphConvPlans::~GraphConvPlans() = default;
+
+cudnnStatus_t GraphConvPlans::execute(cudnnHandle_t handle, size_t index, const void* x, const void* w, const void* y,
+                                      void* workspace) const {
+  const int64_t uids[3] = {kGraphX, kGraphW, kGraphY};
+  // cuDNN takes one array of pointers for inputs and outputs alike.
+  void* pointers[3] = {const_cast<void*>(x), const_cast<void*>(w), const_cast<void*>(y)};
+  cudnnBackendDescriptor_t pack = nullptr;
+  cudnnStatus_t s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
+  if (s != CUDNN_STATUS_SUCCESS) return s;
+  s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
+  if (s == CUDNN_STATUS_SUCCESS)
+    s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers);
+  if (s == CUDNN_STATUS_SUCCESS)
+    s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  if (s == CUDNN_STATUS_SUCCESS) s = cudnnBackendFinalize(pack);
+  if (s == CUDNN_STATUS_SUCCESS) s = cudnnBackendExecute(handle, candidates_.at(index).plan->get(), pack);
+  cudnnBackendDestroyDescriptor(pack);
+  return s;
+}
+
+}  // namespace convbench::cuda

@@ -1,0 +1,86 @@
+// cuDNN's graph (backend) API for one direction of one convolution, as PyTorch runs its
+// convolutions (ATen's cudnn/Conv_v8.cpp): an operation graph of one convolution node, the
+// engine configurations cuDNN's heuristics give (mode A, then its fallback list), filtered by
+// their notes, each finalized into an execution plan, executed with a variant pack. CudnnConv
+// (cudnn_conv.hpp) uses it under `--cudnn-api graph`; the legacy API stays the default until a
+// GPU run has compared the two (scripts/gpu-check.sh --call 4).
+//
+// Written against the backend API in cuDNN's own headers (cudnn_graph.h), not NVIDIA's
+// cudnn-frontend: no registry package carries the frontend headers, and the backend API is what
+// the frontend wraps.
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/conv_problem.hpp"
+
+namespace convbench::cuda {
+
+// `--cudnn-api legacy|graph`.
+enum class CudnnApi { legacy, graph };
+std::string_view to_string(CudnnApi api);
+std::optional<CudnnApi> parse_cudnn_api(std::string_view name);
+
+// What an engine's numerical notes say that convbench filters on.
+struct EngineNotes {
+  bool tensor_core = false;                  // runs on tensor cores (TF32 for float inputs)
+  bool down_convert_inputs = false;          // converts its inputs to a narrower type first
+  bool reduced_precision_reduction = false;  // accumulates in the storage type, not float
+  bool nondeterministic = false;             // two runs may differ in their last bits
+};
+
+// Why convbench does not run an engine with these notes for `dtype`, or nullopt when it may:
+// float32 runs neither on tensor cores (TF32) nor on down-converted inputs, tf32 not on
+// down-converted inputs, no dtype with a reduced-precision reduction (every dtype accumulates
+// in float, as the legacy path's compute type says), and in deterministic mode no engine that
+// is nondeterministic. The same rules as the legacy API's math types and PyTorch's filter.
+std::optional<std::string> engine_rejection(const EngineNotes& notes, DType dtype, bool deterministic);
+
+// The unique ids the graph gives cuDNN's x, w and y (for every direction; gradients take the
+// id of the tensor whose gradient they are).
+inline constexpr int64_t kGraphX = 1, kGraphW = 2, kGraphY = 3;
+
+class BackendDescriptor;
+
+// One direction of one problem as finalized execution plans, best first.
+class GraphConvPlans {
+ public:
+  struct Candidate {
+    std::shared_ptr<BackendDescriptor> plan;
+    int64_t engine = -1;  // cuDNN's global engine index
+    int64_t workspace_bytes = 0;
+    bool deterministic = true;
+    std::string name;  // "engine 12 (tensor cores)", for op details and messages
+  };
+  // Builds the graph and its candidates. Candidates whose notes are rejected, that do not
+  // finalize, or that need more than `workspace_limit` bytes are left out and listed in
+  // rejected(). Throws std::runtime_error (file:line) when a descriptor cannot be built at all.
+  GraphConvPlans(cudnnHandle_t handle, const ConvProblem& problem, ConvDirection direction, bool deterministic,
+                 int64_t workspace_limit);
+  ~GraphConvPlans();
+  GraphConvPlans(const GraphConvPlans&) = delete;
+  GraphConvPlans& operator=(const GraphConvPlans&) = delete;
+
+  const std::vector<Candidate>& candidates() const { return candidates_; }
+  const std::vector<std::string>& rejected() const { return rejected_; }
+  // Runs candidate `index` on x, w and y (the direction's inputs and output among them) with
+  // `workspace` (at least the candidate's workspace_bytes). Returns cuDNN's status: the caller
+  // falls back to the next candidate when it fails.
+  cudnnStatus_t execute(cudnnHandle_t handle, size_t index, const void* x, const void* w, const void* y,
+                        void* workspace) const;
+
+ private:
+  std::vector<Candidate> candidates_;
+  std::vector<std::string> rejected_;
+  // The graph's descriptors and the engine configurations the plans were made from, kept for the
+  // plans' lifetime.
+  std::vector<std::shared_ptr<BackendDescriptor>> keep_alive_;
+};
+
+}  // namespace convbench::cuda
