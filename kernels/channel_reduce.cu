@@ -38,16 +38,6 @@ struct LoadSum {
 };
 
 template <class T>
-__global__ void channel_sum_finish(int channels, int splits, const Sums<1>* partial, T* out) {
-  const int c = warp_channel();
-  if (c >= channels) return;  // whole warps
-  double total[1];
-  merge_sums<1>(partial, splits, channels, c, total);
-  if (!warp_leader()) return;
-  out[c] = from_float<T>(static_cast<float>(total[0]));
-}
-
-template <class T>
 __global__ void add_channel_bias_kernel(ActShape s, T* y, const T* bias, bool vec) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
@@ -75,7 +65,7 @@ void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* wo
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     launch_channel_partials(shape, plan, LoadSum<T>{static_cast<const T*>(g)}, partial, stream);
-    channel_sum_finish<T>
+    sum_chunks_kernel<T>
         <<<warp_merge_blocks(shape.c), kThreads, 0, stream>>>(shape.c, plan.splits, partial, static_cast<T*>(out));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();

@@ -307,6 +307,18 @@ __device__ __forceinline__ void merge_sums(const Sums<K>* partial, int splits, i
     for (int k = 0; k < K; ++k) out[k] += __shfl_down_sync(0xffffffffu, out[k], offset);
 }
 
+// out[c] = the sum of channel c's chunks (partial[i * channels + c]), rounded to T: the conv bias
+// gradient's and the depthwise weight gradient's stage 2. Launch with warp_merge_blocks(channels)
+// blocks of kThreads.
+template <class T>
+__global__ void sum_chunks_kernel(int channels, int splits, const Sums<1>* partial, T* out) {
+  const int c = warp_channel();
+  if (c >= channels) return;  // whole warps
+  double total[1];
+  merge_sums<1>(partial, splits, channels, c, total);
+  if (warp_leader()) out[c] = from_float<T>(static_cast<float>(total[0]));
+}
+
 // Channel c's Welford accumulators merged (Chan et al.), in double.
 __device__ __forceinline__ Welford<double> merge_welford(const Welford<float>* partial, int splits, int channels,
                                                          int c) {

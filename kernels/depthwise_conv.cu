@@ -92,17 +92,6 @@ __global__ void dw_grad_weight_partial_cl(DepthwiseShape s, DepthwiseWeightGradP
   }
 }
 
-// ---- weight gradient, stage 2: a warp per (channel, tap) adds the chunks (common.cuh) ----------
-
-template <class T>
-__global__ void dw_grad_weight_merge(int entries, int splits, const Sums<1>* partial, T* dw) {
-  const int entry = warp_channel();
-  if (entry >= entries) return;  // whole warps
-  double total[1];
-  merge_sums<1>(partial, splits, entries, entry, total);
-  if (warp_leader()) dw[entry] = from_float<T>(static_cast<float>(total[0]));
-}
-
 }  // namespace
 
 DepthwiseWeightGradPlan depthwise_weight_grad_plan(const DepthwiseShape& s) {
@@ -190,8 +179,9 @@ void depthwise_conv_grad_weight(DType dtype, const DepthwiseShape& s, const void
       }
     });
     CONVBENCH_CUDA_CHECK_LAUNCH();
-    // Stage 1 wrote floats; Sums<1> is one float, the view merge_sums reads.
-    dw_grad_weight_merge<T><<<warp_merge_blocks(entries), kThreads, 0, stream>>>(
+    // Stage 2: a warp per (channel, tap) adds its chunks (common.cuh). Stage 1 wrote floats;
+    // Sums<1> is one float, the view the merge reads.
+    sum_chunks_kernel<T><<<warp_merge_blocks(entries), kThreads, 0, stream>>>(
         entries, plan.splits, reinterpret_cast<const Sums<1>*>(partial), static_cast<T*>(dw));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();

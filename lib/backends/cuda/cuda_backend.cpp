@@ -21,10 +21,6 @@
 namespace convbench::cuda {
 namespace {
 
-bool float_storage(DType d) {
-  return d == DType::float32 || d == DType::tf32 || d == DType::float16 || d == DType::bfloat16;
-}
-
 void* offset(void* base, int64_t bytes) { return base ? static_cast<char*>(base) + bytes : nullptr; }
 
 bool input_needs_grad(const Graph& graph, const Op& op) {
@@ -281,21 +277,18 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
 
 void CudaBackend::conv_backward(const BackwardCall& call) {
   const Op& op = call.op;
-  if (runs_own_depthwise(call.graph, op, options_.depthwise_conv)) {
-    if (at(call.grad_inputs, 0) && !input_needs_grad(call.graph, op))
-      throw std::invalid_argument("cuda backend: " + op.name +
-                                  ": input gradient asked for, but the graph says the input needs none");
-    own_depthwise_backward(call, stream_);
-    if (!details_.contains(op.name)) details_[op.name] = own_depthwise_details(call.graph, op, options_.depthwise_conv);
-    return;
-  }
-  const ConvProblem p = conv_problem(call.graph, op);
   Tensor* grad_x = at(call.grad_inputs, 0);
   const bool grad_input = input_needs_grad(call.graph, op);
   if (grad_x && !grad_input)
     throw std::invalid_argument("cuda backend: " + op.name +
                                 ": input gradient asked for, but the graph says the input needs none "
                                 "(workspace_bytes sized the workspace without it)");
+  if (runs_own_depthwise(call.graph, op, options_.depthwise_conv)) {
+    own_depthwise_backward(call, stream_);
+    if (!details_.contains(op.name)) details_[op.name] = own_depthwise_details(call.graph, op, options_.depthwise_conv);
+    return;
+  }
+  const ConvProblem p = conv_problem(call.graph, op);
   const std::vector<ConvDirection> dirs = conv_directions(op.kind, Phase::backward, grad_input, !op.conv.frozen);
   const ConvWorkspaceLayout ws = conv_layout(*conv_, p, dirs);
   const int64_t total = std::max(ws.total, kernel_workspace_bytes(call.graph, op, Phase::backward, true));

@@ -4,10 +4,10 @@
 
 namespace convbench::cuda {
 
-namespace {
+bool float_storage(DType d) {
+  return d == DType::float32 || d == DType::tf32 || d == DType::float16 || d == DType::bfloat16;
+}
 
-// A per-dim attribute padded the same way: `fill` for the missing depth, and for every dim when
-// `values` is empty (the reference backend's per_dim).
 kernels::Dims3 per_dim3(const std::vector<int64_t>& values, int fill) {
   kernels::Dims3 e;
   e.v[0] = e.v[1] = e.v[2] = fill;
@@ -16,8 +16,6 @@ kernels::Dims3 per_dim3(const std::vector<int64_t>& values, int fill) {
   for (size_t i = 0; i < dims; ++i) e.v[3 - dims + i] = static_cast<int>(values[i]);
   return e;
 }
-
-}  // namespace
 
 // Spatial sizes padded to three dims, 2-D tensors getting depth 1 (as the reference backend).
 kernels::Dims3 spatial3(const TensorDesc& d) {

@@ -24,6 +24,11 @@ int element_count(const TensorDesc& d);
 kernels::ActShape act_shape(const TensorDesc& d);
 // Spatial sizes padded to three dims, 2-D tensors getting depth 1 (as the reference backend).
 kernels::Dims3 spatial3(const TensorDesc& d);
+// A per-dim attribute (kernel, stride, padding, dilation) padded the same way: `fill` for the
+// missing depth, and for every dim when `values` is empty (the reference backend's per_dim).
+kernels::Dims3 per_dim3(const std::vector<int64_t>& values, int fill);
+// Whether the kernels store `d` (float32 and tf32 as float, float16, bfloat16).
+bool float_storage(DType d);
 kernels::PoolShape pool_shape(const TensorDesc& in, const TensorDesc& out, const PoolAttrs& a);
 // `op`'s scale, mode and align_corners.
 kernels::UpsampleShape upsample_shape(const TensorDesc& in, const TensorDesc& out, const Op& op);

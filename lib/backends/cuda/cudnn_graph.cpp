@@ -89,42 +89,57 @@ Descriptor convolution(const ConvProblem& p) {
   return d;
 }
 
+// The attributes of the direction's operation: which of them takes cuDNN's x, w and y (the
+// tensor or its gradient) differs by direction, the rest is the same.
+struct OperationAttributes {
+  cudnnBackendDescriptorType_t type;
+  cudnnBackendAttributeName_t conv, x, w, y, alpha, beta;
+};
+
+OperationAttributes attributes_of(ConvDirection d) {
+  switch (d) {
+    case ConvDirection::forward:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+    case ConvDirection::backward_data:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+    case ConvDirection::backward_filter:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+  }
+  throw std::logic_error("cudnn_graph: unknown convolution direction");
+}
+
 // The direction's one operation over x, w and y.
 Descriptor operation(ConvDirection d, const Descriptor& conv, const Descriptor& x, const Descriptor& w,
                      const Descriptor& y) {
   const float alpha = 1.0f, beta = 0.0f;  // overwrite the output
   cudnnBackendDescriptor_t c = conv->get(), xd = x->get(), wd = w->get(), yd = y->get();
   const cudnnBackendAttributeType_t desc = CUDNN_TYPE_BACKEND_DESCRIPTOR;
-  Descriptor op;
-  switch (d) {
-    case ConvDirection::forward:
-      op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, desc, 1, &c);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, desc, 1, &xd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, desc, 1, &wd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, desc, 1, &yd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      break;
-    case ConvDirection::backward_data:
-      op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, desc, 1, &c);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, desc, 1, &xd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, desc, 1, &wd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, desc, 1, &yd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      break;
-    case ConvDirection::backward_filter:
-      op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, desc, 1, &c);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, desc, 1, &xd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, desc, 1, &wd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, desc, 1, &yd);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-      CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      break;
-  }
+  const OperationAttributes a = attributes_of(d);
+  Descriptor op = make(a.type);
+  CONVBENCH_SET(op, a.conv, desc, 1, &c);
+  CONVBENCH_SET(op, a.x, desc, 1, &xd);
+  CONVBENCH_SET(op, a.w, desc, 1, &wd);
+  CONVBENCH_SET(op, a.y, desc, 1, &yd);
+  CONVBENCH_SET(op, a.alpha, CUDNN_TYPE_FLOAT, 1, &alpha);
+  CONVBENCH_SET(op, a.beta, CUDNN_TYPE_FLOAT, 1, &beta);
   CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(op->get()));
   return op;
 }

@@ -8,26 +8,6 @@
 #include "kernels/kernels.hpp"
 
 namespace convbench::cuda {
-namespace {
-
-// A per-dim conv attribute as three dims: `fill` for a 2-D problem's depth, and for every dim
-// when the attribute is empty (the op's defaults).
-kernels::Dims3 dims3_of(const std::vector<int64_t>& values, int spatial_rank, int fill) {
-  kernels::Dims3 d;
-  d.v[0] = d.v[1] = d.v[2] = fill;
-  if (values.empty()) return d;
-  if (static_cast<int>(values.size()) != spatial_rank)
-    throw std::invalid_argument("cuda backend: a conv attribute has " + std::to_string(values.size()) + " values for " +
-                                std::to_string(spatial_rank) + " spatial dims");
-  for (int i = 0; i < spatial_rank; ++i) d.v[3 - spatial_rank + i] = static_cast<int>(values[static_cast<size_t>(i)]);
-  return d;
-}
-
-bool kernel_dtype(DType d) {
-  return d == DType::float32 || d == DType::tf32 || d == DType::float16 || d == DType::bfloat16;
-}
-
-}  // namespace
 
 std::string_view to_string(DepthwiseConvPath path) {
   switch (path) {
@@ -51,7 +31,7 @@ bool is_depthwise_conv(const Graph& graph, const Op& op) {
   const int rank = x.spatial_rank();
   if (rank != 2 && rank != 3) return false;
   const int64_t channels = x.channels();
-  return channels > 0 && op.conv.groups == channels && y.channels() % channels == 0 && kernel_dtype(x.dtype);
+  return channels > 0 && op.conv.groups == channels && y.channels() % channels == 0 && float_storage(x.dtype);
 }
 
 bool runs_own_depthwise(const Graph& graph, const Op& op, DepthwiseConvPath path) {
@@ -65,17 +45,16 @@ kernels::DepthwiseShape depthwise_shape(const Graph& graph, const Op& op) {
   const TensorDesc& y = graph.desc(op.output);
   element_count(x);  // both throw beyond the kernels' int indices
   element_count(y);
-  const int rank = x.spatial_rank();
   kernels::DepthwiseShape s;
   s.n = static_cast<int>(x.batch());
   s.c = static_cast<int>(x.channels());
   s.multiplier = static_cast<int>(y.channels() / x.channels());
   s.in = spatial3(x);
   s.out = spatial3(y);
-  s.kernel = dims3_of(op.conv.kernel, rank, 1);
-  s.stride = dims3_of(op.conv.stride, rank, 1);
-  s.padding = dims3_of(op.conv.padding, rank, 0);
-  s.dilation = dims3_of(op.conv.dilation, rank, 1);
+  s.kernel = per_dim3(op.conv.kernel, 1);
+  s.stride = per_dim3(op.conv.stride, 1);
+  s.padding = per_dim3(op.conv.padding, 0);
+  s.dilation = per_dim3(op.conv.dilation, 1);
   s.channels_last = x.layout == Layout::channels_last;
   return s;
 }
