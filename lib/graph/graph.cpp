@@ -42,6 +42,12 @@ std::vector<std::vector<int>> Graph::consumers() const {
   return out;
 }
 
+const TensorDesc& Graph::conv_weight(const Op& conv) const {
+  const std::vector<Param>& list = conv.conv.frozen ? buffers : params;
+  const std::vector<int>& ids = conv.conv.frozen ? conv.buffers : conv.params;
+  return list.at(static_cast<size_t>(ids.at(0))).desc;
+}
+
 std::vector<bool> Graph::requires_grad() const {
   std::vector<bool> rg(values.size(), false);
   for (const Op& op : ops) {

@@ -91,6 +91,9 @@ struct Graph {
   std::shared_ptr<const ParamDerivation> derivation;
 
   const TensorDesc& desc(int value) const { return values.at(static_cast<size_t>(value)).desc; }
+  // A conv's or conv_transpose's weight: its first parameter, or its first buffer when frozen
+  // (ops/conv.cpp). Stored in the conv input's layout.
+  const TensorDesc& conv_weight(const Op& conv) const;
   // Ops that read each value, in execution order.
   std::vector<std::vector<int>> consumers() const;
   // Whether each value needs a gradient: it depends on a parameter. The block input does not.

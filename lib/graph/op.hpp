@@ -34,6 +34,10 @@ struct ConvAttrs {
   // counted as parameters); blur fills the weight with the normalised binomial filter.
   bool frozen = false;
   bool blur_init = false;
+  // Memory order of the weight the conv computes with. Shape inference sets it to the input's
+  // layout (ops/conv.cpp), and the weight is stored so (ParamDecl::layout); a folded_conv's kernel,
+  // computed by its fold program, stays channels_first.
+  Layout weight_layout = Layout::channels_first;
 };
 
 struct NormAttrs {

@@ -25,12 +25,14 @@ void check_conv_windows(const std::string& name, const ConvAttrs& a, int dims) {
 }
 
 // The weight (its first two dims, then the kernel) and the bias; both initialised from
-// fan_in = `fan_in_channels` x the kernel volume, as PyTorch does.
+// fan_in = `fan_in_channels` x the kernel volume, as PyTorch does. The weight is stored in the
+// layout ConvAttrs::weight_layout names.
 void add_conv_params(OpShape& s, const ConvAttrs& a, std::vector<int64_t> weight_shape, int64_t fan_in_channels) {
   const int64_t k = count_product(a.kernel);  // a spec's 3-D kernel may overflow: CountOverflow
   weight_shape.insert(weight_shape.end(), a.kernel.begin(), a.kernel.end());
   const int64_t fan_in = checked_mul(fan_in_channels, k);
   s.params.push_back({"weight", std::move(weight_shape), fan_in});
+  s.params.back().layout = a.weight_layout;
   if (a.bias) s.params.push_back({"bias", {a.out_channels}, fan_in});
 }
 
@@ -54,6 +56,7 @@ OpShape infer_conv(const Graph& graph, Op& op) {
   const int dims = in.spatial_rank();
   check_conv_windows(name, a, dims);
   check_groups(op, in.channels());
+  op.conv.weight_layout = in.layout;
   OpShape s;
   s.output = in;
   s.output.shape[1] = a.out_channels;
@@ -92,6 +95,7 @@ OpShape infer_conv_transpose(const Graph& graph, Op& op) {
   const std::vector<int64_t>& opad = a.output_padding;
   check_window(name, opad, dims, "output_padding", 0);
   check_groups(op, in.channels());
+  a.weight_layout = in.layout;
   for (size_t d = 0; d < static_cast<size_t>(dims); ++d)
     require_at(opad[d] < std::max(a.stride[d], a.dilation[d]), name, {"output_padding"},
                "output_padding must be smaller than stride or dilation, got " + std::to_string(opad[d]) + " in dim " +

@@ -35,6 +35,9 @@ OpShape infer_folded_conv(const Graph& graph, Op& op) {
               std::to_string(in.channels()));
   require(p.out().out_channels == a.out_channels && p.groups == a.groups, op.name,
           "the fold program and the conv's geometry disagree");
+  // The program writes the kernel, and reads its operands, in logical order: whatever layout the
+  // source conv's weight had, this conv computes with a channels_first kernel.
+  op.conv.weight_layout = fold_kernel_desc(p, in.dtype).layout;
   OpShape s;
   s.output = in;
   s.output.shape[1] = a.out_channels;

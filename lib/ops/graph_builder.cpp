@@ -40,14 +40,14 @@ int GraphBuilder::add(Op op) {
   // frozen conv's weight) in the block's.
   const DType dtype = graph_.values[0].desc.dtype;
   for (const ParamDecl& p : shape.params) {
-    graph_.params.push_back({op.name + "." + p.suffix, TensorDesc{p.shape, dtype, Layout::channels_first}, op_id,
-                             p.fan_in, p.init, nullptr});
+    graph_.params.push_back(
+        {op.name + "." + p.suffix, TensorDesc{p.shape, dtype, p.layout}, op_id, p.fan_in, p.init, nullptr});
     op.params.push_back(static_cast<int>(graph_.params.size()) - 1);
   }
   for (const ParamDecl& b : shape.buffers) {
     graph_.buffers.push_back({op.name + "." + b.suffix,
-                              TensorDesc{b.shape, b.statistics ? stats_dtype(dtype) : dtype, Layout::channels_first},
-                              op_id, b.fan_in, b.init, nullptr});
+                              TensorDesc{b.shape, b.statistics ? stats_dtype(dtype) : dtype, b.layout}, op_id, b.fan_in,
+                              b.init, nullptr});
     op.buffers.push_back(static_cast<int>(graph_.buffers.size()) - 1);
   }
   const int id = static_cast<int>(graph_.values.size());

@@ -75,6 +75,11 @@ struct ParamDecl {
   // Buffers only: held in the statistics dtype (float32 for half-precision blocks, as running
   // statistics are), or, when false, in the block's dtype as parameters are (a frozen conv's weight).
   bool statistics = true;
+  // Memory order of a rank >= 3 tensor. A conv's weight (Cout, Cin/g, k...) follows its input's
+  // layout, so a channels_last block keeps it (Cout, k..., Cin/g) as cuDNN's NHWC filters and
+  // oneDNN's ohwi want it: no conversion in each step. Values stay logical everywhere else
+  // (initialisation, model files, ONNX, peers), through runtime/host_io.hpp.
+  Layout layout = Layout::channels_first;
 };
 
 // What shape inference gives for one op: its output, and the parameters and buffers it owns.

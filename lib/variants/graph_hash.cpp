@@ -12,6 +12,14 @@ std::string desc_text(const TensorDesc& d) {
   return s + " " + std::string(to_string(d.dtype)) + " " + std::string(to_string(d.layout));
 }
 
+// A parameter's or buffer's line. Its memory order is not named: a conv's weight follows its
+// input's layout (ParamDecl::layout), which the input line already says, and the text stays what it
+// was before weights followed it, so that every history series goes on across that change.
+std::string stored_value_text(TensorDesc d) {
+  d.layout = Layout::channels_first;
+  return desc_text(d);
+}
+
 }  // namespace
 
 std::string graph_canonical_text(const Graph& graph, bool training) {
@@ -27,8 +35,8 @@ std::string graph_canonical_text(const Graph& graph, bool training) {
     if (op.param_cast) text += " param_cast " + std::string(to_string(*op.param_cast));
     text += "\n";
   }
-  for (const Param& p : graph.params) text += "param " + desc_text(p.desc) + "\n";
-  for (const Param& b : graph.buffers) text += "buffer " + desc_text(b.desc) + "\n";
+  for (const Param& p : graph.params) text += "param " + stored_value_text(p.desc) + "\n";
+  for (const Param& b : graph.buffers) text += "buffer " + stored_value_text(b.desc) + "\n";
   text += "output " + std::to_string(graph.output) + "\n";
   // Only a graph with a memory policy has these lines, so every other graph keeps its hash (and
   // its history series).

@@ -7,9 +7,9 @@
 // - channels_first activations are reordered into the blocked format the primitive picks
 //   (nChw16c), as PyTorch's ideep path does: oneDNN's plain-nchw convolutions are im2col + gemm,
 //   several times slower (their backward-weights especially), which the reorders more than repay.
-// - weights are always reordered from our plain (Cout, Cin/g, k...) into the primitive's
-//   preferred blocked format per call (they are small); grad-weight is computed blocked and
-//   reordered into the plain gradient tensor.
+// - weights are always reordered from ours ((Cout, Cin/g, k...) in the input's layout) into the
+//   primitive's preferred blocked format per call (they are small); grad-weight is computed
+//   blocked and reordered into our gradient tensor.
 // In backward, the reordered grad_output is made once and read by both backward-data and
 // backward-weights.
 #include <algorithm>
@@ -41,7 +41,6 @@ ConvGeometry geometry(const Graph& graph, const Op& op) {
   const TensorDesc& out = graph.desc(op.output);
   const ConvAttrs& a = op.conv;
   const bool transposed = op.kind == OpKind::conv_transpose;
-  const bool three_d = in.spatial_rank() == 3;
   ConvGeometry g;
   // Under mixed precision the activations are bfloat16 and the weights are the op's cast copies
   // (Op::param_cast): oneDNN computes in bfloat16 with float32 accumulation, as PyTorch's
@@ -49,22 +48,32 @@ ConvGeometry geometry(const Graph& graph, const Op& op) {
   g.src = activation_md(in, onednn_type(in.dtype));
   g.dst = activation_md(out, onednn_type(out.dtype));
   const memory::data_type weight_type = onednn_type(op.param_cast.value_or(DType::float32));
-  // oneDNN numbers weights (groups?, out, in, k...) for both primitives, where "out" is the
-  // primitive's output channels. Our conv weights are (Cout, Cin/g, k...) = [g]oi(d)hw; our
-  // conv_transpose weights are PyTorch's (Cin, Cout/g, k...) = [g]io(d)hw.
+  // oneDNN numbers weights (groups?, out, in, k...), where "out" is the primitive's output
+  // channels. Our conv weights are (Cout, Cin/g, k...); our conv_transpose weights are PyTorch's
+  // (Cin, Cout/g, k...). Their memory order is ConvAttrs::weight_layout: the input's for a conv's
+  // own weight, channels_first for a folded kernel. As strides, every case is one desc.
+  const int64_t first = transposed ? in.channels() : out.channels();
+  const int64_t second = (transposed ? out.channels() : in.channels()) / a.groups;
+  TensorDesc weight{{first, second}, DType::float32, a.weight_layout};  // dtype: strides only
+  weight.shape.insert(weight.shape.end(), a.kernel.begin(), a.kernel.end());
+  const std::vector<int64_t> ws = weight.strides();
   const int64_t groups = a.groups;
-  memory::dims wdims;
-  if (groups > 1) wdims.push_back(groups);
-  wdims.push_back(out.channels() / groups);
-  wdims.push_back(in.channels() / groups);
-  for (int64_t k : a.kernel) wdims.push_back(k);
-  using tag = memory::format_tag;
-  tag wtag;
-  if (transposed)
-    wtag = groups > 1 ? (three_d ? tag::giodhw : tag::giohw) : (three_d ? tag::iodhw : tag::iohw);
-  else
-    wtag = groups > 1 ? (three_d ? tag::goidhw : tag::goihw) : (three_d ? tag::oidhw : tag::oihw);
-  g.weights = memory::desc(wdims, weight_type, wtag);
+  const int64_t per_group = weight.shape[0] / groups;  // dim 0's channels in one group
+  const size_t out_dim = transposed ? 1 : 0, in_dim = transposed ? 0 : 1;
+  memory::dims wdims, wstrides;
+  if (groups > 1) {
+    wdims.push_back(groups);
+    wstrides.push_back(per_group * ws[0]);
+  }
+  wdims.push_back(transposed ? weight.shape[1] : per_group);
+  wstrides.push_back(ws[out_dim]);
+  wdims.push_back(transposed ? per_group : weight.shape[1]);
+  wstrides.push_back(ws[in_dim]);
+  for (size_t d = 2; d < weight.shape.size(); ++d) {
+    wdims.push_back(weight.shape[d]);
+    wstrides.push_back(ws[d]);
+  }
+  g.weights = memory::desc(wdims, weight_type, wstrides);
   if (a.bias) g.bias = vector_md(out.channels(), weight_type);
   for (size_t d = 0; d < a.kernel.size(); ++d) {
     g.strides.push_back(a.stride[d]);
@@ -157,9 +166,9 @@ std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool trainin
   const ConvAttrs& a = op.conv;
   std::string key = std::string(to_string(op.kind)) + (phase == Phase::forward ? "|f" : "|b") + (training ? "t" : "i") +
                     (grad_input ? "g|" : "|") + in.shape_string() + (in.layout == Layout::channels_last ? "L" : "F") +
-                    "|" + std::to_string(a.out_channels) + "|" + std::to_string(a.groups) + (a.bias ? "b" : "") +
-                    (a.frozen ? "z" : "") + "|" + std::string(to_string(in.dtype)) +
-                    std::string(op.param_cast ? to_string(*op.param_cast) : "");
+                    (a.weight_layout == Layout::channels_last ? "L" : "F") + "|" + std::to_string(a.out_channels) +
+                    "|" + std::to_string(a.groups) + (a.bias ? "b" : "") + (a.frozen ? "z" : "") + "|" +
+                    std::string(to_string(in.dtype)) + std::string(op.param_cast ? to_string(*op.param_cast) : "");
   for (const auto* v : {&a.kernel, &a.stride, &a.padding, &a.dilation, &a.output_padding}) {
     key += "|";
     for (int64_t x : *v) key += std::to_string(x) + ",";

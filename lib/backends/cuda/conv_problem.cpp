@@ -64,8 +64,7 @@ ConvProblem conv_problem(const Graph& graph, const Op& op) {
   if (op.kind == OpKind::folded_conv)
     p.w = fold_kernel_desc(*op.fold, in.dtype);
   else
-    p.w = op.conv.frozen ? graph.buffers.at(static_cast<size_t>(op.buffers.at(0))).desc
-                         : graph.params.at(static_cast<size_t>(op.params.at(0))).desc;
+    p.w = graph.conv_weight(op);
   const size_t dims = static_cast<size_t>(in.spatial_rank());
   auto or_fill = [dims](const std::vector<int64_t>& v, int64_t fill) {
     return v.empty() ? std::vector<int64_t>(dims, fill) : v;

@@ -25,7 +25,9 @@ std::vector<int> to_int_vector(const std::vector<int64_t>& values, const char* w
 // Whether a weight (K, C/groups, kernel...) lies in memory in the order `layout` gives it: it has
 // that layout, or the two orders coincide (one kernel tap, or one input channel per group as in
 // depthwise convs). cuDNN is given filters in the activations' order; a weight that is not in it
-// is converted in the op's workspace first, as PyTorch does with weight.contiguous(format).
+// is converted in the op's workspace first, as PyTorch does with weight.contiguous(format). A
+// conv's own weight is stored in its input's layout (ConvAttrs::weight_layout); only a
+// folded_conv's channels_first kernel in a channels_last block takes this path.
 bool weight_in_layout_order(const TensorDesc& weight, Layout layout);
 
 // cuDNN's three convolution calls.
