@@ -2,6 +2,9 @@
 // PyTorch) computes it: the batch is normalised with its biased variance, the running variance
 // is updated with the unbiased one, and mean and 1/std are saved per channel in float.
 //
+// gamma and beta (and their gradients) have the activations' dtype, or float32 under autocast,
+// which keeps a batch norm's weights float32 while it runs in float16 or bfloat16.
+//
 // Statistics are two-stage per-channel reductions (kernels/common.cuh): Welford accumulators
 // per chunk of rows, merged in double by one warp per channel. The backward pass reduces sum(g) and
 // sum(g * xhat) the same way, then computes the input gradient elementwise.
@@ -41,9 +44,9 @@ __global__ void batch_norm_stats_finish(int channels, int splits, const Welford<
 // (inference, running_var) instead of 1/std.
 // With `leaky` (batch_norm_act), leaky ReLU with `slope` follows. y may be x (in place): each
 // thread reads its fragment before writing it.
-template <class T>
+template <class T, class P>
 __global__ void batch_norm_apply(ActShape s, const T* x, const float* mean, const float* second, bool invstd_from_var,
-                                 float eps, const T* gamma, const T* beta, T* y, bool vec, bool leaky, float slope) {
+                                 float eps, const P* gamma, const P* beta, T* y, bool vec, bool leaky, float slope) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
   const int64_t p0 = frag_start<T>();
@@ -77,9 +80,9 @@ struct LoadGradSums {
 };
 
 // sums[c] = sum(g), sums[C + c] = sum(g * xhat); also grad_beta and grad_gamma when asked for.
-template <class T>
-__global__ void batch_norm_grad_finish(int channels, int splits, const Sums<2>* partial, float* sums, T* grad_gamma,
-                                       T* grad_beta) {
+template <class P>
+__global__ void batch_norm_grad_finish(int channels, int splits, const Sums<2>* partial, float* sums, P* grad_gamma,
+                                       P* grad_beta) {
   const int c = warp_channel();
   if (c >= channels) return;  // whole warps
   double total[2];
@@ -87,14 +90,14 @@ __global__ void batch_norm_grad_finish(int channels, int splits, const Sums<2>* 
   if (!warp_leader()) return;
   sums[c] = static_cast<float>(total[0]);
   sums[channels + c] = static_cast<float>(total[1]);
-  if (grad_beta) grad_beta[c] = from_float<T>(static_cast<float>(total[0]));
-  if (grad_gamma) grad_gamma[c] = from_float<T>(static_cast<float>(total[1]));
+  if (grad_beta) grad_beta[c] = from_float<P>(static_cast<float>(total[0]));
+  if (grad_gamma) grad_gamma[c] = from_float<P>(static_cast<float>(total[1]));
 }
 
 // grad_x = invstd * (gg - mean(gg) - xhat * mean(gg * xhat)) with gg = g * gamma.
-template <class T>
+template <class T, class P>
 __global__ void batch_norm_grad_input(ActShape s, const T* x, const T* g, const float* mean, const float* invstd,
-                                      const T* gamma, const float* sums, float inv_count, T* grad_x, bool vec) {
+                                      const P* gamma, const float* sums, float inv_count, T* grad_x, bool vec) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
   const int64_t p0 = frag_start<T>();
@@ -119,12 +122,12 @@ __global__ void batch_norm_grad_input(ActShape s, const T* x, const T* g, const 
 
 // batch_norm_act's backward reads the saved output y: z = y (y > 0) or y / slope, xhat =
 // (z - beta) / gamma, dz = g (y > 0) or g * slope.
-template <class T>
+template <class T, class P>
 struct AbnElement {
   const T* y;
   const T* g;
-  const T* gamma;
-  const T* beta;
+  const P* gamma;
+  const P* beta;
   float slope;
   __device__ void operator()(int offset, int c, float& xhat, float& dz) const {
     const float yv = to_float(y[offset]), gv = to_float(g[offset]);
@@ -135,9 +138,9 @@ struct AbnElement {
 };
 
 // sum(dz) and sum(dz * xhat) per channel.
-template <class T>
+template <class T, class P>
 struct LoadAbnGradSums {
-  AbnElement<T> e;
+  AbnElement<T, P> e;
   __device__ void operator()(Sums<2>& acc, int offset, int c, int, int) const {
     float xhat, dz;
     e(offset, c, xhat, dz);
@@ -148,8 +151,8 @@ struct LoadAbnGradSums {
 
 // grad_x = gamma * invstd * (dz - mean(dz) - xhat * mean(dz * xhat)), a fragment of N
 // consecutive elements per thread, so that their channels come from one decode (ActPosition).
-template <class T>
-__global__ void batch_norm_act_grad_input(ActShape s, AbnElement<T> e, const float* invstd, const float* sums,
+template <class T, class P>
+__global__ void batch_norm_act_grad_input(ActShape s, AbnElement<T, P> e, const float* invstd, const float* sums,
                                           float inv_count, T* grad_x) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
@@ -188,14 +191,15 @@ int64_t batch_norm_backward_workspace_bytes(ActShape shape) {
 void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace, cudaStream_t stream) {
   const ActShape s = a.shape;
   if (s.numel() <= 0) return;
-  dispatch_float(dtype, [&](auto tag) {
+  dispatch_norm_params(dtype, a.param_dtype, [&](auto tag, auto param_tag) {
     using T = decltype(tag);
+    using P = decltype(param_tag);
     const T* x = static_cast<const T*>(a.x);
     const bool vec = all_aligned16(a.x, a.y);
     if (!a.training) {
-      batch_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-          s, x, a.running_mean, a.running_var, true, static_cast<float>(a.eps), static_cast<const T*>(a.gamma),
-          static_cast<const T*>(a.beta), static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
+      batch_norm_apply<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+          s, x, a.running_mean, a.running_var, true, static_cast<float>(a.eps), static_cast<const P*>(a.gamma),
+          static_cast<const P*>(a.beta), static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
       return;
     }
     if (static_cast<int64_t>(s.n) * s.s < 2)
@@ -207,8 +211,8 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
     batch_norm_stats_finish<<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
         s.c, plan.splits, partial, stats, a.running_mean, a.running_var, a.save_mean, a.save_invstd, a.eps, a.momentum);
     CONVBENCH_CUDA_CHECK_LAUNCH();
-    batch_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-        s, x, stats, stats + s.c, false, 0.0f, static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
+    batch_norm_apply<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+        s, x, stats, stats + s.c, false, 0.0f, static_cast<const P*>(a.gamma), static_cast<const P*>(a.beta),
         static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
@@ -217,21 +221,22 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
 void batch_norm_backward(DType dtype, const BatchNormBackward& a, void* workspace, cudaStream_t stream) {
   const ActShape s = a.shape;
   if (s.numel() <= 0) return;
-  dispatch_float(dtype, [&](auto tag) {
+  dispatch_norm_params(dtype, a.param_dtype, [&](auto tag, auto param_tag) {
     using T = decltype(tag);
+    using P = decltype(param_tag);
     const T* x = static_cast<const T*>(a.x);
     const T* g = static_cast<const T*>(a.g);
     const ChannelReducePlan plan = channel_reduce_plan(s);
     auto* partial = static_cast<Sums<2>*>(workspace);
     float* sums = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Sums<2>>(s));
     launch_channel_partials(s, plan, LoadGradSums<T>{x, g, a.save_mean, a.save_invstd}, partial, stream);
-    batch_norm_grad_finish<T><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
-        s.c, plan.splits, partial, sums, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
+    batch_norm_grad_finish<P><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
+        s.c, plan.splits, partial, sums, static_cast<P*>(a.grad_gamma), static_cast<P*>(a.grad_beta));
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (a.grad_x) {
       const float inv_count = static_cast<float>(1.0 / (static_cast<double>(s.n) * s.s));
-      batch_norm_grad_input<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-          s, x, g, a.save_mean, a.save_invstd, static_cast<const T*>(a.gamma), sums, inv_count,
+      batch_norm_grad_input<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+          s, x, g, a.save_mean, a.save_invstd, static_cast<const P*>(a.gamma), sums, inv_count,
           static_cast<T*>(a.grad_x), all_aligned16(a.x, a.g, a.grad_x));
     }
   });
@@ -241,20 +246,21 @@ void batch_norm_backward(DType dtype, const BatchNormBackward& a, void* workspac
 void batch_norm_act_backward(DType dtype, const BatchNormActBackward& a, void* workspace, cudaStream_t stream) {
   const ActShape s = a.shape;
   if (s.numel() <= 0) return;
-  dispatch_float(dtype, [&](auto tag) {
+  dispatch_norm_params(dtype, a.param_dtype, [&](auto tag, auto param_tag) {
     using T = decltype(tag);
-    const AbnElement<T> e{static_cast<const T*>(a.y), static_cast<const T*>(a.g), static_cast<const T*>(a.gamma),
-                          static_cast<const T*>(a.beta), a.negative_slope};
+    using P = decltype(param_tag);
+    const AbnElement<T, P> e{static_cast<const T*>(a.y), static_cast<const T*>(a.g), static_cast<const P*>(a.gamma),
+                             static_cast<const P*>(a.beta), a.negative_slope};
     const ChannelReducePlan plan = channel_reduce_plan(s);
     auto* partial = static_cast<Sums<2>*>(workspace);
     float* sums = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Sums<2>>(s));
-    launch_channel_partials(s, plan, LoadAbnGradSums<T>{e}, partial, stream);
-    batch_norm_grad_finish<T><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
-        s.c, plan.splits, partial, sums, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
+    launch_channel_partials(s, plan, LoadAbnGradSums<T, P>{e}, partial, stream);
+    batch_norm_grad_finish<P><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
+        s.c, plan.splits, partial, sums, static_cast<P*>(a.grad_gamma), static_cast<P*>(a.grad_beta));
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (a.grad_x) {
       const float inv_count = static_cast<float>(1.0 / (static_cast<double>(s.n) * s.s));
-      batch_norm_act_grad_input<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+      batch_norm_act_grad_input<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
           s, e, a.save_invstd, sums, inv_count, static_cast<T*>(a.grad_x));
     }
   });

@@ -49,6 +49,22 @@ void dispatch_float(DType dtype, F&& f) {
   throw std::invalid_argument("cuda kernels: unsupported dtype " + std::string(to_string(dtype)));
 }
 
+// A norm's activations' type T and its parameters' type P: T itself, or float where autocast keeps
+// a norm's weights float32 under float16 or bfloat16 activations. f(T{}, P{}).
+template <class F>
+void dispatch_norm_params(DType dtype, DType param_dtype, F&& f) {
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (param_dtype == DType::float32 || param_dtype == DType::tf32)
+      f(tag, float{});
+    else if (param_dtype == dtype)
+      f(tag, T{});
+    else
+      throw std::invalid_argument("cuda kernels: norm parameters of dtype " + std::string(to_string(param_dtype)) +
+                                  " with activations of dtype " + std::string(to_string(dtype)));
+  });
+}
+
 // ---- launch sizes ----------------------------------------------------------------------------
 
 constexpr int kThreads = 256;

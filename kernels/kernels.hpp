@@ -140,11 +140,12 @@ int64_t batch_norm_forward_workspace_bytes(ActShape shape, bool training);
 int64_t batch_norm_backward_workspace_bytes(ActShape shape);
 // Training: statistics of the batch (biased variance for normalising), running statistics
 // updated with momentum and the UNBIASED variance, mean and 1/std saved (when given) in float.
-// Inference: the running statistics normalise. gamma/beta have the activation dtype; running
-// statistics and saved statistics are float.
+// Inference: the running statistics normalise. gamma/beta have `param_dtype`: the activations'
+// dtype, or float32 under autocast; running statistics and saved statistics are float.
 struct BatchNormForward {
   ActShape shape;
   const void* x;
+  DType param_dtype;
   const void* gamma;
   const void* beta;
   float* running_mean;
@@ -165,6 +166,7 @@ struct BatchNormBackward {
   const void* g;
   const float* save_mean;
   const float* save_invstd;
+  DType param_dtype;  // of gamma and the parameter gradients
   const void* gamma;
   void* grad_x;      // may be null
   void* grad_gamma;  // may be null
@@ -178,6 +180,7 @@ struct BatchNormActBackward {
   const void* y;
   const void* g;
   const float* save_invstd;
+  DType param_dtype;  // of gamma, beta and their gradients
   const void* gamma;
   const void* beta;
   float negative_slope;
@@ -372,6 +375,16 @@ void space_to_depth_backward(DType dtype, const SpaceToDepthShape& shape, const 
 void mul(DType dtype, ActShape shape, bool broadcast, const void* x, const void* y, void* out, cudaStream_t stream);
 // grad_b[n, c] = sum over space of g * a, for a b broadcast over a's space (`shape` is a's).
 void mul_grad_b_broadcast(DType dtype, ActShape shape, const void* g, const void* a, void* grad_b, cudaStream_t stream);
+
+// ---- mixed precision (kernels/precision.cu) -------------------------------------------------
+
+// dst = src converted from one float dtype to another (round to nearest even), in memory order.
+void cast(DType from, DType to, int64_t count, const void* src, void* dst, cudaStream_t stream);
+// out = in * factor (a power of two: GradScaler's scale), rounded to the dtype.
+void scale(DType dtype, int64_t count, const void* in, void* out, float factor, cudaStream_t stream);
+// t *= inverse over float32 gradients; *found_inf = 1.0f when an element was inf or NaN (it is
+// left as it was otherwise: the caller zeroes it once for all the step's gradients).
+void unscale(int64_t count, float* t, float inverse, float* found_inf, cudaStream_t stream);
 
 // ---- fold programs (kernels/fold.cu) --------------------------------------------------------
 

@@ -44,6 +44,8 @@
 #include "pipeline/compare.hpp"
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/host_io.hpp"
+#include "runtime/loss_scaler.hpp"
 #include "shipped_configs.hpp"
 #include "spec/spec_loader.hpp"
 #include "test_blocks.hpp"
@@ -734,6 +736,8 @@ TEST(GpuVariants, EveryConfigVariantMatchesTheReference) {
           block.layout = layout;
           const bool training = block.mode == RunMode::train;
           for (const VariantSpec& v : block.variants) {
+            // An AMP variant keeps float32 storage and casts per op: GpuAmp checks it.
+            if (precision_of(block, v).precision != Precision::plain) continue;
             const Graph g = build_variant_graph(block, v);
             const std::string what = std::filesystem::path(file).filename().string() + " " + block.name + " [" +
                                      point_label(block) + "] " + v.name + " input " + g.desc(g.input).shape_string() +
@@ -802,6 +806,130 @@ TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
   log.report();
 }
 
+// ---- mixed precision: CUDA autocast's step against the reference's -------------------------------
+
+// The float64 step of an AMP block's plain float32 variant, computed on the first call and kept:
+// the truth an AMP step's rounding is judged against (its parameter gradients are float32,
+// unscaled, so of the same magnitude).
+TruthStep plain_float64_step(BlockSpec block, VariantSpec v, bool training) {
+  block.precision = PrecisionChoice{};
+  v.precision.reset();
+  block.dtype = DType::float64;
+  auto cached = std::make_shared<std::optional<StepResult>>();
+  return [cached, block, v, training]() -> const StepResult* {
+    if (!*cached) {
+      ReferenceBackend ref;
+      *cached = training_step(ref, build_variant_graph(block, v), training);
+    }
+    return &**cached;
+  };
+}
+
+// One AMP block on the GPU against the reference's AMP step (which rounds every tensor to the
+// dtype PyTorch stores it in), both built with CUDA autocast's rules.
+void expect_amp_step_matches(CudaBackend& gpu, BlockSpec block, const VariantSpec& v, CaseLog& log,
+                             const std::string& label) {
+  block.autocast_device = AutocastDevice::cuda;
+  const bool training = block.mode == RunMode::train;
+  const Precision mode = precision_of(block, v).precision;
+  const Graph g = build_variant_graph(block, v);
+  const std::string what = label + " " + v.name + " input " + g.desc(g.input).shape_string() + " " +
+                           std::string(to_string(mode)) + " " + std::string(to_string(block.layout)) +
+                           (training ? " train" : " infer");
+  log.run(what, [&] {
+    SCOPED_TRACE(what);
+    ReferenceBackend ref;
+    const StepResult want = training_step(ref, g, training);
+    const StepResult got = training_step(gpu, g, training);
+    expect_step_close(g, got, want, plain_float64_step(block, v, training), autocast_dtype(mode).value());
+    testing::expect_measured_equals_predicted(gpu, g, training);
+  });
+}
+
+// amp_float16 (with GradScaler's loss scaling) and amp_bfloat16 on residual blocks with batch norm
+// (float32 weights under half activations) and group norm (float32 on CUDA: casts around it), in
+// both layouts, training and inference.
+TEST(GpuAmp, AutocastStepsMatchTheReference) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  CaseLog log;
+  for (Precision mode : {Precision::amp_float16, Precision::amp_bfloat16})
+    for (Layout layout : kLayouts)
+      for (NormKind norm : {NormKind::batch, NormKind::group})
+        for (bool training : {true, false})
+          for (const char* kind : {"standard", "bottleneck", "separable"}) {
+            BlockSpec block = testing::small_block(2, 4, 8, 8);
+            block.norm = norm;
+            block.norm_groups = 2;
+            block.residual = true;
+            block.layout = layout;
+            block.mode = training ? RunMode::train : RunMode::infer;
+            block.precision.precision = mode;
+            expect_amp_step_matches(gpu, block, testing::variant(kind), log,
+                                    norm == NormKind::batch ? "batch norm" : "group norm");
+          }
+  log.report();
+}
+
+// Every AMP variant of configs/ (seed 004's ResNet-50 under amp_float16), shrunk to test size.
+TEST(GpuAmp, ShippedAmpConfigsMatchTheReference) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  CaseLog log;
+  int checked = 0;
+  for (const std::string& file : config_files())
+    for (const BlockSpec& original : load_spec_file(file).blocks)
+      for (const VariantSpec& v : original.variants) {
+        if (precision_of(original, v).precision == Precision::plain) continue;
+        expect_amp_step_matches(gpu, shrunk(original), v, log,
+                                std::filesystem::path(file).filename().string() + " " + original.name);
+        ++checked;
+      }
+  EXPECT_GT(checked, 0);
+  log.report();
+}
+
+// GradScaler's unscale_: every gradient times the inverse scale, the found-inf flag raised by an
+// inf or a NaN in any of them and read back once, and cleared for the next step; scale() rounds
+// a float16 gradient as the host backends do.
+TEST(GpuAmp, LossScalingFindsNonFiniteGradientsAndRoundsAsTheHostDoes) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackend gpu;
+  ReferenceBackend ref;
+  auto tensor = [](Backend& b, int64_t n, DType dtype) {
+    return make_tensor(b.allocator(), TensorDesc{{n}, dtype, Layout::channels_first}, MemoryCategory::gradients);
+  };
+  Tensor a = tensor(gpu, 1000, DType::float32), b = tensor(gpu, 3, DType::float32);
+  Tensor flags = tensor(gpu, kLossScalerStepBytes, DType::uint8);
+  Values av(1000), bv = {1.0, -2.0, 3.0};
+  for (size_t i = 0; i < av.size(); ++i) av[i] = 0.5 * static_cast<double>(i) - 100.0;
+  upload(gpu, a, av);
+  upload(gpu, b, bv);
+  EXPECT_TRUE(gpu.unscale({&a, &b}, 0.25, flags));
+  Values want = av;
+  for (double& x : want) x *= 0.25;
+  EXPECT_EQ(download(gpu, a), want);
+  EXPECT_EQ(download(gpu, b), (Values{0.25, -0.5, 0.75}));
+  for (double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    bv[1] = bad;
+    upload(gpu, b, bv);
+    EXPECT_FALSE(gpu.unscale({&a, &b}, 0.5, flags)) << bad;
+  }
+  bv[1] = 2.0;
+  upload(gpu, b, bv);
+  EXPECT_TRUE(gpu.unscale({&a, &b}, 1.0, flags));
+
+  Values g(4097);
+  for (size_t i = 0; i < g.size(); ++i) g[i] = std::sin(0.01 * static_cast<double>(i)) * 1e-3;
+  Tensor gh = tensor(gpu, 4097, DType::float16), gh_out = tensor(gpu, 4097, DType::float16);
+  Tensor rh = tensor(ref, 4097, DType::float16), rh_out = tensor(ref, 4097, DType::float16);
+  upload(gpu, gh, g);
+  upload(ref, rh, g);
+  gpu.scale(gh_out, gh, 65536.0);
+  ref.scale(rh_out, rh, 65536.0);
+  EXPECT_EQ(download(gpu, gh_out), download(ref, rh_out));
+}
+
 // ---- memory: measured equals predicted; out of memory is a status -------------------------------
 
 TEST(GpuMemory, AllocatorPeakEqualsTheMemoryModel) {
@@ -817,6 +945,7 @@ TEST(GpuMemory, AllocatorPeakEqualsTheMemoryModel) {
         for (bool training : {true, false}) {
           BlockSpec block = shrunk(original);
           block.mode = training ? RunMode::train : RunMode::infer;
+          block.autocast_device = AutocastDevice::cuda;  // AMP variants as compare --device cuda builds them
           for (const VariantSpec& v : block.variants) {
             const std::string what = std::filesystem::path(file).filename().string() + " " + block.name + " " + v.name +
                                      (training ? " train " : " infer ") + std::string(to_string(mode));

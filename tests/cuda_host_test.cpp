@@ -30,6 +30,8 @@
 #include "backends/reference/reference_backend.hpp"
 #include "ops/graph_builder.hpp"
 #include "reference_op_harness.hpp"
+#include "test_blocks.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench::cuda {
 namespace {
@@ -717,6 +719,41 @@ TEST(CudaCapabilities, EveryReferenceOpCaseIsSupportedInTheFourGpuDtypes) {
           EXPECT_FALSE(why.has_value()) << c.name << " " << to_string(dtype) << ": " << why.value_or("");
         }
       }
+}
+
+// Mixed precision as CUDA autocast runs it: casts between the float dtypes, convs and linears on
+// their weights' cast copies, batch norm's float32 weights under half activations, group norm in
+// float32. Under CPU autocast's rules group norm would follow its half input with float32
+// weights, which the kernels do not read: that graph is refused, naming the parameter.
+TEST(CudaCapabilities, AutocastGraphsUnderCudasRulesAreSupported) {
+  for (Precision mode : {Precision::amp_float16, Precision::amp_bfloat16})
+    for (NormKind norm : {NormKind::batch, NormKind::group})
+      for (const char* kind : {"standard", "bottleneck", "separable"}) {
+        BlockSpec block = testing::small_block(2, 4, 8, 6);
+        block.norm = norm;
+        block.norm_groups = 2;
+        block.residual = true;
+        block.precision.precision = mode;
+        block.autocast_device = AutocastDevice::cuda;
+        const Graph g = build_variant_graph(block, testing::variant(kind));
+        int casts = 0;
+        for (const Op& op : g.ops) {
+          casts += op.kind == OpKind::cast;
+          const auto why = cuda_unsupported_reason(g, op);
+          EXPECT_FALSE(why.has_value()) << kind << " " << to_string(mode) << " " << op.name << ": " << why.value_or("");
+        }
+        EXPECT_GT(casts, 0) << kind;
+      }
+  BlockSpec cpu_rules = testing::small_block(2, 4, 8, 6);
+  cpu_rules.norm = NormKind::group;
+  cpu_rules.norm_groups = 2;
+  cpu_rules.precision.precision = Precision::amp_bfloat16;
+  const Graph g = build_variant_graph(cpu_rules, testing::variant("standard"));
+  std::vector<std::string> refused;
+  for (const Op& op : g.ops)
+    if (const auto why = cuda_unsupported_reason(g, op)) refused.push_back(op.name + ": " + *why);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("has another dtype"), std::string::npos) << refused[0];
 }
 
 TEST(CudaCapabilities, Float64AndHugeTensorsAreRefusedWithAReason) {

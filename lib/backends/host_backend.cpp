@@ -23,14 +23,18 @@ void HostBackend::scale(Tensor& out, const Tensor& in, double factor) {
     store_element(out.raw(), i, out.desc.dtype, load_element(in.raw(), i, in.desc.dtype) * factor);
 }
 
-bool HostBackend::unscale(Tensor& t, double factor) {
+bool HostBackend::unscale(const std::vector<Tensor*>& grads, double factor, Tensor& flags) {
   bool finite = true;
-  const int64_t n = t.desc.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = load_element(t.raw(), i, t.desc.dtype);
-    finite = finite && std::isfinite(v);
-    store_element(t.raw(), i, t.desc.dtype, v * factor);
+  for (Tensor* t : grads) {
+    const int64_t n = t->desc.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = load_element(t->raw(), i, t->desc.dtype);
+      finite = finite && std::isfinite(v);
+      store_element(t->raw(), i, t->desc.dtype, v * factor);
+    }
   }
+  store_element(flags.raw(), 0, DType::float32, factor);
+  store_element(flags.raw(), 1, DType::float32, finite ? 0.0 : 1.0);
   return finite;
 }
 

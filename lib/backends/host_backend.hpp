@@ -24,7 +24,7 @@ class HostBackend : public Backend {
   DeviceMeasurement& measurement() override { return measurement_; }
 
   void scale(Tensor& out, const Tensor& in, double factor) override;
-  bool unscale(Tensor& t, double factor) override;
+  bool unscale(const std::vector<Tensor*>& grads, double factor, Tensor& flags) override;
 
  private:
   std::string name_;

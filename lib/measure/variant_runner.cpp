@@ -87,6 +87,12 @@ nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Exe
 void time_graph_replay(bool training, Backend& backend, Executor& ex, ModelState& state, const Tensor& x,
                        const Tensor& dy, const std::function<double(const std::function<void()>&)>& timed,
                        const MeasureOptions& options, ResultRow& row) {
+  if (uses_loss_scaling(ex.graph(), training)) {
+    row.graph_message =
+        "not captured: an amp_float16 training step reads GradScaler's found-inf flag back (a synchronisation, "
+        "which stream capture forbids)";
+    return;
+  }
   std::unique_ptr<ReplayableWork> recorded;
   try {
     recorded = backend.measurement().capture([&] {

@@ -26,14 +26,37 @@ void measure_row(const Graph& graph, bool training, Backend& backend, const RunO
   run_variant(graph, training, backend, run, row);
 }
 
-ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream& notices) {
-  ResultSet results = analyze_spec(spec);  // validates everything before any run
+namespace {
+
+// The spec as its rows run on `device`: on cuda, AMP variants follow CUDA autocast's rules
+// (group_norm and upsample in float32, where CPU autocast lets them follow their input).
+Spec on_device(const Spec& spec, const std::string& device) {
+  Spec s = spec;
+  if (device == "cuda")
+    for (BlockSpec& block : s.blocks) block.autocast_device = AutocastDevice::cuda;
+  return s;
+}
+
+bool any_amp(const Spec& spec) {
+  for (const BlockSpec& block : spec.blocks)
+    for (const VariantSpec& v : block.variants)
+      if (precision_of(block, v).precision != Precision::plain) return true;
+  return false;
+}
+
+}  // namespace
+
+ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::ostream& notices) {
+  ResultSet results = analyze_spec(input_spec);  // validates everything before any run
   DeviceChoice choice;
   try {
     choice = choose_device(options.device);
   } catch (const std::invalid_argument& e) {
     throw InputError({"command line", 0, 0}, "--device", e.what());
   }
+  const Spec spec = on_device(input_spec, choice.device);
+  // Counts and predicted memory of AMP rows follow the device's autocast rules too.
+  if (choice.device == "cuda" && any_amp(spec)) results = analyze_spec(spec);
   if (!choice.reason.empty()) notices << "convbench: " << choice.reason << "\n";
   std::unique_ptr<Backend> backend = make_backend(choice.device, options.backend);
   if (options.run.graph && options.run.time)

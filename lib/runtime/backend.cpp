@@ -30,6 +30,6 @@ void Backend::backward(const BackwardCall& call) { registered(*this, call.op).ba
 
 void Backend::scale(Tensor&, const Tensor&, double) { throw no_loss_scaling(name()); }
 
-bool Backend::unscale(Tensor&, double) { throw no_loss_scaling(name()); }
+bool Backend::unscale(const std::vector<Tensor*>&, double, Tensor&) { throw no_loss_scaling(name()); }
 
 }  // namespace convbench

@@ -97,10 +97,12 @@ class Backend {
   virtual void add(Tensor& out, const Tensor& a, const Tensor& b) = 0;
 
   // Loss scaling under amp_float16 (runtime/loss_scaler.hpp): out = in * factor, same desc; and
-  // t *= factor in place, returning false when an element of t is inf or NaN. The host backends
-  // have them; a backend that does not run AMP keeps these, which throw.
+  // every t in `grads` *= factor in place, returning false when an element was inf or NaN.
+  // `flags` (kLossScalerStepBytes) holds what GradScaler allocates for it: the factor and the
+  // found-inf flag, as float32; a device backend reads the flag back once, after every gradient.
+  // The host and cuda backends have them; a backend that does not run AMP keeps these, which throw.
   virtual void scale(Tensor& out, const Tensor& in, double factor);
-  virtual bool unscale(Tensor& t, double factor);
+  virtual bool unscale(const std::vector<Tensor*>& grads, double factor, Tensor& flags);
 
   // Raw byte copies between host memory and a tensor's storage (memcpy on host backends).
   virtual void copy_from_host(Tensor& dst, const void* src) = 0;

@@ -427,10 +427,10 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
 void Executor::unscale_gradients(ModelState& state) {
   Tensor flags =
       allocate(TensorDesc{{kLossScalerStepBytes}, DType::uint8, Layout::channels_first}, MemoryCategory::temporaries);
-  bool finite = true;
-  const double inverse = state.loss_scaler->inverse();
+  std::vector<Tensor*> grads;
   for (Tensor& g : state.grads)
-    if (g.defined()) finite = backend_.unscale(g, inverse) && finite;
+    if (g.defined()) grads.push_back(&g);
+  const bool finite = backend_.unscale(grads, state.loss_scaler->inverse(), flags);
   state.loss_scaler->update(!finite);
 }
 

@@ -118,6 +118,9 @@ struct BlockSpec {
   std::string dtype_key_path;
   SourceLocation dtype_where;
   PrecisionChoice precision;  // every variant's, unless the variant sets its own
+  // Whose torch.autocast rules an AMP variant follows: CPU's, unless its rows run on the cuda
+  // device (compare sets it so; no spec key names it, a spec says what, not where).
+  AutocastDevice autocast_device = AutocastDevice::cpu;
   Layout layout = Layout::channels_first;
   LayoutConversion layout_conversion = LayoutConversion::none;
   RunMode mode = RunMode::train;

@@ -45,8 +45,9 @@ Graph with_precision(Graph g, const BlockSpec& block, const VariantSpec& v, std:
                          block.dtype_key_path + ", line " + std::to_string(block.dtype_where.line) +
                          "): remove one of them");
   try {
-    // The reference and cpu backends run CPU autocast's rules, which the CPU peer checks.
-    return apply_autocast(g, choice.precision, AutocastDevice::cpu, slots);
+    // The reference and cpu backends run CPU autocast's rules, which the CPU peer checks; rows
+    // on the cuda device CUDA's (BlockSpec::autocast_device).
+    return apply_autocast(g, choice.precision, block.autocast_device, slots);
   } catch (const AutocastError& e) {
     throw InputError(choice.where, choice.key_path,
                      "precision " + mode + ": " + e.what() + " (variant \"" + v.name + "\")");

@@ -8,9 +8,11 @@ namespace {
 kernels::BatchNormForward batch_norm_forward_args(const Fwd& f) {
   const ForwardCall& call = f.call;
   const Tensor& x = f.input(0);
+  const Tensor& gamma = need(at(call.params, 0), f.op, "weight");
   return {act_shape(x.desc),
           x.raw(),
-          need(at(call.params, 0), f.op, "weight").raw(),
+          gamma.desc.dtype,
+          gamma.raw(),
           need(at(call.params, 1), f.op, "bias").raw(),
           need(at(call.buffers, 0), f.op, "running_mean").data<float>(),
           need(at(call.buffers, 1), f.op, "running_var").data<float>(),
@@ -33,12 +35,14 @@ void register_batch_norm_kernels(KernelTable& table, cudaStream_t stream) {
              [stream](const BackwardCall& call) {
                const Bwd b(call);
                const Tensor& x = b.saved_input();
+               const Tensor& gamma = need(at(call.params, 0), b.op, "weight");
                kernels::BatchNormBackward a{act_shape(x.desc),
                                             x.raw(),
                                             b.g.raw(),
                                             need(at(call.aux, 0), b.op, "saved mean").data<float>(),
                                             need(at(call.aux, 1), b.op, "saved invstd").data<float>(),
-                                            need(at(call.params, 0), b.op, "weight").raw(),
+                                            gamma.desc.dtype,
+                                            gamma.raw(),
                                             raw(b.grad_x),
                                             raw(at(call.grad_params, 0)),
                                             raw(at(call.grad_params, 1))};
@@ -57,12 +61,14 @@ void register_batch_norm_kernels(KernelTable& table, cudaStream_t stream) {
                                      [stream](const BackwardCall& call) {
                                        const Bwd b(call);
                                        const Tensor& y = need(call.output, b.op, "saved output");
+                                       const Tensor& gamma = need(at(call.params, 0), b.op, "weight");
                                        kernels::BatchNormActBackward a{
                                            act_shape(y.desc),
                                            y.raw(),
                                            b.g.raw(),
                                            need(at(call.aux, 1), b.op, "saved invstd").data<float>(),
-                                           need(at(call.params, 0), b.op, "weight").raw(),
+                                           gamma.desc.dtype,
+                                           gamma.raw(),
                                            need(at(call.params, 1), b.op, "bias").raw(),
                                            static_cast<float>(b.op.negative_slope),
                                            raw(b.grad_x),

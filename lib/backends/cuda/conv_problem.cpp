@@ -65,6 +65,7 @@ ConvProblem conv_problem(const Graph& graph, const Op& op) {
     p.w = fold_kernel_desc(*op.fold, in.dtype);
   else
     p.w = graph.conv_weight(op);
+  if (op.param_cast) p.w.dtype = *op.param_cast;  // cuDNN reads autocast's cast copy
   const size_t dims = static_cast<size_t>(in.spatial_rank());
   auto or_fill = [dims](const std::vector<int64_t>& v, int64_t fill) {
     return v.empty() ? std::vector<int64_t>(dims, fill) : v;

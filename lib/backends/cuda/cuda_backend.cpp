@@ -17,6 +17,7 @@
 #include "kernels/kernels.hpp"
 #include "ops/autograd_rules.hpp"
 #include "ops/op_registry.hpp"
+#include "runtime/loss_scaler.hpp"
 
 namespace convbench::cuda {
 namespace {
@@ -63,6 +64,16 @@ std::optional<std::string> cuda_nondeterministic_reason(const Graph& /*graph*/, 
   return std::nullopt;
 }
 
+namespace {
+
+// Batch norm keeps float32 weights under float16 or bfloat16 activations, as autocast runs it
+// (kernels/batch_norm.cu reads either).
+bool float32_norm_params(const Op& op, DType param_dtype) {
+  return (op.kind == OpKind::batch_norm || op.kind == OpKind::batch_norm_act) && param_dtype == DType::float32;
+}
+
+}  // namespace
+
 std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op& op) {
   const TensorDesc& out = graph.desc(op.output);
   const DType dtype = out.dtype;
@@ -78,21 +89,29 @@ std::optional<std::string> cuda_unsupported_reason(const Graph& graph, const Op&
   if (auto why = too_big(out, "output")) return why;
   for (int v : op.inputs) {
     const TensorDesc& in = graph.desc(v);
-    if (in.dtype != dtype) return "inputs and output mix dtypes";
+    if (op.kind == OpKind::cast) {  // converts by design, between the float dtypes
+      if (!float_storage(in.dtype)) return "cast from dtype " + std::string(to_string(in.dtype)) + " is not supported";
+    } else if (in.dtype != dtype) {
+      return "inputs and output mix dtypes";
+    }
     // An op that changes the layout does so by design (convert_layout); every other kernel keeps its input's.
     if (in.layout != out.layout && !op_traits(op.kind).changes_layout) return "inputs and output mix layouts";
     if (in.rank() != out.rank()) return "inputs and output differ in rank";
     if (auto why = too_big(in, "input")) return why;
   }
+  // The dtype the kernels see a parameter in: its own, or autocast's cast copy's (Op::param_cast).
+  const auto seen_dtype = [&op](const TensorDesc& d) { return op.param_cast.value_or(d.dtype); };
   for (int p : op.params) {
-    const TensorDesc& d = graph.params.at(static_cast<size_t>(p)).desc;
-    if (d.dtype != dtype) return "parameter " + graph.params.at(static_cast<size_t>(p)).name + " has another dtype";
+    const Param& param = graph.params.at(static_cast<size_t>(p));
+    const TensorDesc& d = param.desc;
+    if (seen_dtype(d) != dtype && !float32_norm_params(op, d.dtype))
+      return "parameter " + param.name + " has another dtype";
     if (auto why = too_big(d, "parameter")) return why;
   }
   for (int b : op.buffers) {
     const Param& buffer = graph.buffers.at(static_cast<size_t>(b));
     if (op.kind == OpKind::conv) {  // a frozen conv's weight and bias: as a parameter's
-      if (buffer.desc.dtype != dtype) return "buffer " + buffer.name + " has another dtype";
+      if (seen_dtype(buffer.desc) != dtype) return "buffer " + buffer.name + " has another dtype";
       if (auto why = too_big(buffer.desc, "buffer")) return why;
     } else if (buffer.desc.dtype != DType::float32) {
       return "running statistics must be float32";
@@ -191,10 +210,6 @@ CudaBackend::~CudaBackend() {
 }
 
 std::optional<std::string> CudaBackend::limitation(const Graph& graph, const Op& op) const {
-  // Mixed precision's graphs follow CPU autocast's rules so far, and its casts have no CUDA kernels.
-  if (graph.precision != Precision::plain)
-    return "the cuda backend does not run precision " + std::string(to_string(graph.precision)) +
-           " yet; use --device reference";
   return cuda_unsupported_reason(graph, op);
 }
 
@@ -402,6 +417,33 @@ void CudaBackend::add(Tensor& out, const Tensor& a, const Tensor& b) {
   };
   kernels::add_any(any(a), any(b), out.raw(), out.desc.dtype,
                    out.desc.layout == Layout::channels_last && out.desc.rank() >= 3, logical, stream_);
+}
+
+void CudaBackend::scale(Tensor& out, const Tensor& in, double factor) {
+  first_launch_.before_launch();
+  if (!(out.desc == in.desc))
+    throw std::invalid_argument("cuda backend: scale: the two tensors differ in shape, dtype or layout");
+  kernels::scale(in.desc.dtype, element_count(in.desc), in.raw(), out.raw(), static_cast<float>(factor), stream_);
+}
+
+bool CudaBackend::unscale(const std::vector<Tensor*>& grads, double factor, Tensor& flags) {
+  first_launch_.before_launch();
+  if (flags.desc.bytes() < kLossScalerStepBytes)
+    throw std::invalid_argument("cuda backend: unscale: the flags tensor holds fewer than 8 bytes");
+  // flags: the inverse scale, then the found-inf flag (float32 each), as GradScaler keeps them.
+  const float host[2] = {static_cast<float>(factor), 0.0f};
+  CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(flags.raw(), host, sizeof host, cudaMemcpyHostToDevice, stream_));
+  auto* found_inf = static_cast<float*>(flags.raw()) + 1;
+  for (Tensor* g : grads) {
+    if (g->desc.dtype != DType::float32)
+      throw std::invalid_argument("cuda backend: unscale: gradients are float32 under autocast, got " +
+                                  std::string(to_string(g->desc.dtype)));
+    kernels::unscale(element_count(g->desc), g->data<float>(), host[0], found_inf, stream_);
+  }
+  float found = 0.0f;
+  CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(&found, found_inf, sizeof found, cudaMemcpyDeviceToHost, stream_));
+  CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));  // also keeps `host` alive for its copy
+  return found == 0.0f;
 }
 
 void CudaBackend::copy_from_host(Tensor& dst, const void* src) {

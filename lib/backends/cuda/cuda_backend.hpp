@@ -84,6 +84,10 @@ class CudaBackend final : public Backend {
 
   void accumulate(Tensor& dst, const Tensor& src) override;
   void add(Tensor& out, const Tensor& a, const Tensor& b) override;
+  // GradScaler's scale and unscale_ (kernels/precision.cu): the found-inf flag stays on the
+  // device until every gradient is unscaled, then one copy reads it, as GradScaler's step does.
+  void scale(Tensor& out, const Tensor& in, double factor) override;
+  bool unscale(const std::vector<Tensor*>& grads, double factor, Tensor& flags) override;
 
   void copy_from_host(Tensor& dst, const void* src) override;
   void copy_to_host(const Tensor& src, void* dst) override;

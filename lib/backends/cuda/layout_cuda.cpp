@@ -1,5 +1,5 @@
-// The CUDA backend's layout conversion, space_to_depth and its inverse depth_to_space
-// (kernels/layout.cu).
+// The CUDA backend's copies: layout conversion, space_to_depth and its inverse depth_to_space
+// (kernels/layout.cu), and cast between float dtypes (kernels/precision.cu).
 #include "backends/cuda/cuda_op_kernels.hpp"
 
 namespace convbench::cuda {
@@ -18,6 +18,12 @@ kernels::SpaceToDepthShape space_to_depth_shape(const TensorDesc& in, const Tens
   s.channel_major = a.order == SpaceToDepthOrder::channel_major;
   s.channels_last = in.layout == Layout::channels_last;
   return s;
+}
+
+// A cast converts element by element in memory order: both tensors must store them alike.
+void same_layout(const TensorDesc& a, const TensorDesc& b, const Op& op) {
+  if (a.shape != b.shape || (a.layout != b.layout && a.rank() >= 3))
+    throw std::invalid_argument("cuda backend: " + op.name + ": cast: the two tensors differ in shape or layout");
 }
 
 }  // namespace
@@ -67,6 +73,22 @@ void register_layout_kernels(KernelTable& table, cudaStream_t stream) {
                                        kernels::convert_layout(b.dtype, act_shape(b.g.desc), b.g.raw(), b.grad_x->raw(),
                                                                stream);
                                      }});
+
+  // cast (autocast's casts, and the executor's cast copies of weights and their gradients): the
+  // same layout on both sides, so memory order is element order; backward casts the gradient back.
+  table.add(OpKind::cast, {[stream](const ForwardCall& call) {
+                             const Fwd f(call);
+                             const Tensor& x = f.input(0);
+                             same_layout(x.desc, f.y.desc, f.op);
+                             kernels::cast(x.desc.dtype, f.dtype, element_count(f.y.desc), x.raw(), f.y.raw(), stream);
+                           },
+                           [stream](const BackwardCall& call) {
+                             const Bwd b(call);
+                             if (!b.grad_x) return;
+                             same_layout(b.g.desc, b.grad_x->desc, b.op);
+                             kernels::cast(b.dtype, b.grad_x->desc.dtype, element_count(b.g.desc), b.g.raw(),
+                                           b.grad_x->raw(), stream);
+                           }});
 }
 
 }  // namespace convbench::cuda
