@@ -21,6 +21,7 @@
 #include "ops/autograd_rules.hpp"
 #include "ops/graph_builder.hpp"
 #include "ops/op_registry.hpp"
+#include "pipeline/compare.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 #include "spec/spec_loader.hpp"
@@ -273,6 +274,26 @@ TEST(AutocastGraph, ASpecChoosesThePrecisionPerBlockAndVariant) {
   EXPECT_EQ(fp32.precision, Precision::plain);
   EXPECT_GT(amp.ops.size(), fp32.ops.size());  // the casts
   EXPECT_EQ(precision_of(b, b.variants.at(0)).key_path, "blocks[0].precision");
+}
+
+// compare and advise on the cuda device build AMP variants with CUDA autocast's rules: group norm
+// runs in float32 there (a cast up before it), where CPU autocast lets it follow its half input.
+TEST(AutocastGraph, RowsOnTheCudaDeviceFollowCudasRules) {
+  Spec s = parse_spec_text(kAmpBlock, "amp.yaml");
+  s.blocks.at(0).norm = NormKind::group;
+  s.blocks.at(0).norm_groups = 2;
+  auto group_norm_input = [](const Spec& spec) {
+    const BlockSpec& b = spec.blocks.at(0);
+    const Graph g = build_variant_graph(b, b.variants.at(0));
+    for (const Op& op : g.ops)
+      if (op.kind == OpKind::group_norm) return g.desc(op.inputs.at(0)).dtype;
+    throw std::logic_error("no group norm");
+  };
+  EXPECT_EQ(group_norm_input(spec_on_device(s, "cpu")), DType::bfloat16);
+  EXPECT_EQ(group_norm_input(spec_on_device(s, "reference")), DType::bfloat16);
+  const Spec on_cuda = spec_on_device(s, "cuda");
+  EXPECT_EQ(on_cuda.blocks.at(0).autocast_device, AutocastDevice::cuda);
+  EXPECT_EQ(group_norm_input(on_cuda), DType::float32);
 }
 
 TEST(AutocastGraph, PrecisionIsSwept) {

@@ -107,5 +107,31 @@ TEST(LossScaling, AStepThatOverflowsIsSkippedAndTheScaleBacksOff) {
   EXPECT_EQ(s.scale_after, 65536.0 * 2);
 }
 
+// unscale() takes every gradient at once and leaves what GradScaler allocates for it in `flags`:
+// the inverse scale and the found-inf flag (float32 each), so a device backend can read the flag
+// back once per step.
+TEST(LossScaling, UnscaleFillsGradScalersFlagsForAllGradientsAtOnce) {
+  ReferenceBackend reference;
+  auto tensor = [&](int64_t n, DType dtype) {
+    return make_tensor(reference.allocator(), TensorDesc{{n}, dtype, Layout::channels_first},
+                       MemoryCategory::gradients);
+  };
+  Tensor a = tensor(3, DType::float32), b = tensor(2, DType::float32),
+         flags = tensor(kLossScalerStepBytes, DType::uint8);
+  upload(reference, a, {1.0, 2.0, 4.0});
+  upload(reference, b, {8.0, -16.0});
+  EXPECT_TRUE(reference.unscale({&a, &b}, 0.125, flags));
+  EXPECT_EQ(download(reference, a), (std::vector<double>{0.125, 0.25, 0.5}));
+  EXPECT_EQ(download(reference, b), (std::vector<double>{1.0, -2.0}));
+  float held[2];
+  reference.copy_to_host(flags, held);
+  EXPECT_EQ(held[0], 0.125f);
+  EXPECT_EQ(held[1], 0.0f);
+  upload(reference, b, {INFINITY, 1.0});
+  EXPECT_FALSE(reference.unscale({&a, &b}, 1.0, flags));
+  reference.copy_to_host(flags, held);
+  EXPECT_EQ(held[1], 1.0f);
+}
+
 }  // namespace
 }  // namespace convbench

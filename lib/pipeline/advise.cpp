@@ -102,15 +102,16 @@ std::vector<std::string> drift_warnings(const AdviceTry& original, double thresh
 
 }  // namespace
 
-Advice advise(const Spec& spec, const AdviseOptions& options, std::ostream& notices) {
-  analyze_spec(spec);  // validates everything before any run
-  const std::vector<std::pair<size_t, size_t>> chosen = chosen_variants(spec, options.variants);
+Advice advise(const Spec& input_spec, const AdviseOptions& options, std::ostream& notices) {
+  analyze_spec(input_spec);  // validates everything before any run
+  const std::vector<std::pair<size_t, size_t>> chosen = chosen_variants(input_spec, options.variants);
   DeviceChoice choice;
   try {
     choice = choose_device(options.compare.device);
   } catch (const std::invalid_argument& e) {
     throw InputError({"command line", 0, 0}, "--device", e.what());
   }
+  const Spec spec = spec_on_device(input_spec, choice.device);  // AMP tries follow the device's rules
   if (!choice.reason.empty()) notices << "convbench: " << choice.reason << "\n";
   const bool host = host_device(choice.device);
   // On a host backend every run names its threads: a backend sets OpenMP's count when it is made,

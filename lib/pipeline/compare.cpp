@@ -28,15 +28,6 @@ void measure_row(const Graph& graph, bool training, Backend& backend, const RunO
 
 namespace {
 
-// The spec as its rows run on `device`: on cuda, AMP variants follow CUDA autocast's rules
-// (group_norm and upsample in float32, where CPU autocast lets them follow their input).
-Spec on_device(const Spec& spec, const std::string& device) {
-  Spec s = spec;
-  if (device == "cuda")
-    for (BlockSpec& block : s.blocks) block.autocast_device = AutocastDevice::cuda;
-  return s;
-}
-
 bool any_amp(const Spec& spec) {
   for (const BlockSpec& block : spec.blocks)
     for (const VariantSpec& v : block.variants)
@@ -46,6 +37,13 @@ bool any_amp(const Spec& spec) {
 
 }  // namespace
 
+Spec spec_on_device(const Spec& spec, const std::string& device) {
+  Spec s = spec;
+  if (device == "cuda")
+    for (BlockSpec& block : s.blocks) block.autocast_device = AutocastDevice::cuda;
+  return s;
+}
+
 ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::ostream& notices) {
   ResultSet results = analyze_spec(input_spec);  // validates everything before any run
   DeviceChoice choice;
@@ -54,7 +52,7 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
   } catch (const std::invalid_argument& e) {
     throw InputError({"command line", 0, 0}, "--device", e.what());
   }
-  const Spec spec = on_device(input_spec, choice.device);
+  const Spec spec = spec_on_device(input_spec, choice.device);
   // Counts and predicted memory of AMP rows follow the device's autocast rules too.
   if (choice.device == "cuda" && any_amp(spec)) results = analyze_spec(spec);
   if (!choice.reason.empty()) notices << "convbench: " << choice.reason << "\n";
