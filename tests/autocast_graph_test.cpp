@@ -21,7 +21,6 @@
 #include "ops/autograd_rules.hpp"
 #include "ops/graph_builder.hpp"
 #include "ops/op_registry.hpp"
-#include "pipeline/compare.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 #include "spec/spec_loader.hpp"

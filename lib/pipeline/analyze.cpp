@@ -86,7 +86,8 @@ ResultSet analyze_spec(const Spec& spec) {
   return set;
 }
 
-ResultSet analyze(const Spec& spec, const std::string& workspace_device) {
+ResultSet analyze(const Spec& input_spec, const std::string& workspace_device) {
+  const Spec spec = spec_on_device(input_spec, workspace_device);  // on cuda, CUDA autocast's rules
   ResultSet results = analyze_spec(spec);
   std::string workspace_of = "none";
   if (!workspace_device.empty()) {

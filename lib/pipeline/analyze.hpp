@@ -30,7 +30,8 @@ WorkspaceQuery backend_workspace(Backend& backend, const Graph& graph, bool trai
 // `workspace_device` empty: predicted peaks leave every backend's workspace out (provenance
 // predicted_workspace "none"); cpu or reference: they include that backend's workspace, queried
 // without running anything, so they equal what `compare --device` on it predicts and measures
-// (predicted_workspace names the backend). cuda needs a GPU to ask cuDNN: without one, InputError.
+// (predicted_workspace names the backend). cuda needs a GPU to ask cuDNN: without one, InputError;
+// with one, AMP variants are counted under CUDA autocast's rules, as compare runs them there.
 ResultSet analyze(const Spec& spec, const std::string& workspace_device = "");
 
 }  // namespace convbench

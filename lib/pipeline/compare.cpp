@@ -37,13 +37,6 @@ bool any_amp(const Spec& spec) {
 
 }  // namespace
 
-Spec spec_on_device(const Spec& spec, const std::string& device) {
-  Spec s = spec;
-  if (device == "cuda")
-    for (BlockSpec& block : s.blocks) block.autocast_device = AutocastDevice::cuda;
-  return s;
-}
-
 ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::ostream& notices) {
   ResultSet results = analyze_spec(input_spec);  // validates everything before any run
   DeviceChoice choice;

@@ -49,11 +49,6 @@ struct CompareOptions {
 // left out are dropped from the returned set.
 ResultSet compare(const Spec& spec, const CompareOptions& options, std::ostream& notices);
 
-// The spec as its rows run on `device` (a DeviceChoice's name): on cuda, AMP variants follow CUDA
-// autocast's rules (group norm and upsample in float32, where CPU autocast lets them follow their
-// input), so their counts, predicted memory and graph hash are the device's.
-Spec spec_on_device(const Spec& spec, const std::string& device);
-
 // One row as compare measures it: `row` (its analysis) gets the prediction with this backend's
 // workspace, then run_variant's measurement. `advise` measures its rows the same way.
 void measure_row(const Graph& graph, bool training, Backend& backend, const RunOptions& run, ResultRow& row);

@@ -119,7 +119,8 @@ struct BlockSpec {
   SourceLocation dtype_where;
   PrecisionChoice precision;  // every variant's, unless the variant sets its own
   // Whose torch.autocast rules an AMP variant follows: CPU's, unless its rows run on the cuda
-  // device (compare sets it so; no spec key names it, a spec says what, not where).
+  // device (spec_on_device in variants/variant_builder.hpp sets it so; no spec key names it: a
+  // spec says what runs, not where).
   AutocastDevice autocast_device = AutocastDevice::cpu;
   Layout layout = Layout::channels_first;
   LayoutConversion layout_conversion = LayoutConversion::none;

@@ -58,6 +58,13 @@ Graph with_precision(Graph g, const BlockSpec& block, const VariantSpec& v, std:
 
 }  // namespace
 
+Spec spec_on_device(const Spec& spec, const std::string& device) {
+  Spec s = spec;
+  if (device == "cuda")
+    for (BlockSpec& block : s.blocks) block.autocast_device = AutocastDevice::cuda;
+  return s;
+}
+
 Graph build_variant_graph(const BlockSpec& block, const VariantSpec& v) {
   std::vector<RecomputeSegment> slots;
   Graph g = with_precision(build_plain_graph(block, v, &slots), block, v, &slots);

@@ -14,4 +14,10 @@ Graph build_variant_graph(const BlockSpec& block, const VariantSpec& variant);
 // The same graph without its memory policy: what a transformed variant is compared with.
 Graph build_plain_variant_graph(const BlockSpec& block, const VariantSpec& variant);
 
+// The spec as its rows run on `device` (a --device name: reference, cpu, cuda): on cuda, AMP
+// variants follow CUDA autocast's rules (group norm and upsample in float32, where CPU autocast
+// lets them follow their input), so their counts, predicted memory and graph hash are the
+// device's. compare, advise and analyze --device apply it.
+Spec spec_on_device(const Spec& spec, const std::string& device);
+
 }  // namespace convbench
