@@ -1,5 +1,5 @@
-// Elementwise kernels: the activations (relu, leaky_relu, sigmoid), add, sub, negate, accumulate, fill, dropout,
-// channel dropout, mul (below), and an
+// Elementwise kernels: the activations (relu, leaky_relu, sigmoid), add, sub, negate, accumulate, fill,
+// GradScaler's scale and unscale, dropout, channel dropout, mul (below), and an
 // add for operands of different dtypes or layouts. Operands of one layout are processed in
 // memory order, 16 bytes per access where alignment allows; dropout alone needs logical indices
 // (its mask is a function of the logical element), which it computes from memory positions.
@@ -70,6 +70,22 @@ struct Negate {
 struct Constant {
   float value;
   __device__ float operator()(float) const { return value; }
+};
+// GradScaler's scale: a power of two, so the product is exact in float and only the store rounds,
+// as the host backends' double product does.
+struct Scaled {
+  float factor;
+  __device__ float operator()(float x) const { return x * factor; }
+};
+// torch._amp_foreach_non_finite_check_and_unscale_: x * inverse, and *found_inf = 1 when x was
+// inf or NaN (many threads may store the same 1; it is left as it was otherwise).
+struct Unscaled {
+  float inverse;
+  float* found_inf;
+  __device__ float operator()(float x) const {
+    if (!isfinite(x)) *found_inf = 1.0f;
+    return x * inverse;
+  }
 };
 
 template <class Op>
@@ -246,6 +262,14 @@ void accumulate(DType dtype, void* dst, const void* src, int count, cudaStream_t
 
 void fill(DType dtype, void* data, double value, int count, cudaStream_t stream) {
   launch_unary(dtype, data, data, count, Constant{static_cast<float>(value)}, stream);
+}
+
+void scale(DType dtype, const void* in, void* out, float factor, int count, cudaStream_t stream) {
+  launch_unary(dtype, in, out, count, Scaled{factor}, stream);
+}
+
+void unscale(float* t, float inverse, float* found_inf, int count, cudaStream_t stream) {
+  launch_unary(DType::float32, t, t, count, Unscaled{inverse, found_inf}, stream);
 }
 
 void add_any(AnyTensor a, AnyTensor b, void* out, DType out_dtype, bool out_channels_last, ActShape logical,

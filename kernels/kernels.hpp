@@ -99,6 +99,11 @@ void add_any(AnyTensor a, AnyTensor b, void* out, DType out_dtype, bool out_chan
              cudaStream_t stream);
 // Sets every element to `value` (rounded to the dtype).
 void fill(DType dtype, void* data, double value, int count, cudaStream_t stream);
+// GradScaler's loss scaling: out = in * factor (a power of two), rounded to the dtype; and
+// t *= inverse over float32 gradients, *found_inf = 1.0f when an element was inf or NaN (left as
+// it was otherwise: the caller zeroes it once for all the step's gradients).
+void scale(DType dtype, const void* in, void* out, float factor, int count, cudaStream_t stream);
+void unscale(float* t, float inverse, float* found_inf, int count, cudaStream_t stream);
 
 // Dropout keeps logical element i when dropout_keep(i, seed, p) (runtime/philox.hpp) and scales
 // it by `scale` = 1/(1-p); mask (uint8, same layout as x) records the 0/1 decisions.
@@ -380,11 +385,6 @@ void mul_grad_b_broadcast(DType dtype, ActShape shape, const void* g, const void
 
 // dst = src converted from one float dtype to another (round to nearest even), in memory order.
 void cast(DType from, DType to, int64_t count, const void* src, void* dst, cudaStream_t stream);
-// out = in * factor (a power of two: GradScaler's scale), rounded to the dtype.
-void scale(DType dtype, int64_t count, const void* in, void* out, float factor, cudaStream_t stream);
-// t *= inverse over float32 gradients; *found_inf = 1.0f when an element was inf or NaN (it is
-// left as it was otherwise: the caller zeroes it once for all the step's gradients).
-void unscale(int64_t count, float* t, float inverse, float* found_inf, cudaStream_t stream);
 
 // ---- fold programs (kernels/fold.cu) --------------------------------------------------------
 

@@ -423,7 +423,7 @@ void CudaBackend::scale(Tensor& out, const Tensor& in, double factor) {
   first_launch_.before_launch();
   if (!(out.desc == in.desc))
     throw std::invalid_argument("cuda backend: scale: the two tensors differ in shape, dtype or layout");
-  kernels::scale(in.desc.dtype, element_count(in.desc), in.raw(), out.raw(), static_cast<float>(factor), stream_);
+  kernels::scale(in.desc.dtype, in.raw(), out.raw(), static_cast<float>(factor), element_count(in.desc), stream_);
 }
 
 bool CudaBackend::unscale(const std::vector<Tensor*>& grads, double factor, Tensor& flags) {
@@ -438,7 +438,7 @@ bool CudaBackend::unscale(const std::vector<Tensor*>& grads, double factor, Tens
     if (g->desc.dtype != DType::float32)
       throw std::invalid_argument("cuda backend: unscale: gradients are float32 under autocast, got " +
                                   std::string(to_string(g->desc.dtype)));
-    kernels::unscale(element_count(g->desc), g->data<float>(), host[0], found_inf, stream_);
+    kernels::unscale(g->data<float>(), host[0], found_inf, element_count(g->desc), stream_);
   }
   float found = 0.0f;
   CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(&found, found_inf, sizeof found, cudaMemcpyDeviceToHost, stream_));

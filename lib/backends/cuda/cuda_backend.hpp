@@ -84,7 +84,7 @@ class CudaBackend final : public Backend {
 
   void accumulate(Tensor& dst, const Tensor& src) override;
   void add(Tensor& out, const Tensor& a, const Tensor& b) override;
-  // GradScaler's scale and unscale_ (kernels/precision.cu): the found-inf flag stays on the
+  // GradScaler's scale and unscale_ (kernels/elementwise.cu): the found-inf flag stays on the
   // device until every gradient is unscaled, then one copy reads it, as GradScaler's step does.
   void scale(Tensor& out, const Tensor& in, double factor) override;
   bool unscale(const std::vector<Tensor*>& grads, double factor, Tensor& flags) override;
