@@ -26,17 +26,6 @@ void measure_row(const Graph& graph, bool training, Backend& backend, const RunO
   run_variant(graph, training, backend, run, row);
 }
 
-namespace {
-
-bool any_amp(const Spec& spec) {
-  for (const BlockSpec& block : spec.blocks)
-    for (const VariantSpec& v : block.variants)
-      if (precision_of(block, v).precision != Precision::plain) return true;
-  return false;
-}
-
-}  // namespace
-
 ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::ostream& notices) {
   ResultSet results = analyze_spec(input_spec);  // validates everything before any run
   DeviceChoice choice;
@@ -46,8 +35,6 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
     throw InputError({"command line", 0, 0}, "--device", e.what());
   }
   const Spec spec = spec_on_device(input_spec, choice.device);
-  // Counts and predicted memory of AMP rows follow the device's autocast rules too.
-  if (choice.device == "cuda" && any_amp(spec)) results = analyze_spec(spec);
   if (!choice.reason.empty()) notices << "convbench: " << choice.reason << "\n";
   std::unique_ptr<Backend> backend = make_backend(choice.device, options.backend);
   if (options.run.graph && options.run.time)
@@ -77,6 +64,10 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
       });
       const Graph g = build_variant_graph(block, v);
       const bool training = block.mode == RunMode::train;
+      // analyze_spec counted an AMP row under CPU autocast's rules; on cuda it runs CUDA's, and its
+      // counts and predicted memory are those of the graph that runs (an AMP variant never folds).
+      if (g.precision != Precision::plain && g.autocast_device != AutocastDevice::cpu)
+        row = analysis_row(block, v, g, analyze_variant(g, training));
       measure_row(g, training, *backend, options.run, row);
       if (options.after_row) options.after_row(block, v, g, *backend, training, row);
       // A row that did not run is said at once, in the log (stderr) above the progress line. The
