@@ -690,10 +690,8 @@ void expect_step_close(const Graph& g, const StepResult& got, const StepResult& 
           g.buffers[b].name);
 }
 
-// The reference's step of the same block in float64, computed on the first call and kept, when
-// `dtype` rounds more than float32 does; a getter returning nullptr otherwise.
-TruthStep float64_step(BlockSpec block, const VariantSpec& v, bool training) {
-  if (block.dtype == DType::float32 || block.dtype == DType::float64) return [] { return nullptr; };
+// The reference's step of the block in float64, computed on the first call and kept.
+TruthStep cached_float64_step(BlockSpec block, const VariantSpec& v, bool training) {
   block.dtype = DType::float64;
   auto cached = std::make_shared<std::optional<StepResult>>();
   return [cached, block, v, training]() -> const StepResult* {
@@ -703,6 +701,13 @@ TruthStep float64_step(BlockSpec block, const VariantSpec& v, bool training) {
     }
     return &**cached;
   };
+}
+
+// The float64 step of the same block when `dtype` rounds more than float32 does; a getter
+// returning nullptr otherwise.
+TruthStep float64_step(const BlockSpec& block, const VariantSpec& v, bool training) {
+  if (block.dtype == DType::float32 || block.dtype == DType::float64) return [] { return nullptr; };
+  return cached_float64_step(block, v, training);
 }
 
 // The block at test size: batch at most 2, spatial size at most 16 (2-D) or 8 (3-D).
@@ -814,15 +819,7 @@ TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
 TruthStep plain_float64_step(BlockSpec block, VariantSpec v, bool training) {
   block.precision = PrecisionChoice{};
   v.precision.reset();
-  block.dtype = DType::float64;
-  auto cached = std::make_shared<std::optional<StepResult>>();
-  return [cached, block, v, training]() -> const StepResult* {
-    if (!*cached) {
-      ReferenceBackend ref;
-      *cached = training_step(ref, build_variant_graph(block, v), training);
-    }
-    return &**cached;
-  };
+  return cached_float64_step(block, v, training);
 }
 
 // One AMP block on the GPU against the reference's AMP step (which rounds every tensor to the
