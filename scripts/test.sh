@@ -17,6 +17,7 @@
 #   scripts/test.sh --quick    the inner loop: build, then the unit and cli tiers without the
 #                              slow tests (about 2 minutes; no setup, sanitizers or fuzzing)
 #   scripts/test.sh ARGS       build, then one ctest run with ARGS (e.g. -R Spec, -L docs)
+#   scripts/peer-check.sh      the peer tier without the bounds step 3 keeps it to
 #
 # CONVBENCH_FUZZ_SECONDS changes step 6's 60 s; ccache (from scripts/setup.sh) keeps rebuilds of
 # a second clone on the same machine quick.

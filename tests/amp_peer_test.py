@@ -26,13 +26,16 @@ except ImportError as e:
     print(f"SKIP: torch not importable by {sys.executable}: {e}")
     sys.exit(0)
 
+from peer_in_process import run_torch_peer  # noqa: E402
+
 # Small enough for a CPU training step per variant in seconds; the rules do not depend on size.
 # The memory policies (recompute reruns under a fresh autocast cache, inplace_abn keeps float32
 # statistics) under float16, whose loss scaling is the longer path, in one layout.
 # MyBlock in both layouts; the seed blocks in the layout they were written in (the test command's
-# time is bounded).
+# time is bounded), in both with CONVBENCH_PEER_FULL=1 (scripts/peer-check.sh).
 BOTH_LAYOUTS = ["layout=channels_first,channels_last"]
-RUNS = [(config, mode, ["size=8", "batch=2"] + (BOTH_LAYOUTS if config == "my-block.yaml" else []))
+FULL = os.environ.get("CONVBENCH_PEER_FULL") == "1"
+RUNS = [(config, mode, ["size=8", "batch=2"] + (BOTH_LAYOUTS if FULL or config == "my-block.yaml" else []))
         for config in ("seed-blocks.yaml", "my-block.yaml") for mode in ("amp_bfloat16", "amp_float16")]
 RUNS.append(("memory-policies.yaml", "amp_float16", ["size=8", "batch=2"]))
 COUNTED = ("params", "buffers", "output_shape")
@@ -64,10 +67,9 @@ def main():
             ours_path, theirs_path = os.path.join(tmp, "analyze.json"), os.path.join(tmp, "peer.json")
             subprocess.run([binary, "analyze", spec, "--json", ours_path] + sweep_args, check=True,
                            stdout=subprocess.DEVNULL)
-            subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), spec, "--json",
-                            theirs_path, "--convbench", binary, "--min-time", "0.001", "--min-samples", "1",
-                            "--warmup", "0", "--timeout", "0.2", "--dump-tensors", tmp] + sweep_args,
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            run_torch_peer([spec, "--json", theirs_path, "--convbench", binary, "--min-time", "0.001",
+                            "--min-samples", "1", "--warmup", "0", "--timeout", "0.2", "--dump-tensors", tmp]
+                           + sweep_args)
             ours, theirs = rows(ours_path), rows(theirs_path)
             failures += verify_steps(binary, spec, tmp, sweep_args)
         if list(ours) != list(theirs):

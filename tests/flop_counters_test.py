@@ -5,6 +5,12 @@ the number its documented rule (scripts/peer/counters.py) predicts from convbenc
 (`convbench analyze --json`). It fails when a counter's release changes what it counts, or when
 convbench's MACs change, naming the row and the counter.
 
+The counters run real tensors through every block, which at a config's own batch takes minutes
+(seed004-amp.yaml: ResNet-50's stages at batch 64). The test command runs every config at batch 2
+(`--sweep batch=2` on both sides: each rule is linear in the batch, and ptflops' division by it
+is still exercised); scripts/peer-check.sh sets CONVBENCH_PEER_FULL=1, which runs each config as
+written.
+
 Usage: flop_counters_test.py CONVBENCH_BINARY SOURCE_DIR   (in the peer environment)
 """
 import glob
@@ -27,8 +33,11 @@ def main():
     sys.path.insert(0, os.path.join(source, "scripts"))
     from peer.counters import side_by_side, table
     failures = 0
+    full = os.environ.get("CONVBENCH_PEER_FULL") == "1"
+    sweeps = () if full else ("batch=2",)
+    print("configs as written (CONVBENCH_PEER_FULL=1)" if full else "configs at batch 2 (--sweep batch=2)")
     for config in sorted(glob.glob(os.path.join(source, "configs", "*.yaml"))):
-        entries = side_by_side(config, binary)
+        entries = side_by_side(config, binary, sweeps)
         print(f"== {os.path.basename(config)}")
         print(table(entries))
         bad = [e for e in entries if not e["agree"]]

@@ -19,6 +19,8 @@ except ImportError as e:
     print(f"SKIP: torch not importable by {sys.executable}: {e}")
     sys.exit(0)
 
+from peer_in_process import run_torch_peer  # noqa: E402
+
 
 def main():
     binary, source = sys.argv[1], sys.argv[2]
@@ -30,10 +32,8 @@ def main():
                 print(f"== {os.path.basename(config)}: skipped, a network spec")
                 continue
         with tempfile.TemporaryDirectory() as dumps:
-            subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), config,
-                            "--dump-tensors", dumps, "--dump-scale", "--counts-only",
-                            "--json", os.path.join(dumps, "peer.json"), "--convbench", binary],
-                           check=True, stdout=subprocess.DEVNULL)
+            run_torch_peer([config, "--dump-tensors", dumps, "--dump-scale", "--counts-only",
+                            "--json", os.path.join(dumps, "peer.json"), "--convbench", binary])
             for device in ("reference", "cpu"):
                 run = subprocess.run([binary, "verify", config, dumps, "--device", device],
                                      capture_output=True, text=True)

@@ -34,10 +34,10 @@ except ImportError as e:
     sys.exit(0)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "scripts", "torch_peer.py")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import philox  # noqa: E402
 import torch_peer  # noqa: E402
+from peer_in_process import run_torch_peer  # noqa: E402
 
 CONVBENCH = None  # argv[1]
 
@@ -146,12 +146,9 @@ def write(directory, name, text):
     return path
 
 
-def run_peer(args, timeout=600):
-    proc = subprocess.run([sys.executable, SCRIPT] + args + ["--convbench", CONVBENCH], capture_output=True, text=True,
-                          timeout=timeout)
-    if proc.returncode != 0:
-        raise AssertionError(f"torch_peer.py {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}")
-    return proc
+def run_peer(args):
+    # In this process (tests/peer_in_process.py): the same main() without a PyTorch import per call.
+    return run_torch_peer(args + ["--convbench", CONVBENCH])
 
 
 def resolved_blocks(spec_text):

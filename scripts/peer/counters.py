@@ -244,27 +244,30 @@ RULES = {
 ORDER = ("flop_counter_forward", "flop_counter_backward", "fvcore", "ptflops", "thop", "torchinfo")
 
 
-def convbench_rows(spec, convbench):
-    """convbench's own counts of every row (`convbench analyze --json`), in the resolved order."""
+def convbench_rows(spec, convbench, sweeps=()):
+    """convbench's own counts of every row (`convbench analyze --json`, with `--sweep` for each of
+    `sweeps`), in the resolved order."""
     import json
     import subprocess
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "analyze.json")
-        run = subprocess.run([convbench, "analyze", spec, "--json", out], capture_output=True, text=True)
+        args = [convbench, "analyze", spec, "--json", out] + [a for s in sweeps for a in ("--sweep", s)]
+        run = subprocess.run(args, capture_output=True, text=True)
         if run.returncode != 0:
             raise RuntimeError(run.stderr.strip() or f"convbench analyze {spec} exited {run.returncode}")
         with open(out) as f:
             return json.load(f)["results"]
 
 
-def side_by_side(spec, convbench):
+def side_by_side(spec, convbench, sweeps=()):
     """One entry per block x variant x point: convbench's MACs, each counter's number, what its
-    rule predicts, and whether they agree."""
+    rule predicts, and whether they agree. `sweeps` ("key=values", as `--sweep` takes them) apply
+    to both sides."""
     from peer.io import find_convbench, load_spec
     binary = find_convbench(convbench)
-    _, blocks, _ = load_spec(spec, binary)
-    ours = convbench_rows(spec, binary)
+    _, blocks, _ = load_spec(spec, binary, sweeps)
+    ours = convbench_rows(spec, binary, sweeps)
     entries, i = [], 0
     for block in blocks:
         for variant in block["variants"]:
