@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_kernels.hpp"
 #include "runtime/half_float.hpp"
+#include "runtime/host_io.hpp"
 #include "runtime/philox.hpp"
 
 namespace convbench::cpu {
@@ -237,21 +238,10 @@ void copy(const Tensor& src, Tensor& dst) {
 
 namespace {
 
-// One element of a float32, bfloat16 or float16 tensor, as float.
+// One element of a float32, bfloat16 or float16 tensor, as float (host_io's reading of any dtype:
+// exact for these three).
 float element_as_float(const Tensor& t, int64_t i) {
-  switch (t.desc.dtype) {
-    case DType::bfloat16: return bf16_to_float(t.data<uint16_t>()[i]);
-    case DType::float16: return half_to_float(t.data<uint16_t>()[i]);
-    default: return t.data<float>()[i];
-  }
-}
-
-void set_element_from_float(Tensor& t, int64_t i, float v) {
-  switch (t.desc.dtype) {
-    case DType::bfloat16: t.data<uint16_t>()[i] = float_to_bf16(v); return;
-    case DType::float16: t.data<uint16_t>()[i] = float_to_half(v); return;
-    default: t.data<float>()[i] = v;
-  }
+  return static_cast<float>(load_element(t.raw(), i, t.desc.dtype));
 }
 
 bool stored_as_float32(const Tensor& t) { return t.desc.dtype == DType::float32 || t.desc.dtype == DType::tf32; }
@@ -265,7 +255,8 @@ void add(const Tensor& a, const Tensor& b, Tensor& out) {
     // Mixed precision's half-precision gradients meet in the executor's sums: each element
     // widened, added in float and rounded once, as PyTorch's CPU add does for bfloat16.
 #pragma omp parallel for schedule(static) if (n > kParallelElements)
-    for (int64_t i = 0; i < n; ++i) set_element_from_float(out, i, element_as_float(a, i) + element_as_float(b, i));
+    for (int64_t i = 0; i < n; ++i)
+      store_element(out.raw(), i, out.desc.dtype, element_as_float(a, i) + element_as_float(b, i));
     return;
   }
   const float* ap = a.data<float>();
