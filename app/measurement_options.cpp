@@ -54,6 +54,12 @@ void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memo
                  "filtered by their notes, as PyTorch)")
       ->check(CLI::IsMember({"legacy", "graph"}))
       ->capture_default_str();
+  sub.add_option("--cudnn-fusion", c.backend.cudnn_fusion,
+                 "cuda, with --cudnn-api graph: conv_act runs a conv and the in-place activation after it "
+                 "(memory_policy inplace_act) as one fused cuDNN call where cuDNN has an engine for it; none "
+                 "runs them apart")
+      ->check(CLI::IsMember({"none", "conv_act"}))
+      ->capture_default_str();
   sub.add_option("--depthwise-conv", c.backend.depthwise_conv,
                  "cuda: who runs depthwise convs: auto (convbench's kernels for channels-first, cuDNN for "
                  "channels-last, as PyTorch eager), own (convbench's kernels) or cudnn")

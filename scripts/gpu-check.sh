@@ -35,7 +35,9 @@
 #   ab         the GPU-speed switches, each against the current path in one run (interleaved:
 #              A, B, A, B): --depthwise-conv own against cudnn on the seed block's and
 #              mobilenet-separable's separable variants (float32 and bfloat16, both layouts,
-#              --per-op 3), --cudnn-api graph against legacy on the seed block (same sweeps), then
+#              --per-op 3), --cudnn-api graph against legacy on the seed block (same sweeps),
+#              --cudnn-fusion conv_act against none on configs/repvgg.yaml's folded block in
+#              inference (inplace_act, float32 and float16, both layouts), then
 #              `convbench diff` of each second round (SLOWER/FASTER per row, in ab.log)
 #
 # A session has 15 minutes of device time in all, a machine's start included, and one command
@@ -408,7 +410,7 @@ do_precision() {
 # paths (cudnn, own, cudnn, own), so a drift of the GPU's clock reaches both; the second round's
 # pair is diffed (the first warms the GPU and the algorithm caches).
 do_ab() {
-  local dir=$build/gpu-check-ab limit=${CONVBENCH_GPU_CHECK_LIMIT_AB:-300} started rc=0 round path api runs=12
+  local dir=$build/gpu-check-ab limit=${CONVBENCH_GPU_CHECK_LIMIT_AB:-300} started rc=0 round path api fusion runs=16
   started=$(date +%s)
   rm -rf "$dir" && mkdir -p "$dir"
   echo "=== --depthwise-conv own against cudnn: separable variants, --per-op 3"
@@ -435,10 +437,23 @@ do_ab() {
       runs=$((runs - 1))
     done
   done
+  # Inference where the fused epilogue applies: RepVGG's folded block (one 3x3 conv with bias,
+  # then ReLU) with the ReLU in place, both on the graph API.
+  echo "=== --cudnn-fusion conv_act against none: folded RepVGG in inference, inplace_act, float32 and float16, both layouts"
+  for round in 1 2; do
+    for fusion in none conv_act; do
+      limited $(($(left_of "$started" "$limit") / runs)) "$build/convbench" compare "$root/configs/repvgg.yaml" \
+        --device cuda -q --filter folded --cudnn-api graph --cudnn-fusion "$fusion" --per-op 3 \
+        --sweep memory_policy=inplace_act --sweep dtype=float32,float16 --sweep layout=channels_first,channels_last \
+        "${bounded_timing[@]}" --json "$dir/repvgg-fusion.$fusion.$round.json" || rc=1
+      runs=$((runs - 1))
+    done
+  done
   local spec base new diff_rc
-  for spec in seed-separable mobilenet-separable seed-api; do
+  for spec in seed-separable mobilenet-separable seed-api repvgg-fusion; do
     base=$dir/$spec.cudnn.2.json new=$dir/$spec.own.2.json
     [ "$spec" = seed-api ] && base=$dir/$spec.legacy.2.json new=$dir/$spec.graph.2.json
+    [ "$spec" = repvgg-fusion ] && base=$dir/$spec.none.2.json new=$dir/$spec.conv_act.2.json
     [ -f "$base" ] && [ -f "$new" ] || continue
     echo "=== $spec: $(basename "$new" .2.json | sed 's/.*\.//') (new) against $(basename "$base" .2.json | sed 's/.*\.//') (base), round 2"
     # Exit 1 (own is slower somewhere) and 3 (ambiguous) are findings; 2 is a broken input.

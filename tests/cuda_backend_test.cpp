@@ -811,6 +811,70 @@ TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
   log.report();
 }
 
+// --cudnn-fusion conv_act: blocks whose convs take the in-place activation after them (no norm
+// between, memory_policy inplace_act), 2-D and 3-D, relu and leaky_relu, every GPU dtype, both
+// layouts, training and inference. Fused where cuDNN has an engine, unfused (the activation's
+// kernel after the conv's) where not: either way the step matches the reference, its memory the
+// model's prediction, and each conv's op details say which ran and why.
+TEST(GpuFusion, ConvActivationBlocksMatchTheReferenceFusedOrNot) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackendOptions options;
+  options.cudnn_api = cuda::CudnnApi::graph;
+  options.conv_fusion = cuda::ConvFusion::conv_act;
+  CudaBackend gpu(options);
+  CaseLog log;
+  int fused = 0, unfused = 0;
+  for (int dims : {2, 3})
+    for (DType dtype : kGpuDtypes)
+      for (Layout layout : kLayouts)
+        for (ActKind act : {ActKind::relu, ActKind::leaky_relu})
+          for (bool training : {false, true}) {
+            BlockSpec block = testing::small_block(dims, 8, 16, dims == 2 ? 8 : 4);
+            block.norm = NormKind::none;
+            block.act = act;
+            block.dtype = dtype;
+            block.layout = layout;
+            block.mode = training ? RunMode::train : RunMode::infer;
+            block.memory_policy.policy = MemoryPolicy::inplace_act;
+            for (const char* kind : {"standard", "bottleneck"}) {
+              const VariantSpec v = testing::variant(kind);
+              const Graph g = build_variant_graph(block, v);
+              const std::string what = std::string(kind) + " input " + g.desc(g.input).shape_string() + " " +
+                                       std::string(to_string(dtype)) + " " + std::string(to_string(layout)) + " " +
+                                       (act == ActKind::relu ? "relu" : "leaky_relu") +
+                                       (training ? " train" : " infer");
+              log.run(what, [&] {
+                SCOPED_TRACE(what);
+                ReferenceBackend ref;
+                const StepResult want = training_step(ref, g, training);
+                gpu.clear_op_details();
+                const StepResult got = training_step(gpu, g, training);
+                const nlohmann::json details = gpu.op_details();
+                SCOPED_TRACE("op details: " + details.dump());
+                expect_step_close(g, got, want, float64_step(block, v, training), dtype);
+                testing::expect_measured_equals_predicted(gpu, g, training);
+                for (size_t i = 0; i < g.ops.size(); ++i) {
+                  if (!cuda::conv_act_fusion(g, static_cast<int>(i)).epilogue) continue;
+                  const nlohmann::json& d = details.at(g.ops[i].name);
+                  ASSERT_TRUE(d.contains("fusion")) << g.ops[i].name;
+                  if (d.at("fusion") == "fused") {
+                    ++fused;
+                    EXPECT_TRUE(d.at("forward").contains("engine"));
+                  } else {
+                    ++unfused;
+                    EXPECT_FALSE(d.at("fusion_unavailable").get<std::string>().empty());
+                  }
+                  EXPECT_EQ(details.at(g.ops[i + 1].name).at("taken_by"), g.ops[i].name);
+                }
+              });
+            }
+          }
+  // What the device's cuDNN fused (the GPU session reads this line).
+  std::printf("[          ] conv_act: %d convs ran fused, %d unfused (cuDNN had no fused engine)\n", fused, unfused);
+  EXPECT_GT(fused + unfused, 0);
+  log.report();
+}
+
 // ---- mixed precision: CUDA autocast's step against the reference's -------------------------------
 
 // The float64 step of an AMP block's plain float32 variant, computed on the first call and kept:

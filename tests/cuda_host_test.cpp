@@ -756,6 +756,76 @@ TEST(CudaCapabilities, AutocastGraphsUnderCudasRulesAreSupported) {
   EXPECT_NE(refused[0].find("has another dtype"), std::string::npos) << refused[0];
 }
 
+// --cudnn-fusion conv_act (conv_fusion.hpp): which convs take the activation after them.
+BlockSpec fusion_block(int dims, RunMode mode, MemoryPolicy policy, ActKind act = ActKind::relu) {
+  BlockSpec block = testing::small_block(dims, 4, 8, 6);
+  block.norm = NormKind::none;  // conv -> activation, the conv keeping its bias
+  block.act = act;
+  block.mode = mode;
+  block.memory_policy.policy = policy;
+  return block;
+}
+
+TEST(CudnnFusion, EveryConvTakesTheInPlaceActivationAfterItInEitherMode) {
+  EXPECT_EQ(parse_conv_fusion("conv_act"), ConvFusion::conv_act);
+  EXPECT_EQ(parse_conv_fusion(to_string(ConvFusion::none)), ConvFusion::none);
+  EXPECT_FALSE(parse_conv_fusion("conv_bn"));
+  for (int dims : {2, 3})
+    for (RunMode mode : {RunMode::infer, RunMode::train})
+      for (ActKind act : {ActKind::relu, ActKind::leaky_relu}) {
+        const Graph g = build_variant_graph(fusion_block(dims, mode, MemoryPolicy::inplace_act, act),
+                                            testing::variant("bottleneck"));
+        int taken = 0;
+        for (size_t i = 0; i < g.ops.size(); ++i) {
+          const FusionDecision d = conv_act_fusion(g, static_cast<int>(i));
+          if (g.ops[i].kind != OpKind::conv) {
+            EXPECT_FALSE(d.epilogue) << g.ops[i].name;
+            continue;
+          }
+          ASSERT_TRUE(d.epilogue) << g.ops[i].name << ": " << d.why_not;
+          EXPECT_TRUE(d.epilogue->bias);
+          EXPECT_EQ(d.epilogue->act_op, static_cast<int>(i) + 1);
+          EXPECT_TRUE(g.ops[i + 1].in_place);
+          EXPECT_EQ(d.epilogue->name(), act == ActKind::relu ? "bias+relu" : "bias+leaky_relu(0.01)");
+          EXPECT_EQ(op_index(g, g.ops[i]), static_cast<int>(i));
+          ++taken;
+        }
+        EXPECT_EQ(taken, 3) << "the bottleneck's three convs";
+      }
+}
+
+TEST(CudnnFusion, NoFusionSaysWhy) {
+  auto why = [](const BlockSpec& block, const char* kind, OpKind conv_kind = OpKind::conv) {
+    const Graph g = build_variant_graph(block, testing::variant(kind));
+    for (size_t i = 0; i < g.ops.size(); ++i)
+      if (g.ops[i].kind == conv_kind) {
+        const FusionDecision d = conv_act_fusion(g, static_cast<int>(i));
+        EXPECT_FALSE(d.epilogue) << g.ops[i].name;
+        return d.why_not;
+      }
+    ADD_FAILURE() << "no " << to_string(conv_kind) << " in " << kind;
+    return std::string();
+  };
+  // The default policy: the activation writes a tensor of its own, as in PyTorch eager.
+  EXPECT_NE(why(fusion_block(2, RunMode::infer, MemoryPolicy::none), "standard").find("a tensor of its own"),
+            std::string::npos);
+  // A batch norm between the conv and its activation.
+  BlockSpec normed = fusion_block(2, RunMode::infer, MemoryPolicy::inplace_act);
+  normed.norm = NormKind::batch;
+  EXPECT_NE(why(normed, "standard").find("batch_norm, is not an activation"), std::string::npos);
+  // No activation at all.
+  BlockSpec linear = fusion_block(2, RunMode::infer, MemoryPolicy::none, ActKind::none);
+  EXPECT_NE(why(linear, "standard").find("no activation"), std::string::npos);
+  // Not a conv; not an op of the graph.
+  const Graph g =
+      build_variant_graph(fusion_block(2, RunMode::infer, MemoryPolicy::inplace_act), testing::variant("standard"));
+  EXPECT_NE(conv_act_fusion(g, 1).why_not.find("only a conv's forward"), std::string::npos);
+  EXPECT_FALSE(conv_act_fusion(g, -1).epilogue);
+  EXPECT_FALSE(conv_act_fusion(g, static_cast<int>(g.ops.size())).epilogue);
+  const Op stranger = g.ops[0];
+  EXPECT_EQ(op_index(g, stranger), -1);
+}
+
 TEST(CudaCapabilities, Float64AndHugeTensorsAreRefusedWithAReason) {
   const Graph f64 = reftest::build_case(reftest::op_cases()[0], DType::float64, Layout::channels_first);
   const auto why = cuda_unsupported_reason(f64, f64.ops[0]);

@@ -57,6 +57,11 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
     throw std::invalid_argument(
         "--cudnn-api graph chooses engines by cuDNN's heuristics; --cudnn-algo find times the legacy API's "
         "algorithms: use one or the other");
+  if (options.cudnn_fusion != "none" && options.cudnn_fusion != "conv_act")
+    throw std::invalid_argument("--cudnn-fusion must be none or conv_act, got \"" + options.cudnn_fusion + "\"");
+  if (options.cudnn_fusion != "none" && options.cudnn_api != "graph")
+    throw std::invalid_argument("--cudnn-fusion " + options.cudnn_fusion +
+                                " runs cuDNN's fused engines, which only its graph API has: add --cudnn-api graph");
   if (options.depthwise_conv != "auto" && options.depthwise_conv != "own" && options.depthwise_conv != "cudnn")
     throw std::invalid_argument("--depthwise-conv must be auto, own or cudnn, got \"" + options.depthwise_conv + "\"");
   if (options.linear != "auto" && options.linear != "own" && options.linear != "cublas")
@@ -74,6 +79,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
     cuda_options.cudnn_algo = *cuda::parse_cudnn_algo_mode(options.cudnn_algo);
     cuda_options.depthwise_conv = *cuda::parse_depthwise_conv_path(options.depthwise_conv);
     cuda_options.cudnn_api = *cuda::parse_cudnn_api(options.cudnn_api);
+    cuda_options.conv_fusion = *cuda::parse_conv_fusion(options.cudnn_fusion);
     cuda_options.linear = *cuda::parse_linear_path(options.linear);
     backend = std::make_unique<cuda::CudaBackend>(cuda_options);
   }

@@ -52,6 +52,16 @@ kernels::BoxShape padding_box(const ConvProblem& p) {
   return b;
 }
 
+// The fields every conv's op details start with: the API, the algorithm mode and the limits.
+void start_conv_details(nlohmann::json& entry, const CudnnConv& conv, const ConvProblem& p) {
+  if (!entry.is_null()) return;
+  entry = {{"api", conv.api() == CudnnApi::graph ? "cudnn-graph" : "cudnn-legacy"},
+           {"mode", std::string(to_string(conv.mode()))},
+           {"workspace_limit_bytes", conv.workspace_limit()},
+           {"weight_layout_conversion", !weight_in_layout_order(p.w, p.x.layout)}};
+  if (conv.deterministic()) entry["deterministic_mode"] = true;
+}
+
 }  // namespace
 
 // ---- capability and workspace, no GPU needed ---------------------------------------------------
@@ -227,8 +237,50 @@ int64_t CudaBackend::conv_workspace_bytes(const Graph& graph, const Op& op, Phas
   const ConvProblem p = conv_problem(graph, op);
   const bool grad_input = phase == Phase::backward && input_needs_grad(graph, op);
   // The bias gradient runs after cuDNN and reuses the same bytes.
-  return std::max(kernel_bytes,
-                  conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input, !op.conv.frozen)).total);
+  const int64_t unfused = conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input, !op.conv.frozen)).total;
+  // A fused forward may need more than the unfused one, which stays the fallback: room for both.
+  int64_t fused = 0;
+  if (phase == Phase::forward)
+    if (const std::optional<ConvEpilogue> e = taken_epilogue(graph, op))
+      if (const ConvAlgoChoice* choice = conv_->choose_fused(p, *e))
+        fused = conv_workspace_layout(weight_in_layout_order(p.w, p.x.layout) ? 0 : p.w.bytes(), 0,
+                                      {choice->workspace_bytes})
+                    .total;
+  return std::max({kernel_bytes, unfused, fused});
+}
+
+std::optional<ConvEpilogue> CudaBackend::taken_epilogue(const Graph& graph, const Op& op) const {
+  if (options_.conv_fusion != ConvFusion::conv_act || op.kind != OpKind::conv ||
+      runs_own_depthwise(graph, op, options_.depthwise_conv))
+    return std::nullopt;
+  return conv_act_fusion(graph, op_index(graph, op)).epilogue;
+}
+
+bool CudaBackend::activation_taken_by_conv(const Graph& graph, const Op& op) const {
+  if (options_.conv_fusion != ConvFusion::conv_act || !op.in_place) return false;
+  const int index = op_index(graph, op);
+  if (index <= 0) return false;
+  const std::optional<ConvEpilogue> e = taken_epilogue(graph, graph.ops[static_cast<size_t>(index - 1)]);
+  return e && e->act_op == index;
+}
+
+void CudaBackend::record_fusion(const Graph& graph, const Op& op, const ConvProblem& p, const ConvEpilogue& epilogue,
+                                bool fused) {
+  nlohmann::json& entry = details_[op.name];
+  const std::string state = fused ? "fused" : "unfused";
+  if (entry.is_object() && entry.value("fusion", "") == state) return;  // already written
+  start_conv_details(entry, *conv_, p);
+  entry["epilogue"] = epilogue.name();
+  entry["fusion"] = state;
+  if (fused) {
+    entry["forward"] = to_json(*conv_->choose_fused(p, epilogue));
+    entry.erase("fusion_unavailable");
+  } else {
+    entry["fusion_unavailable"] = conv_->fused_unavailable(p, epilogue);
+  }
+  // The activation's own row: it runs nothing; its time is in the conv's.
+  const Op& act = graph.ops.at(static_cast<size_t>(epilogue.act_op));
+  details_[act.name] = {{"taken_by", op.name}, {"fusion", state}};
 }
 
 void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
@@ -240,13 +292,7 @@ void CudaBackend::record(const Op& op, const ConvProblem& p, ConvDirection d) {
   seen = {choice.algo, static_cast<int>(choice.math), choice.fallback_from.size()};
   const std::string direction(to_string(d));
   nlohmann::json& entry = details_[op.name];
-  if (entry.is_null()) {
-    entry = {{"api", conv_->api() == CudnnApi::graph ? "cudnn-graph" : "cudnn-legacy"},
-             {"mode", std::string(to_string(conv_->mode()))},
-             {"workspace_limit_bytes", conv_->workspace_limit()},
-             {"weight_layout_conversion", !weight_in_layout_order(p.w, p.x.layout)}};
-    if (conv_->deterministic()) entry["deterministic_mode"] = true;
-  }
+  start_conv_details(entry, *conv_, p);
   // Written again whenever the choice changed: a fallback changes the algorithm that runs (and says why).
   entry[direction] = to_json(choice);
 }
@@ -273,6 +319,16 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
     filter = offset(call.workspace, ws.weight_offset);
   }
   void* scratch = ws.cudnn_bytes > 0 ? offset(call.workspace, ws.cudnn_offset) : nullptr;
+  const std::optional<ConvEpilogue> epilogue = taken_epilogue(call.graph, op);
+  const void* bias = op.conv.bias ? need(at(conv_weights(call), 1), op, "bias").raw() : nullptr;
+  if (epilogue) {
+    // The fused call's scratch: the workspace after the converted weight, as the unfused call's
+    // (workspace_bytes sized it for the larger of the two).
+    void* fused_scratch = offset(call.workspace, ws.weight_offset + align_up(ws.weight_bytes));
+    const bool fused = conv_->forward_fused(p, *epilogue, x.raw(), filter, bias, y.raw(), fused_scratch);
+    record_fusion(call.graph, op, p, *epilogue, fused);
+    if (fused) return;
+  }
   if (p.transposed) {
     const void* dy = x.raw();
     if (p.padded()) {
@@ -284,10 +340,11 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   } else {
     conv_->forward(p, x.raw(), filter, y.raw(), scratch);
   }
-  if (op.conv.bias)
-    kernels::add_channel_bias(y.desc.dtype, act_shape(y.desc), y.raw(),
-                              need(at(conv_weights(call), 1), op, "bias").raw(), stream_);
+  if (bias) kernels::add_channel_bias(y.desc.dtype, act_shape(y.desc), y.raw(), bias, stream_);
   record(op, p, d);
+  if (epilogue)  // not fused: the activation's kernel, in place, as its own op would have run it
+    kernels::activation_forward(call.graph.ops.at(static_cast<size_t>(epilogue->act_op)), y.desc.dtype, y.raw(),
+                                y.raw(), element_count(y.desc), stream_);
 }
 
 void CudaBackend::conv_backward(const BackwardCall& call) {
@@ -379,6 +436,7 @@ void CudaBackend::register_kernels() {
 }
 
 void CudaBackend::forward(const ForwardCall& call) {
+  if (activation_taken_by_conv(call.graph, call.op)) return;  // the conv before it applied it
   first_launch_.before_launch();
   std::optional<NvtxRange> range;
   if (nvtx_ops_) range.emplace("op " + call.op.name + " fwd");

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -92,6 +93,12 @@ struct CudnnConv::DirectionPlan {
   std::shared_ptr<GraphConvPlans> graph;  // the graph API's plans (candidates[i].algo indexes them)
 };
 
+// A fused forward (conv_fusion.hpp): its engines, or why there are none.
+struct CudnnConv::FusedPlan {
+  std::optional<DirectionPlan> plan;  // none: unavailable
+  std::string unavailable;
+};
+
 struct CudnnConv::Plan {
   DType dtype = DType::float32;
   Layout layout = Layout::channels_first;
@@ -103,6 +110,7 @@ struct CudnnConv::Plan {
   std::string shapes;   // "x 2x8x9x9 -> y 2x16x9x9, groups 4" for messages
   ConvProblem problem;  // what the graph API describes to cuDNN
   std::array<std::optional<DirectionPlan>, 3> directions;
+  std::map<std::string, FusedPlan> fused;  // by ConvEpilogue::name()
 
   Plan() = default;
   Plan(const Plan&) = delete;
@@ -430,9 +438,8 @@ CudnnConv::DirectionPlan CudnnConv::select(Plan& plan, ConvDirection d) {
   return result;
 }
 
-void CudnnConv::execute(Plan& pl, const ConvProblem& p, ConvDirection d,
+void CudnnConv::execute(Plan& pl, DirectionPlan& dp, const ConvProblem& p, ConvDirection d,
                         const std::function<cudnnStatus_t(const ConvAlgoCandidate&, size_t)>& call) {
-  DirectionPlan& dp = direction_plan(pl, d);
   const size_t workspace = static_cast<size_t>(dp.choice.workspace_bytes);
   FallbackCalls calls;
   calls.attempt = [&](const ConvAlgoCandidate& c) {
@@ -466,8 +473,8 @@ void CudnnConv::execute(Plan& pl, const ConvProblem& p, ConvDirection d,
 void CudnnConv::forward(const ConvProblem& p, const void* x, const void* w, void* y, void* workspace) {
   Plan& pl = plan(p);
   const float alpha = 1.0f, beta = 0.0f;
-  const DirectionPlan& dp = direction_plan(pl, ConvDirection::forward);
-  execute(pl, p, ConvDirection::forward, [&](const ConvAlgoCandidate& c, size_t bytes) {
+  DirectionPlan& dp = direction_plan(pl, ConvDirection::forward);
+  execute(pl, dp, p, ConvDirection::forward, [&](const ConvAlgoCandidate& c, size_t bytes) {
     if (dp.graph) return dp.graph->execute(handle_, static_cast<size_t>(c.algo), x, w, y, workspace);
     return cudnnConvolutionForward(handle_, &alpha, pl.x, x, pl.w, w, pl.conv,
                                    static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), workspace, bytes, &beta, pl.y, y);
@@ -477,8 +484,8 @@ void CudnnConv::forward(const ConvProblem& p, const void* x, const void* w, void
 void CudnnConv::backward_data(const ConvProblem& p, const void* w, const void* dy, void* dx, void* workspace) {
   Plan& pl = plan(p);
   const float alpha = 1.0f, beta = 0.0f;
-  const DirectionPlan& dp = direction_plan(pl, ConvDirection::backward_data);
-  execute(pl, p, ConvDirection::backward_data, [&](const ConvAlgoCandidate& c, size_t bytes) {
+  DirectionPlan& dp = direction_plan(pl, ConvDirection::backward_data);
+  execute(pl, dp, p, ConvDirection::backward_data, [&](const ConvAlgoCandidate& c, size_t bytes) {
     if (dp.graph) return dp.graph->execute(handle_, static_cast<size_t>(c.algo), dx, w, dy, workspace);
     return cudnnConvolutionBackwardData(handle_, &alpha, pl.w, w, pl.y, dy, pl.conv,
                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), workspace, bytes, &beta,
@@ -489,13 +496,80 @@ void CudnnConv::backward_data(const ConvProblem& p, const void* w, const void* d
 void CudnnConv::backward_filter(const ConvProblem& p, const void* x, const void* dy, void* dw, void* workspace) {
   Plan& pl = plan(p);
   const float alpha = 1.0f, beta = 0.0f;
-  const DirectionPlan& dp = direction_plan(pl, ConvDirection::backward_filter);
-  execute(pl, p, ConvDirection::backward_filter, [&](const ConvAlgoCandidate& c, size_t bytes) {
+  DirectionPlan& dp = direction_plan(pl, ConvDirection::backward_filter);
+  execute(pl, dp, p, ConvDirection::backward_filter, [&](const ConvAlgoCandidate& c, size_t bytes) {
     if (dp.graph) return dp.graph->execute(handle_, static_cast<size_t>(c.algo), x, dw, dy, workspace);
     return cudnnConvolutionBackwardFilter(handle_, &alpha, pl.x, x, pl.y, dy, pl.conv,
                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), workspace, bytes, &beta,
                                           pl.w, dw);
   });
+}
+
+CudnnConv::FusedPlan& CudnnConv::fused_plan(Plan& pl, const ConvEpilogue& epilogue) {
+  const std::string key = epilogue.name();
+  if (auto it = pl.fused.find(key); it != pl.fused.end()) return it->second;
+  FusedPlan& fp = pl.fused[key];
+  if (api_ != CudnnApi::graph) {
+    fp.unavailable = "fusion runs on cuDNN's graph API (--cudnn-api graph)";
+    return fp;
+  }
+  const auto graph = std::make_shared<GraphConvPlans>(handle_, pl.problem, epilogue, deterministic_, workspace_limit_);
+  std::vector<std::string> rejected = graph->rejected();
+  if (graph->candidates().empty()) {
+    std::string why;
+    for (const std::string& r : rejected) why += (why.empty() ? ": " : "; ") + r;
+    fp.unavailable = "cuDNN offers no fused " + key + " engine for this " + std::string(to_string(pl.dtype)) + " " +
+                     std::string(to_string(pl.layout)) + " convolution (" + pl.shapes + ")" + why;
+    return fp;
+  }
+  DirectionPlan dp;
+  dp.graph = graph;
+  for (size_t i = 0; i < graph->candidates().size(); ++i) {
+    const GraphConvPlans::Candidate& c = graph->candidates()[i];
+    dp.candidates.push_back(
+        {static_cast<int>(i), CUDNN_DEFAULT_MATH, c.deterministic, c.workspace_bytes, -1.0f, c.name});
+  }
+  const ConvAlgoCandidate& first = dp.candidates.front();
+  dp.choice = ConvAlgoChoice{ConvDirection::forward,
+                             first.algo,
+                             first.math,
+                             first.deterministic,
+                             first.workspace_bytes,
+                             -1.0f,
+                             {},
+                             {},
+                             rejected,
+                             first.name};
+  fp.plan = std::move(dp);
+  return fp;
+}
+
+const ConvAlgoChoice* CudnnConv::choose_fused(const ConvProblem& p, const ConvEpilogue& epilogue) {
+  FusedPlan& fp = fused_plan(plan(p), epilogue);
+  return fp.plan ? &fp.plan->choice : nullptr;
+}
+
+std::string CudnnConv::fused_unavailable(const ConvProblem& p, const ConvEpilogue& epilogue) {
+  return fused_plan(plan(p), epilogue).unavailable;
+}
+
+bool CudnnConv::forward_fused(const ConvProblem& p, const ConvEpilogue& epilogue, const void* x, const void* w,
+                              const void* bias, void* y, void* workspace) {
+  Plan& pl = plan(p);
+  FusedPlan& fp = fused_plan(pl, epilogue);
+  if (!fp.plan) return false;
+  DirectionPlan& dp = *fp.plan;
+  try {
+    execute(pl, dp, p, ConvDirection::forward, [&](const ConvAlgoCandidate& c, size_t) {
+      return dp.graph->execute(handle_, static_cast<size_t>(c.algo), x, w, y, workspace, bias);
+    });
+  } catch (const UnsupportedOp& e) {
+    // Every fused engine refused at execution: the unfused path runs from now on, and says why.
+    fp.unavailable = std::string("every fused engine failed at execution: ") + e.what();
+    fp.plan.reset();
+    return false;
+  }
+  return true;
 }
 
 }  // namespace convbench::cuda

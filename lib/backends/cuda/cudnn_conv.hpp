@@ -102,9 +102,24 @@ class CudnnConv {
   void backward_data(const ConvProblem& problem, const void* w, const void* dy, void* dx, void* workspace);
   void backward_filter(const ConvProblem& problem, const void* x, const void* dy, void* dw, void* workspace);
 
+  // `--cudnn-fusion conv_act` (conv_fusion.hpp; graph API only): the fused forward's choice for
+  // `problem` with `epilogue`, made on first use and cached, or nullptr when cuDNN offers no
+  // usable fused engine or the fused call failed at execution before (the conv then runs
+  // unfused); fused_unavailable() says why.
+  const ConvAlgoChoice* choose_fused(const ConvProblem& problem, const ConvEpilogue& epilogue);
+  std::string fused_unavailable(const ConvProblem& problem, const ConvEpilogue& epilogue);
+  // y = act(conv(x, w) + bias) in one cuDNN call (bias nullptr when the epilogue has none). False
+  // when no fused engine ran: none was offered, or every one failed at execution (recorded, so
+  // that later calls do not try again); the caller then runs the conv unfused. Throws for a
+  // failure no engine can cure (a broken CUDA context), as the unfused calls do.
+  bool forward_fused(const ConvProblem& problem, const ConvEpilogue& epilogue, const void* x, const void* w,
+                     const void* bias, void* y, void* workspace);
+
  private:
   struct Plan;
   struct DirectionPlan;
+  struct FusedPlan;
+  FusedPlan& fused_plan(Plan& plan, const ConvEpilogue& epilogue);
   Plan& plan(const ConvProblem& problem);
   DirectionPlan& direction_plan(Plan& plan, ConvDirection direction);
   DirectionPlan select(Plan& plan, ConvDirection direction);
@@ -112,7 +127,7 @@ class CudnnConv {
   int64_t find_workspace_bytes(Plan& plan, ConvDirection direction);
   // Runs `call` (one cuDNN call of `direction`, given an algorithm and the workspace size) with
   // the chosen algorithm, falling back to the next candidates when it fails.
-  void execute(Plan& plan, const ConvProblem& problem, ConvDirection direction,
+  void execute(Plan& plan, DirectionPlan& direction_plan, const ConvProblem& problem, ConvDirection direction,
                const std::function<cudnnStatus_t(const ConvAlgoCandidate&, size_t workspace_bytes)>& call);
 
   cudnnHandle_t handle_;

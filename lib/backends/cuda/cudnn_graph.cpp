@@ -54,10 +54,12 @@ Descriptor make(cudnnBackendDescriptorType_t type) { return std::make_shared<Bac
 #define CONVBENCH_SET(desc, name, type, count, values) \
   CONVBENCH_CUDNN_CHECK(cudnnBackendSetAttribute((desc)->get(), (name), (type), (count), (values)))
 
-Descriptor tensor(const TensorDesc& t, Layout memory_layout, int64_t uid) {
+// `virtual_float`: a tensor between two operations of a fused graph, which never reaches memory
+// and which the engine holds in float (cuDNN's runtime fusion computes its epilogue in float).
+Descriptor tensor(const TensorDesc& t, Layout memory_layout, int64_t uid, bool virtual_float = false) {
   const TensorDesc in_memory{t.shape, t.dtype, memory_layout};
   const std::vector<int64_t> dims = in_memory.shape, strides = in_memory.strides();
-  const cudnnDataType_t type = cudnn_data_type(t.dtype);
+  const cudnnDataType_t type = virtual_float ? CUDNN_DATA_FLOAT : cudnn_data_type(t.dtype);
   // The allocator's blocks are aligned to far more than 16 bytes; a conversion region of the
   // workspace to 256.
   const int64_t alignment = 16;
@@ -67,8 +69,45 @@ Descriptor tensor(const TensorDesc& t, Layout memory_layout, int64_t uid) {
   CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, static_cast<int64_t>(strides.size()), strides.data());
   CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
   CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+  if (virtual_float) {
+    const bool is_virtual = true;
+    CONVBENCH_SET(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+  }
   CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(d->get()));
   return d;
+}
+
+// One pointwise operation y = mode(x[, b]) computed in float; `b` only for a binary mode (add).
+// `relu_slope`: RELU_FWD's lower clip slope (leaky_relu's negative slope; 0 for relu).
+Descriptor pointwise(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y,
+                     double relu_slope, std::vector<Descriptor>& keep) {
+  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+  Descriptor pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  CONVBENCH_SET(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+  CONVBENCH_SET(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
+  if (mode == CUDNN_POINTWISE_RELU_FWD && relu_slope != 0.0)
+    CONVBENCH_SET(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CUDNN_TYPE_DOUBLE, 1, &relu_slope);
+  CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(pw->get()));
+  keep.push_back(pw);
+  const cudnnBackendAttributeType_t desc = CUDNN_TYPE_BACKEND_DESCRIPTOR;
+  cudnnBackendDescriptor_t pw_raw = pw->get(), x_raw = x->get(), y_raw = y->get();
+  Descriptor op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc, 1, &pw_raw);
+  CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, desc, 1, &x_raw);
+  if (b) {
+    cudnnBackendDescriptor_t b_raw = (*b)->get();
+    CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, desc, 1, &b_raw);
+  }
+  CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, desc, 1, &y_raw);
+  CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(op->get()));
+  return op;
+}
+
+// The (1, C, 1, ...) shape a per-channel bias broadcasts from over y.
+TensorDesc bias_desc(const TensorDesc& y, DType dtype) {
+  std::vector<int64_t> shape(y.shape.size(), 1);
+  shape.at(1) = y.shape.at(1);
+  return TensorDesc{shape, dtype, y.layout};
 }
 
 Descriptor convolution(const ConvProblem& p) {
@@ -185,6 +224,54 @@ GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, ConvD
   CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(graph->get()));
   keep_alive_ = {x, w, y, conv, op, graph};
 
+  add_candidates(handle, graph, p.x.dtype, deterministic, workspace_limit);
+}
+
+GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, const ConvEpilogue& epilogue,
+                               bool deterministic, int64_t workspace_limit)
+    : has_bias_(epilogue.bias) {
+  if (p.transposed) throw std::logic_error("cudnn_graph: a fused epilogue on a transposed convolution");
+  const Descriptor x = tensor(p.x, p.x.layout, kGraphX);
+  const Descriptor w = tensor(p.w, p.x.layout, kGraphW);
+  const Descriptor conv_out = tensor(p.y, p.y.layout, kGraphConvOut, true);
+  const Descriptor y = tensor(p.y, p.y.layout, kGraphY);
+  const Descriptor conv = convolution(p);
+  keep_alive_ = {x, w, conv_out, y, conv};
+  std::vector<Descriptor> ops = {operation(ConvDirection::forward, conv, x, w, conv_out)};
+  Descriptor act_in = conv_out;
+  if (epilogue.bias) {
+    // The bias in the weight's dtype (autocast's cast copy, or the parameter itself).
+    const Descriptor bias = tensor(bias_desc(p.y, p.w.dtype), p.y.layout, kGraphBias);
+    const Descriptor biased = tensor(p.y, p.y.layout, kGraphBiased, true);
+    keep_alive_.insert(keep_alive_.end(), {bias, biased});
+    ops.push_back(pointwise(CUDNN_POINTWISE_ADD, conv_out, &bias, biased, 0.0, keep_alive_));
+    act_in = biased;
+  }
+  const cudnnPointwiseMode_t act_mode =
+      epilogue.act == OpKind::sigmoid ? CUDNN_POINTWISE_SIGMOID_FWD : CUDNN_POINTWISE_RELU_FWD;
+  if (epilogue.act != OpKind::relu && epilogue.act != OpKind::leaky_relu && epilogue.act != OpKind::sigmoid)
+    throw std::logic_error("cudnn_graph: no pointwise mode for " + std::string(to_string(epilogue.act)));
+  ops.push_back(pointwise(act_mode, act_in, nullptr, y,
+                          epilogue.act == OpKind::leaky_relu ? epilogue.negative_slope : 0.0, keep_alive_));
+  keep_alive_.insert(keep_alive_.end(), ops.begin(), ops.end());
+
+  const Descriptor graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  std::vector<cudnnBackendDescriptor_t> ops_raw;
+  for (const Descriptor& op : ops) ops_raw.push_back(op->get());
+  CONVBENCH_SET(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                static_cast<int64_t>(ops_raw.size()), ops_raw.data());
+  CONVBENCH_SET(graph, kGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle);
+  // A graph no engine can fuse on this device may already be refused here.
+  if (const cudnnStatus_t s = cudnnBackendFinalize(graph->get()); s != CUDNN_STATUS_SUCCESS) {
+    rejected_.push_back("the fused operation graph: " + cudnn_status_text(s));
+    return;
+  }
+  keep_alive_.push_back(graph);
+  add_candidates(handle, graph, p.x.dtype, deterministic, workspace_limit);
+}
+
+void GraphConvPlans::add_candidates(cudnnHandle_t handle, const Descriptor& graph, DType dtype, bool deterministic,
+                                    int64_t workspace_limit) {
   // Heuristic mode A's list, then the fallback list, each engine once, in that order.
   std::set<int64_t> seen;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
@@ -222,7 +309,7 @@ GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, ConvD
       if (!seen.insert(index).second) continue;
       const EngineNotes notes = notes_of(engine);
       const std::string name = "engine " + std::to_string(index) + (notes.tensor_core ? " (tensor cores)" : "");
-      if (const auto why = engine_rejection(notes, p.x.dtype, deterministic)) {
+      if (const auto why = engine_rejection(notes, dtype, deterministic)) {
         rejected_.push_back(name + ": " + *why);
         continue;
       }
@@ -251,16 +338,18 @@ GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, ConvD
 GraphConvPlans::~GraphConvPlans() = default;
 
 cudnnStatus_t GraphConvPlans::execute(cudnnHandle_t handle, size_t index, const void* x, const void* w, const void* y,
-                                      void* workspace) const {
-  const int64_t uids[3] = {kGraphX, kGraphW, kGraphY};
+                                      void* workspace, const void* bias) const {
+  if (has_bias_ != (bias != nullptr)) return CUDNN_STATUS_BAD_PARAM;
+  const int64_t uids[4] = {kGraphX, kGraphW, kGraphY, kGraphBias};
   // cuDNN takes one array of pointers for inputs and outputs alike.
-  void* pointers[3] = {const_cast<void*>(x), const_cast<void*>(w), const_cast<void*>(y)};
+  void* pointers[4] = {const_cast<void*>(x), const_cast<void*>(w), const_cast<void*>(y), const_cast<void*>(bias)};
+  const int64_t count = has_bias_ ? 4 : 3;
   cudnnBackendDescriptor_t pack = nullptr;
   cudnnStatus_t s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
   if (s != CUDNN_STATUS_SUCCESS) return s;
-  s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
+  s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count, uids);
   if (s == CUDNN_STATUS_SUCCESS)
-    s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers);
+    s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, count, pointers);
   if (s == CUDNN_STATUS_SUCCESS)
     s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
   if (s == CUDNN_STATUS_SUCCESS) s = cudnnBackendFinalize(pack);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/conv_fusion.hpp"
 #include "backends/cuda/conv_problem.hpp"
 
 namespace convbench::cuda {
@@ -45,6 +46,9 @@ std::optional<std::string> engine_rejection(const EngineNotes& notes, DType dtyp
 // The unique ids the graph gives cuDNN's x, w and y (for every direction; gradients take the
 // id of the tensor whose gradient they are).
 inline constexpr int64_t kGraphX = 1, kGraphW = 2, kGraphY = 3;
+// A fused forward's bias (conv_fusion.hpp), and the virtual tensors between its operations
+// (never in memory: the engine keeps them in registers).
+inline constexpr int64_t kGraphBias = 4, kGraphConvOut = 5, kGraphBiased = 6;
 
 class BackendDescriptor;
 
@@ -63,6 +67,13 @@ class GraphConvPlans {
   // rejected(). Throws std::runtime_error (file:line) when a descriptor cannot be built at all.
   GraphConvPlans(cudnnHandle_t handle, const ConvProblem& problem, ConvDirection direction, bool deterministic,
                  int64_t workspace_limit);
+  // A forward convolution with `epilogue` fused (conv_fusion.hpp): the convolution into a
+  // virtual float tensor, the bias added (a pointwise add broadcasting the (1, C, 1, ...)
+  // bias), the activation (a pointwise RELU_FWD, with its lower clip slope for leaky_relu, or
+  // SIGMOID_FWD), and y written once. Only runtime-fusion engines take such a graph; where none
+  // does (or every one is rejected) candidates() is empty and rejected() says why.
+  GraphConvPlans(cudnnHandle_t handle, const ConvProblem& problem, const ConvEpilogue& epilogue, bool deterministic,
+                 int64_t workspace_limit);
   ~GraphConvPlans();
   GraphConvPlans(const GraphConvPlans&) = delete;
   GraphConvPlans& operator=(const GraphConvPlans&) = delete;
@@ -72,10 +83,17 @@ class GraphConvPlans {
   // Runs candidate `index` on x, w and y (the direction's inputs and output among them) with
   // `workspace` (at least the candidate's workspace_bytes). Returns cuDNN's status: the caller
   // falls back to the next candidate when it fails.
+  // `bias`: the fused forward's bias (nullptr for every other graph).
   cudnnStatus_t execute(cudnnHandle_t handle, size_t index, const void* x, const void* w, const void* y,
-                        void* workspace) const;
+                        void* workspace, const void* bias = nullptr) const;
 
  private:
+  // cuDNN's heuristics (mode A, then the fallback list) for the finalized operation graph: each
+  // engine once, filtered by engine_rejection() for `dtype`, finalized into a plan within
+  // `workspace_limit`.
+  void add_candidates(cudnnHandle_t handle, const std::shared_ptr<BackendDescriptor>& graph, DType dtype,
+                      bool deterministic, int64_t workspace_limit);
+  bool has_bias_ = false;
   std::vector<Candidate> candidates_;
   std::vector<std::string> rejected_;
   // The graph's descriptors and the engine configurations the plans were made from, kept for the
