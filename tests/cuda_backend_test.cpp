@@ -854,7 +854,7 @@ TEST(GpuFusion, ConvActivationBlocksMatchTheReferenceFusedOrNot) {
                 expect_step_close(g, got, want, float64_step(block, v, training), dtype);
                 testing::expect_measured_equals_predicted(gpu, g, training);
                 for (size_t i = 0; i < g.ops.size(); ++i) {
-                  if (!cuda::conv_act_fusion(g, static_cast<int>(i)).epilogue) continue;
+                  if (!cuda::conv_act_fusion(g, static_cast<int>(i))) continue;
                   const nlohmann::json& d = details.at(g.ops[i].name);
                   ASSERT_TRUE(d.contains("fusion")) << g.ops[i].name;
                   if (d.at("fusion") == "fused") {

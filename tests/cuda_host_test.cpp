@@ -777,16 +777,18 @@ TEST(CudnnFusion, EveryConvTakesTheInPlaceActivationAfterItInEitherMode) {
                                             testing::variant("bottleneck"));
         int taken = 0;
         for (size_t i = 0; i < g.ops.size(); ++i) {
-          const FusionDecision d = conv_act_fusion(g, static_cast<int>(i));
+          std::string why_not;
+          const std::optional<ConvEpilogue> e = conv_act_fusion(g, static_cast<int>(i), &why_not);
           if (g.ops[i].kind != OpKind::conv) {
-            EXPECT_FALSE(d.epilogue) << g.ops[i].name;
+            EXPECT_FALSE(e) << g.ops[i].name;
             continue;
           }
-          ASSERT_TRUE(d.epilogue) << g.ops[i].name << ": " << d.why_not;
-          EXPECT_TRUE(d.epilogue->bias);
-          EXPECT_EQ(d.epilogue->act_op, static_cast<int>(i) + 1);
+          ASSERT_TRUE(e) << g.ops[i].name << ": " << why_not;
+          EXPECT_TRUE(why_not.empty());
+          EXPECT_TRUE(e->bias);
+          EXPECT_EQ(e->act_op, static_cast<int>(i) + 1);
           EXPECT_TRUE(g.ops[i + 1].in_place);
-          EXPECT_EQ(d.epilogue->name(), act == ActKind::relu ? "bias+relu" : "bias+leaky_relu(0.01)");
+          EXPECT_EQ(e->name(), act == ActKind::relu ? "bias+relu" : "bias+leaky_relu(0.01)");
           EXPECT_EQ(op_index(g, g.ops[i]), static_cast<int>(i));
           ++taken;
         }
@@ -799,9 +801,10 @@ TEST(CudnnFusion, NoFusionSaysWhy) {
     const Graph g = build_variant_graph(block, testing::variant(kind));
     for (size_t i = 0; i < g.ops.size(); ++i)
       if (g.ops[i].kind == conv_kind) {
-        const FusionDecision d = conv_act_fusion(g, static_cast<int>(i));
-        EXPECT_FALSE(d.epilogue) << g.ops[i].name;
-        return d.why_not;
+        std::string why_not;
+        EXPECT_FALSE(conv_act_fusion(g, static_cast<int>(i), &why_not)) << g.ops[i].name;
+        EXPECT_TRUE(conv_act_fusion(g, static_cast<int>(i)) == std::nullopt);  // the same answer, no text asked
+        return why_not;
       }
     ADD_FAILURE() << "no " << to_string(conv_kind) << " in " << kind;
     return std::string();
@@ -819,9 +822,12 @@ TEST(CudnnFusion, NoFusionSaysWhy) {
   // Not a conv; not an op of the graph.
   const Graph g =
       build_variant_graph(fusion_block(2, RunMode::infer, MemoryPolicy::inplace_act), testing::variant("standard"));
-  EXPECT_NE(conv_act_fusion(g, 1).why_not.find("only a conv's forward"), std::string::npos);
-  EXPECT_FALSE(conv_act_fusion(g, -1).epilogue);
-  EXPECT_FALSE(conv_act_fusion(g, static_cast<int>(g.ops.size())).epilogue);
+  std::string why_not;
+  EXPECT_FALSE(conv_act_fusion(g, 1, &why_not));
+  EXPECT_NE(why_not.find("only a conv's forward"), std::string::npos) << why_not;
+  EXPECT_FALSE(conv_act_fusion(g, -1, &why_not));
+  EXPECT_EQ(why_not, "not an op of the graph");
+  EXPECT_FALSE(conv_act_fusion(g, static_cast<int>(g.ops.size())));
   const Op stranger = g.ops[0];
   EXPECT_EQ(op_index(g, stranger), -1);
 }

@@ -27,48 +27,41 @@ int op_index(const Graph& graph, const Op& op) {
   return static_cast<int>(&op - first);
 }
 
-FusionDecision conv_act_fusion(const Graph& graph, int conv_index) {
-  FusionDecision d;
-  if (conv_index < 0 || static_cast<size_t>(conv_index) >= graph.ops.size()) {
-    d.why_not = "not an op of the graph";
-    return d;
-  }
+std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, std::string* why_not) {
+  const auto no = [why_not](auto&& reason) -> std::optional<ConvEpilogue> {
+    if (why_not) *why_not = reason();
+    return std::nullopt;
+  };
+  if (conv_index < 0 || static_cast<size_t>(conv_index) >= graph.ops.size())
+    return no([] { return std::string("not an op of the graph"); });
   const Op& conv = graph.ops[static_cast<size_t>(conv_index)];
-  if (conv.kind != OpKind::conv) {
-    d.why_not = std::string(to_string(conv.kind)) + ": only a conv's forward has cuDNN's fused epilogue";
-    return d;
-  }
+  if (conv.kind != OpKind::conv)
+    return no([&] { return std::string(to_string(conv.kind)) + ": only a conv's forward has cuDNN's fused epilogue"; });
   // The activation must come right after: the executor runs ops in order, and an in-place
   // activation is the only reader of its input, so nothing runs between them that could read the
   // pre-activation tensor the fused call never stores.
   const size_t next = static_cast<size_t>(conv_index) + 1;
-  if (next >= graph.ops.size() || graph.ops[next].inputs.empty() || graph.ops[next].inputs[0] != conv.output) {
-    d.why_not = "no activation reads the conv's output next";
-    return d;
-  }
+  if (next >= graph.ops.size() || graph.ops[next].inputs.empty() || graph.ops[next].inputs[0] != conv.output)
+    return no([] { return std::string("no activation reads the conv's output next"); });
   const Op& act = graph.ops[next];
-  if (act.kind != OpKind::relu && act.kind != OpKind::leaky_relu && act.kind != OpKind::sigmoid) {
-    d.why_not =
-        "the next op, " + std::string(to_string(act.kind)) + ", is not an activation cuDNN's pointwise ops have";
-    return d;
-  }
-  if (!act.in_place) {
-    d.why_not =
-        "the activation writes a tensor of its own (memory_policy inplace_act runs it in place, "
-        "as a fused epilogue does)";
-    return d;
-  }
-  if (graph.desc(act.output).dtype != graph.desc(conv.output).dtype) {
-    d.why_not = "the activation's output dtype differs from the conv's";
-    return d;
-  }
+  if (act.kind != OpKind::relu && act.kind != OpKind::leaky_relu && act.kind != OpKind::sigmoid)
+    return no([&] {
+      return "the next op, " + std::string(to_string(act.kind)) + ", is not an activation cuDNN's pointwise ops have";
+    });
+  if (!act.in_place)
+    return no([] {
+      return std::string(
+          "the activation writes a tensor of its own (memory_policy inplace_act runs it in place, as a fused "
+          "epilogue does)");
+    });
+  if (graph.desc(act.output).dtype != graph.desc(conv.output).dtype)
+    return no([] { return std::string("the activation's output dtype differs from the conv's"); });
   ConvEpilogue e;
   e.bias = conv.conv.bias;
   e.act = act.kind;
   e.negative_slope = act.kind == OpKind::leaky_relu ? act.negative_slope : 0.0;
   e.act_op = static_cast<int>(next);
-  d.epilogue = e;
-  return d;
+  return e;
 }
 
 }  // namespace convbench::cuda

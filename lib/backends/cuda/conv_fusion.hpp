@@ -42,12 +42,9 @@ struct ConvEpilogue {
 // Whether op `conv_index` of `graph` can run with its activation fused (the graph's rule alone:
 // the backend adds its own conditions, such as the conv running on cuDNN at all): a conv (not
 // a conv_transpose or folded_conv) whose output the next op, an activation cuDNN has, reads and
-// overwrites in place. Returns the epilogue, or `why_not` says why not.
-struct FusionDecision {
-  std::optional<ConvEpilogue> epilogue;
-  std::string why_not;
-};
-FusionDecision conv_act_fusion(const Graph& graph, int conv_index);
+// overwrites in place. Returns the epilogue, or nullopt and, when `why_not` is given, why not
+// (the backend asks on every call of a conv and an activation: no text unless asked).
+std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, std::string* why_not = nullptr);
 
 // The index of `op` in `graph.ops`, or -1 when the op is not one of them (a cast the executor
 // makes, a folded conv's inner conv).

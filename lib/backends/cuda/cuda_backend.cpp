@@ -253,7 +253,7 @@ std::optional<ConvEpilogue> CudaBackend::taken_epilogue(const Graph& graph, cons
   if (options_.conv_fusion != ConvFusion::conv_act || op.kind != OpKind::conv ||
       runs_own_depthwise(graph, op, options_.depthwise_conv))
     return std::nullopt;
-  return conv_act_fusion(graph, op_index(graph, op)).epilogue;
+  return conv_act_fusion(graph, op_index(graph, op));
 }
 
 bool CudaBackend::activation_taken_by_conv(const Graph& graph, const Op& op) const {
@@ -266,9 +266,11 @@ bool CudaBackend::activation_taken_by_conv(const Graph& graph, const Op& op) con
 
 void CudaBackend::record_fusion(const Graph& graph, const Op& op, const ConvProblem& p, const ConvEpilogue& epilogue,
                                 bool fused) {
+  // A call whose outcome is unchanged writes no JSON (this runs on every call of the conv).
+  if (const auto seen = fusion_recorded_.find(op.name); seen != fusion_recorded_.end() && seen->second == fused) return;
+  fusion_recorded_[op.name] = fused;
   nlohmann::json& entry = details_[op.name];
   const std::string state = fused ? "fused" : "unfused";
-  if (entry.is_object() && entry.value("fusion", "") == state) return;  // already written
   start_conv_details(entry, *conv_, p);
   entry["epilogue"] = epilogue.name();
   entry["fusion"] = state;

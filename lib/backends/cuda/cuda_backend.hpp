@@ -108,6 +108,7 @@ class CudaBackend final : public Backend {
   void clear_op_details() override {
     details_ = nlohmann::json::object();
     recorded_.clear();
+    fusion_recorded_.clear();
   }
   // CUDA events, the L2 scrub, NVTX ranges, the NVML clock, CUDA graphs (cuda_measurement.hpp).
   DeviceMeasurement& measurement() override { return *measurement_; }
@@ -155,6 +156,8 @@ class CudaBackend final : public Backend {
     size_t fallbacks = 0;
   };
   std::unordered_map<std::string, std::array<Recorded, 3>> recorded_;
+  // Per conv op under fusion: whether details_ says it ran fused (true) or unfused (false).
+  std::unordered_map<std::string, bool> fusion_recorded_;
   // Per-op NVTX ranges only when a tool listens (nvtx_range.hpp).
   bool nvtx_ops_ = false;
 };
