@@ -54,10 +54,10 @@ void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memo
                  "filtered by their notes, as PyTorch)")
       ->check(CLI::IsMember({"legacy", "graph"}))
       ->capture_default_str();
-  sub.add_option("--cudnn-fusion", c.backend.cudnn_fusion,
-                 "cuda, with --cudnn-api graph: conv_act runs a conv and the in-place activation after it "
-                 "(memory_policy inplace_act) as one fused cuDNN call where cuDNN has an engine for it; none "
-                 "runs them apart")
+  sub.add_option("--conv-fusion", c.backend.conv_fusion,
+                 "cpu, cuda: conv_act runs a conv and the in-place activation after it (memory_policy "
+                 "inplace_act) as one fused call (oneDNN post-op; cuDNN fused engine with --cudnn-api graph, "
+                 "where cuDNN has one); none runs them apart")
       ->check(CLI::IsMember({"none", "conv_act"}))
       ->capture_default_str();
   sub.add_option("--depthwise-conv", c.backend.depthwise_conv,

@@ -36,7 +36,7 @@
 #              A, B, A, B): --depthwise-conv own against cudnn on the seed block's and
 #              mobilenet-separable's separable variants (float32 and bfloat16, both layouts,
 #              --per-op 3), --cudnn-api graph against legacy on the seed block (same sweeps),
-#              --cudnn-fusion conv_act against none on configs/repvgg.yaml's folded block in
+#              --conv-fusion conv_act against none on configs/repvgg.yaml's folded block in
 #              inference (inplace_act, float32 and float16, both layouts), then
 #              `convbench diff` of each second round (SLOWER/FASTER per row, in ab.log)
 #
@@ -439,11 +439,11 @@ do_ab() {
   done
   # Inference where the fused epilogue applies: RepVGG's folded block (one 3x3 conv with bias,
   # then ReLU) with the ReLU in place, both on the graph API.
-  echo "=== --cudnn-fusion conv_act against none: folded RepVGG in inference, inplace_act, float32 and float16, both layouts"
+  echo "=== --conv-fusion conv_act against none: folded RepVGG in inference, inplace_act, float32 and float16, both layouts"
   for round in 1 2; do
     for fusion in none conv_act; do
       limited $(($(left_of "$started" "$limit") / runs)) "$build/convbench" compare "$root/configs/repvgg.yaml" \
-        --device cuda -q --filter folded --cudnn-api graph --cudnn-fusion "$fusion" --per-op 3 \
+        --device cuda -q --filter folded --cudnn-api graph --conv-fusion "$fusion" --per-op 3 \
         --sweep memory_policy=inplace_act --sweep dtype=float32,float16 --sweep layout=channels_first,channels_last \
         "${bounded_timing[@]}" --json "$dir/repvgg-fusion.$fusion.$round.json" || rc=1
       runs=$((runs - 1))

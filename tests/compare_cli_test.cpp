@@ -158,7 +158,7 @@ TEST(CompareCli, DeviceErrorsAreUsageErrors) {
   // The CUDA backend's switches are checked by name on every device, and the graph API, which
   // chooses by cuDNN's heuristics, refuses find mode before anything runs.
   for (const char* flag :
-       {"--cudnn-api frontend", "--depthwise-conv fastest", "--linear blas", "--cudnn-fusion conv_bn"}) {
+       {"--cudnn-api frontend", "--depthwise-conv fastest", "--linear blas", "--conv-fusion conv_bn"}) {
     const auto wrong = run_cli("compare " + spec + " --device reference -q " + flag);
     EXPECT_EQ(wrong.exit_code, 2) << flag;
     EXPECT_NE(wrong.err.find(std::string(flag).substr(0, std::string(flag).find(' '))), std::string::npos) << wrong.err;
@@ -168,14 +168,13 @@ TEST(CompareCli, DeviceErrorsAreUsageErrors) {
   EXPECT_NE(graph_find.err.find("--cudnn-api graph chooses engines by cuDNN's heuristics"), std::string::npos)
       << graph_find.err;
   EXPECT_TRUE(graph_find.out.empty()) << graph_find.out;
-  // Fusion runs cuDNN's fused engines, which only the graph API has.
-  const auto legacy_fusion = run_cli("compare " + spec + " --device reference -q --cudnn-fusion conv_act");
-  EXPECT_EQ(legacy_fusion.exit_code, 2);
-  EXPECT_NE(legacy_fusion.err.find("--cudnn-fusion conv_act runs cuDNN's fused engines, which only its graph API "
-                                   "has: add --cudnn-api graph"),
+  // The reference backend fuses nothing (cuda's rule, the graph API, is CpuConvFusion's).
+  const auto reference_fusion = run_cli("compare " + spec + " --device reference -q --conv-fusion conv_act");
+  EXPECT_EQ(reference_fusion.exit_code, 2);
+  EXPECT_NE(reference_fusion.err.find("--conv-fusion conv_act: the reference backend runs every op apart"),
             std::string::npos)
-      << legacy_fusion.err;
-  EXPECT_TRUE(legacy_fusion.out.empty()) << legacy_fusion.out;
+      << reference_fusion.err;
+  EXPECT_TRUE(reference_fusion.out.empty()) << reference_fusion.out;
   // Without a usable GPU (or without the CUDA backend), --device cuda is a clear usage error.
   const auto cuda = run_cli("compare " + spec + " --device cuda --memory-only -q");
   if (cuda.exit_code != 0) {

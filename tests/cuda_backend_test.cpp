@@ -811,7 +811,7 @@ TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
   log.report();
 }
 
-// --cudnn-fusion conv_act: blocks whose convs take the in-place activation after them (no norm
+// --conv-fusion conv_act: blocks whose convs take the in-place activation after them (no norm
 // between, memory_policy inplace_act), 2-D and 3-D, relu and leaky_relu, every GPU dtype, both
 // layouts, training and inference. Fused where cuDNN has an engine, unfused (the activation's
 // kernel after the conv's) where not: either way the step matches the reference, its memory the
@@ -820,7 +820,7 @@ TEST(GpuFusion, ConvActivationBlocksMatchTheReferenceFusedOrNot) {
   REQUIRE_CUDA_DEVICE();
   CudaBackendOptions options;
   options.cudnn_api = cuda::CudnnApi::graph;
-  options.conv_fusion = cuda::ConvFusion::conv_act;
+  options.conv_fusion = ConvFusion::conv_act;
   CudaBackend gpu(options);
   CaseLog log;
   int fused = 0, unfused = 0;
@@ -854,7 +854,7 @@ TEST(GpuFusion, ConvActivationBlocksMatchTheReferenceFusedOrNot) {
                 expect_step_close(g, got, want, float64_step(block, v, training), dtype);
                 testing::expect_measured_equals_predicted(gpu, g, training);
                 for (size_t i = 0; i < g.ops.size(); ++i) {
-                  if (!cuda::conv_act_fusion(g, static_cast<int>(i))) continue;
+                  if (!conv_act_fusion(g, static_cast<int>(i))) continue;
                   const nlohmann::json& d = details.at(g.ops[i].name);
                   ASSERT_TRUE(d.contains("fusion")) << g.ops[i].name;
                   if (d.at("fusion") == "fused") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "backends/conv_fusion.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "build_info.hpp"
@@ -57,11 +58,17 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
     throw std::invalid_argument(
         "--cudnn-api graph chooses engines by cuDNN's heuristics; --cudnn-algo find times the legacy API's "
         "algorithms: use one or the other");
-  if (options.cudnn_fusion != "none" && options.cudnn_fusion != "conv_act")
-    throw std::invalid_argument("--cudnn-fusion must be none or conv_act, got \"" + options.cudnn_fusion + "\"");
-  if (options.cudnn_fusion != "none" && options.cudnn_api != "graph")
-    throw std::invalid_argument("--cudnn-fusion " + options.cudnn_fusion +
-                                " runs cuDNN's fused engines, which only its graph API has: add --cudnn-api graph");
+  const std::optional<ConvFusion> fusion = parse_conv_fusion(options.conv_fusion);
+  if (!fusion)
+    throw std::invalid_argument("--conv-fusion must be none or conv_act, got \"" + options.conv_fusion + "\"");
+  if (*fusion != ConvFusion::none && device == "reference")
+    throw std::invalid_argument("--conv-fusion " + options.conv_fusion +
+                                ": the reference backend runs every op apart (cpu fuses through oneDNN's post-ops, "
+                                "cuda through cuDNN's fused engines)");
+  if (*fusion != ConvFusion::none && device == "cuda" && options.cudnn_api != "graph")
+    throw std::invalid_argument(
+        "--conv-fusion " + options.conv_fusion +
+        " on cuda runs cuDNN's fused engines, which only its graph API has: add --cudnn-api graph");
   if (options.depthwise_conv != "auto" && options.depthwise_conv != "own" && options.depthwise_conv != "cudnn")
     throw std::invalid_argument("--depthwise-conv must be auto, own or cudnn, got \"" + options.depthwise_conv + "\"");
   if (options.linear != "auto" && options.linear != "own" && options.linear != "cublas")
@@ -72,14 +79,14 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
   if (options.threads > 0) omp_set_num_threads(options.threads);
   std::unique_ptr<Backend> backend;
   if (device == "reference") backend = std::make_unique<ReferenceBackend>();
-  if (device == "cpu") backend = std::make_unique<CpuBackend>();
+  if (device == "cpu") backend = std::make_unique<CpuBackend>(*fusion);
 #if CONVBENCH_WITH_CUDA
   if (device == "cuda") {
     cuda::CudaBackendOptions cuda_options;
     cuda_options.cudnn_algo = *cuda::parse_cudnn_algo_mode(options.cudnn_algo);
     cuda_options.depthwise_conv = *cuda::parse_depthwise_conv_path(options.depthwise_conv);
     cuda_options.cudnn_api = *cuda::parse_cudnn_api(options.cudnn_api);
-    cuda_options.conv_fusion = *cuda::parse_conv_fusion(options.cudnn_fusion);
+    cuda_options.conv_fusion = *fusion;
     cuda_options.linear = *cuda::parse_linear_path(options.linear);
     backend = std::make_unique<cuda::CudaBackend>(cuda_options);
   }

@@ -12,7 +12,8 @@
 
 namespace convbench {
 
-CpuBackend::CpuBackend() : HostBackend("cpu"), onednn_(std::make_unique<cpu::OneDnnOps>()) {
+CpuBackend::CpuBackend(ConvFusion fusion)
+    : HostBackend("cpu"), fusion_(fusion), onednn_(std::make_unique<cpu::OneDnnOps>(fusion)) {
   const cpu::CpuKernelContext context{*onednn_, group_stats_, widening_scratch_};
   cpu::register_conv_kernels(kernels_, context);
   cpu::register_batch_norm_kernels(kernels_, context);
@@ -59,6 +60,18 @@ std::optional<std::string> CpuBackend::limitation(const Graph& graph, const Op& 
 int64_t CpuBackend::workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) {
   if (op.kind == OpKind::folded_conv) return cpu::fold_workspace_bytes(*onednn_, graph, op, phase, training);
   return cpu::conv_workspace_bytes(*onednn_, graph, op, phase, training);
+}
+
+void CpuBackend::forward(const ForwardCall& call) {
+  if (fusion_ == ConvFusion::conv_act) {
+    // The conv's primitive applied it, unless the conv ran on the own depthwise kernel.
+    const int conv = conv_taking_activation(call.graph, call.op);
+    if (conv >= 0 && !cpu::is_own_depthwise_conv(call.graph, call.graph.ops[static_cast<size_t>(conv)])) {
+      ++activations_taken_;
+      return;
+    }
+  }
+  HostBackend::forward(call);
 }
 
 int64_t CpuBackend::primitives_created() const { return onednn_->primitives_created(); }

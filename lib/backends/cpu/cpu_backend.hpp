@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/conv_fusion.hpp"
 #include "backends/host_backend.hpp"
 
 namespace convbench {
@@ -28,7 +29,9 @@ class OneDnnOps;  // oneDNN engine, stream and cached primitives (onednn_ops.hpp
 
 class CpuBackend final : public HostBackend {
  public:
-  CpuBackend();
+  // `fusion`: conv_act runs a oneDNN conv and the in-place activation after it as one primitive
+  // (an eltwise post-op); the activation op then runs nothing (backends/conv_fusion.hpp).
+  explicit CpuBackend(ConvFusion fusion = ConvFusion::none);
   ~CpuBackend() override;
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
@@ -43,14 +46,22 @@ class CpuBackend final : public HostBackend {
   // The first call for an op creates and caches its oneDNN primitives.
   int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) override;
 
+  // Every op through its kernel, but an activation a fused conv before it has applied.
+  void forward(const ForwardCall& call) override;
+
   void accumulate(Tensor& dst, const Tensor& src) override;
   void add(Tensor& out, const Tensor& a, const Tensor& b) override;
 
   // How many oneDNN primitives have been created so far (tests check that repeated calls of the
   // same op reuse them).
   int64_t primitives_created() const;
+  // How many activation calls a fused conv before them has taken so far (tests check that
+  // --conv-fusion conv_act fused what the graph's rule says).
+  int64_t activations_taken() const { return activations_taken_; }
 
  private:
+  ConvFusion fusion_;
+  int64_t activations_taken_ = 0;
   std::unique_ptr<cpu::OneDnnOps> onednn_;
   std::vector<float> group_stats_;  // group-norm mean and rstd where no aux tensor holds them
   // The float32 copies a half-precision call computes on (widened_calls.hpp): apart from the

@@ -12,6 +12,8 @@
 //   blocked and reordered into our gradient tensor.
 // In backward, the reordered grad_output is made once and read by both backward-data and
 // backward-weights.
+// Under --conv-fusion conv_act (backends/conv_fusion.hpp) a conv's forward takes the in-place
+// activation after it as an eltwise post-op: oneDNN applies it to each output before storing it.
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
@@ -161,7 +163,22 @@ auto best(Layout layout, const Make& make) {
   return *fallback;
 }
 
-std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input) {
+// The attributes of a fused forward: user-managed scratchpads, as every primitive's, and the
+// activation as an eltwise post-op on the accumulated (and biased) outputs before they are stored.
+dnnl::primitive_attr fused_attr(const ConvEpilogue& e) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::post_ops post;
+  // relu with alpha is leaky_relu's negative slope (0 for relu); logistic is the sigmoid.
+  const dnnl::algorithm algorithm =
+      e.act == OpKind::sigmoid ? dnnl::algorithm::eltwise_logistic : dnnl::algorithm::eltwise_relu;
+  post.append_eltwise(1.0f, algorithm, static_cast<float>(e.negative_slope), 0.0f);
+  attr.set_post_ops(post);
+  return attr;
+}
+
+std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input,
+                     const std::optional<ConvEpilogue>& epilogue) {
   const TensorDesc& in = graph.desc(op.inputs.at(0));
   const ConvAttrs& a = op.conv;
   std::string key = std::string(to_string(op.kind)) + (phase == Phase::forward ? "|f" : "|b") + (training ? "t" : "i") +
@@ -173,13 +190,19 @@ std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool trainin
     key += "|";
     for (int64_t x : *v) key += std::to_string(x) + ",";
   }
+  if (epilogue) key += "|" + epilogue->name();
   return key;
 }
 
 }  // namespace
 
+std::optional<ConvEpilogue> OneDnnOps::fused_epilogue(const Graph& graph, const Op& op, Phase phase) const {
+  if (fusion_ != ConvFusion::conv_act || phase != Phase::forward) return std::nullopt;
+  return conv_act_fusion(graph, op_index(graph, op));
+}
+
 const Plan& OneDnnOps::conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input) {
-  const std::string key = conv_key(graph, op, phase, training, grad_input);
+  const std::string key = conv_key(graph, op, phase, training, grad_input, fused_epilogue(graph, op, phase));
   auto it = plans_.find(key);
   if (it == plans_.end()) it = plans_.emplace(key, build_conv_plan(graph, op, phase, training, grad_input)).first;
   return it->second;
@@ -189,6 +212,8 @@ Plan OneDnnOps::build_conv_plan(const Graph& graph, const Op& op, Phase phase, b
   const ConvGeometry g = geometry(graph, op);
   const Layout layout = graph.desc(op.inputs.at(0)).layout;
   const bool has_bias = op.conv.bias;
+  const std::optional<ConvEpilogue> epilogue = fused_epilogue(graph, op, phase);
+  const dnnl::primitive_attr attr = epilogue ? fused_attr(*epilogue) : attr_;
   Plan plan;
   auto build = [&](const auto& factory) {
     if (phase == Phase::forward) {
@@ -217,10 +242,10 @@ Plan OneDnnOps::build_conv_plan(const Graph& graph, const Op& op, Phase phase, b
   };
   if (op.kind == OpKind::conv_transpose)
     build(Factory<dnnl::deconvolution_forward, dnnl::deconvolution_backward_data, dnnl::deconvolution_backward_weights>{
-        g, dnnl::algorithm::deconvolution_direct, engine_, attr_});
+        g, dnnl::algorithm::deconvolution_direct, engine_, attr});
   else
     build(Factory<dnnl::convolution_forward, dnnl::convolution_backward_data, dnnl::convolution_backward_weights>{
-        g, dnnl::algorithm::convolution_direct, engine_, attr_});
+        g, dnnl::algorithm::convolution_direct, engine_, attr});
   place(plan);
   return plan;
 }

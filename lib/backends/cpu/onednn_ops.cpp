@@ -39,7 +39,7 @@ bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
 
-OneDnnOps::OneDnnOps() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+OneDnnOps::OneDnnOps(ConvFusion fusion) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), fusion_(fusion) {
   attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 }
 

@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "backends/conv_fusion.hpp"
 #include "runtime/backend.hpp"
 
 namespace convbench::cpu {
@@ -79,7 +81,9 @@ bool batch_norm_on_onednn(const TensorDesc& in, Phase phase);
 
 class OneDnnOps {
  public:
-  OneDnnOps();
+  // `fusion`: conv_act gives each conv whose in-place activation follows it that activation as
+  // an eltwise post-op (backends/conv_fusion.hpp).
+  explicit OneDnnOps(ConvFusion fusion = ConvFusion::none);
 
   // Workspace bytes of the conv, conv_transpose and batch_norm calls that run on oneDNN
   // (creating their plans); 0 for every other call.
@@ -95,6 +99,9 @@ class OneDnnOps {
   // needs AVX512-BF16 or AMX, float16 a CPU oneDNN 2.6 has no float16 kernels for. Asked once per
   // dtype with a small 3x3 conv.
   bool has_fast_conv(DType dtype);
+
+  // The epilogue a oneDNN conv's forward applies under conv_act fusion, or nullopt.
+  std::optional<ConvEpilogue> fused_epilogue(const Graph& graph, const Op& op, Phase phase) const;
 
  private:
   const Plan& conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input);
@@ -112,6 +119,7 @@ class OneDnnOps {
   dnnl::engine engine_;
   dnnl::stream stream_;
   dnnl::primitive_attr attr_;  // user-managed scratchpads for every primitive
+  ConvFusion fusion_;
   std::unordered_map<std::string, Plan> plans_;
   int64_t primitives_created_ = 0;
   std::vector<float> variance_;      // BN per-channel variance from oneDNN, for our statistics

@@ -257,11 +257,9 @@ std::optional<ConvEpilogue> CudaBackend::taken_epilogue(const Graph& graph, cons
 }
 
 bool CudaBackend::activation_taken_by_conv(const Graph& graph, const Op& op) const {
-  if (options_.conv_fusion != ConvFusion::conv_act || !op.in_place) return false;
-  const int index = op_index(graph, op);
-  if (index <= 0) return false;
-  const std::optional<ConvEpilogue> e = taken_epilogue(graph, graph.ops[static_cast<size_t>(index - 1)]);
-  return e && e->act_op == index;
+  if (options_.conv_fusion != ConvFusion::conv_act) return false;
+  const int conv = conv_taking_activation(graph, op);
+  return conv >= 0 && taken_epilogue(graph, graph.ops[static_cast<size_t>(conv)]).has_value();
 }
 
 void CudaBackend::record_fusion(const Graph& graph, const Op& op, const ConvProblem& p, const ConvEpilogue& epilogue,

@@ -28,7 +28,7 @@ struct CudaBackendOptions {
   CudnnAlgoMode cudnn_algo = CudnnAlgoMode::heuristic;
   // cuDNN's legacy API or its graph API (cudnn_graph.hpp) for the convolutions.
   CudnnApi cudnn_api = CudnnApi::legacy;
-  // A conv and the in-place activation after it as one fused cuDNN call (conv_fusion.hpp).
+  // A conv and the in-place activation after it as one fused cuDNN call (backends/conv_fusion.hpp).
   ConvFusion conv_fusion = ConvFusion::none;
   // Largest workspace any one cuDNN call may use (an algorithm needing more is skipped).
   int64_t workspace_limit_bytes = int64_t{1} << 30;
@@ -127,7 +127,7 @@ class CudaBackend final : public Backend {
   void folded_conv_backward(const BackwardCall& call);
   int64_t folded_conv_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training);
   void record(const Op& op, const ConvProblem& problem, ConvDirection direction);
-  // --cudnn-fusion conv_act (conv_fusion.hpp): the epilogue conv `op` takes over from the
+  // --conv-fusion conv_act (backends/conv_fusion.hpp): the epilogue conv `op` takes over from the
   // activation after it, or nullopt (fusion off, a conv convbench's own depthwise kernels run,
   // or the graph's rule says no). The conv then applies it, fused when cuDNN has an engine for
   // it and with the activation's kernel after its own otherwise; either way the activation op

@@ -102,7 +102,7 @@ class CudnnConv {
   void backward_data(const ConvProblem& problem, const void* w, const void* dy, void* dx, void* workspace);
   void backward_filter(const ConvProblem& problem, const void* x, const void* dy, void* dw, void* workspace);
 
-  // `--cudnn-fusion conv_act` (conv_fusion.hpp; graph API only): the fused forward's choice for
+  // `--conv-fusion conv_act` (backends/conv_fusion.hpp; graph API only): the fused forward's choice for
   // `problem` with `epilogue`, made on first use and cached, or nullptr when cuDNN offers no
   // usable fused engine or the fused call failed at execution before (the conv then runs
   // unfused); fused_unavailable() says why.

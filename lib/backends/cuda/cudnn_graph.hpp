@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/conv_fusion.hpp"
+#include "backends/conv_fusion.hpp"
 #include "backends/cuda/conv_problem.hpp"
 
 namespace convbench::cuda {
@@ -46,7 +46,7 @@ std::optional<std::string> engine_rejection(const EngineNotes& notes, DType dtyp
 // The unique ids the graph gives cuDNN's x, w and y (for every direction; gradients take the
 // id of the tensor whose gradient they are).
 inline constexpr int64_t kGraphX = 1, kGraphW = 2, kGraphY = 3;
-// A fused forward's bias (conv_fusion.hpp), and the virtual tensors between its operations
+// A fused forward's bias (backends/conv_fusion.hpp), and the virtual tensors between its operations
 // (never in memory: the engine keeps them in registers).
 inline constexpr int64_t kGraphBias = 4, kGraphConvOut = 5, kGraphBiased = 6;
 
@@ -67,7 +67,7 @@ class GraphConvPlans {
   // rejected(). Throws std::runtime_error (file:line) when a descriptor cannot be built at all.
   GraphConvPlans(cudnnHandle_t handle, const ConvProblem& problem, ConvDirection direction, bool deterministic,
                  int64_t workspace_limit);
-  // A forward convolution with `epilogue` fused (conv_fusion.hpp): the convolution into a
+  // A forward convolution with `epilogue` fused (backends/conv_fusion.hpp): the convolution into a
   // virtual float tensor, the bias added (a pointwise add broadcasting the (1, C, 1, ...)
   // bias), the activation (a pointwise RELU_FWD, with its lower clip slope for leaky_relu, or
   // SIGMOID_FWD), and y written once. Only runtime-fusion engines take such a graph; where none

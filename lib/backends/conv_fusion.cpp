@@ -1,8 +1,8 @@
-#include "backends/cuda/conv_fusion.hpp"
+#include "backends/conv_fusion.hpp"
 
 #include <sstream>
 
-namespace convbench::cuda {
+namespace convbench {
 
 std::string_view to_string(ConvFusion fusion) { return fusion == ConvFusion::conv_act ? "conv_act" : "none"; }
 
@@ -36,7 +36,7 @@ std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, 
     return no([] { return std::string("not an op of the graph"); });
   const Op& conv = graph.ops[static_cast<size_t>(conv_index)];
   if (conv.kind != OpKind::conv)
-    return no([&] { return std::string(to_string(conv.kind)) + ": only a conv's forward has cuDNN's fused epilogue"; });
+    return no([&] { return std::string(to_string(conv.kind)) + ": only a conv's forward takes a fused epilogue"; });
   // The activation must come right after: the executor runs ops in order, and an in-place
   // activation is the only reader of its input, so nothing runs between them that could read the
   // pre-activation tensor the fused call never stores.
@@ -44,9 +44,10 @@ std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, 
   if (next >= graph.ops.size() || graph.ops[next].inputs.empty() || graph.ops[next].inputs[0] != conv.output)
     return no([] { return std::string("no activation reads the conv's output next"); });
   const Op& act = graph.ops[next];
+  // The activations oneDNN's eltwise post-ops and cuDNN's pointwise ops both have.
   if (act.kind != OpKind::relu && act.kind != OpKind::leaky_relu && act.kind != OpKind::sigmoid)
     return no([&] {
-      return "the next op, " + std::string(to_string(act.kind)) + ", is not an activation cuDNN's pointwise ops have";
+      return "the next op, " + std::string(to_string(act.kind)) + ", is not an activation a fused epilogue has";
     });
   if (!act.in_place)
     return no([] {
@@ -64,4 +65,12 @@ std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, 
   return e;
 }
 
-}  // namespace convbench::cuda
+int conv_taking_activation(const Graph& graph, const Op& act) {
+  if (!act.in_place) return -1;
+  const int index = op_index(graph, act);
+  if (index <= 0) return -1;
+  const std::optional<ConvEpilogue> e = conv_act_fusion(graph, index - 1);
+  return e && e->act_op == index ? index - 1 : -1;
+}
+
+}  // namespace convbench
