@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "analysis/memory_model.hpp"
 #include "backends/backend_registry.hpp"
 #include "backends/conv_fusion.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "measure/variant_runner.hpp"
+#include "memory_expectations.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
 #include "test_blocks.hpp"
@@ -158,17 +158,9 @@ TEST(CpuConvFusion, FusedStepsEqualTheUnfusedOnesAndTheMemoryModel) {
             ASSERT_EQ(got.grads.size(), want.grads.size());
             for (size_t p = 0; p < got.grads.size(); ++p)
               EXPECT_LT(relative_difference(got.grads[p], want.grads[p]), 1e-4) << g.params[p].name;
-            // Fusing changes no byte: the measured peak is still the model's.
+            // Fusing changes no byte: the measured memory is still the model's, category by category.
             CpuBackend measured(ConvFusion::conv_act);
-            const MemoryPrediction predicted = predict_memory(
-                g, training, [&](const Op& op, Phase ph) { return measured.workspace_bytes(g, op, ph, training); });
-            ResultRow row;
-            RunOptions options;
-            options.time = false;
-            run_variant(g, training, measured, options, row);
-            ASSERT_EQ(row.status, RunStatus::ok) << row.message;
-            ASSERT_TRUE(row.measured.has_value());
-            EXPECT_EQ(row.measured->peak_bytes, predicted.peak_bytes);
+            testing::expect_measured_equals_predicted(measured, g, training);
           }
 }
 

@@ -34,8 +34,11 @@ kernels::ActShape weight_shape(const TensorDesc& w) {
           w.layout == Layout::channels_last && w.rank() >= 3};
 }
 
-ConvWorkspaceLayout conv_layout(CudnnConv& conv, const ConvProblem& p, const std::vector<ConvDirection>& dirs) {
-  std::vector<int64_t> bytes;
+// `fused_bytes`: a fused forward's cuDNN scratch (conv_fusion.hpp), which runs in the same region
+// as the unfused call it replaces, and which stays its fallback: room for either.
+ConvWorkspaceLayout conv_layout(CudnnConv& conv, const ConvProblem& p, const std::vector<ConvDirection>& dirs,
+                                int64_t fused_bytes = 0) {
+  std::vector<int64_t> bytes = {fused_bytes};
   for (ConvDirection d : dirs) bytes.push_back(conv.choose(p, d).workspace_bytes);
   const int64_t converted = weight_in_layout_order(p.w, p.x.layout) ? 0 : p.w.bytes();
   return conv_workspace_layout(converted, p.padded() ? p.y.bytes() : 0, bytes);
@@ -237,16 +240,14 @@ int64_t CudaBackend::conv_workspace_bytes(const Graph& graph, const Op& op, Phas
   const ConvProblem p = conv_problem(graph, op);
   const bool grad_input = phase == Phase::backward && input_needs_grad(graph, op);
   // The bias gradient runs after cuDNN and reuses the same bytes.
-  const int64_t unfused = conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input, !op.conv.frozen)).total;
-  // A fused forward may need more than the unfused one, which stays the fallback: room for both.
-  int64_t fused = 0;
-  if (phase == Phase::forward)
-    if (const std::optional<ConvEpilogue> e = taken_epilogue(graph, op))
-      if (const ConvAlgoChoice* choice = conv_->choose_fused(p, *e))
-        fused = conv_workspace_layout(weight_in_layout_order(p.w, p.x.layout) ? 0 : p.w.bytes(), 0,
-                                      {choice->workspace_bytes})
-                    .total;
-  return std::max({kernel_bytes, unfused, fused});
+  const int64_t fused = phase == Phase::forward ? fused_workspace_bytes(p, taken_epilogue(graph, op)) : 0;
+  return std::max(kernel_bytes,
+                  conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input, !op.conv.frozen), fused).total);
+}
+
+int64_t CudaBackend::fused_workspace_bytes(const ConvProblem& p, const std::optional<ConvEpilogue>& e) {
+  const ConvAlgoChoice* choice = e ? conv_->choose_fused(p, *e) : nullptr;
+  return choice ? choice->workspace_bytes : 0;
 }
 
 std::optional<ConvEpilogue> CudaBackend::taken_epilogue(const Graph& graph, const Op& op) const {
@@ -306,7 +307,8 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   }
   const ConvProblem p = conv_problem(call.graph, op);
   const ConvDirection d = p.transposed ? ConvDirection::backward_data : ConvDirection::forward;
-  const ConvWorkspaceLayout ws = conv_layout(*conv_, p, {d});
+  const std::optional<ConvEpilogue> epilogue = taken_epilogue(call.graph, op);
+  const ConvWorkspaceLayout ws = conv_layout(*conv_, p, {d}, fused_workspace_bytes(p, epilogue));
   if (ws.total > 0 && call.workspace == nullptr)
     throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
   const Tensor& x = need(at(call.inputs, 0), op, "input");
@@ -319,13 +321,9 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
     filter = offset(call.workspace, ws.weight_offset);
   }
   void* scratch = ws.cudnn_bytes > 0 ? offset(call.workspace, ws.cudnn_offset) : nullptr;
-  const std::optional<ConvEpilogue> epilogue = taken_epilogue(call.graph, op);
   const void* bias = op.conv.bias ? need(at(conv_weights(call), 1), op, "bias").raw() : nullptr;
   if (epilogue) {
-    // The fused call's scratch: the workspace after the converted weight, as the unfused call's
-    // (workspace_bytes sized it for the larger of the two).
-    void* fused_scratch = offset(call.workspace, ws.weight_offset + align_up(ws.weight_bytes));
-    const bool fused = conv_->forward_fused(p, *epilogue, x.raw(), filter, bias, y.raw(), fused_scratch);
+    const bool fused = conv_->forward_fused(p, *epilogue, x.raw(), filter, bias, y.raw(), scratch);
     record_fusion(call.graph, op, p, *epilogue, fused);
     if (fused) return;
   }

@@ -134,6 +134,8 @@ class CudaBackend final : public Backend {
   // itself runs nothing (activation_taken_by_conv).
   std::optional<ConvEpilogue> taken_epilogue(const Graph& graph, const Op& op) const;
   bool activation_taken_by_conv(const Graph& graph, const Op& op) const;
+  // The cuDNN scratch of the fused forward with `epilogue` (choosing its engine on first use), or 0.
+  int64_t fused_workspace_bytes(const ConvProblem& problem, const std::optional<ConvEpilogue>& epilogue);
   // The conv's op details under fusion: the fused call's engine, or why it did not run fused.
   void record_fusion(const Graph& graph, const Op& op, const ConvProblem& problem, const ConvEpilogue& epilogue,
                      bool fused);
