@@ -57,8 +57,9 @@ void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memo
   sub.add_option("--conv-fusion", c.backend.conv_fusion,
                  "cpu, cuda: conv_act runs a conv and the in-place activation after it (memory_policy "
                  "inplace_act) as one fused call (oneDNN post-op; cuDNN fused engine with --cudnn-api graph, "
-                 "where cuDNN has one); none runs them apart")
-      ->check(CLI::IsMember({"none", "conv_act"}))
+                 "where cuDNN has one); cuda: conv_bn_stats (training) has a conv also write its output's "
+                 "per-channel sums for the batch norm after it (cuDNN GENSTATS); all: both; none runs them apart")
+      ->check(CLI::IsMember({"none", "conv_act", "conv_bn_stats", "all"}))
       ->capture_default_str();
   sub.add_option("--depthwise-conv", c.backend.depthwise_conv,
                  "cuda: who runs depthwise convs: auto (convbench's kernels for channels-first, cuDNN for "

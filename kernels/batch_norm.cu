@@ -10,6 +10,7 @@
 // sum(g * xhat) the same way, then computes the input gradient elementwise.
 #include <stdexcept>
 
+#include "kernels/batch_norm_math.hpp"
 #include "kernels/common.cuh"
 
 namespace convbench::kernels {
@@ -38,6 +39,19 @@ __global__ void batch_norm_stats_finish(int channels, int splits, const Welford<
   running_var[c] = static_cast<float>((1.0 - momentum) * running_var[c] + momentum * w.m2 / (w.count - 1.0));
   if (save_mean) save_mean[c] = static_cast<float>(w.mean);
   if (save_invstd) save_invstd[c] = static_cast<float>(invstd);
+}
+
+// Per channel: the sum and sum of squares in save_mean and save_invstd (conv_bn_stats) become
+// the mean and 1/std, in place; the running statistics are updated as batch_norm_stats_finish does.
+__global__ void batch_norm_stats_from_sums(int channels, double count, float* save_mean, float* save_invstd,
+                                           float* running_mean, float* running_var, double eps, double momentum) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= channels) return;
+  const ChannelMoments m = moments_from_sums(save_mean[c], save_invstd[c], count);
+  save_mean[c] = static_cast<float>(m.mean);
+  save_invstd[c] = static_cast<float>(1.0 / sqrt(m.biased_var + eps));
+  running_mean[c] = static_cast<float>((1.0 - momentum) * running_mean[c] + momentum * m.mean);
+  running_var[c] = static_cast<float>((1.0 - momentum) * running_var[c] + momentum * m.unbiased_var);
 }
 
 // y = (x - mean) * invstd * gamma + beta; `invstd_from_var`: the second array holds variances
@@ -204,6 +218,18 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
     }
     if (static_cast<int64_t>(s.n) * s.s < 2)
       throw std::invalid_argument("cuda backend: batch_norm: training needs more than one value per channel");
+    if (a.sums_in_saved) {
+      if (!a.save_mean || !a.save_invstd)
+        throw std::invalid_argument("cuda backend: batch_norm: the conv's sums need the saved statistics");
+      batch_norm_stats_from_sums<<<blocks_for(s.c), kThreads, 0, stream>>>(s.c, static_cast<double>(s.n) * s.s,
+                                                                           a.save_mean, a.save_invstd, a.running_mean,
+                                                                           a.running_var, a.eps, a.momentum);
+      CONVBENCH_CUDA_CHECK_LAUNCH();
+      batch_norm_apply<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
+          s, x, a.save_mean, a.save_invstd, false, 0.0f, static_cast<const P*>(a.gamma), static_cast<const P*>(a.beta),
+          static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
+      return;
+    }
     const ChannelReducePlan plan = channel_reduce_plan(s);
     auto* partial = static_cast<Welford<float>*>(workspace);
     float* stats = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Welford<float>>(s));

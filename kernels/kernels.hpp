@@ -163,6 +163,10 @@ struct BatchNormForward {
   // batch_norm_act: leaky ReLU follows (y may then be x: in place).
   bool leaky = false;
   float negative_slope = 0.0f;
+  // Training under --conv-fusion conv_bn_stats, when the conv before wrote them: save_mean and
+  // save_invstd hold x's per-channel sum and sum of squares, which become the mean and 1/std in
+  // place (batch_norm_math.hpp) instead of a reduction over x.
+  bool sums_in_saved = false;
 };
 void batch_norm_forward(DType dtype, const BatchNormForward& args, void* workspace, cudaStream_t stream);
 struct BatchNormBackward {

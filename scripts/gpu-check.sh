@@ -37,7 +37,9 @@
 #              mobilenet-separable's separable variants (float32 and bfloat16, both layouts,
 #              --per-op 3), --cudnn-api graph against legacy on the seed block (same sweeps),
 #              --conv-fusion conv_act against none on configs/repvgg.yaml's folded block in
-#              inference (inplace_act, float32 and float16, both layouts), then
+#              inference (inplace_act, float32 and float16, both layouts), --conv-fusion
+#              conv_bn_stats against none on the seed block in training (standard and
+#              bottleneck, float32 and bfloat16, both layouts, --per-op 3), then
 #              `convbench diff` of each second round (SLOWER/FASTER per row, in ab.log)
 #
 # A session has 15 minutes of device time in all, a machine's start included, and one command
@@ -410,7 +412,7 @@ do_precision() {
 # paths (cudnn, own, cudnn, own), so a drift of the GPU's clock reaches both; the second round's
 # pair is diffed (the first warms the GPU and the algorithm caches).
 do_ab() {
-  local dir=$build/gpu-check-ab limit=${CONVBENCH_GPU_CHECK_LIMIT_AB:-300} started rc=0 round path api fusion runs=16
+  local dir=$build/gpu-check-ab limit=${CONVBENCH_GPU_CHECK_LIMIT_AB:-300} started rc=0 round path api fusion runs=20
   started=$(date +%s)
   rm -rf "$dir" && mkdir -p "$dir"
   echo "=== --depthwise-conv own against cudnn: separable variants, --per-op 3"
@@ -449,11 +451,24 @@ do_ab() {
       runs=$((runs - 1))
     done
   done
+  # Training where the conv writes its batch norm's sums: the seed block's conv -> BatchNorm3d
+  # pairs (the separable variant's depthwise conv runs convbench's kernels: not fused).
+  echo "=== --conv-fusion conv_bn_stats against none: the seed block in training, float32 and bfloat16, both layouts"
+  for round in 1 2; do
+    for fusion in none conv_bn_stats; do
+      limited $(($(left_of "$started" "$limit") / runs)) "$build/convbench" compare "$root/configs/seed-blocks.yaml" \
+        --device cuda -q --filter 'standard|bottleneck' --cudnn-api graph --conv-fusion "$fusion" --per-op 3 \
+        --sweep dtype=float32,bfloat16 --sweep layout=channels_first,channels_last "${bounded_timing[@]}" \
+        --json "$dir/seed-bn-stats.$fusion.$round.json" || rc=1
+      runs=$((runs - 1))
+    done
+  done
   local spec base new diff_rc
-  for spec in seed-separable mobilenet-separable seed-api repvgg-fusion; do
+  for spec in seed-separable mobilenet-separable seed-api repvgg-fusion seed-bn-stats; do
     base=$dir/$spec.cudnn.2.json new=$dir/$spec.own.2.json
     [ "$spec" = seed-api ] && base=$dir/$spec.legacy.2.json new=$dir/$spec.graph.2.json
     [ "$spec" = repvgg-fusion ] && base=$dir/$spec.none.2.json new=$dir/$spec.conv_act.2.json
+    [ "$spec" = seed-bn-stats ] && base=$dir/$spec.none.2.json new=$dir/$spec.conv_bn_stats.2.json
     [ -f "$base" ] && [ -f "$new" ] || continue
     echo "=== $spec: $(basename "$new" .2.json | sed 's/.*\.//') (new) against $(basename "$base" .2.json | sed 's/.*\.//') (base), round 2"
     # Exit 1 (own is slower somewhere) and 3 (ambiguous) are findings; 2 is a broken input.

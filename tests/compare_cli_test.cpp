@@ -175,6 +175,13 @@ TEST(CompareCli, DeviceErrorsAreUsageErrors) {
             std::string::npos)
       << reference_fusion.err;
   EXPECT_TRUE(reference_fusion.out.empty()) << reference_fusion.out;
+  // cpu has no conv that writes its output's sums: conv_bn_stats is cuDNN's.
+  const auto cpu_stats = run_cli("compare " + spec + " --device cpu -q --conv-fusion conv_bn_stats");
+  EXPECT_EQ(cpu_stats.exit_code, 2);
+  EXPECT_NE(cpu_stats.err.find("--conv-fusion conv_bn_stats: cpu has no conv that also writes its output's"),
+            std::string::npos)
+      << cpu_stats.err;
+  EXPECT_TRUE(cpu_stats.out.empty()) << cpu_stats.out;
   // Without a usable GPU (or without the CUDA backend), --device cuda is a clear usage error.
   const auto cuda = run_cli("compare " + spec + " --device cuda --memory-only -q");
   if (cuda.exit_code != 0) {

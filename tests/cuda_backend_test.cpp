@@ -875,6 +875,70 @@ TEST(GpuFusion, ConvActivationBlocksMatchTheReferenceFusedOrNot) {
   log.report();
 }
 
+// --conv-fusion conv_bn_stats: training blocks whose convs write their output's per-channel sums
+// for the batch norm after them (cuDNN GENSTATS), 2-D and 3-D, every GPU dtype, both layouts.
+// Fused where cuDNN has an engine, unfused (the batch norm's own reduction) where not: either
+// way the step and the running statistics match the reference, the memory the model's (which
+// makes the batch norm's saved statistics before the conv), and the op details say which ran.
+TEST(GpuFusion, ConvBatchNormStatisticsMatchTheReferenceFusedOrNot) {
+  REQUIRE_CUDA_DEVICE();
+  CudaBackendOptions options;
+  options.cudnn_api = cuda::CudnnApi::graph;
+  options.conv_fusion = ConvFusion::conv_bn_stats;
+  CudaBackend gpu(options);
+  CaseLog log;
+  int fused = 0, unfused = 0;
+  for (int dims : {2, 3})
+    for (DType dtype : kGpuDtypes)
+      for (Layout layout : kLayouts) {
+        BlockSpec block = testing::small_block(dims, 8, 16, dims == 2 ? 8 : 4);
+        block.norm = NormKind::batch;
+        block.dtype = dtype;
+        block.layout = layout;
+        block.mode = RunMode::train;
+        for (const char* kind : {"standard", "bottleneck", "separable"}) {
+          const VariantSpec v = testing::variant(kind);
+          const Graph g = build_variant_graph(block, v);
+          const std::string what = std::string(kind) + " input " + g.desc(g.input).shape_string() + " " +
+                                   std::string(to_string(dtype)) + " " + std::string(to_string(layout));
+          log.run(what, [&] {
+            SCOPED_TRACE(what);
+            ReferenceBackend ref;
+            const StepResult want = training_step(ref, g, true);
+            gpu.clear_op_details();
+            const StepResult got = training_step(gpu, g, true);
+            const nlohmann::json details = gpu.op_details();
+            SCOPED_TRACE("op details: " + details.dump());
+            expect_step_close(g, got, want, float64_step(block, v, true), dtype);
+            testing::expect_measured_equals_predicted(gpu, g, true);
+            int pairs = 0;
+            for (size_t i = 0; i < g.ops.size(); ++i) {
+              const int bn = gpu.fills_statistics_of(g, static_cast<int>(i));
+              if (bn < 0) continue;
+              ++pairs;
+              const nlohmann::json& d = details.at(g.ops[i].name);
+              ASSERT_TRUE(d.contains("fusion")) << g.ops[i].name;
+              EXPECT_EQ(d.at("epilogue"), g.ops[i].conv.bias ? "bias+bn_stats" : "bn_stats");
+              if (d.at("fusion") == "fused") {
+                ++fused;
+                EXPECT_TRUE(d.at("forward").contains("engine"));
+              } else {
+                ++unfused;
+                EXPECT_FALSE(d.at("fusion_unavailable").get<std::string>().empty());
+              }
+              EXPECT_EQ(details.at(g.ops[static_cast<size_t>(bn)].name).at("statistics_from"), g.ops[i].name);
+            }
+            EXPECT_GT(pairs, 0);
+          });
+        }
+      }
+  // What the device's cuDNN fused (the GPU session reads this line).
+  std::printf("[          ] conv_bn_stats: %d convs ran fused, %d unfused (cuDNN had no fused engine)\n", fused,
+              unfused);
+  EXPECT_GT(fused + unfused, 0);
+  log.report();
+}
+
 // ---- mixed precision: CUDA autocast's step against the reference's -------------------------------
 
 // The float64 step of an AMP block's plain float32 variant, computed on the first call and kept:

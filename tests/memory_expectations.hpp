@@ -10,8 +10,9 @@
 namespace convbench::testing {
 
 inline void expect_measured_equals_predicted(Backend& backend, const Graph& g, bool training) {
-  const MemoryPrediction p =
-      predict_memory(g, training, [&](const Op& op, Phase ph) { return backend.workspace_bytes(g, op, ph, training); });
+  const MemoryPrediction p = predict_memory(
+      g, training, [&](const Op& op, Phase ph) { return backend.workspace_bytes(g, op, ph, training); },
+      [&](int index) { return backend.fills_statistics_of(g, index); });
   ResultRow row;
   RunOptions options;
   options.time = false;

@@ -81,8 +81,8 @@ namespace {
 //    forward runs again, saving, when backward reaches it (analysis/recompute_plan.hpp).
 class StepReplay {
  public:
-  StepReplay(const Graph& graph, bool training, const WorkspaceQuery& workspace)
-      : g_(graph), training_(training), workspace_(workspace), rg_(graph.requires_grad()) {
+  StepReplay(const Graph& graph, bool training, const WorkspaceQuery& workspace, const StatisticsQuery& statistics)
+      : g_(graph), training_(training), workspace_(workspace), statistics_(statistics), rg_(graph.requires_grad()) {
     const size_t nv = g_.values.size(), nops = g_.ops.size();
     // In inference nothing is saved, so a recompute segment runs as any other ops do.
     segment_of_.assign(nops, -1);
@@ -142,6 +142,7 @@ class StepReplay {
     sim_.stats().reset_peak();
     kept_[value_buf_[static_cast<size_t>(g_.input)]].what = "block input";
     tape_.assign(g_.ops.size(), {});
+    filled_aux_.assign(g_.ops.size(), {});
     kept_inputs_.assign(plans_.size(), {});
 
     forward();
@@ -189,7 +190,13 @@ class StepReplay {
         kept_[value_buf_[out]].what = "output of " + op.name;
         kept_[value_buf_[out]].producer = op.name;
       }
-      const std::vector<int> aux = make_aux(op, saves_in_forward_[i]);
+      // Its aux, unless the op before made them and filled them (conv_bn_stats).
+      std::vector<int> aux = std::move(filled_aux_[i]);
+      if (aux.empty()) aux = make_aux(op, saves_in_forward_[i]);
+      // The aux this op fills for a later op's call, made before its workspace.
+      if (const int taker = training_ && statistics_ ? statistics_(static_cast<int>(i)) : -1; taker >= 0)
+        filled_aux_.at(static_cast<size_t>(taker)) =
+            make_aux(g_.ops.at(static_cast<size_t>(taker)), saves_in_forward_[static_cast<size_t>(taker)]);
       sim_.transient(ws(op, Phase::forward), MemoryCategory::workspace);
       if (saves_in_forward_[i])
         record(i, value_buf_, aux, casts);
@@ -427,7 +434,9 @@ class StepReplay {
   const Graph& g_;
   bool training_;
   const WorkspaceQuery& workspace_;
+  const StatisticsQuery& statistics_;
   std::vector<bool> rg_;
+  std::vector<std::vector<int>> filled_aux_;  // per op: aux an earlier op made and filled for it
   std::vector<RecomputePlan> plans_;
   std::vector<int> segment_of_;
   std::vector<std::vector<size_t>> triggered_at_, released_at_;  // per op: plans (indices into plans_)
@@ -450,8 +459,9 @@ class StepReplay {
 
 }  // namespace
 
-MemoryPrediction predict_memory(const Graph& graph, bool training, const WorkspaceQuery& workspace) {
-  return StepReplay(graph, training, workspace).run();
+MemoryPrediction predict_memory(const Graph& graph, bool training, const WorkspaceQuery& workspace,
+                                const StatisticsQuery& statistics) {
+  return StepReplay(graph, training, workspace, statistics).run();
 }
 
 }  // namespace convbench

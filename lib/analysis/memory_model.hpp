@@ -5,9 +5,9 @@
 //  - resident before the step: parameters, buffers, the block input and, in training, the
 //    upstream gradient dy;
 //  - forward: an op's output (and, in training, its aux tensors) is allocated before it runs,
-//    then its workspace; the workspace is freed after it; an input is freed after its last
-//    forward consumer unless a recorded op saved it (see autograd_rules.hpp); an op is recorded
-//    only when its output needs a gradient, as in PyTorch;
+//    then (conv_bn_stats) the aux of the batch norm whose statistics it fills, then its workspace; the workspace is
+//    freed after it; an input is freed after its last forward consumer unless a recorded op saved it (see
+//    autograd_rules.hpp); an op is recorded only when its output needs a gradient, as in PyTorch;
 //  - backward, ops in reverse: computed input gradients and parameter gradients are allocated,
 //    then the workspace; after the op its workspace, its saved tensors and its grad_output are
 //    released; input gradients then accumulate where a value feeds several ops (in place into
@@ -64,7 +64,11 @@ struct MemoryPrediction {
 
 // Workspace bytes an op needs in a phase; nullptr means none (the analysis without a backend).
 using WorkspaceQuery = std::function<int64_t(const Op&, Phase)>;
+// The op whose aux tensors op `index`'s forward fills (Backend::fills_statistics_of), or -1;
+// nullptr means none does (a backend that fuses no statistics, or the analysis without one).
+using StatisticsQuery = std::function<int(int index)>;
 
-MemoryPrediction predict_memory(const Graph& graph, bool training, const WorkspaceQuery& workspace = nullptr);
+MemoryPrediction predict_memory(const Graph& graph, bool training, const WorkspaceQuery& workspace = nullptr,
+                                const StatisticsQuery& statistics = nullptr);
 
 }  // namespace convbench

@@ -5,7 +5,8 @@
 
 namespace convbench {
 
-VariantAnalysis analyze_variant(const Graph& graph, bool training, const WorkspaceQuery& workspace) {
+VariantAnalysis analyze_variant(const Graph& graph, bool training, const WorkspaceQuery& workspace,
+                                const StatisticsQuery& statistics) {
   VariantAnalysis a;
   const std::vector<bool> rg = graph.requires_grad();
   std::vector<bool> rerun(graph.ops.size(), false);
@@ -25,7 +26,7 @@ VariantAnalysis analyze_variant(const Graph& graph, bool training, const Workspa
     a += c;
     a.per_op.push_back(c);
   }
-  a.memory = predict_memory(graph, training, workspace);
+  a.memory = predict_memory(graph, training, workspace, statistics);
   return a;
 }
 

@@ -17,6 +17,7 @@ struct VariantAnalysis : OpCounts {
 };
 
 // Throws CountOverflow when any count does not fit in 64 bits.
-VariantAnalysis analyze_variant(const Graph& graph, bool training, const WorkspaceQuery& workspace = nullptr);
+VariantAnalysis analyze_variant(const Graph& graph, bool training, const WorkspaceQuery& workspace = nullptr,
+                                const StatisticsQuery& statistics = nullptr);
 
 }  // namespace convbench

@@ -60,11 +60,16 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
         "algorithms: use one or the other");
   const std::optional<ConvFusion> fusion = parse_conv_fusion(options.conv_fusion);
   if (!fusion)
-    throw std::invalid_argument("--conv-fusion must be none or conv_act, got \"" + options.conv_fusion + "\"");
+    throw std::invalid_argument("--conv-fusion must be none, conv_act, conv_bn_stats or all, got \"" +
+                                options.conv_fusion + "\"");
   if (*fusion != ConvFusion::none && device == "reference")
     throw std::invalid_argument("--conv-fusion " + options.conv_fusion +
                                 ": the reference backend runs every op apart (cpu fuses through oneDNN's post-ops, "
                                 "cuda through cuDNN's fused engines)");
+  if (fuses_bn_statistics(*fusion) && device == "cpu")
+    throw std::invalid_argument("--conv-fusion " + options.conv_fusion +
+                                ": cpu has no conv that also writes its output's per-channel sums (oneDNN has no such "
+                                "post-op); conv_bn_stats is cuDNN's GENSTATS fusion, on cuda");
   if (*fusion != ConvFusion::none && device == "cuda" && options.cudnn_api != "graph")
     throw std::invalid_argument(
         "--conv-fusion " + options.conv_fusion +

@@ -26,7 +26,7 @@ DeviceChoice choose_device(const std::string& requested);
 struct BackendOptions {
   std::string cudnn_algo = "heuristic";  // cuda: heuristic | find
   std::string cudnn_api = "legacy";      // cuda: legacy | graph (backends/cuda/cudnn_graph.hpp)
-  std::string conv_fusion = "none";      // cpu, cuda: none | conv_act (backends/conv_fusion.hpp)
+  std::string conv_fusion = "none";      // none | conv_act (cpu, cuda) | conv_bn_stats | all (cuda); conv_fusion.hpp
   std::string depthwise_conv = "auto";   // cuda: auto | own | cudnn (backends/cuda/depthwise_conv_cuda.hpp)
   std::string linear = "auto";           // cuda: auto | own | cublas (backends/cuda/linear_gemm.hpp)
   int64_t memory_limit_bytes = 0;        // 0: no limit beyond the device's own

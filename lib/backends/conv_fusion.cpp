@@ -4,17 +4,32 @@
 
 namespace convbench {
 
-std::string_view to_string(ConvFusion fusion) { return fusion == ConvFusion::conv_act ? "conv_act" : "none"; }
+std::string_view to_string(ConvFusion fusion) {
+  switch (fusion) {
+    case ConvFusion::conv_act: return "conv_act";
+    case ConvFusion::conv_bn_stats: return "conv_bn_stats";
+    case ConvFusion::all: return "all";
+    case ConvFusion::none: break;
+  }
+  return "none";
+}
 
 std::optional<ConvFusion> parse_conv_fusion(std::string_view name) {
-  if (name == "none") return ConvFusion::none;
-  if (name == "conv_act") return ConvFusion::conv_act;
+  for (ConvFusion f : {ConvFusion::none, ConvFusion::conv_act, ConvFusion::conv_bn_stats, ConvFusion::all})
+    if (name == to_string(f)) return f;
   return std::nullopt;
 }
+
+bool fuses_activations(ConvFusion fusion) { return fusion == ConvFusion::conv_act || fusion == ConvFusion::all; }
+bool fuses_bn_statistics(ConvFusion fusion) { return fusion == ConvFusion::conv_bn_stats || fusion == ConvFusion::all; }
 
 std::string ConvEpilogue::name() const {
   std::ostringstream out;
   if (bias) out << "bias+";
+  if (kind == Kind::bn_statistics) {
+    out << "bn_stats";
+    return out.str();
+  }
   out << to_string(act);
   if (act == OpKind::leaky_relu) out << "(" << negative_slope << ")";
   return out.str();
@@ -62,6 +77,46 @@ std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, 
   e.act = act.kind;
   e.negative_slope = act.kind == OpKind::leaky_relu ? act.negative_slope : 0.0;
   e.act_op = static_cast<int>(next);
+  return e;
+}
+
+namespace {
+
+// The recompute segment holding op `index`, or -1.
+int segment_of(const Graph& graph, int index) {
+  for (size_t s = 0; s < graph.segments.size(); ++s)
+    if (index >= graph.segments[s].first_op && index < graph.segments[s].end_op) return static_cast<int>(s);
+  return -1;
+}
+
+}  // namespace
+
+std::optional<ConvEpilogue> conv_bn_stats_fusion(const Graph& graph, int conv_index, std::string* why_not) {
+  const auto no = [why_not](auto&& reason) -> std::optional<ConvEpilogue> {
+    if (why_not) *why_not = reason();
+    return std::nullopt;
+  };
+  if (conv_index < 0 || static_cast<size_t>(conv_index) >= graph.ops.size())
+    return no([] { return std::string("not an op of the graph"); });
+  const Op& conv = graph.ops[static_cast<size_t>(conv_index)];
+  if (conv.kind != OpKind::conv)
+    return no([&] { return std::string(to_string(conv.kind)) + ": only a conv's forward writes its output's sums"; });
+  // Right after: the batch norm's saved statistics are made before the conv runs and hold the
+  // sums until the batch norm reads them, so nothing may run between the two.
+  const size_t next = static_cast<size_t>(conv_index) + 1;
+  if (next >= graph.ops.size() || graph.ops[next].inputs.empty() || graph.ops[next].inputs[0] != conv.output)
+    return no([] { return std::string("no batch norm normalises the conv's output next"); });
+  const Op& bn = graph.ops[next];
+  if (bn.kind != OpKind::batch_norm && bn.kind != OpKind::batch_norm_act)
+    return no([&] { return "the next op, " + std::string(to_string(bn.kind)) + ", is not a batch norm"; });
+  if (segment_of(graph, conv_index) >= 0 || segment_of(graph, static_cast<int>(next)) >= 0)
+    return no([] {
+      return std::string("the conv or its batch norm is in a recompute segment, whose forward runs again in backward");
+    });
+  ConvEpilogue e;
+  e.kind = ConvEpilogue::Kind::bn_statistics;
+  e.bias = conv.conv.bias;
+  e.bn_op = static_cast<int>(next);
   return e;
 }
 

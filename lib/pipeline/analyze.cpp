@@ -32,6 +32,10 @@ WorkspaceQuery backend_workspace(Backend& backend, const Graph& graph, bool trai
       [&backend, &graph, training](const Op& op, Phase ph) { return backend.workspace_bytes(graph, op, ph, training); };
 }
 
+StatisticsQuery backend_statistics(const Backend& backend, const Graph& graph) {
+  return [&backend, &graph](int index) { return backend.fills_statistics_of(graph, index); };
+}
+
 ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const Graph& graph,
                        const VariantAnalysis& a) {
   ResultRow r;
@@ -109,7 +113,7 @@ ResultSet analyze(const Spec& input_spec, const std::string& workspace_device) {
         const bool training = block.mode == RunMode::train;
         // As compare does: an unsupported variant keeps the backend-free prediction.
         if (const WorkspaceQuery ws = backend_workspace(*backend, g, training))
-          results.rows[i].predicted = figures_from(predict_memory(g, training, ws));
+          results.rows[i].predicted = figures_from(predict_memory(g, training, ws, backend_statistics(*backend, g)));
         ++i;
       }
     workspace_of = backend->name();

@@ -25,6 +25,9 @@ MemoryFigures figures_from(const MemoryPrediction& p);
 // prediction comparable byte for byte with what that backend measures; empty when the backend
 // cannot run every op, so the prediction stays backend-independent (the run says why).
 WorkspaceQuery backend_workspace(Backend& backend, const Graph& graph, bool training);
+// Which ops' statistics `backend` fills from the op before them in `graph` (it must outlive the
+// query; --conv-fusion conv_bn_stats), for the same prediction.
+StatisticsQuery backend_statistics(const Backend& backend, const Graph& graph);
 
 // What `convbench analyze` writes: analyze_spec's rows with the engine and the provenance.
 // `workspace_device` empty: predicted peaks leave every backend's workspace out (provenance

@@ -18,7 +18,7 @@ void measure_row(const Graph& graph, bool training, Backend& backend, const RunO
   // The prediction includes this backend's workspace, so it is comparable byte for byte.
   if (const WorkspaceQuery ws = backend_workspace(backend, graph, training)) {
     try {
-      row.predicted = figures_from(predict_memory(graph, training, ws));
+      row.predicted = figures_from(predict_memory(graph, training, ws, backend_statistics(backend, graph)));
     } catch (const std::exception&) {
       // keep the backend-independent prediction; the run reports the failure
     }

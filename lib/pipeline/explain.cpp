@@ -32,7 +32,8 @@ ExplainRun explain(const Spec& spec, ExplainOptions options, std::ostream& notic
     // The analysis with the workspace of the backend that ran the row: the peak the row predicts.
     const auto analysis_of = [&](const Graph& graph) {
       try {
-        return analyze_variant(graph, training, backend_workspace(backend, graph, training));
+        return analyze_variant(graph, training, backend_workspace(backend, graph, training),
+                               backend_statistics(backend, graph));
       } catch (const std::exception&) {
         return analyze_variant(graph, training);
       }

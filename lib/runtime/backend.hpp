@@ -44,6 +44,10 @@ struct ForwardCall {
   bool training;
   uint64_t seed;    // dropout: the mask is dropout_keep(i, seed, p)
   void* workspace;  // workspace_bytes(graph, op, Phase::forward, training) bytes
+  // Training, where fills_statistics_of(graph, this op) names an op: that op's aux tensors, made
+  // before this call, which it fills for that op's call (a batch norm's saved statistics, filled
+  // with the per-channel sums of this conv's output). Empty otherwise.
+  std::vector<Tensor*> filled_aux = {};
 };
 
 struct BackwardCall {
@@ -85,6 +89,12 @@ class Backend {
   virtual const KernelTable& kernels() const = 0;
   // Scratch bytes the op needs in the given phase (0 when none).
   virtual int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) = 0;
+  // Training only: the index of the op whose aux tensors the forward call of op `index` fills, or
+  // -1 (every op makes its own). `--conv-fusion conv_bn_stats` (backends/conv_fusion.hpp): a conv
+  // writes its output's per-channel sums into the next batch norm's saved statistics. The
+  // executor then makes that op's aux just before op `index` runs (after its output, before its
+  // workspace) and passes them in ForwardCall::filled_aux; the memory model does the same.
+  virtual int fills_statistics_of(const Graph& /*graph*/, int /*index*/) const { return -1; }
 
   // Run the registered kernels of the op's kind (an unregistered kind throws UnsupportedOp).
   // Backends override them only to wrap every op (the CUDA backend's profiler ranges).

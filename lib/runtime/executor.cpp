@@ -215,10 +215,22 @@ void Executor::run_forward_op(size_t i, std::vector<Tensor>& values, ModelState&
     values[out] = op.in_place ? values[static_cast<size_t>(op.inputs[0])]
                               : allocate(graph_.desc(op.output),
                                          saved[out] ? MemoryCategory::saved : MemoryCategory::temporaries);
-    std::vector<Tensor> aux;
-    if (training_)
+    // Its aux, unless the op before made them (the batch norm whose statistics a conv filled).
+    std::vector<Tensor> aux = std::move(filled_aux_[i]);
+    filled_aux_[i].clear();
+    if (training_ && aux.empty())
       for (const TensorDesc& a : aux_tensors(graph_, op))
         aux.push_back(allocate(a, record ? MemoryCategory::saved : MemoryCategory::temporaries));
+    // The aux this op fills for a later one (Backend::fills_statistics_of), made now.
+    const int filled = training_ ? backend_.fills_statistics_of(graph_, static_cast<int>(i)) : -1;
+    if (filled >= 0) {
+      if (recomputing_ || checkpoint_of_op_[i] >= 0 || checkpoint_of_op_[static_cast<size_t>(filled)] >= 0)
+        throw std::logic_error("executor: " + op.name + " fills another op's statistics inside a recompute segment");
+      const Op& taker = graph_.ops.at(static_cast<size_t>(filled));
+      for (const TensorDesc& a : aux_tensors(graph_, taker))
+        filled_aux_[static_cast<size_t>(filled)].push_back(allocate(
+            a, records_forward_[static_cast<size_t>(filled)] ? MemoryCategory::saved : MemoryCategory::temporaries));
+    }
     ForwardCall call{
         graph_, op, {}, {}, {}, &values[out], {}, training_, dropout_seed_ + (dropout_seed_per_op_ ? i : 0), nullptr};
     for (int v : op.inputs) call.inputs.push_back(&values[static_cast<size_t>(v)]);
@@ -229,6 +241,8 @@ void Executor::run_forward_op(size_t i, std::vector<Tensor>& values, ModelState&
       call.buffers.push_back(casts.empty() ? &state.buffers[static_cast<size_t>(op.buffers[k])]
                                            : &casts[op.params.size() + k]);
     for (Tensor& a : aux) call.aux.push_back(&a);
+    if (filled >= 0)
+      for (Tensor& a : filled_aux_[static_cast<size_t>(filled)]) call.filled_aux.push_back(&a);
     with_workspace(op, Phase::forward, [&](void* ws) {
       call.workspace = ws;
       backend_.forward(call);
@@ -255,6 +269,7 @@ Tensor Executor::forward(ModelState& state, const Tensor& input) {
   std::vector<Tensor> values(graph_.values.size());
   values[static_cast<size_t>(graph_.input)] = input;
   tape_.assign(graph_.ops.size(), Record{});
+  filled_aux_.assign(graph_.ops.size(), {});
   for (Checkpoint& c : checkpoints_) c.kept.clear();
   for (size_t i = 0; i < graph_.ops.size(); ++i) {
     const Op& op = graph_.ops[i];

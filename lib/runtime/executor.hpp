@@ -117,6 +117,9 @@ class Executor {
   std::vector<Tensor> rerun_values_;     // recompute()'s per-value tables, empty between calls
   std::vector<int> rerun_last_use_;
   std::vector<Record> tape_;
+  // Per op: aux tensors an earlier op made and filled for it (Backend::fills_statistics_of),
+  // held from that op's call to this one's; empty otherwise.
+  std::vector<std::vector<Tensor>> filled_aux_;
   std::vector<Tensor> autocast_cache_;  // cast parameters, held until the forward ends
   bool have_tape_ = false;
   bool recomputing_ = false;

@@ -63,7 +63,7 @@ int64_t CpuBackend::workspace_bytes(const Graph& graph, const Op& op, Phase phas
 }
 
 void CpuBackend::forward(const ForwardCall& call) {
-  if (fusion_ == ConvFusion::conv_act) {
+  if (fuses_activations(fusion_)) {
     // The conv's primitive applied it, unless the conv ran on the own depthwise kernel.
     const int conv = conv_taking_activation(call.graph, call.op);
     if (conv >= 0 && !cpu::is_own_depthwise_conv(call.graph, call.graph.ops[static_cast<size_t>(conv)])) {

@@ -197,7 +197,7 @@ std::string conv_key(const Graph& graph, const Op& op, Phase phase, bool trainin
 }  // namespace
 
 std::optional<ConvEpilogue> OneDnnOps::fused_epilogue(const Graph& graph, const Op& op, Phase phase) const {
-  if (fusion_ != ConvFusion::conv_act || phase != Phase::forward) return std::nullopt;
+  if (!fuses_activations(fusion_) || phase != Phase::forward) return std::nullopt;
   return conv_act_fusion(graph, op_index(graph, op));
 }
 

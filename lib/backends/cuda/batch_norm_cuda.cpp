@@ -26,6 +26,18 @@ kernels::BatchNormForward batch_norm_forward_args(const Fwd& f) {
 
 }  // namespace
 
+void batch_norm_forward_from_sums(const ForwardCall& call, cudaStream_t stream) {
+  const Fwd f(call);
+  if (!call.training) throw std::logic_error("cuda backend: " + f.op.name + ": statistics from sums in inference");
+  kernels::BatchNormForward a = batch_norm_forward_args(f);
+  a.sums_in_saved = true;
+  if (f.op.kind == OpKind::batch_norm_act) {
+    a.leaky = true;
+    a.negative_slope = static_cast<float>(f.op.negative_slope);
+  }
+  kernels::batch_norm_forward(f.dtype, a, call.workspace, stream);
+}
+
 void register_batch_norm_kernels(KernelTable& table, cudaStream_t stream) {
   table.add(OpKind::batch_norm,
             {[stream](const ForwardCall& call) {

@@ -240,7 +240,7 @@ int64_t CudaBackend::conv_workspace_bytes(const Graph& graph, const Op& op, Phas
   const ConvProblem p = conv_problem(graph, op);
   const bool grad_input = phase == Phase::backward && input_needs_grad(graph, op);
   // The bias gradient runs after cuDNN and reuses the same bytes.
-  const int64_t fused = phase == Phase::forward ? fused_workspace_bytes(p, taken_epilogue(graph, op)) : 0;
+  const int64_t fused = phase == Phase::forward ? fused_workspace_bytes(p, fused_epilogue(graph, op, training)) : 0;
   return std::max(kernel_bytes,
                   conv_layout(*conv_, p, conv_directions(op.kind, phase, grad_input, !op.conv.frozen), fused).total);
 }
@@ -251,14 +251,32 @@ int64_t CudaBackend::fused_workspace_bytes(const ConvProblem& p, const std::opti
 }
 
 std::optional<ConvEpilogue> CudaBackend::taken_epilogue(const Graph& graph, const Op& op) const {
-  if (options_.conv_fusion != ConvFusion::conv_act || op.kind != OpKind::conv ||
+  if (!fuses_activations(options_.conv_fusion) || op.kind != OpKind::conv ||
       runs_own_depthwise(graph, op, options_.depthwise_conv))
     return std::nullopt;
   return conv_act_fusion(graph, op_index(graph, op));
 }
 
+std::optional<ConvEpilogue> CudaBackend::statistics_epilogue(const Graph& graph, const Op& op, bool training) const {
+  if (!training || !fuses_bn_statistics(options_.conv_fusion) || op.kind != OpKind::conv ||
+      runs_own_depthwise(graph, op, options_.depthwise_conv))
+    return std::nullopt;
+  return conv_bn_stats_fusion(graph, op_index(graph, op));
+}
+
+std::optional<ConvEpilogue> CudaBackend::fused_epilogue(const Graph& graph, const Op& op, bool training) const {
+  if (auto e = taken_epilogue(graph, op)) return e;
+  return statistics_epilogue(graph, op, training);
+}
+
+int CudaBackend::fills_statistics_of(const Graph& graph, int index) const {
+  if (index < 0 || static_cast<size_t>(index) >= graph.ops.size()) return -1;
+  const std::optional<ConvEpilogue> e = statistics_epilogue(graph, graph.ops[static_cast<size_t>(index)], true);
+  return e ? e->bn_op : -1;
+}
+
 bool CudaBackend::activation_taken_by_conv(const Graph& graph, const Op& op) const {
-  if (options_.conv_fusion != ConvFusion::conv_act) return false;
+  if (!fuses_activations(options_.conv_fusion)) return false;
   const int conv = conv_taking_activation(graph, op);
   return conv >= 0 && taken_epilogue(graph, graph.ops[static_cast<size_t>(conv)]).has_value();
 }
@@ -278,6 +296,12 @@ void CudaBackend::record_fusion(const Graph& graph, const Op& op, const ConvProb
     entry.erase("fusion_unavailable");
   } else {
     entry["fusion_unavailable"] = conv_->fused_unavailable(p, epilogue);
+  }
+  if (epilogue.kind == ConvEpilogue::Kind::bn_statistics) {
+    // The batch norm's own row: fused, it only finishes the sums the conv wrote.
+    const Op& bn = graph.ops.at(static_cast<size_t>(epilogue.bn_op));
+    details_[bn.name] = {{"statistics_from", op.name}, {"fusion", state}};
+    return;
   }
   // The activation's own row: it runs nothing; its time is in the conv's.
   const Op& act = graph.ops.at(static_cast<size_t>(epilogue.act_op));
@@ -307,8 +331,14 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   }
   const ConvProblem p = conv_problem(call.graph, op);
   const ConvDirection d = p.transposed ? ConvDirection::backward_data : ConvDirection::forward;
-  const std::optional<ConvEpilogue> epilogue = taken_epilogue(call.graph, op);
-  const ConvWorkspaceLayout ws = conv_layout(*conv_, p, {d}, fused_workspace_bytes(p, epilogue));
+  std::optional<ConvEpilogue> epilogue = fused_epilogue(call.graph, op, call.training);
+  // The sums go into the aux the executor made for the batch norm; a call without them (a
+  // test driving the backend op by op) runs unfused.
+  const bool statistics = epilogue && epilogue->kind == ConvEpilogue::Kind::bn_statistics;
+  if (statistics && call.filled_aux.size() != 2) epilogue.reset();
+  sums_ready_for_ = -1;
+  const ConvWorkspaceLayout ws =
+      conv_layout(*conv_, p, {d}, fused_workspace_bytes(p, fused_epilogue(call.graph, op, call.training)));
   if (ws.total > 0 && call.workspace == nullptr)
     throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
   const Tensor& x = need(at(call.inputs, 0), op, "input");
@@ -323,9 +353,14 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   void* scratch = ws.cudnn_bytes > 0 ? offset(call.workspace, ws.cudnn_offset) : nullptr;
   const void* bias = op.conv.bias ? need(at(conv_weights(call), 1), op, "bias").raw() : nullptr;
   if (epilogue) {
-    const bool fused = conv_->forward_fused(p, *epilogue, x.raw(), filter, bias, y.raw(), scratch);
+    void* sum = statistics ? call.filled_aux[0]->raw() : nullptr;
+    void* sqsum = statistics ? call.filled_aux[1]->raw() : nullptr;
+    const bool fused = conv_->forward_fused(p, *epilogue, x.raw(), filter, bias, y.raw(), scratch, sum, sqsum);
     record_fusion(call.graph, op, p, *epilogue, fused);
-    if (fused) return;
+    if (fused) {
+      if (statistics) sums_ready_for_ = epilogue->bn_op;
+      return;
+    }
   }
   if (p.transposed) {
     const void* dy = x.raw();
@@ -340,7 +375,7 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   }
   if (bias) kernels::add_channel_bias(y.desc.dtype, act_shape(y.desc), y.raw(), bias, stream_);
   record(op, p, d);
-  if (epilogue)  // not fused: the activation's kernel, in place, as its own op would have run it
+  if (epilogue && !statistics)  // not fused: the activation's kernel, in place, as its own op would have run it
     kernels::activation_forward(call.graph.ops.at(static_cast<size_t>(epilogue->act_op)), y.desc.dtype, y.raw(),
                                 y.raw(), element_count(y.desc), stream_);
 }
@@ -438,6 +473,12 @@ void CudaBackend::forward(const ForwardCall& call) {
   first_launch_.before_launch();
   std::optional<NvtxRange> range;
   if (nvtx_ops_) range.emplace("op " + call.op.name + " fwd");
+  if (sums_ready_for_ >= 0) {
+    // The conv before wrote this batch norm's sums (conv_bn_stats): it finishes them.
+    const bool taker = sums_ready_for_ == op_index(call.graph, call.op);
+    sums_ready_for_ = -1;
+    if (taker) return batch_norm_forward_from_sums(call, stream_);
+  }
   Backend::forward(call);
 }
 

@@ -28,7 +28,9 @@ struct CudaBackendOptions {
   CudnnAlgoMode cudnn_algo = CudnnAlgoMode::heuristic;
   // cuDNN's legacy API or its graph API (cudnn_graph.hpp) for the convolutions.
   CudnnApi cudnn_api = CudnnApi::legacy;
-  // A conv and the in-place activation after it as one fused cuDNN call (backends/conv_fusion.hpp).
+  // A conv and the in-place activation after it as one fused cuDNN call, and (training) a conv
+  // that also writes its output's per-channel sums for the batch norm after it
+  // (backends/conv_fusion.hpp).
   ConvFusion conv_fusion = ConvFusion::none;
   // Largest workspace any one cuDNN call may use (an algorithm needing more is skipped).
   int64_t workspace_limit_bytes = int64_t{1} << 30;
@@ -79,6 +81,9 @@ class CudaBackend final : public Backend {
   // the activations' memory order when it is not stored that way. Chooses the algorithms on the
   // first query (find mode runs cudnnFind here). Other ops: their reductions' partial results.
   int64_t workspace_bytes(const Graph& graph, const Op& op, Phase phase, bool training) override;
+  // --conv-fusion conv_bn_stats: the batch norm after a conv cuDNN runs (not convbench's own
+  // depthwise kernels), when the graph's rule allows it (conv_bn_stats_fusion).
+  int fills_statistics_of(const Graph& graph, int index) const override;
 
   // Each op in an NVTX range ("op NAME fwd"), its first launch marked for eager timing.
   void forward(const ForwardCall& call) override;
@@ -133,6 +138,13 @@ class CudaBackend final : public Backend {
   // it and with the activation's kernel after its own otherwise; either way the activation op
   // itself runs nothing (activation_taken_by_conv).
   std::optional<ConvEpilogue> taken_epilogue(const Graph& graph, const Op& op) const;
+  // --conv-fusion conv_bn_stats: the statistics epilogue of conv `op` in a training step, or
+  // nullopt. The conv then writes its output's sums into the batch norm's saved statistics,
+  // fused when cuDNN has an engine for it (the batch norm then finishes them: sums_ready_for_);
+  // otherwise it runs unfused and the batch norm computes its statistics itself.
+  std::optional<ConvEpilogue> statistics_epilogue(const Graph& graph, const Op& op, bool training) const;
+  // Either fused epilogue conv `op` runs with, or nullopt.
+  std::optional<ConvEpilogue> fused_epilogue(const Graph& graph, const Op& op, bool training) const;
   bool activation_taken_by_conv(const Graph& graph, const Op& op) const;
   // The cuDNN scratch of the fused forward with `epilogue` (choosing its engine on first use), or 0.
   int64_t fused_workspace_bytes(const ConvProblem& problem, const std::optional<ConvEpilogue>& epilogue);
@@ -162,6 +174,9 @@ class CudaBackend final : public Backend {
   std::unordered_map<std::string, bool> fusion_recorded_;
   // Per-op NVTX ranges only when a tool listens (nvtx_range.hpp).
   bool nvtx_ops_ = false;
+  // The index of the batch norm whose saved statistics the conv just before it filled with sums
+  // (a fused conv_bn_stats call), or -1; that batch norm's forward finishes them and resets it.
+  int sums_ready_for_ = -1;
 };
 
 }  // namespace convbench::cuda

@@ -77,6 +77,9 @@ struct Bwd {
 // Each op family's kernels, forward and backward side by side, queued on `stream`.
 // Family <f>'s function is register_<f>_kernels, in <f>_cuda.cpp.
 void register_batch_norm_kernels(KernelTable& table, cudaStream_t stream);
+// A batch_norm or batch_norm_act training forward whose saved statistics hold its input's
+// per-channel sum and sum of squares, which the conv before it wrote (--conv-fusion conv_bn_stats).
+void batch_norm_forward_from_sums(const ForwardCall& call, cudaStream_t stream);
 void register_group_norm_kernels(KernelTable& table, cudaStream_t stream);
 void register_elementwise_kernels(KernelTable& table, cudaStream_t stream);
 void register_concat_kernels(KernelTable& table, cudaStream_t stream);

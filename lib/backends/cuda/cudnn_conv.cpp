@@ -554,14 +554,14 @@ std::string CudnnConv::fused_unavailable(const ConvProblem& p, const ConvEpilogu
 }
 
 bool CudnnConv::forward_fused(const ConvProblem& p, const ConvEpilogue& epilogue, const void* x, const void* w,
-                              const void* bias, void* y, void* workspace) {
+                              const void* bias, void* y, void* workspace, void* sum, void* sqsum) {
   Plan& pl = plan(p);
   FusedPlan& fp = fused_plan(pl, epilogue);
   if (!fp.plan) return false;
   DirectionPlan& dp = *fp.plan;
   try {
     execute(pl, dp, p, ConvDirection::forward, [&](const ConvAlgoCandidate& c, size_t) {
-      return dp.graph->execute(handle_, static_cast<size_t>(c.algo), x, w, y, workspace, bias);
+      return dp.graph->execute(handle_, static_cast<size_t>(c.algo), x, w, y, workspace, bias, sum, sqsum);
     });
   } catch (const UnsupportedOp& e) {
     // Every fused engine refused at execution: the unfused path runs from now on, and says why.

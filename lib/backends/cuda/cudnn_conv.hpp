@@ -102,18 +102,20 @@ class CudnnConv {
   void backward_data(const ConvProblem& problem, const void* w, const void* dy, void* dx, void* workspace);
   void backward_filter(const ConvProblem& problem, const void* x, const void* dy, void* dw, void* workspace);
 
-  // `--conv-fusion conv_act` (backends/conv_fusion.hpp; graph API only): the fused forward's choice for
+  // `--conv-fusion` (backends/conv_fusion.hpp; graph API only): the fused forward's choice for
   // `problem` with `epilogue`, made on first use and cached, or nullptr when cuDNN offers no
   // usable fused engine or the fused call failed at execution before (the conv then runs
   // unfused); fused_unavailable() says why.
   const ConvAlgoChoice* choose_fused(const ConvProblem& problem, const ConvEpilogue& epilogue);
   std::string fused_unavailable(const ConvProblem& problem, const ConvEpilogue& epilogue);
-  // y = act(conv(x, w) + bias) in one cuDNN call (bias nullptr when the epilogue has none). False
+  // y = act(conv(x, w) + bias) in one cuDNN call (bias nullptr when the epilogue has none); for a
+  // bn_statistics epilogue y = conv(x, w) + bias and, per channel c, sum[c] and sqsum[c] of y
+  // (C floats each, nullptr for other epilogues). False
   // when no fused engine ran: none was offered, or every one failed at execution (recorded, so
   // that later calls do not try again); the caller then runs the conv unfused. Throws for a
   // failure no engine can cure (a broken CUDA context), as the unfused calls do.
   bool forward_fused(const ConvProblem& problem, const ConvEpilogue& epilogue, const void* x, const void* w,
-                     const void* bias, void* y, void* workspace);
+                     const void* bias, void* y, void* workspace, void* sum = nullptr, void* sqsum = nullptr);
 
  private:
   struct Plan;

@@ -103,6 +103,23 @@ Descriptor pointwise(cudnnPointwiseMode_t mode, const Descriptor& x, const Descr
   return op;
 }
 
+// y's per-channel sum and sum of squares (conv_bn_stats): GENSTATS over y, computed in float
+// into two float (1, C, 1, ...) tensors.
+Descriptor gen_stats(const Descriptor& y, const Descriptor& sum, const Descriptor& sqsum) {
+  const cudnnGenStatsMode_t mode = CUDNN_GENSTATS_SUM_SQSUM;
+  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+  const cudnnBackendAttributeType_t desc = CUDNN_TYPE_BACKEND_DESCRIPTOR;
+  cudnnBackendDescriptor_t y_raw = y->get(), sum_raw = sum->get(), sqsum_raw = sqsum->get();
+  Descriptor op = make(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
+  CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &mode);
+  CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
+  CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, desc, 1, &y_raw);
+  CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, desc, 1, &sum_raw);
+  CONVBENCH_SET(op, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, desc, 1, &sqsum_raw);
+  CONVBENCH_CUDNN_CHECK(cudnnBackendFinalize(op->get()));
+  return op;
+}
+
 // The (1, C, 1, ...) shape a per-channel bias broadcasts from over y.
 TensorDesc bias_desc(const TensorDesc& y, DType dtype) {
   std::vector<int64_t> shape(y.shape.size(), 1);
@@ -229,23 +246,36 @@ GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, ConvD
 
 GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, const ConvEpilogue& epilogue,
                                bool deterministic, int64_t workspace_limit)
-    : has_bias_(epilogue.bias) {
+    : has_bias_(epilogue.bias), has_statistics_(epilogue.kind == ConvEpilogue::Kind::bn_statistics) {
   if (p.transposed) throw std::logic_error("cudnn_graph: a fused epilogue on a transposed convolution");
   const Descriptor x = tensor(p.x, p.x.layout, kGraphX);
   const Descriptor w = tensor(p.w, p.x.layout, kGraphW);
-  const Descriptor conv_out = tensor(p.y, p.y.layout, kGraphConvOut, true);
   const Descriptor y = tensor(p.y, p.y.layout, kGraphY);
   const Descriptor conv = convolution(p);
-  keep_alive_ = {x, w, conv_out, y, conv};
+  keep_alive_ = {x, w, y, conv};
+  // Without a bias a statistics graph's convolution writes y itself; every other graph's
+  // convolution writes a virtual float tensor that the next operation reads.
+  const bool conv_writes_y = has_statistics_ && !epilogue.bias;
+  const Descriptor conv_out = conv_writes_y ? y : tensor(p.y, p.y.layout, kGraphConvOut, true);
+  keep_alive_.push_back(conv_out);
   std::vector<Descriptor> ops = {operation(ConvDirection::forward, conv, x, w, conv_out)};
   Descriptor act_in = conv_out;
   if (epilogue.bias) {
     // The bias in the weight's dtype (autocast's cast copy, or the parameter itself).
     const Descriptor bias = tensor(bias_desc(p.y, p.w.dtype), p.y.layout, kGraphBias);
-    const Descriptor biased = tensor(p.y, p.y.layout, kGraphBiased, true);
+    const Descriptor biased = has_statistics_ ? y : tensor(p.y, p.y.layout, kGraphBiased, true);
     keep_alive_.insert(keep_alive_.end(), {bias, biased});
     ops.push_back(pointwise(CUDNN_POINTWISE_ADD, conv_out, &bias, biased, 0.0, keep_alive_));
     act_in = biased;
+  }
+  if (has_statistics_) {
+    // y, as stored, then its sums: the batch norm's statistics from the values it will read.
+    const Descriptor sum = tensor(bias_desc(p.y, DType::float32), p.y.layout, kGraphSum);
+    const Descriptor sqsum = tensor(bias_desc(p.y, DType::float32), p.y.layout, kGraphSqSum);
+    keep_alive_.insert(keep_alive_.end(), {sum, sqsum});
+    ops.push_back(gen_stats(y, sum, sqsum));
+    finalize_fused(handle, ops, p.x.dtype, deterministic, workspace_limit);
+    return;
   }
   const cudnnPointwiseMode_t act_mode =
       epilogue.act == OpKind::sigmoid ? CUDNN_POINTWISE_SIGMOID_FWD : CUDNN_POINTWISE_RELU_FWD;
@@ -253,8 +283,12 @@ GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, const
     throw std::logic_error("cudnn_graph: no pointwise mode for " + std::string(to_string(epilogue.act)));
   ops.push_back(pointwise(act_mode, act_in, nullptr, y,
                           epilogue.act == OpKind::leaky_relu ? epilogue.negative_slope : 0.0, keep_alive_));
-  keep_alive_.insert(keep_alive_.end(), ops.begin(), ops.end());
+  finalize_fused(handle, ops, p.x.dtype, deterministic, workspace_limit);
+}
 
+void GraphConvPlans::finalize_fused(cudnnHandle_t handle, const std::vector<Descriptor>& ops, DType dtype,
+                                    bool deterministic, int64_t workspace_limit) {
+  keep_alive_.insert(keep_alive_.end(), ops.begin(), ops.end());
   const Descriptor graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   std::vector<cudnnBackendDescriptor_t> ops_raw;
   for (const Descriptor& op : ops) ops_raw.push_back(op->get());
@@ -267,7 +301,7 @@ GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, const
     return;
   }
   keep_alive_.push_back(graph);
-  add_candidates(handle, graph, p.x.dtype, deterministic, workspace_limit);
+  add_candidates(handle, graph, dtype, deterministic, workspace_limit);
 }
 
 void GraphConvPlans::add_candidates(cudnnHandle_t handle, const Descriptor& graph, DType dtype, bool deterministic,
@@ -338,18 +372,28 @@ void GraphConvPlans::add_candidates(cudnnHandle_t handle, const Descriptor& grap
 GraphConvPlans::~GraphConvPlans() = default;
 
 cudnnStatus_t GraphConvPlans::execute(cudnnHandle_t handle, size_t index, const void* x, const void* w, const void* y,
-                                      void* workspace, const void* bias) const {
-  if (has_bias_ != (bias != nullptr)) return CUDNN_STATUS_BAD_PARAM;
-  const int64_t uids[4] = {kGraphX, kGraphW, kGraphY, kGraphBias};
+                                      void* workspace, const void* bias, void* sum, void* sqsum) const {
+  if (has_bias_ != (bias != nullptr) || has_statistics_ != (sum != nullptr) || has_statistics_ != (sqsum != nullptr))
+    return CUDNN_STATUS_BAD_PARAM;
   // cuDNN takes one array of pointers for inputs and outputs alike.
-  void* pointers[4] = {const_cast<void*>(x), const_cast<void*>(w), const_cast<void*>(y), const_cast<void*>(bias)};
-  const int64_t count = has_bias_ ? 4 : 3;
+  std::vector<int64_t> uids = {kGraphX, kGraphW, kGraphY};
+  std::vector<void*> pointers = {const_cast<void*>(x), const_cast<void*>(w), const_cast<void*>(y)};
+  if (has_bias_) {
+    uids.push_back(kGraphBias);
+    pointers.push_back(const_cast<void*>(bias));
+  }
+  if (has_statistics_) {
+    uids.insert(uids.end(), {kGraphSum, kGraphSqSum});
+    pointers.insert(pointers.end(), {sum, sqsum});
+  }
+  const auto count = static_cast<int64_t>(uids.size());
   cudnnBackendDescriptor_t pack = nullptr;
   cudnnStatus_t s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
   if (s != CUDNN_STATUS_SUCCESS) return s;
-  s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count, uids);
+  s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count, uids.data());
   if (s == CUDNN_STATUS_SUCCESS)
-    s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, count, pointers);
+    s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, count,
+                                 pointers.data());
   if (s == CUDNN_STATUS_SUCCESS)
     s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
   if (s == CUDNN_STATUS_SUCCESS) s = cudnnBackendFinalize(pack);

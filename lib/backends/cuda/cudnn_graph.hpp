@@ -49,6 +49,8 @@ inline constexpr int64_t kGraphX = 1, kGraphW = 2, kGraphY = 3;
 // A fused forward's bias (backends/conv_fusion.hpp), and the virtual tensors between its operations
 // (never in memory: the engine keeps them in registers).
 inline constexpr int64_t kGraphBias = 4, kGraphConvOut = 5, kGraphBiased = 6;
+// A statistics graph's per-channel sum and sum of squares of y (conv_bn_stats), float.
+inline constexpr int64_t kGraphSum = 7, kGraphSqSum = 8;
 
 class BackendDescriptor;
 
@@ -70,8 +72,10 @@ class GraphConvPlans {
   // A forward convolution with `epilogue` fused (backends/conv_fusion.hpp): the convolution into a
   // virtual float tensor, the bias added (a pointwise add broadcasting the (1, C, 1, ...)
   // bias), the activation (a pointwise RELU_FWD, with its lower clip slope for leaky_relu, or
-  // SIGMOID_FWD), and y written once. Only runtime-fusion engines take such a graph; where none
-  // does (or every one is rejected) candidates() is empty and rejected() says why.
+  // SIGMOID_FWD), and y written once. A bn_statistics epilogue (conv_bn_stats): the convolution
+  // (and its bias) into y, then a GENSTATS operation writing y's per-channel sum and sum of
+  // squares in float. Only runtime-fusion engines take such a graph; where none does (or every
+  // one is rejected) candidates() is empty and rejected() says why.
   GraphConvPlans(cudnnHandle_t handle, const ConvProblem& problem, const ConvEpilogue& epilogue, bool deterministic,
                  int64_t workspace_limit);
   ~GraphConvPlans();
@@ -83,9 +87,10 @@ class GraphConvPlans {
   // Runs candidate `index` on x, w and y (the direction's inputs and output among them) with
   // `workspace` (at least the candidate's workspace_bytes). Returns cuDNN's status: the caller
   // falls back to the next candidate when it fails.
-  // `bias`: the fused forward's bias (nullptr for every other graph).
+  // `bias`: the fused forward's bias (nullptr for every other graph); `sum`, `sqsum`: a
+  // statistics graph's C floats each (nullptr for every other graph).
   cudnnStatus_t execute(cudnnHandle_t handle, size_t index, const void* x, const void* w, const void* y,
-                        void* workspace, const void* bias = nullptr) const;
+                        void* workspace, const void* bias = nullptr, void* sum = nullptr, void* sqsum = nullptr) const;
 
  private:
   // cuDNN's heuristics (mode A, then the fallback list) for the finalized operation graph: each
@@ -93,7 +98,11 @@ class GraphConvPlans {
   // `workspace_limit`.
   void add_candidates(cudnnHandle_t handle, const std::shared_ptr<BackendDescriptor>& graph, DType dtype,
                       bool deterministic, int64_t workspace_limit);
+  // A fused graph of `ops` finalized, then its candidates (or why there are none).
+  void finalize_fused(cudnnHandle_t handle, const std::vector<std::shared_ptr<BackendDescriptor>>& ops, DType dtype,
+                      bool deterministic, int64_t workspace_limit);
   bool has_bias_ = false;
+  bool has_statistics_ = false;
   std::vector<Candidate> candidates_;
   std::vector<std::string> rejected_;
   // The graph's descriptors and the engine configurations the plans were made from, kept for the
