@@ -1,6 +1,7 @@
 #include "backends/conv_fusion.hpp"
 
 #include <sstream>
+#include <string_view>
 
 namespace convbench {
 
@@ -42,23 +43,53 @@ int op_index(const Graph& graph, const Op& op) {
   return static_cast<int>(&op - first);
 }
 
+namespace {
+
+// The op right after conv `conv_index` when it reads the conv's output, or nullptr and, when
+// `why_not` is given, why not. Both fusions need the pair adjacent: the executor runs ops in
+// order, so nothing runs between them. `takes`: what the conv's fused call does ("takes a fused
+// epilogue"); `next_op`: what must read its output next ("activation").
+const Op* conv_and_next_reader(const Graph& graph, int conv_index, std::string_view takes, std::string_view next_op,
+                               std::string* why_not) {
+  if (conv_index < 0 || static_cast<size_t>(conv_index) >= graph.ops.size()) {
+    if (why_not) *why_not = "not an op of the graph";
+    return nullptr;
+  }
+  const Op& conv = graph.ops[static_cast<size_t>(conv_index)];
+  if (conv.kind != OpKind::conv) {
+    if (why_not) *why_not = std::string(to_string(conv.kind)) + ": only a conv's forward " + std::string(takes);
+    return nullptr;
+  }
+  const size_t next = static_cast<size_t>(conv_index) + 1;
+  if (next >= graph.ops.size() || graph.ops[next].inputs.empty() || graph.ops[next].inputs[0] != conv.output) {
+    if (why_not) *why_not = "no " + std::string(next_op) + " reads the conv's output next";
+    return nullptr;
+  }
+  return &graph.ops[next];
+}
+
+// The recompute segment holding op `index`, or -1.
+int segment_of(const Graph& graph, int index) {
+  for (size_t s = 0; s < graph.segments.size(); ++s)
+    if (index >= graph.segments[s].first_op && index < graph.segments[s].end_op) return static_cast<int>(s);
+  return -1;
+}
+
+}  // namespace
+
 std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, std::string* why_not) {
   const auto no = [why_not](auto&& reason) -> std::optional<ConvEpilogue> {
     if (why_not) *why_not = reason();
     return std::nullopt;
   };
-  if (conv_index < 0 || static_cast<size_t>(conv_index) >= graph.ops.size())
-    return no([] { return std::string("not an op of the graph"); });
+  // The activation must come right after: an in-place activation is the only reader of its
+  // input, so nothing runs between them that could read the pre-activation tensor the fused call
+  // never stores.
+  const Op* next_op = conv_and_next_reader(graph, conv_index, "takes a fused epilogue", "activation", why_not);
+  if (!next_op) return std::nullopt;
   const Op& conv = graph.ops[static_cast<size_t>(conv_index)];
-  if (conv.kind != OpKind::conv)
-    return no([&] { return std::string(to_string(conv.kind)) + ": only a conv's forward takes a fused epilogue"; });
-  // The activation must come right after: the executor runs ops in order, and an in-place
-  // activation is the only reader of its input, so nothing runs between them that could read the
-  // pre-activation tensor the fused call never stores.
+  const Op& act = *next_op;
   const size_t next = static_cast<size_t>(conv_index) + 1;
-  if (next >= graph.ops.size() || graph.ops[next].inputs.empty() || graph.ops[next].inputs[0] != conv.output)
-    return no([] { return std::string("no activation reads the conv's output next"); });
-  const Op& act = graph.ops[next];
   // The activations oneDNN's eltwise post-ops and cuDNN's pointwise ops both have.
   if (act.kind != OpKind::relu && act.kind != OpKind::leaky_relu && act.kind != OpKind::sigmoid)
     return no([&] {
@@ -80,33 +111,18 @@ std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, 
   return e;
 }
 
-namespace {
-
-// The recompute segment holding op `index`, or -1.
-int segment_of(const Graph& graph, int index) {
-  for (size_t s = 0; s < graph.segments.size(); ++s)
-    if (index >= graph.segments[s].first_op && index < graph.segments[s].end_op) return static_cast<int>(s);
-  return -1;
-}
-
-}  // namespace
-
 std::optional<ConvEpilogue> conv_bn_stats_fusion(const Graph& graph, int conv_index, std::string* why_not) {
   const auto no = [why_not](auto&& reason) -> std::optional<ConvEpilogue> {
     if (why_not) *why_not = reason();
     return std::nullopt;
   };
-  if (conv_index < 0 || static_cast<size_t>(conv_index) >= graph.ops.size())
-    return no([] { return std::string("not an op of the graph"); });
-  const Op& conv = graph.ops[static_cast<size_t>(conv_index)];
-  if (conv.kind != OpKind::conv)
-    return no([&] { return std::string(to_string(conv.kind)) + ": only a conv's forward writes its output's sums"; });
   // Right after: the batch norm's saved statistics are made before the conv runs and hold the
-  // sums until the batch norm reads them, so nothing may run between the two.
+  // sums until the batch norm reads them.
+  const Op* next_op = conv_and_next_reader(graph, conv_index, "writes its output's sums", "batch norm", why_not);
+  if (!next_op) return std::nullopt;
+  const Op& conv = graph.ops[static_cast<size_t>(conv_index)];
+  const Op& bn = *next_op;
   const size_t next = static_cast<size_t>(conv_index) + 1;
-  if (next >= graph.ops.size() || graph.ops[next].inputs.empty() || graph.ops[next].inputs[0] != conv.output)
-    return no([] { return std::string("no batch norm normalises the conv's output next"); });
-  const Op& bn = graph.ops[next];
   if (bn.kind != OpKind::batch_norm && bn.kind != OpKind::batch_norm_act)
     return no([&] { return "the next op, " + std::string(to_string(bn.kind)) + ", is not a batch norm"; });
   if (segment_of(graph, conv_index) >= 0 || segment_of(graph, static_cast<int>(next)) >= 0)

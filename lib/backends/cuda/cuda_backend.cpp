@@ -331,14 +331,14 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   }
   const ConvProblem p = conv_problem(call.graph, op);
   const ConvDirection d = p.transposed ? ConvDirection::backward_data : ConvDirection::forward;
-  std::optional<ConvEpilogue> epilogue = fused_epilogue(call.graph, op, call.training);
+  // The workspace is sized for the planned epilogue, as workspace_bytes() sized it.
+  const std::optional<ConvEpilogue> planned = fused_epilogue(call.graph, op, call.training);
+  const ConvWorkspaceLayout ws = conv_layout(*conv_, p, {d}, fused_workspace_bytes(p, planned));
   // The sums go into the aux the executor made for the batch norm; a call without them (a
   // test driving the backend op by op) runs unfused.
-  const bool statistics = epilogue && epilogue->kind == ConvEpilogue::Kind::bn_statistics;
-  if (statistics && call.filled_aux.size() != 2) epilogue.reset();
+  const bool statistics = planned && planned->kind == ConvEpilogue::Kind::bn_statistics;
+  const std::optional<ConvEpilogue> epilogue = statistics && call.filled_aux.size() != 2 ? std::nullopt : planned;
   sums_ready_for_ = -1;
-  const ConvWorkspaceLayout ws =
-      conv_layout(*conv_, p, {d}, fused_workspace_bytes(p, fused_epilogue(call.graph, op, call.training)));
   if (ws.total > 0 && call.workspace == nullptr)
     throw std::invalid_argument("cuda backend: " + op.name + ": no workspace");
   const Tensor& x = need(at(call.inputs, 0), op, "input");
