@@ -32,6 +32,9 @@ void add_spec_limit_option(CLI::App& sub, SpecLimits& limits) {
   sub.add_option("--input", limits.model_input,
                  "With a model file (block.onnx) in place of the spec: its input shape, N x C x sizes (e.g. "
                  "4x24x48x48x48); without it, the model's own input shape, where it fixes every dim");
+  sub.add_flag("--allow-links", limits.allow_links,
+               "With a model file (block.onnx) in place of the spec: follow symbolic links to its external data "
+               "(refused otherwise: a model you did not make could link anywhere)");
   sub.add_option("--max-runs", limits.max_runs,
                  "Refuse a spec that expands to more runs (block x sweep point x variant) than this, and to more "
                  "than 1000 ops per allowed run")

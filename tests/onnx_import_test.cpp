@@ -5,17 +5,20 @@
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
+#include "onnx/onnx_graph.hpp"
 #include "ops/param_values.hpp"
 #include "spec/spec_loader.hpp"
 #include "variants/variant_builder.hpp"
@@ -457,6 +460,227 @@ TEST(OnnxImport, HostileFilesAreLocatedRefusals) {
   // Broadcasting by a constant is not convbench's add.
   expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(6)->set_input(1, "bn2.bias"); }),
                  "is a constant, where convbench's op takes values", "graph.node[6] (Add \"/Add\")");
+}
+
+// A folder of its own for each case of a model with external data (its links stay inside it).
+std::filesystem::path fresh_folder(const std::string& name) {
+  const std::filesystem::path dir = temp_path(name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// MyBlock with skip.weight's values in the external data file `location` (the model's folder is
+// `dir`); the right bytes are at `data_file`, wherever the location leads.
+std::string external_block(const std::filesystem::path& dir, const std::string& location,
+                           const std::filesystem::path& data_file) {
+  onnx::ModelProto m = my_block();
+  number_initializers(m);
+  auto* c = m.mutable_graph()->mutable_initializer(2);  // skip.weight
+  std::ofstream(data_file, std::ios::binary) << c->raw_data();
+  c->clear_raw_data();
+  c->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = c->add_external_data();
+  e->set_key("location");
+  e->set_value(location);
+  const std::filesystem::path model = dir / "block.onnx";
+  std::ofstream(model, std::ios::binary) << m.SerializeAsString();
+  return model.string();
+}
+
+// External data reached through a symbolic link (a file linked to a secret, a folder linked
+// elsewhere) is refused with exit 2, never read, unless the spec vouches for the model's links.
+TEST(OnnxImport, ExternalDataIsNeverReadThroughALinkUnlessTheSpecAllowsIt) {
+  const std::filesystem::path outside = fresh_folder("outside");
+  // A link to a file outside the model's folder, as a model pointing at /etc/shadow would be.
+  const std::filesystem::path linked = fresh_folder("linked-file");
+  const std::string model = external_block(linked, "weights.bin", outside / "secret.bin");
+  std::filesystem::create_symlink(outside / "secret.bin", linked / "weights.bin");
+  auto r = run_cli("validate " + spec_for(model));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is reached through the symbolic link \"weights.bin\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(skip.weight)"), std::string::npos) << r.err;
+  // Exporting the spec copies nothing of what the link points at: it is refused before a file is made.
+  const std::filesystem::path models = temp_path("linked-export");
+  std::filesystem::remove_all(models);
+  r = run_cli("export " + spec_for(model) + " --onnx " + models.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(models));
+  // A folder linked elsewhere, on the way to a real file.
+  const std::filesystem::path via = fresh_folder("linked-folder");
+  const std::string through = external_block(via, "data/w.bin", outside / "w.bin");
+  std::filesystem::create_directory_symlink(outside, via / "data");
+  r = run_cli("validate " + spec_for(through));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is reached through the symbolic link \"data\""), std::string::npos) << r.err;
+  // A FIFO planted as the data file is refused at once, not waited on.
+  const std::filesystem::path piped = fresh_folder("fifo-data");
+  const std::string fifo_model = external_block(piped, "w.bin", outside / "unused.bin");
+  ASSERT_EQ(::mkfifo((piped / "w.bin").c_str(), 0600), 0);
+  r = run_cli("validate " + spec_for(fifo_model));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+  // The same files with the links vouched for (`allow_links: true`): read, the values the link's.
+  for (const std::string& file : {model, through}) {
+    std::string text = testing::read_file(spec_for(file));
+    text.replace(text.find("file: "), 6, "allow_links: true, file: ");
+    const std::string spec = temp_path("allow-links.yaml");
+    std::ofstream(spec) << text;
+    EXPECT_EQ(starting_values(spec).at("skip.weight"), initializer_values(
+                                                           [] {
+                                                             onnx::ModelProto m = my_block();
+                                                             number_initializers(m);
+                                                             return m;
+                                                           }(),
+                                                           "skip.weight"))
+        << file;
+  }
+  // A model file given alone: --allow-links says it; a spec takes it per variant instead.
+  r = run_cli("validate " + model + " --input 2x24x8x8x8");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--allow-links"), std::string::npos) << r.err;
+  r = run_cli("validate " + model + " --input 2x24x8x8x8 --allow-links");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("validate " + spec_for(model) + " --allow-links");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("in a spec, write allow_links: true"), std::string::npos) << r.err;
+  for (const auto& dir : {outside, linked, via, piped}) std::filesystem::remove_all(dir);
+}
+
+// A small 2-D block around one node under test: x (2, C, 8, 8) -> Conv 3x3 (C -> C) -> NODE -> y.
+onnx::ModelProto around_node(int64_t channels, const std::function<void(onnx::GraphProto&)>& node, int opset = 17) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(opset);
+  onnx::GraphProto& g = *m.mutable_graph();
+  value_info(g.add_input(), "x", {2, channels, 8, 8});
+  value_info(g.add_output(), "y", {0});
+  add_weight(g, "conv.weight", {channels, channels, 3, 3});
+  ints(add_node(g, "Conv", "/conv/Conv", {"x", "conv.weight"}, {"c"}), "pads", {1, 1, 1, 1});
+  node(g);
+  return m;
+}
+
+// Each attribute that divides, multiplies or scales is checked at its node: a located refusal,
+// never a crash (a division by zero, a range check) or a misleading message later.
+TEST(OnnxImport, AttributesThatDivideOrMultiplyAreCheckedAtTheNode) {
+  const auto refused = [](const onnx::ModelProto& m, const std::string& words, const std::string& where) {
+    const std::string model = write_model(m, "attr.onnx");
+    const auto r = run_cli("validate " + model);
+    EXPECT_EQ(r.exit_code, 2) << words << ": " << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(where), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("attr.onnx: "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(".onnx.json"), std::string::npos) << r.err;
+  };
+  // GroupNormalization (opset 18): more groups than channels, and groups that do not divide them.
+  for (const auto& [groups, scale] : std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {3, 3}, {3, 8}}) {
+    refused(around_node(
+                8,
+                [&, groups = groups, scale = scale](onnx::GraphProto& g) {
+                  add_weight(g, "gn.weight", {scale});
+                  add_weight(g, "gn.bias", {scale});
+                  integer(
+                      add_node(g, "GroupNormalization", "/gn/GroupNormalization", {"c", "gn.weight", "gn.bias"}, {"y"}),
+                      "num_groups", groups);
+                },
+                18),
+            "num_groups " + std::to_string(groups) + " does not divide its input's 8 channels",
+            "graph.node[1] (GroupNormalization");
+  }
+  refused(around_node(
+              8,
+              [](onnx::GraphProto& g) {
+                add_weight(g, "gn.weight", {5});
+                add_weight(g, "gn.bias", {5});
+                integer(
+                    add_node(g, "GroupNormalization", "/gn/GroupNormalization", {"c", "gn.weight", "gn.bias"}, {"y"}),
+                    "num_groups", 4);
+              },
+              18),
+          "neither one value per group", "graph.node[1] (GroupNormalization");
+  // SpaceToDepth: channels x blocksize^2 past 2^31 (was "out_channels must be positive, got 0").
+  refused(around_node(8,
+                      [](onnx::GraphProto& g) {
+                        integer(add_node(g, "SpaceToDepth", "/s2d", {"c"}, {"y"}), "blocksize", int64_t{1} << 20);
+                      }),
+          "blocksize 1048576 to the power 2 is more than the 2^31", "graph.node[1] (SpaceToDepth \"/s2d\")");
+  refused(around_node(8,
+                      [](onnx::GraphProto& g) {
+                        integer(add_node(g, "SpaceToDepth", "/s2d", {"c"}, {"y"}), "blocksize", 40000);
+                      }),
+          "makes 8 x 1600000000 channels", "graph.node[1] (SpaceToDepth \"/s2d\")");
+  refused(
+      around_node(
+          8, [](onnx::GraphProto& g) { integer(add_node(g, "DepthToSpace", "/d2s", {"c"}, {"y"}), "blocksize", 3); }),
+      "its input's 8 channels are not a multiple of 9", "graph.node[1] (DepthToSpace \"/d2s\")");
+  // Resize by an infinite or NaN scale: said as such.
+  for (const auto& [scale, words] :
+       std::vector<std::pair<float, std::string>>{{std::numeric_limits<float>::infinity(), "a scale of infinity"},
+                                                  {std::numeric_limits<float>::quiet_NaN(), "a scale of NaN"},
+                                                  {1e10f, "convbench takes scales from 1 to 2^31"}}) {
+    refused(around_node(8,
+                        [scale = scale](onnx::GraphProto& g) {
+                          onnx::TensorProto* t = g.add_initializer();
+                          t->set_name("scales");
+                          t->set_data_type(onnx::TensorProto::FLOAT);
+                          t->add_dims(4);
+                          for (const float v : {1.0f, 1.0f, scale, scale}) t->add_float_data(v);
+                          onnx::NodeProto* n = add_node(g, "Resize", "/up", {"c", "", "scales"}, {"y"});
+                          for (const auto& [key, value] : {std::pair{"coordinate_transformation_mode", "asymmetric"},
+                                                           std::pair{"nearest_mode", "floor"}}) {
+                            onnx::AttributeProto* a = n->add_attribute();
+                            a->set_name(key);
+                            a->set_type(onnx::AttributeProto::STRING);
+                            a->set_s(value);
+                          }
+                        }),
+            words, "graph.node[1] (Resize \"/up\")");
+  }
+  // Two initializers of one name: which one a node reads would be a guess.
+  refused(around_node(8,
+                      [](onnx::GraphProto& g) {
+                        add_weight(g, "conv.weight", {8, 8, 3, 3});
+                        add_node(g, "Relu", "/relu", {"c"}, {"y"});
+                      }),
+          "a second initializer named \"conv.weight\"", "graph.initializer[1] (conv.weight)");
+  // A refusal after the nodes are translated (a Concat of two sizes) names the model file and the
+  // node, not the spec convbench made of the file.
+  refused(around_node(8,
+                      [](onnx::GraphProto& g) {
+                        add_weight(g, "down.weight", {8, 8, 1, 1});
+                        ints(add_node(g, "Conv", "/down/Conv", {"c", "down.weight"}, {"d"}), "strides", {2, 2});
+                        integer(add_node(g, "Concat", "/cat", {"c", "d"}, {"y"}), "axis", 1);
+                      }),
+          "", "graph.node[2] (Concat \"/cat\")");
+}
+
+// A weight that many nodes share (tied, or a hostile file's one initializer under 20,000 convs)
+// is read and held once: every op's starting values are the same object. What the reader holds is
+// bounded (kMaxOnnxValueBytes) on the values actually held, not on the file's size or nodes.
+TEST(OnnxImport, ASharedWeightIsHeldOnceAndWhatIsHeldIsBounded) {
+  onnx::ModelProto m = around_node(64, [](onnx::GraphProto& g) {
+    std::string previous = "c";
+    for (int i = 0; i < 2000; ++i) {
+      const std::string out = i + 1 == 2000 ? "y" : "c" + std::to_string(i);
+      ints(add_node(g, "Conv", "/conv" + std::to_string(i), {previous, "conv.weight"}, {out}), "pads", {1, 1, 1, 1});
+      previous = out;
+    }
+  });
+  const OnnxBlock block = parse_onnx_block(m.SerializeAsString(), temp_path("shared.onnx"));
+  ASSERT_EQ(block.ops.size(), 2001u);
+  for (const ImportedOp& op : block.ops)
+    EXPECT_EQ(op.values.at("weight").get(), block.ops[0].values.at("weight").get());
+  OnnxContext cx;
+  cx.file = "budget.onnx";
+  hold_onnx_values(cx, kMaxOnnxValueBytes / 8, "all of it");
+  try {
+    hold_onnx_values(cx, 1, "graph.node[7] (MatMul)");
+    ADD_FAILURE() << "a value past the budget was held";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("graph.node[7] (MatMul)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("2048 MiB"), std::string::npos) << e.what();
+  }
 }
 
 TEST(OnnxImport, TheFilesInputMustAgreeWithTheBlock) {

@@ -31,7 +31,12 @@ inline constexpr int64_t kSmallTensor = 64;
 struct OnnxContext {
   std::string file;
   std::string folder;          // the model's folder: external data must lie in it
+  bool allow_links = false;    // follow symbolic links to external data (OnnxReadOptions)
   int64_t external_bytes = 0;  // read from external data files so far (at most kMaxOnnxBytes)
+  // Every constant's values read so far, by tensor: a weight that many nodes use (tied, or a
+  // hostile file's one initializer under 20,000 convs) is read and held once, and shared.
+  std::map<const onnx::TensorProto*, GivenValues> values_read;
+  int64_t held_value_bytes = 0;  // what values_read holds (at most kMaxOnnxValueBytes)
   int64_t opset = 0;
   int dims = 0;                                 // spatial dims of the block input
   std::map<std::string, OnnxTensor> constants;  // by ONNX name
@@ -60,8 +65,13 @@ OnnxTensor read_onnx_tensor(const onnx::TensorProto& t, const std::string& file,
 // Every value of a constant that gives a parameter or buffer its starting values (a weight, a
 // norm's scale or running mean), as doubles in the tensor's own order: the model's data, or the
 // bytes an external data file holds for it (inside the model's folder, at most kMaxOnnxBytes in
-// all). `where`: the key path for messages.
+// all). Read once per tensor and shared by every use; at most kMaxOnnxValueBytes held in all.
+// `where`: the key path for messages.
 GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where);
+// Counts `count` more values (doubles) as held for the block, refusing at `where` past
+// kMaxOnnxValueBytes: read_onnx_values calls it for each tensor it reads, the translations for
+// each copy they make (a transposed or per-channel weight).
+void hold_onnx_values(OnnxContext& cx, int64_t count, const std::string& where);
 // Translates one node into zero or more ops of cx (onnx_nodes.cpp).
 void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx);
 

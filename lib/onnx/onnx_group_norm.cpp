@@ -106,7 +106,10 @@ bool translate_grouped_instance_norm(OnnxContext& cx, const At& at) {
                           {view->second.value}, std::move(f), channels);
   take_values(cx, at, 1, "weight", op);
   take_values(cx, at, 2, "bias", op);
-  for (const char* suffix : {"weight", "bias"}) op.values[suffix] = spread(op.values[suffix], channels);
+  for (const char* suffix : {"weight", "bias"}) {
+    hold_onnx_values(cx, channels, onnx_node_label(at.node, at.index));
+    op.values[suffix] = spread(op.values[suffix], channels);
+  }
   // Its output is in groups until the Reshape back: no other node may read it as a value.
   cx.values.erase(at.node.output(0));
   cx.grouped_norms[at.node.output(0)] = {op.name, groups};

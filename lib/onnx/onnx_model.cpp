@@ -1,11 +1,17 @@
 #include "onnx/onnx_model.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "onnx/onnx_graph.hpp"
 #include "util/input_error.hpp"
@@ -111,8 +117,74 @@ double element_value(const char* bytes, int64_t i, int32_t type) {
   }
 }
 
+// Closes a file descriptor when it goes out of scope.
+class Descriptor {
+ public:
+  explicit Descriptor(int fd = -1) : fd_(fd) {}
+  ~Descriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  Descriptor(Descriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Descriptor& operator=(Descriptor&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Opens the external data file `location` below the model's folder for reading. The location is
+// the model's text, so the model decides what it names: read_onnx_tensor already refused an
+// absolute path or a `..`; here each component is opened from the one before it with O_NOFOLLOW,
+// so that no symbolic link (a file linked to /etc/shadow, a folder linked elsewhere) is followed,
+// and nothing can be swapped in between a check and the open. With allow_links (the spec's
+// `allow_links: true`, the command line's --allow-links) the user vouches for the links and they
+// are followed. O_NONBLOCK: a FIFO planted as the data file must not hang the open; it is then
+// refused as not a regular file.
+Descriptor open_external_file(const OnnxContext& cx, const std::string& location, const std::string& where) {
+  const auto refuse = [&](const std::string& why) {
+    throw InputError({cx.file, 0, 0}, where, "its external data file \"" + printable(location) + "\" " + why);
+  };
+  const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  Descriptor file;
+  if (cx.allow_links) {
+    file = Descriptor(::open((std::filesystem::path(cx.folder) / location).c_str(), flags));
+    if (file.get() < 0) refuse(std::string("cannot be read: ") + std::strerror(errno));
+  } else {
+    std::vector<std::string> parts;
+    for (const auto& part : std::filesystem::path(location))
+      if (!part.empty() && part != ".") parts.push_back(part.string());
+    if (parts.empty()) refuse("names no file");
+    Descriptor dir(::open(cx.folder.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY));
+    if (dir.get() < 0) refuse(std::string("cannot be read: the model's folder: ") + std::strerror(errno));
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const bool last = i + 1 == parts.size();
+      Descriptor next(::openat(dir.get(), parts[i].c_str(), (last ? flags : flags | O_DIRECTORY) | O_NOFOLLOW));
+      if (next.get() < 0) {
+        const int error = errno;
+        struct stat st {};
+        if (::fstatat(dir.get(), parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+          refuse("is reached through the symbolic link \"" + printable(parts[i]) +
+                 "\": refused, since a model's links could point anywhere (convbench would copy what they point "
+                 "at into its results and exports); give the variant allow_links: true in the spec (or "
+                 "--allow-links with a model file) to follow the links of a model you trust");
+        refuse(std::string("cannot be read: ") + std::strerror(error));
+      }
+      dir = std::move(next);
+    }
+    file = std::move(dir);
+  }
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) refuse("is not a regular file");
+  return file;
+}
+
 // The bytes an external data file holds for a tensor of `bytes` bytes: inside the model's folder
-// (read_onnx_tensor refused a location that leaves it), at `offset`, all of them there.
+// (open_external_file), at `offset`, all of them there.
 std::string external_bytes(OnnxContext& cx, const onnx::TensorProto& t, int64_t bytes, const std::string& where) {
   std::string location;
   int64_t offset = 0, length = -1;
@@ -140,19 +212,25 @@ std::string external_bytes(OnnxContext& cx, const onnx::TensorProto& t, int64_t 
   if (cx.external_bytes + bytes > kMaxOnnxBytes)
     throw InputError({cx.file, 0, 0}, where,
                      "external data beyond the " + std::to_string(kMaxOnnxBytes >> 20) + " MiB an ONNX block may have");
-  const std::string path = (std::filesystem::path(cx.folder) / location).string();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError({cx.file, 0, 0}, where, "its external data file \"" + printable(location) + "\" cannot be read");
-  const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
-  if (ec || offset > size || bytes > size - offset)
+  const Descriptor file = open_external_file(cx, location, where);
+  struct stat st {};
+  ::fstat(file.get(), &st);  // open_external_file checked it
+  const auto size = static_cast<int64_t>(st.st_size);
+  if (offset > size || bytes > size - offset)
     throw InputError({cx.file, 0, 0}, where,
                      "its external data file \"" + printable(location) + "\" holds fewer bytes than offset " +
                          std::to_string(offset) + " plus the " + std::to_string(bytes) + " its shape needs");
-  std::ifstream in(path, std::ios::binary);
   std::string data(static_cast<size_t>(bytes), '\0');
-  if (!in.seekg(offset) || !in.read(data.data(), static_cast<std::streamsize>(bytes)))
-    throw InputError({cx.file, 0, 0}, where, "its external data file \"" + printable(location) + "\": read failed");
+  for (int64_t done = 0; done < bytes;) {
+    const ssize_t got = ::pread(file.get(), data.data() + done, static_cast<size_t>(bytes - done), offset + done);
+    if (got <= 0) {
+      if (got < 0 && errno == EINTR) continue;
+      throw InputError({cx.file, 0, 0}, where,
+                       "its external data file \"" + printable(location) + "\": read failed" +
+                           (got < 0 ? std::string(": ") + std::strerror(errno) : std::string(" (it got shorter)")));
+    }
+    done += got;
+  }
   cx.external_bytes += bytes;
   return data;
 }
@@ -236,12 +314,23 @@ int64_t OnnxTensor::elements() const {
   return n;
 }
 
+void hold_onnx_values(OnnxContext& cx, int64_t count, const std::string& where) {
+  const auto bytes = static_cast<int64_t>(sizeof(double)) * count;  // count <= 2^40: no overflow
+  if (cx.held_value_bytes + bytes > kMaxOnnxValueBytes)
+    throw InputError({cx.file, 0, 0}, where,
+                     std::to_string(count) + " more values would take the starting values held for the block past " +
+                         std::to_string(kMaxOnnxValueBytes >> 20) +
+                         " MiB (as doubles, each shared tensor counted once): more than a block's weights");
+  cx.held_value_bytes += bytes;
+}
+
 GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where) {
   if (!t.proto) {  // a Constant node's value_float(s): small, held already
     if (!t.values) throw InputError({cx.file, 0, 0}, where, "its values are not in a form convbench reads");
     return std::make_shared<const std::vector<double>>(*t.values);
   }
   const onnx::TensorProto& p = *t.proto;
+  if (const auto known = cx.values_read.find(&p); known != cx.values_read.end()) return known->second;
   const int32_t type = p.data_type();
   if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::DOUBLE && type != onnx::TensorProto::FLOAT16 &&
       type != onnx::TensorProto::BFLOAT16)
@@ -249,6 +338,7 @@ GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::st
                      "data type " + std::to_string(type) +
                          ": a weight or statistic convbench loads is float, double, float16 or bfloat16");
   const int64_t n = t.elements();
+  hold_onnx_values(cx, n, where);
   auto values = std::make_shared<std::vector<double>>();
   values->reserve(static_cast<size_t>(n));
   if (p.data_location() == onnx::TensorProto::EXTERNAL || !p.raw_data().empty()) {
@@ -268,6 +358,7 @@ GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::st
       }
     }
   }
+  cx.values_read[&p] = values;
   return values;
 }
 
@@ -304,9 +395,11 @@ const std::vector<std::string>& supported_onnx_operators() {
   return ops;
 }
 
-OnnxBlock read_onnx_block(const std::string& path) { return parse_onnx_block(read_file_bytes(path), path); }
+OnnxBlock read_onnx_block(const std::string& path, const OnnxReadOptions& options) {
+  return parse_onnx_block(read_file_bytes(path), path, options);
+}
 
-OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path) {
+OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path, const OnnxReadOptions& options) {
   if (static_cast<int64_t>(bytes.size()) > kMaxOnnxBytes)
     throw InputError({path, 0, 0}, "file", "is larger than an ONNX block may be");
   onnx::ModelProto model;
@@ -335,13 +428,20 @@ OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path) {
 
   OnnxContext cx;
   cx.file = path;
+  cx.allow_links = options.allow_links;
   cx.folder = std::filesystem::path(path).parent_path().string();
   if (cx.folder.empty()) cx.folder = ".";
   cx.opset = block.opset;
-  for (int i = 0; i < g.initializer_size(); ++i)
-    cx.constants[g.initializer(i).name()] =
-        read_onnx_tensor(g.initializer(i), path,
-                         "graph.initializer[" + std::to_string(i) + "] (" + printable(g.initializer(i).name()) + ")");
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    const std::string where =
+        "graph.initializer[" + std::to_string(i) + "] (" + printable(g.initializer(i).name()) + ")";
+    // Two initializers of one name: which one a node reads would be a guess (the ONNX checker
+    // refuses such a graph too).
+    if (cx.constants.count(g.initializer(i).name()))
+      throw InputError({path, 0, 0}, where,
+                       "a second initializer named \"" + printable(g.initializer(i).name()) + "\": names are unique");
+    cx.constants[g.initializer(i).name()] = read_onnx_tensor(g.initializer(i), path, where);
+  }
   // The data input: the graph's one input that is not an initializer (older exporters list the
   // initializers among the inputs too).
   int data_input = -1;

@@ -26,6 +26,17 @@ namespace convbench {
 inline constexpr int64_t kMaxOnnxBytes = int64_t{1} << 30;
 // The most nodes a file may have (as --max-network-ops bounds a network's expanded ops).
 inline constexpr int64_t kMaxOnnxNodes = 100000;
+// The most bytes the starting values read from one file may take, as the doubles they are held
+// in: a file's worth of float32 weights (kMaxOnnxBytes) twice over. Each tensor counts once however
+// many nodes share it, so the bound is on memory actually held, not on the file's size or nodes.
+inline constexpr int64_t kMaxOnnxValueBytes = 2 * kMaxOnnxBytes;
+
+// How a file is read.
+struct OnnxReadOptions {
+  // Follow symbolic links on the way to external data files: the user vouches for the model (a
+  // spec's `allow_links: true`, the command line's --allow-links). Off, a link is refused.
+  bool allow_links = false;
+};
 
 // One op of the block, as a custom variant would write it.
 struct ImportedOp {
@@ -53,9 +64,9 @@ struct OnnxBlock {
 };
 
 // Reads, checks and translates `path` (InputError, exit 2, for anything it cannot).
-OnnxBlock read_onnx_block(const std::string& path);
+OnnxBlock read_onnx_block(const std::string& path, const OnnxReadOptions& options = {});
 // The same for a file's bytes already read (`name` for messages): what the fuzzer feeds.
-OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& name);
+OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& name, const OnnxReadOptions& options = {});
 
 // The ONNX operators convbench translates, for messages and documents.
 const std::vector<std::string>& supported_onnx_operators();

@@ -161,6 +161,19 @@ using namespace onnx_reading;
 
 int spatial_dims(const At& at) { return at.cx.dims; }
 
+// blocksize^dims of a SpaceToDepth or DepthToSpace (blocksize 1 to 2^31): the channels it
+// multiplies or divides by, refused past 2^31 (a block of 2^16 in 2-D is already 2^32).
+int64_t block_volume(const At& at, int64_t block) {
+  int64_t factor = 1;
+  for (int i = 0; i < spatial_dims(at); ++i) {
+    if (factor > (int64_t{1} << 31) / block)
+      at.refuse("blocksize " + std::to_string(block) + " to the power " + std::to_string(spatial_dims(at)) +
+                " is more than the 2^31 channels convbench takes");
+    factor *= block;
+  }
+  return factor;
+}
+
 // Kernel, stride, padding and dilation of a Conv, ConvTranspose or pool, as convbench's fields:
 // padding symmetric (begin = end), or SAME / VALID.
 void window_fields(const At& at, const std::vector<int64_t>& kernel, OpFieldValues& f, bool pool) {
@@ -262,6 +275,13 @@ void translate_norm(OnnxContext& cx, const At& at, const std::string& type) {
   if (groups) f.set("norm_groups", groups);
   check_norm_constants(at, kind == "batch_norm");
   const auto channels = channels_of(cx, x);
+  // The groups split the channels evenly (the per-group scale below is spread by c / (C / G)).
+  if (type == "GroupNormalization" && channels && (groups > *channels || *channels % groups != 0))
+    at.refuse("num_groups " + std::to_string(groups) + " does not divide its input's " + std::to_string(*channels) +
+              " channels into equal groups");
+  if (type == "GroupNormalization" && scale.dims != std::vector<int64_t>{groups} &&
+      !(channels && scale.dims == std::vector<int64_t>{*channels}))
+    at.refuse("a scale that is neither one value per group (opset 18) nor one per channel (opset 21)");
   ImportedOp& op = add_op(cx, at, kind, op_name(cx, at.node, at.index, at.node.input(1)), {x}, std::move(f), channels);
   take_values(cx, at, 1, "weight", op);
   take_values(cx, at, 2, "bias", op);
@@ -273,6 +293,7 @@ void translate_norm(OnnxContext& cx, const At& at, const std::string& type) {
     // Opset 18's GroupNormalization scales each group (21's, each channel, as PyTorch): every
     // channel takes its group's value.
     for (const char* suffix : {"weight", "bias"}) {
+      hold_onnx_values(cx, *channels, onnx_node_label(at.node, at.index));
       std::vector<double> per_channel;
       for (int64_t c = 0; c < *channels; ++c)
         per_channel.push_back(op.values[suffix]->at(static_cast<size_t>(c / (*channels / groups))));
@@ -351,13 +372,22 @@ void translate_resize(OnnxContext& cx, const At& at, const std::string& type) {
     if (!t.dims.empty() && t.dims[0] > 0) scales = t.values;
   }
   if (scales) {
+    for (const double v : *scales)
+      if (!std::isfinite(v))
+        at.refuse("a scale of " +
+                  std::string(std::isnan(v) ? "NaN"
+                              : v > 0       ? "infinity"
+                                            : "-infinity") +
+                  ": scales are finite whole numbers >= 1");
     if (static_cast<int>(scales->size()) != d + 2 || (*scales)[0] != 1 || (*scales)[1] != 1)
       at.refuse("scales must be 1 for batch and channels and given for every spatial dim");
     const double s = (*scales)[2];
     for (int i = 2; i < d + 2; ++i)
       if ((*scales)[static_cast<size_t>(i)] != s) at.refuse("different scales per spatial dim");
     if (s < 1 || s != std::floor(s)) at.refuse("a scale that is not a whole number >= 1");
-    f.set("scale", field_size(at, static_cast<int64_t>(std::min(s, 4e9)), "the scale"));
+    if (s > static_cast<double>(int64_t{1} << 31))
+      at.refuse("a scale of " + std::to_string(s) + ": convbench takes scales from 1 to 2^31");
+    f.set("scale", static_cast<int64_t>(s));
   } else if (type == "Resize" && has_input(at.node, 3)) {
     const auto sizes = integers(at, constant_input(at, 3, "the sizes"), "the sizes");
     if (static_cast<int>(sizes.size()) != d + 2) at.refuse("sizes must give every dim");
@@ -393,6 +423,7 @@ void translate_linear(OnnxContext& cx, const At& at, const std::string& type) {
   take_values(cx, at, 1, "weight", op);
   if (!transposed) {  // stored (in, out), as MatMul and Gemm without transB take it
     const std::vector<double>& stored = *op.values["weight"];
+    hold_onnx_values(cx, static_cast<int64_t>(stored.size()), onnx_node_label(at.node, at.index));
     std::vector<double> weight(stored.size());
     const int64_t in = w.dims[0];
     for (int64_t i = 0; i < in; ++i)
@@ -522,8 +553,12 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
     f.set("order", FieldKeyword{"block_major"});  // ONNX's order: (row offset, column offset, channel)
     const std::string x = data_input(at, 0);
     const auto c = channels_of(cx, x);
-    int64_t factor = 1;
-    for (int i = 0; i < spatial_dims(at); ++i) factor = factor > (int64_t{1} << 31) ? factor : factor * block;
+    const int64_t factor = block_volume(at, block);
+    // The channels it makes: C x blocksize^dims, refused at the node when past 2^31 (as every
+    // size a spec takes) rather than wrapped round into a count some later check misreads.
+    if (c && *c > (int64_t{1} << 31) / factor)
+      at.refuse("blocksize " + std::to_string(block) + " makes " + std::to_string(*c) + " x " + std::to_string(factor) +
+                " channels, more than the 2^31 convbench takes");
     add_op(cx, at, "space_to_depth", op_name(cx, node, index, ""), {x}, std::move(f),
            c ? std::optional<int64_t>(*c * factor) : std::nullopt);
   } else if (type == "DepthToSpace") {
@@ -536,10 +571,13 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
     f.set("order", FieldKeyword{mode == "DCR" ? "block_major" : "channel_major"});
     const std::string x = data_input(at, 0);
     const auto c = channels_of(cx, x);
-    int64_t factor = 1;
-    for (int i = 0; i < spatial_dims(at); ++i) factor = factor > (int64_t{1} << 31) ? factor : factor * block;
+    const int64_t factor = block_volume(at, block);
+    if (c && *c % factor != 0)
+      at.refuse("blocksize " + std::to_string(block) + ": its input's " + std::to_string(*c) +
+                " channels are not a multiple of " + std::to_string(factor) + " (blocksize^" +
+                std::to_string(spatial_dims(at)) + ")");
     add_op(cx, at, "depth_to_space", op_name(cx, node, index, ""), {x}, std::move(f),
-           c && *c % factor == 0 ? std::optional<int64_t>(*c / factor) : std::nullopt);
+           c ? std::optional<int64_t>(*c / factor) : std::nullopt);
   } else if (type == "Constant") {
     translate_constant(cx, at);
   } else {

@@ -38,13 +38,15 @@ void check_input_shape(const OnnxBlock& model, const BlockSpec& block, const Fie
 
 BlockKindDefinition define_onnx_kind() {
   BlockKindDefinition d;
-  d.parameters_doc = "file (required): an ONNX model of the whole block";
+  d.parameters_doc =
+      "file (required): an ONNX model of the whole block; allow_links (default false): follow symbolic links to "
+      "its external data";
 #ifdef CONVBENCH_WITH_ONNX
   d.ops_doc = "the file's nodes as convbench ops; ONNX operators: " + join(supported_onnx_operators(), ", ");
 #else
   d.ops_doc = "the file's nodes as convbench ops (this convbench was built without ONNX)";
 #endif
-  d.keys = {"file"};
+  d.keys = {"file", "allow_links"};
   d.required = RequiredParameter{"file", "{kind: onnx, name: mine, file: block.onnx}"};
   d.not_in_networks = "an ONNX file is a whole block: give it its own entry under `blocks:`";
   d.read = [](const Field& v, const BlockSpec* block, VariantSpec& out) {
@@ -60,7 +62,8 @@ BlockKindDefinition define_onnx_kind() {
     const std::string spec_file = v.where().file;
     if (path.is_relative() && spec_file != "-" && !spec_file.empty())
       path = std::filesystem::path(spec_file).parent_path() / path;
-    const OnnxBlock model = read_onnx_block(path.string());
+    if (const auto links = v.get("allow_links")) out.allow_links = links->as_bool();
+    const OnnxBlock model = read_onnx_block(path.string(), {.allow_links = out.allow_links});
     check_input_shape(model, *block, *file);
     if (model.output_channels && *model.output_channels != block->out_channels)
       file->fail("the model's output has " + std::to_string(*model.output_channels) +
@@ -81,6 +84,7 @@ BlockKindDefinition define_onnx_kind() {
     out["file_sha256"] = v.file_sha256;
     out["producer"] = v.onnx_producer;
     out["opset"] = v.onnx_opset;
+    out["allow_links"] = v.allow_links;
     if (graph) write_resolved_custom_ops(v, graph(), out);
   };
   d.block_ops = build_custom_ops;

@@ -73,6 +73,48 @@ std::vector<int64_t> block_input(const OnnxBlock& model, const std::string& inpu
                   " (? dims take any size)");
   return dims;
 }
+
+// The spec made of a model file was written here, not by anyone: its lines and columns point
+// nowhere. A refusal names the model file and, where it is about one of its nodes, the node
+// (the onnx kind keys each op "blocks[0].variants[0].file: graph.node[3] (Conv ...)").
+std::string model_key_path(const std::string& key) {
+  const std::string node_prefix = "blocks[0].variants[0].file: ";
+  if (key.rfind(node_prefix, 0) == 0) return key.substr(node_prefix.size());
+  const size_t dot = key.find('.');
+  return dot == std::string::npos ? "the block made of it" : "the block made of it, " + key.substr(dot + 1);
+}
+
+// Every place the parsed spec remembers, as the model file and its key paths: what a refusal
+// after parsing (a graph that does not build, a field that does not fit) then names.
+void relocate_to_model(Spec& spec, const std::string& path) {
+  const SourceLocation model{path, 0, 0};
+  for (BlockSpec& block : spec.blocks) {
+    block.where = model;
+    block.key_path = model_key_path(block.key_path);
+    block.dtype_where = model;
+    block.dtype_key_path = model_key_path(block.dtype_key_path);
+    block.precision.where = model;
+    block.precision.key_path = model_key_path(block.precision.key_path);
+    block.memory_policy.where = model;
+    block.memory_policy.key_path = model_key_path(block.memory_policy.key_path);
+    for (VariantSpec& v : block.variants) {
+      v.where = model;
+      v.key_path = model_key_path(v.key_path);
+      if (v.memory_policy) {
+        v.memory_policy->where = model;
+        v.memory_policy->key_path = model_key_path(v.memory_policy->key_path);
+      }
+      if (v.precision) {
+        v.precision->where = model;
+        v.precision->key_path = model_key_path(v.precision->key_path);
+      }
+      for (CustomOpSpec& op : v.ops) {
+        op.where = model;
+        op.key_path = model_key_path(op.key_path);
+      }
+    }
+  }
+}
 #endif
 
 }  // namespace
@@ -86,7 +128,7 @@ Spec model_file_spec(const std::string& path, const SpecLimits& limits) {
   (void)limits;
   throw InputError({path, 0, 0}, "file", "this convbench was built without ONNX (CMake CONVBENCH_ONNX=OFF)");
 #else
-  const OnnxBlock model = read_onnx_block(path);
+  const OnnxBlock model = read_onnx_block(path, {.allow_links = limits.allow_links});
   const std::vector<int64_t> dims = block_input(model, limits.model_input);
   if (!model.output_channels)
     throw InputError({path, 0, 0}, "graph.output",
@@ -104,9 +146,18 @@ Spec model_file_spec(const std::string& path, const SpecLimits& limits) {
       {"in_channels", dims[1]},
       {"out_channels", *model.output_channels},
       {"size", std::vector<int64_t>(dims.begin() + 2, dims.end())},
-      {"variants", {{{"kind", "onnx"}, {"name", name}, {"file", file.filename().string()}}}}};
+      {"variants",
+       {{{"kind", "onnx"}, {"name", name}, {"file", file.filename().string()}, {"allow_links", limits.allow_links}}}}};
   const nlohmann::ordered_json text = {{"name", name}, {"blocks", {block}}};
-  Spec spec = parse_spec_text(text.dump(), path + ".json", limits);
+  const std::string made = path + " (the spec made of it)";
+  Spec spec;
+  try {
+    spec = parse_spec_text(text.dump(), made, limits);
+  } catch (const InputError& e) {
+    if (e.where().file != made) throw;
+    throw InputError({path, 0, 0}, model_key_path(e.key_path()), e.message());
+  }
+  relocate_to_model(spec, path);
   spec.file = path;
   spec.sha256 = model.sha256;
   return spec;

@@ -67,9 +67,11 @@ struct VariantSpec {
   std::vector<CustomOpSpec> ops;  // custom
   std::string output;             // custom: the value that is the block output (default last op)
   // onnx: the model file (as found from the spec's folder), its SHA-256, producer and opset; its
-  // nodes, translated, are `ops` and `output` (lib/onnx).
+  // nodes, translated, are `ops` and `output` (lib/onnx). allow_links: symbolic links on the way
+  // to its external data are followed (the user vouches for the model); refused otherwise.
   std::string file, file_sha256, onnx_producer;
   int64_t onnx_opset = 0;
+  bool allow_links = false;
   // folded: the variant it folds (another variant of the block, not folded itself), and how:
   // "once" (the kernel computed at build time: inference) or "online" (inside every step).
   std::string of;

@@ -37,6 +37,9 @@ struct SpecLimits {
   // A model file given instead of a spec (spec/model_file_spec.hpp): its input shape, as
   // --input gives it ("4x24x48x48x48"); empty takes the model's own.
   std::string model_input{};
+  // A model file given instead of a spec: follow symbolic links to its external data
+  // (--allow-links; a spec says it per variant, `allow_links: true`).
+  bool allow_links = false;
 };
 
 // Reads the file once (a regular file, or `-` for standard input; at most kMaxSpecBytes) and
