@@ -208,6 +208,58 @@ TEST(OnnxExportCli, RefusalsWriteNothing) {
   fs::remove_all(dir);
 }
 
+// A link below DIR where a block's folder goes (DIR/block -> ../elsewhere) is refused, never
+// written through; the link is the user's and stays, whatever else fails.
+TEST(OnnxExportCli, ALinkBelowTheFolderIsRefusedAndLeftAlone) {
+  const fs::path dir = temp_path("export_linked"), elsewhere = temp_path("export_elsewhere");
+  fs::remove_all(dir);
+  fs::remove_all(elsewhere);
+  fs::create_directories(dir);
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, dir / "second");
+  auto r = run_cli("export " + two_blocks("float32") + " --onnx " + dir.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is a symbolic link: convbench writes models only into real folders below"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+  EXPECT_TRUE(fs::is_symlink(dir / "second")) << "the user's link was removed";
+  EXPECT_FALSE(fs::exists(dir / "first")) << "a partial export was left";
+  // The link for the first block, a file in the way of the second: the same.
+  fs::remove(dir / "second");
+  fs::create_directory_symlink(elsewhere, dir / "first");
+  std::ofstream(dir / "second") << "in the way";
+  r = run_cli("export " + two_blocks("float32") + " --onnx " + dir.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+  EXPECT_TRUE(fs::is_symlink(dir / "first")) << "the user's link was removed";
+  fs::remove_all(dir);
+  fs::remove_all(elsewhere);
+}
+
+// Names that are safe alike take the first free file name, each variant its own file; DIR with
+// a trailing slash is the folder; an empty DIR is refused.
+TEST(OnnxExportCli, NamesMadeSafeAlikeGetFilesOfTheirOwn) {
+  const std::string dir = temp_path("export_alike");
+  fs::remove_all(dir);
+  const std::string spec = write_spec(
+      "export_alike.yaml",
+      "blocks:\n  - {name: b, dims: 2, batch: 1, in_channels: 4, out_channels: 8, size: 8,\n"
+      "     variants: [{kind: standard, name: a/b}, {kind: standard, name: a_b}, {kind: standard, name: a_b_2}]}\n");
+  auto r = run_cli("export " + spec + " --onnx " + dir + "/");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"a_b.onnx", "a_b_2.onnx", "a_b_2_2.onnx"})
+    EXPECT_TRUE(fs::is_regular_file(dir + "/b/" + f)) << f << "\n" << r.out;
+  // The table says which variant went where: a_b_2's row names a_b_2_2.onnx.
+  const size_t at = r.out.find("/b/a_b_2_2.onnx");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string row = r.out.substr(r.out.rfind('\n', at) + 1, at - r.out.rfind('\n', at));
+  EXPECT_NE(row.find(" a_b_2 "), std::string::npos) << row;
+  r = run_cli("export " + spec + " --onnx ''");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--onnx: is empty"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(OnnxExportCli, HostileNamesStayInsideTheFolder) {
   const std::string dir = temp_path("export_names");
   fs::remove_all(dir);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "util/input_error.hpp"
@@ -34,31 +35,71 @@ std::string safe_component(const std::string& name) {
   return out.substr(0, 100);
 }
 
+// DIR as given, without trailing separators ("models/" is the folder "models"); refused when empty.
+fs::path export_dir(const std::string& dir) {
+  if (dir.empty())
+    throw InputError({"command line", 0, 0}, "--onnx", "is empty: give the folder to write the models in");
+  fs::path p(dir);
+  while (!p.has_filename() && p.has_relative_path()) p = p.parent_path();  // "new/" -> "new"; "/" stays "/"
+  return p;
+}
+
 // DIR must be a folder, or not exist yet with a parent folder that does (it is created then).
-void check_dir(const std::string& dir) {
+void check_dir(const fs::path& dir) {
   std::error_code ec;
   const auto st = fs::symlink_status(dir, ec);
   if (fs::exists(st)) {
     if (!fs::is_directory(st))
-      throw InputError({dir, 0, 0}, "--onnx", "is not a folder (a file or a link is there): nothing written");
+      throw InputError({dir.string(), 0, 0}, "--onnx", "is not a folder (a file or a link is there): nothing written");
     return;
   }
-  const fs::path parent = fs::path(dir).parent_path().empty() ? fs::path(".") : fs::path(dir).parent_path();
+  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
   if (!fs::is_directory(parent, ec))
-    throw InputError({dir, 0, 0}, "--onnx", "its parent folder does not exist: nothing written");
+    throw InputError({dir.string(), 0, 0}, "--onnx",
+                     "its parent folder does not exist (" + parent.string() + "): nothing written");
 }
 
-// Creates `path` and the folders above it up to an existing one, recording each one made so that
-// a failed write can take them away again.
-void make_dirs(const fs::path& path, std::vector<fs::path>& made) {
+// Creates the folder `path` below DIR, and DIR itself when it is missing, recording each folder
+// this command made (and only those) so that a failed write takes away exactly what it added. A
+// symbolic link where a folder should be is refused, never followed: the models would be written
+// wherever it points, and a cleanup would take it for a folder of ours.
+void make_dirs(const fs::path& path, const fs::path& dir, std::vector<fs::path>& made) {
   std::error_code ec;
-  if (fs::is_directory(fs::symlink_status(path, ec))) return;
-  if (!path.parent_path().empty()) make_dirs(path.parent_path(), made);
-  if (!fs::create_directory(path, ec) && ec)
+  const auto st = fs::symlink_status(path, ec);
+  if (fs::is_symlink(st))
     throw InputError({path.string(), 0, 0}, "--onnx",
-                     "cannot create the folder: " + ec.message() + ": nothing written");
+                     "is a symbolic link: convbench writes models only into real folders below " + dir.string() +
+                         " (nothing written)");
+  if (fs::is_directory(st)) return;
+  if (fs::exists(st))
+    throw InputError({path.string(), 0, 0}, "--onnx", "cannot create the folder: a file is there: nothing written");
+  if (path != dir && !path.parent_path().empty()) make_dirs(path.parent_path(), dir, made);
+  if (!fs::create_directory(path, ec)) {
+    throw InputError({path.string(), 0, 0}, "--onnx",
+                     "cannot create the folder: " + (ec ? ec.message() : std::string("something appeared there")) +
+                         ": nothing written");
+  }
   made.push_back(path);
 }
+
+// The file of each model: DIR/<block>/<variant>[__<point>].onnx, every name made safe. Names that
+// are safe alike (`a/b` and `a_b`) take the first free `_2`, `_3`, ... so that every model has a
+// file of its own and the table says which.
+class ModelPaths {
+ public:
+  explicit ModelPaths(fs::path dir) : dir_(std::move(dir)) {}
+  std::string take(const std::string& block, const std::string& stem) {
+    const fs::path folder = dir_ / safe_component(block);
+    std::string name = stem + ".onnx";
+    for (int n = 2; !taken_.insert((folder / name).string()).second; ++n)
+      name = stem + "_" + std::to_string(n) + ".onnx";
+    return (folder / name).string();
+  }
+
+ private:
+  fs::path dir_;
+  std::set<std::string> taken_;
+};
 #endif
 
 }  // namespace
@@ -71,10 +112,11 @@ std::vector<ExportedModel> export_onnx(const Spec& spec, const std::string& spec
   throw InputError({"command line", 0, 0}, "--onnx",
                    "this convbench was built without ONNX (CMake CONVBENCH_ONNX=OFF)");
 #else
-  check_dir(options.dir);
+  const fs::path dir = export_dir(options.dir);
+  check_dir(dir);
   std::vector<ExportedModel> models;
   std::vector<OutputFile> files;
-  std::map<std::string, int> taken;  // file paths, so that two names made safe alike stay apart
+  ModelPaths paths(dir);
   for (const BlockSpec& block : spec.blocks) {
     const std::string point = point_label(block);
     for (const VariantSpec& v : block.variants) {
@@ -97,11 +139,8 @@ std::vector<ExportedModel> export_onnx(const Spec& spec, const std::string& spec
                              (e.op().empty() ? "" : ", op \"" + e.op() + "\"") +
                              ": cannot be exported to ONNX: " + e.what() + " (nothing written)");
       }
-      std::string stem = safe_component(v.name) + (point.empty() ? "" : "__" + safe_component(point));
-      std::string path = (fs::path(options.dir) / safe_component(block.name) / stem).string();
-      const int n = ++taken[path];
-      if (n > 1) path += "_" + std::to_string(n);
-      path += ".onnx";
+      const std::string path =
+          paths.take(block.name, safe_component(v.name) + (point.empty() ? "" : "__" + safe_component(point)));
       ExportedModel m{block.name, point, v.name, path, model.graph().node_size(), model.graph().initializer_size(), 0};
       files.push_back({{path, "--onnx"}, model.SerializeAsString()});
       m.bytes = static_cast<int64_t>(files.back().content.size());
@@ -110,11 +149,13 @@ std::vector<ExportedModel> export_onnx(const Spec& spec, const std::string& spec
   }
   std::vector<fs::path> made;
   try {
-    for (const OutputFile& f : files) make_dirs(fs::path(f.where.path).parent_path(), made);
+    for (const OutputFile& f : files) make_dirs(fs::path(f.where.path).parent_path(), dir, made);
     write_output_files(files, {spec_file});
   } catch (...) {
     std::error_code ec;
-    for (auto it = made.rbegin(); it != made.rend(); ++it) fs::remove(*it, ec);  // empty: nothing was written in them
+    // Only what this command made, deepest first; each is empty (nothing was written in it), and
+    // fs::remove takes an empty folder only.
+    for (auto it = made.rbegin(); it != made.rend(); ++it) fs::remove(*it, ec);
     throw;
   }
   return models;
