@@ -403,6 +403,16 @@ def end_to_end(binary, source, tmp, store, rng):
     check(not r.stdout, f"compare --db of a newer database printed {r.stdout}")
     refused([binary, "history", "check", good, "--db", newer], newer, "newer convbench",
             "check on a newer database", newer)
+    # A negative version (a damaged or forged header; SQLite's user_version is any 32-bit
+    # integer): refused as damaged by writers and readers alike, never used as a migration's index.
+    for version in (-1, -5, -2**31):
+        damaged = store.copy(db, f"negative{-version}")
+        store.set_version(damaged, version)
+        for args in (["history", "add", good], ["history", "list"], ["history", "check", good, "--add"]):
+            r = refused([binary, *args, "--db", damaged], damaged, f"its schema version is {version}",
+                        f"{args[1]} of a history at schema version {version}", damaged)
+            check(-r.returncode not in (signal.SIGSEGV, signal.SIGBUS) and "(in:" not in r.stderr,
+                  f"{args[1]} at schema version {version}: {r.returncode} {r.stderr}")
     # An older schema: readers ask for an add, which migrates it (here: version 1, before the
     # trend view), on either store.
     older = store.copy(db, "older")
@@ -499,6 +509,75 @@ def postgres_only(binary, tmp, store, db, good, template, rng):
     r = run([binary, "history", "check", good, "--db", owned, "--add"])
     check(r.returncode == 0 and "right-one" not in r.stdout + r.stderr and "***" in r.stderr,
           f"check --add with a password: {r.returncode} {r.stdout} {r.stderr}")
+
+    # The password under a key spelled with percent escapes: libpq decodes the key and logs in with
+    # it, so it is hidden wherever the name is shown (messages, list, the site, the report).
+    for key in ("%70assword", "pass%77ord"):
+        spelled = f"postgresql://convbench_locked@127.0.0.1:{store.port}/owned?{key}=right-one"
+        r = run([binary, "history", "add", good, "--db", spelled])
+        check(r.returncode == 0 and "right-one" not in r.stdout + r.stderr and f"{key}=***" in r.stdout,
+              f"add with {key}: {r.returncode} {r.stdout} {r.stderr}")
+        r = run([binary, "history", "list", "--db", spelled])
+        check(r.returncode == 0 and "right-one" not in r.stdout + r.stderr, f"list with {key}: {r.stdout}")
+        wrong_key = spelled.replace("right-one", "s3cret-typo")
+        r = run([binary, "history", "list", "--db", wrong_key])
+        check(r.returncode == 2 and "password authentication failed" in r.stderr and "s3cret-typo" not in r.stderr,
+              f"a wrong password under {key}: {r.returncode} {r.stderr}")
+        pages = os.path.join(tmp, "site-" + key.replace("%", ""))
+        r = run([binary, "history", "site", pages, "--db", spelled])
+        check(r.returncode == 0, f"site with {key}: {r.stderr}")
+        page = os.path.join(tmp, "report-" + key.replace("%", "") + ".html")
+        r = run([binary, "history", "report", "--db", spelled, "--html", page])
+        check(r.returncode == 0, f"report with {key}: {r.stderr}")
+        texts = [open(os.path.join(pages, p), encoding="utf-8").read() for p in os.listdir(pages)]
+        texts.append(open(page, encoding="utf-8").read())
+        check(all("right-one" not in t for t in texts), f"the site or the report with {key} shows the password")
+
+    # A server that stops answering in the middle of an add (its process stopped, while the host
+    # still acknowledges the connection, so no keepalive notices): the add gives up once the
+    # session's statement_timeout and the margin have passed (exit 2, saying so), and leaves
+    # nothing behind; the stopped backend, continued, rolls the transaction back.
+    stalled = store.new("stalled")
+    r = run([binary, "history", "add", good, "--db", stalled])
+    check(r.returncode == 0, f"first add to the stalled history: {r.stderr}")
+    stall_files = []
+    for i in range(150):
+        stall_files.append(os.path.join(tmp, f"s{i}.json"))
+        write(stall_files[-1], derived_run(template, 700 + i, 1.0, rng))
+    short = stalled + "?options=-c%20statement_timeout%3D2000"  # 2 s, through libpq's own option
+    writer = subprocess.Popen([binary, "history", "add", *stall_files, "--db", short],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    backend = None
+    for _ in range(4000):  # until its transaction has written a run
+        pids = store.sql(stalled, "SELECT pid FROM pg_stat_activity WHERE application_name = 'convbench' "
+                                  "AND datname = current_database() AND xact_start IS NOT NULL "
+                                  "AND backend_xid IS NOT NULL")
+        if pids and pids[0]:
+            backend = int(pids[0])
+            os.kill(backend, signal.SIGSTOP)
+            break
+        if writer.poll() is not None:
+            break
+        time.sleep(0.005)
+    if backend is None:
+        writer.wait(timeout=600)
+        print("note: the stalled-server case did not run (the add finished before its backend could be stopped)")
+    else:
+        started = time.monotonic()
+        try:
+            code = writer.wait(timeout=120)
+            err = writer.stderr.read()
+        finally:
+            os.kill(backend, signal.SIGCONT)
+        waited = time.monotonic() - started
+        check(code == 2 and "did not answer within 12 s" in err and "stalled" in err,
+              f"an add whose server stopped answering: exit {code} after {waited:.0f} s: {err}")
+        for _ in range(500):  # until the continued backend has noticed its client left
+            if store.sql(stalled, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'convbench'") == ["0"]:
+                break
+            time.sleep(0.02)
+        kept = store.sql(stalled, "SELECT count(*) FROM runs")
+        check(kept == ["1"], f"runs after the stalled add: {kept}")
 
     # Writers killed in the middle of their transaction: the server rolls each back, whole.
     killed = store.new("killed")

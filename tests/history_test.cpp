@@ -420,6 +420,28 @@ TEST(HistoryStore, ServerNamesAreTellingAndTheirPasswordsHidden) {
             "postgresql://db/bench?application_name=x&password=***");
   EXPECT_EQ(history_display_name("postgresql://ci@db/bench"), "postgresql://ci@db/bench");
   EXPECT_EQ(history_display_name("a:b@c.sqlite"), "a:b@c.sqlite");  // a file name is shown as given
+  // A key spelled with percent escapes is the keyword libpq decodes it to, and logs in with: its
+  // value is hidden as the plain spelling's is. So is every keyword libpq keeps secret.
+  EXPECT_EQ(history_display_name("postgresql://ci@db/bench?%70assword=s3cret"),
+            "postgresql://ci@db/bench?%70assword=***");
+  EXPECT_EQ(history_display_name("postgresql://ci@db/bench?sslmode=require&pass%77ord=s3cret"),
+            "postgresql://ci@db/bench?sslmode=require&pass%77ord=***");
+  EXPECT_EQ(history_display_name("postgresql://ci@db/bench?%73%73%6c%70%61%73%73%77%6f%72%64=k3y"),
+            "postgresql://ci@db/bench?%73%73%6c%70%61%73%73%77%6f%72%64=***");
+  EXPECT_EQ(history_display_name("postgres://ci:pa%73s@db/bench?%50assword=x"),
+            "postgres://ci:***@db/bench?%50assword=x");
+  for (const char* uri :
+       {"postgresql://ci@db/bench?%70assword=s3cret", "postgresql://ci@db/bench?pass%77ord=s3cret&password=s3cret",
+        "postgresql://ci:s3cret@db/bench", "postgresql://ci@db/bench?sslpassword=s3cret"}) {
+    const std::string shown = history_display_name(uri);
+    EXPECT_EQ(shown.find("s3cret"), std::string::npos) << shown;
+    if (const auto clean = postgres_shows_no_secret(shown)) {
+      EXPECT_TRUE(*clean) << shown;
+    }
+  }
+  if (const auto clean = postgres_shows_no_secret("postgresql://ci@db/bench?%70assword=s3cret")) {
+    EXPECT_FALSE(*clean);
+  }
 }
 
 TEST(HistoryStore, OneSqlForBothStoresWithPostgresParameters) {

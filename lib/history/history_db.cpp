@@ -1,7 +1,10 @@
 #include "history/history_db.hpp"
 
+#include <algorithm>
+
 #include "history/postgres_db.hpp"
 #include "history/sqlite_db.hpp"
+#include "util/percent_decoding.hpp"
 
 namespace convbench {
 
@@ -36,13 +39,30 @@ std::string history_display_name(const std::string& name) {
     const size_t colon = shown.find(':', start);
     if (colon != std::string::npos && colon < at) shown.replace(colon + 1, at - colon - 1, "***");
   }
-  // A password among the parameters: ...?password=secret&...
-  for (size_t p = shown.find("password=", shown.find('?') == std::string::npos ? shown.size() : shown.find('?'));
-       p != std::string::npos; p = shown.find("password=", p + 1)) {
-    if (shown[p - 1] != '?' && shown[p - 1] != '&') continue;
-    const size_t value = p + 9, value_end = shown.find('&', value);
-    shown.replace(value, (value_end == std::string::npos ? shown.size() : value_end) - value, "***");
+  // The parameters: every one whose key, decoded as libpq decodes it (?%70assword= is
+  // password=), is a keyword libpq keeps secret, whatever its spelling in the text.
+  const size_t query = shown.find('?');
+  if (query != std::string::npos) {
+    const std::vector<std::string>& secrets = postgres_secret_keywords();
+    std::string rebuilt = shown.substr(0, query + 1);
+    size_t p = query + 1;
+    while (p <= shown.size()) {
+      const size_t amp = std::min(shown.find('&', p), shown.size());
+      std::string pair = shown.substr(p, amp - p);
+      const size_t eq = pair.find('=');
+      if (eq != std::string::npos &&
+          std::find(secrets.begin(), secrets.end(), percent_decoded(pair.substr(0, eq))) != secrets.end())
+        pair = pair.substr(0, eq + 1) + "***";
+      rebuilt += pair + (amp < shown.size() ? "&" : "");
+      p = amp + 1;
+    }
+    shown = rebuilt;
   }
+  // The proof, where libpq can parse it: the text shown, read as libpq reads it, gives no secret
+  // any value but "***". Should a spelling get past the masking above, nothing of the string is
+  // shown rather than a secret.
+  if (postgres_shows_no_secret(shown) == false)
+    return shown.substr(0, start) + "(the connection string, hidden: it holds a secret convbench could not mask)";
   return shown;
 }
 

@@ -142,6 +142,15 @@ HistoryHeader checked_header(HistoryDb& db) {
     throw HistoryDbError("history database " + db.path() + ": not a convbench history (" + h.foreign +
                          "); point --db at a convbench history or a new " +
                          (db.dialect() == HistoryDialect::sqlite ? "file" : "database"));
+  // A negative version is no version convbench ever wrote (SQLite's user_version is any 32-bit
+  // integer, the server's column any bigint): a damaged or forged header, refused before it can
+  // index the migrations.
+  if (h.version < 0)
+    throw HistoryDbError("history database " + db.path() + ": damaged: its schema version is " +
+                         std::to_string(h.version) + ", and convbench writes versions 0 to " +
+                         std::to_string(kHistorySchemaVersion) +
+                         "; restore it from a backup (nothing was read or "
+                         "written)");
   if (h.version > kHistorySchemaVersion)
     throw HistoryDbError("history database " + db.path() + ": written by a newer convbench (schema version " +
                          std::to_string(h.version) + ", this convbench knows up to " +
@@ -167,7 +176,7 @@ void migrate_history(HistoryDb& db) {
   int64_t version = checked_header(db).version;  // the caller has checked the file is intact
   const auto& migrations = history_migrations(db.dialect());
   for (; version < kHistorySchemaVersion; ++version) {
-    db.exec(migrations[static_cast<size_t>(version)]);
+    db.exec(migrations.at(static_cast<size_t>(version)));  // checked_header bounded version to 0..kHistorySchemaVersion
     db.write_schema_version(version + 1);
   }
 }

@@ -1,7 +1,13 @@
 #include "history/postgres_db.hpp"
 
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -33,6 +39,13 @@ std::string postgres_parameters(const std::string& sql) {
 }
 
 #ifndef CONVBENCH_WITH_POSTGRESQL
+
+const std::vector<std::string>& postgres_secret_keywords() {
+  static const std::vector<std::string> keys = {"password", "sslpassword"};
+  return keys;
+}
+
+std::optional<bool> postgres_shows_no_secret(const std::string&) { return std::nullopt; }
 
 std::unique_ptr<HistoryDb> open_postgres_history(const std::string& uri, HistoryAccess, int) {
   throw HistoryDbError("history database " + history_display_name(uri) +
@@ -118,23 +131,50 @@ class PostgresStatement final : public StatementImpl {
   int row_ = -1;
 };
 
+// How long a statement may run on the server when the session does not say (its
+// statement_timeout is 0): the busy timeout (a lock wait) and a minute of work beyond it.
+constexpr int64_t kStatementWorkMs = 60000;
+// How much longer than its statement_timeout a statement's answer may take to arrive before the
+// server counts as gone (stopped, or the network between cut): the server cancels a statement
+// at its timeout and says so, which takes a moment, never this long.
+constexpr int64_t kAnswerMarginMs = 10000;
+
 class PostgresDb final : public HistoryDb {
  public:
   PostgresDb(const std::string& uri, HistoryAccess access, int busy_timeout_ms) : HistoryDb(history_display_name(uri)) {
-    // connect_timeout first: a value in the URI overrides it.
-    const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
-    const char* values[] = {"10", "convbench", uri.c_str(), nullptr};
+    // Before dbname, so that the URI's own values override them. connect_timeout bounds the
+    // connection; TCP keepalives and tcp_user_timeout notice a peer or network that went away
+    // (about 30 s); a server process that stops answering while its host still acknowledges
+    // (stopped, hung) is found by the answer deadline below.
+    const char* keys[] = {"connect_timeout",     "keepalives",       "keepalives_idle",
+                          "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+                          "application_name",    "dbname",           nullptr};
+    const char* values[] = {"10", "1", "15", "5", "3", "30000", "convbench", uri.c_str(), nullptr};
     // Owned from here: a refusal below throws out of this constructor, where no destructor runs.
     conn_.reset(PQconnectdbParams(keys, values, 1));
     if (!conn_) fail("cannot connect: out of memory");
     if (PQstatus(handle()) != CONNECTION_OK)
       fail("cannot connect: " + one_line(PQerrorMessage(handle())) +
            "; check the URI, that the server runs, and that the role may connect to that database");
+    // Every statement is sent and waited for without blocking, so that no answer that never
+    // comes can hang the process (run()).
+    if (PQsetnonblocking(handle(), 1) != 0) fail("cannot use the connection: " + one_line(PQerrorMessage(handle())));
     PQsetNoticeProcessor(
         handle(), [](void*, const char*) {}, nullptr);  // "relation exists, skipping" and the like
     // A busy timeout of 0 means "do not wait" for SQLite, "wait forever" for PostgreSQL.
-    exec("SET lock_timeout = " + std::to_string(busy_timeout_ms > 0 ? busy_timeout_ms : 1) +
-         "; SET client_encoding = 'UTF8'");
+    const int64_t lock_ms = busy_timeout_ms > 0 ? busy_timeout_ms : 1;
+    answer_ms_ = lock_ms + kStatementWorkMs + kAnswerMarginMs;
+    exec("SET lock_timeout = " + std::to_string(lock_ms) + "; SET client_encoding = 'UTF8'");
+    // The session's statement_timeout (the server's default, or the URI's options=-c
+    // statement_timeout=...) when it has one, else a minute beyond the lock wait: the server ends
+    // a statement that runs longer, and the answer deadline follows it.
+    int64_t statement_ms =
+        query_integer("SELECT setting::bigint FROM pg_catalog.pg_settings WHERE name = 'statement_timeout'");
+    if (statement_ms <= 0) {
+      statement_ms = lock_ms + kStatementWorkMs;
+      exec("SET statement_timeout = " + std::to_string(statement_ms));
+    }
+    answer_ms_ = statement_ms + kAnswerMarginMs;
     if (access == HistoryAccess::read_only)
       exec("SET default_transaction_read_only = on; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   }
@@ -146,7 +186,39 @@ class PostgresDb final : public HistoryDb {
     return std::make_unique<PostgresStatement>(*this, sql);
   }
 
-  void exec(const std::string& sql) override { check(pg_result(PQexec(handle(), sql.c_str())).get(), sql); }
+  void exec(const std::string& sql) override { check(run(sql, nullptr).get(), sql); }
+
+  // Sends `sql` (with `params` as its $1, $2, ...; nullptr: none, and `sql` may hold several
+  // statements) and waits for every result, at most answer_ms_ in all; returns the first failed
+  // result, else the last one, as PQexec does. A server that does not answer in time is a
+  // HistoryDbError: the connection is then unusable, and closing it rolls back on the server.
+  PgResult run(const std::string& sql, const std::vector<const char*>* params) {
+    if (broken_) fail("the connection was given up after an earlier statement got no answer");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(answer_ms_);
+    const int sent = params ? PQsendQueryParams(handle(), sql.c_str(), static_cast<int>(params->size()), nullptr,
+                                                params->data(), nullptr, nullptr, 0)
+                            : PQsendQuery(handle(), sql.c_str());
+    if (!sent) fail(one_line(PQerrorMessage(handle())) + postgres_hint("08000") + " (in: " + sql_excerpt(sql) + ")");
+    for (int flushed; (flushed = PQflush(handle())) != 0;) {
+      if (flushed < 0) fail(one_line(PQerrorMessage(handle())) + postgres_hint("08000"));
+      wait_for_socket(POLLOUT | POLLIN, deadline, sql);
+      if (!PQconsumeInput(handle())) fail(one_line(PQerrorMessage(handle())) + postgres_hint("08000"));
+    }
+    PgResult kept = pg_result(nullptr);
+    for (;;) {
+      while (PQisBusy(handle())) {
+        wait_for_socket(POLLIN, deadline, sql);
+        if (!PQconsumeInput(handle())) fail(one_line(PQerrorMessage(handle())) + postgres_hint("08000"));
+      }
+      PgResult r = pg_result(PQgetResult(handle()));
+      if (!r) break;
+      const auto ok = [](const PgResult& p) {
+        return PQresultStatus(p.get()) == PGRES_COMMAND_OK || PQresultStatus(p.get()) == PGRES_TUPLES_OK;
+      };
+      if (!kept || ok(kept)) kept = std::move(r);  // a failure, once kept, stays
+    }
+    return kept;
+  }
 
   // Throws for a failed result, with the server's message and a hint.
   void check(const PGresult* r, const std::string& sql) const {
@@ -163,7 +235,13 @@ class PostgresDb final : public HistoryDb {
     exec("SELECT pg_advisory_xact_lock(" + std::to_string(kHistoryApplicationId) + ")");
   }
   void commit() override { exec("COMMIT"); }
-  void rollback() noexcept override { pg_result(PQexec(handle(), "ROLLBACK")); }
+  void rollback() noexcept override {
+    try {
+      run("ROLLBACK", nullptr);
+    } catch (const std::exception&) {
+      // No answer: closing the connection rolls the transaction back on the server.
+    }
+  }
 
   HistoryHeader header() override {
     // Tables and views of the current schema, and whether convbench_history is one of them, in
@@ -214,8 +292,7 @@ class PostgresDb final : public HistoryDb {
         // A damaged index aborts the statement, and with it the reader's transaction: each check
         // in its own savepoint, so the next one still runs.
         exec("SAVEPOINT index_check");
-        const PgResult r =
-            pg_result(PQexec(handle(), ("SELECT bt_index_check('" + name + "'::regclass, true)").c_str()));
+        const PgResult r = run("SELECT bt_index_check('" + name + "'::regclass, true)", nullptr);
         const bool ok = r && PQresultStatus(r.get()) == PGRES_TUPLES_OK;
         if (!ok) problems.push_back("index " + name + ": " + one_line(r ? PQresultErrorMessage(r.get()) : ""));
         exec(ok ? "RELEASE SAVEPOINT index_check" : "ROLLBACK TO SAVEPOINT index_check");
@@ -232,7 +309,30 @@ class PostgresDb final : public HistoryDb {
   }
 
  private:
+  // Waits until the socket is ready for `events`, or fails once `deadline` has passed: the
+  // server stopped answering mid-statement (a stopped process, a cut network).
+  void wait_for_socket(short events, std::chrono::steady_clock::time_point deadline, const std::string& sql) {
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        broken_ = true;
+        fail("the server did not answer within " + std::to_string(answer_ms_ / 1000) +
+             " s (its statement_timeout and " + std::to_string(kAnswerMarginMs / 1000) +
+             " s more): is it stopped, hung or cut off? Nothing of this transaction was kept (in: " + sql_excerpt(sql) +
+             ")");
+      }
+      pollfd fd{PQsocket(handle()), events, 0};
+      if (fd.fd < 0) fail("the connection to the server was lost");
+      const int ready = ::poll(&fd, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+      if (ready > 0) return;
+      if (ready < 0 && errno != EINTR) fail(std::string("waiting for the server: ") + std::strerror(errno));
+    }
+  }
+
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn_{nullptr, PQfinish};
+  int64_t answer_ms_ = 0;  // the longest one statement's answer may take (run())
+  bool broken_ = false;    // a statement got no answer: nothing more is sent
 };
 
 void PostgresStatement::bind(int index, const std::string& value) {
@@ -246,8 +346,7 @@ bool PostgresStatement::step() {
   if (!result_) {
     std::vector<const char*> values;
     for (const std::optional<std::string>& p : params_) values.push_back(p ? p->c_str() : nullptr);
-    PgResult r = pg_result(PQexecParams(db_->handle(), sql_.c_str(), static_cast<int>(values.size()), nullptr,
-                                        values.data(), nullptr, nullptr, 0));
+    PgResult r = db_->run(sql_, &values);
     db_->check(r.get(), sql_);
     result_ = std::move(r);
   }
@@ -258,6 +357,32 @@ bool PostgresStatement::step() {
 
 std::unique_ptr<HistoryDb> open_postgres_history(const std::string& uri, HistoryAccess access, int busy_timeout_ms) {
   return std::make_unique<PostgresDb>(uri, access, busy_timeout_ms);
+}
+
+const std::vector<std::string>& postgres_secret_keywords() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    if (PQconninfoOption* options = PQconndefaults()) {
+      for (const PQconninfoOption* o = options; o->keyword; ++o)
+        if (o->dispchar && o->dispchar[0] == '*') out.emplace_back(o->keyword);
+      PQconninfoFree(options);
+    }
+    if (out.empty()) out = {"password", "sslpassword"};
+    return out;
+  }();
+  return keys;
+}
+
+std::optional<bool> postgres_shows_no_secret(const std::string& uri) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(uri.c_str(), &error);
+  if (error) PQfreemem(error);
+  if (!options) return std::nullopt;
+  bool clean = true;
+  for (const PQconninfoOption* o = options; o->keyword; ++o)
+    if (o->dispchar && o->dispchar[0] == '*' && o->val && std::string(o->val) != "***") clean = false;
+  PQconninfoFree(options);
+  return clean;
 }
 
 #endif

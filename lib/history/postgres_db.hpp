@@ -12,7 +12,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "history/history_db.hpp"
 
@@ -22,5 +24,12 @@ std::unique_ptr<HistoryDb> open_postgres_history(const std::string& uri, History
 
 // The SQL with SQLite's ?N parameters as PostgreSQL's $N (outside quoted text).
 std::string postgres_parameters(const std::string& sql);
+
+// The connection keywords libpq treats as secrets (its "*" display class: password,
+// sslpassword, ...), as libpq lists them; password and sslpassword without libpq.
+const std::vector<std::string>& postgres_secret_keywords();
+// Whether `uri`, parsed as libpq parses it, gives no secret keyword any value but "***"; nullopt
+// when libpq cannot parse it (or convbench is built without it): then nothing connects with it.
+std::optional<bool> postgres_shows_no_secret(const std::string& uri);
 
 }  // namespace convbench
