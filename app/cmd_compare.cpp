@@ -21,6 +21,7 @@
 #include "report/report_formats.hpp"
 #include "spec/spec_filter.hpp"
 #include "spec/spec_loader.hpp"
+#include "util/caught_signals.hpp"
 #include "util/input_error.hpp"
 
 namespace convbench::cli {
@@ -142,9 +143,20 @@ Command add_compare_command(CLI::App& app) {
               return 0;
             }
             if (!opt->explain) {
-              ResultSet results = compare(spec, opt->compare, std::cerr);
+              CompareOptions options = opt->compare;
+              options.stop_on_signal = true;  // what finished before a Ctrl-C or kill is kept
+              ResultSet results = compare(spec, options, std::cerr);
               record_roofline_limits(opt->output, results);
               write_results(opt->output, results, inputs);
+              if (const auto interrupted = interruption_of(results)) {
+                std::cerr << "convbench: " << interruption_text(*interrupted)
+                          << ": the rows that finished were written, marked as an interrupted run"
+                          << (opt->db.empty() ? "" : "; nothing was added to the history (it keeps whole runs)")
+                          << "\n";
+                const int signo = signal_number(interrupted->signal);
+                raise_with_default_action(signo != 0 ? signo : SIGINT);
+                return 128 + SIGINT;  // where the signal's default action does not end the process
+              }
               add_to_history(opt->db, results);
               return 0;
             }

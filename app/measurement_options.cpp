@@ -34,8 +34,8 @@ void add_measurement_options(CLI::App& sub, CompareOptions& c, std::string& memo
   sub.add_flag(
       "--memory-only", [&c](int64_t) { c.run.time = false; }, "Measure memory only, no timing");
   sub.add_option("--per-op", c.run.per_op_steps,
-                 "Also time every op (median over this many extra steps, the device synchronised around each op); "
-                 "written to the JSON rows as op_times")
+                 "Also time every op (median over this many extra steps, the device synchronised around each op; "
+                 "stops after --timeout like a phase); written to the JSON rows as op_times")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   sub.add_flag("--cold", c.run.cold,

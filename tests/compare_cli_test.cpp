@@ -104,6 +104,25 @@ TEST(CompareCli, PerOpTimesCoverEveryOpAndPhase) {
   const auto& infer = timed["results"][3]["op_times"];
   EXPECT_TRUE(infer["conv"].contains("forward_ms"));
   EXPECT_FALSE(infer["conv"].contains("backward_ms"));
+  for (const auto& row : timed["results"])
+    for (const auto& [op, t] : row["op_times"].items()) EXPECT_EQ(t["samples"].get<int>(), 2) << op;
+  std::filesystem::remove(spec);
+}
+
+// --per-op N stops at --timeout as every phase does: a million steps asked (an hour and more of the
+// reference backend), kQuick's 2 s allowed, so each op is timed over fewer steps than asked (at
+// least one), and says how many.
+TEST(CompareCli, PerOpTimingStopsAtTheTimeout) {
+  const std::string spec = temp_path("tiny.yaml");
+  std::ofstream(spec) << kSpec;
+  const nlohmann::json doc = compare(spec, " --per-op 1000000 --filter tiny/standard");
+  ASSERT_EQ(doc["results"].size(), 1u);
+  const auto& ops = doc["results"][0]["op_times"];
+  ASSERT_TRUE(ops.contains("conv")) << ops.dump();
+  for (const auto& [op, t] : ops.items()) {
+    EXPECT_GE(t["samples"].get<int64_t>(), 1) << op;
+    EXPECT_LT(t["samples"].get<int64_t>(), 1'000'000) << op;
+  }
   std::filesystem::remove(spec);
 }
 
@@ -182,6 +201,17 @@ TEST(CompareCli, DeviceErrorsAreUsageErrors) {
             std::string::npos)
       << cpu_stats.err;
   EXPECT_TRUE(cpu_stats.out.empty()) << cpu_stats.out;
+  // The CUDA backend's choices change nothing on a host backend: refused there, never a silent A/B.
+  for (const char* flag : {"--cudnn-api graph", "--depthwise-conv cudnn", "--linear cublas", "--cudnn-algo find"})
+    for (const char* device : {"cpu", "reference"}) {
+      const auto host = run_cli("compare " + spec + " --memory-only -q --device " + device + " " + flag);
+      EXPECT_EQ(host.exit_code, 2) << flag << " on " << device;
+      EXPECT_NE(
+          host.err.find(std::string(flag) + " chooses how the cuda backend computes; this run's device is " + device),
+          std::string::npos)
+          << host.err;
+      EXPECT_TRUE(host.out.empty()) << host.out;
+    }
   // Without a usable GPU (or without the CUDA backend), --device cuda is a clear usage error.
   const auto cuda = run_cli("compare " + spec + " --device cuda --memory-only -q");
   if (cuda.exit_code != 0) {

@@ -71,6 +71,12 @@ HistoryRun history_run_from_file(const std::string& path) {
   // added straight from compare --db) is the same run.
   run.run_sha256 = sha256_hex(doc.dump());
   if (run.results.rows.empty()) throw InputError({in.name, 0, 0}, "results", "no rows: nothing to add");
+  // A history's runs are whole runs of a spec: one cut short by a signal would read as series
+  // that stopped being measured, and a rerun of it as a second run of the rows that did finish.
+  if (const auto interrupted = interruption_of(run.results))
+    throw InputError({in.name, 0, 0}, "provenance.interrupted",
+                     "the run was " + interruption_text(*interrupted) +
+                         ": a history keeps whole runs; run the spec again to completion and add that");
   return run;
 }
 

@@ -1,5 +1,6 @@
 #include "measure/variant_runner.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <optional>
@@ -50,9 +51,12 @@ MemoryFigures figures_from_stats(const MemoryStats& s, int64_t saved) {
 }
 
 // Times every op separately over `steps` extra steps: the device is synchronised around each op,
-// so the per-op times add up to more than the phase times (launch gaps are not overlapped).
+// so the per-op times add up to more than the phase times (launch gaps are not overlapped). Like
+// every phase, it stops once `timeout_s` of wall time has passed (after one step at least): each
+// op's entry says how many steps it was timed over (`samples`).
 nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Executor& ex, ModelState& state,
-                        const Tensor& x, const Tensor& dy, int steps) {
+                        const Tensor& x, const Tensor& dy, int steps, double timeout_s,
+                        const std::function<bool()>& stop_requested) {
   std::vector<std::vector<double>> fwd(graph.ops.size()), bwd(graph.ops.size()), again(graph.ops.size());
   double start = 0;
   ex.set_op_hook([&](int op, Phase phase, bool begin) {
@@ -65,7 +69,12 @@ nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Exe
     auto& samples = phase == Phase::backward ? bwd : ex.recomputing() ? again : fwd;
     samples[static_cast<size_t>(op)].push_back((steady_seconds() - start) * 1000.0);
   });
-  for (int i = 0; i < steps; ++i) {
+  const double begin = steady_seconds();
+  for (int i = 0; i < steps && (i == 0 || steady_seconds() - begin < timeout_s); ++i) {
+    if (stop_requested && stop_requested()) {
+      ex.set_op_hook(nullptr);
+      throw RunInterrupted{};
+    }
     Tensor y = ex.forward(state, x);
     if (training) ex.backward(state, dy);
     Executor::clear_grads(state);
@@ -77,6 +86,7 @@ nlohmann::json time_ops(const Graph& graph, bool training, Backend& backend, Exe
     if (!fwd[i].empty()) entry["forward_ms"] = quantile(fwd[i], 0.5);
     if (!bwd[i].empty()) entry["backward_ms"] = quantile(bwd[i], 0.5);
     if (!again[i].empty()) entry["recompute_ms"] = quantile(again[i], 0.5);
+    entry["samples"] = std::max(fwd[i].size(), bwd[i].size());
     out[graph.ops[i].name] = entry;
   }
   return out;
@@ -138,6 +148,7 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
 
   std::optional<CacheFlusher> host_flusher;
   auto timed = [&](const std::function<void()>& work) {
+    if (options.stop_requested && options.stop_requested()) throw RunInterrupted{};
     if (options.cold && !backend.measurement().flush_device_cache()) {
       if (!host_flusher) host_flusher.emplace();
       host_flusher->flush();
@@ -202,7 +213,8 @@ void measure(const Graph& graph, bool training, Backend& backend, const RunOptio
     row.clock = ClockWindow{clock_before->domain, clock_before->mhz, clock_after->mhz, clock_after->limits};
   if (options.per_op_steps > 0) {
     range.next(where + "/per-op");
-    row.op_times = time_ops(graph, training, backend, ex, state, x, dy, options.per_op_steps);
+    row.op_times = time_ops(graph, training, backend, ex, state, x, dy, options.per_op_steps, options.measure.timeout_s,
+                            options.stop_requested);
   }
 }
 
@@ -233,6 +245,9 @@ void run_variant(const Graph& graph, bool training, Backend& backend, const RunO
   try {
     measure(graph, training, backend, options, row);
     row.op_details = backend.op_details();
+  } catch (const RunInterrupted&) {
+    backend.allocator().release_cached();
+    throw;
   } catch (const std::bad_alloc&) {
     row.status = RunStatus::oom;
     row.message = "out of host memory (an allocation failed)";

@@ -26,7 +26,15 @@ struct RunOptions {
   // The host memory a host backend (cpu, reference) may use, asked before each variant: one whose
   // predicted peak (row.predicted) does not fit gets status oom instead of running. Null: no check.
   std::function<std::optional<HostMemory>()> host_memory = host_memory_available;
+  // Asked before every timed sample and per-op step: true ends the measurement at once by
+  // throwing RunInterrupted (compare's caught SIGINT or SIGTERM). Empty: never.
+  std::function<bool()> stop_requested;
 };
+
+// Thrown out of run_variant when RunOptions::stop_requested says so: the row is unfinished and
+// its caller decides what to keep. Not a std::exception, so no failure handler takes it for the
+// row's own error.
+struct RunInterrupted {};
 
 // Measures `graph` and writes device, status, message, measured memory and times into `row`,
 // and the backend's clock just before the first timed sample and after the last (row.clock).

@@ -8,6 +8,8 @@
 #include "measure/provenance.hpp"
 #include "pipeline/analyze.hpp"
 #include "report/run_warnings.hpp"
+#include "results/row_pairing.hpp"
+#include "util/caught_signals.hpp"
 #include "util/input_error.hpp"
 #include "util/markup_escape.hpp"
 #include "variants/variant_builder.hpp"
@@ -48,13 +50,24 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
     for (size_t k = 0; k < selected.size(); ++k) selected[k] = options.run_row(k);
   const int to_run = static_cast<int>(std::count(selected.begin(), selected.end(), true));
   Progress progress(to_run, options.quiet);
+  std::optional<CaughtSignals> signals;
+  RunOptions run = options.run;
+  if (options.stop_on_signal) {
+    signals.emplace();
+    run.stop_requested = [&signals] { return signals->pending() != 0; };
+  }
+  std::optional<size_t> interrupted_at;  // the first row that did not finish
   size_t i = 0;
   int started = 0;
   for (const BlockSpec& block : spec.blocks) {
     const int started_before = started;
     for (const VariantSpec& v : block.variants) {
       const size_t index = i++;
-      if (!selected[index]) continue;
+      if (!selected[index] || interrupted_at) continue;
+      if (signals && signals->pending()) {
+        interrupted_at = index;
+        continue;
+      }
       ResultRow& row = results.rows[index];
       progress.start(started++, printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
                                           " / " + row.variant + " on " + backend->name()));
@@ -68,7 +81,12 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
       // counts and predicted memory are those of the graph that runs (an AMP variant never folds).
       if (g.precision != Precision::plain && g.autocast_device != AutocastDevice::cpu)
         row = analysis_row(block, v, g, analyze_variant(g, training));
-      measure_row(g, training, *backend, options.run, row);
+      try {
+        measure_row(g, training, *backend, run, row);
+      } catch (const RunInterrupted&) {
+        interrupted_at = index;
+        continue;
+      }
       if (options.after_row) options.after_row(block, v, g, *backend, training, row);
       // A row that did not run is said at once, in the log (stderr) above the progress line. The
       // warnings about a row that ran (disturbed, clock drop, no graph) are said once, with the
@@ -81,7 +99,7 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
         });
       if (options.row_done) options.row_done(results, index);
     }
-    if (options.after_block && started > started_before) {
+    if (options.after_block && started > started_before && !interrupted_at) {
       progress.start(started - 1, printable(block.name + (block.point.empty() ? "" : " [" + point_label(block) + "]") +
                                             " / " + options.after_block->label));
       for (const std::string& warning : options.after_block->run(block, results))
@@ -91,7 +109,22 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
         });
     }
   }
-  if (options.run_row) {
+  if (interrupted_at) {
+    // The rows that finished stay; the one interrupted and those never started are named in the
+    // run's provenance, so that every output and reader knows the run is not the whole spec.
+    std::vector<std::string> not_run;
+    for (size_t k = *interrupted_at; k < results.rows.size(); ++k)
+      if (selected[k]) {
+        not_run.push_back(key_of(results.rows[k]).text());
+        selected[k] = false;
+      }
+    const auto finished = static_cast<int64_t>(std::count(selected.begin(), selected.end(), true));
+    results.provenance["interrupted"] = {{"signal", signal_name(signals->pending())},
+                                         {"finished_rows", finished},
+                                         {"rows", to_run},
+                                         {"not_run", not_run}};
+  }
+  if (options.run_row || interrupted_at) {
     std::vector<ResultRow> kept;
     for (size_t k = 0; k < results.rows.size(); ++k)
       if (selected[k]) kept.push_back(std::move(results.rows[k]));

@@ -40,6 +40,11 @@ struct CompareOptions {
     std::function<std::vector<std::string>(const BlockSpec& block, const ResultSet& so_far)> run;
   };
   std::optional<AfterBlock> after_block;
+  // Catch SIGINT, SIGTERM and SIGHUP while the variants run: the one running stops at its next
+  // sample, no other starts, and the results hold the rows that finished, marked as an
+  // interrupted run (interruption_of); the caller writes them and then ends as the signal asked.
+  // Off: a signal ends the process at once, as it would any program.
+  bool stop_on_signal = false;
 };
 
 // Validates the whole spec first (analyze_spec), then runs every variant in spec order. A bad

@@ -44,6 +44,9 @@ std::vector<std::string> row_warnings(const ResultRow& r) {
 
 std::vector<std::string> run_warnings(const ResultSet& results) {
   std::vector<std::string> out;
+  if (const auto interrupted = interruption_of(results))
+    out.push_back("the run was " + interruption_text(*interrupted) +
+                  ": the rows shown are those that finished, and a ratio to a baseline that did not run is missing");
   for (const ResultRow& r : results.rows)
     for (std::string& w : row_warnings(r)) out.push_back(std::move(w));
   return out;

@@ -80,4 +80,39 @@ const ResultRow& baseline_of(const std::vector<const ResultRow*>& group) {
   return *group.front();
 }
 
+std::optional<RunInterruption> interruption_of(const ResultSet& results) {
+  // The provenance of a file read back is the file's: anything of the wrong type is read as
+  // "interrupted, details unknown" rather than as a whole run.
+  if (!results.provenance.is_object() || !results.provenance.contains("interrupted")) return std::nullopt;
+  const nlohmann::json& j = results.provenance["interrupted"];
+  RunInterruption i;
+  i.signal = "a signal";
+  if (!j.is_object()) return i;
+  if (j.contains("signal") && j["signal"].is_string()) i.signal = j["signal"].get<std::string>();
+  if (j.contains("finished_rows") && j["finished_rows"].is_number_integer())
+    i.finished_rows = j["finished_rows"].get<int64_t>();
+  if (j.contains("rows") && j["rows"].is_number_integer()) i.rows = j["rows"].get<int64_t>();
+  if (j.contains("not_run") && j["not_run"].is_array())
+    for (const auto& n : j["not_run"])
+      if (n.is_string()) i.not_run.push_back(n.get<std::string>());
+  return i;
+}
+
+std::string interruption_text(const RunInterruption& i) {
+  std::string text = "interrupted by " + i.signal + " after " + std::to_string(i.finished_rows) + " of " +
+                     std::to_string(i.rows) + " rows";
+  if (!i.not_run.empty()) {
+    text += " (not run: ";
+    for (size_t k = 0; k < i.not_run.size(); ++k) {
+      if (k == 5) {
+        text += ", and " + std::to_string(i.not_run.size() - 5) + " more";
+        break;
+      }
+      text += (k ? ", " : "") + i.not_run[k];
+    }
+    text += ")";
+  }
+  return text;
+}
+
 }  // namespace convbench

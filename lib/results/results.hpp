@@ -159,6 +159,17 @@ struct ResultSet {
   std::vector<ResultRow> rows;
 };
 
+// A run that a signal stopped (compare's provenance "interrupted"): its rows are those that
+// finished, not the whole spec. nullopt for a whole run.
+struct RunInterruption {
+  std::string signal;                   // "SIGINT"
+  int64_t finished_rows = 0, rows = 0;  // of the rows the run was to measure
+  std::vector<std::string> not_run;     // "block [point] / variant" of each row it did not finish
+};
+std::optional<RunInterruption> interruption_of(const ResultSet& results);
+// "interrupted by SIGINT after 2 of 5 rows (not run: a / b, a / c)".
+std::string interruption_text(const RunInterruption& i);
+
 // The phase that sums a row up: the whole training step in train mode, forward in infer mode.
 // Its time, FLOPs and minimum bytes give the achieved rates and the roofline position.
 bool is_training(const ResultRow& r);

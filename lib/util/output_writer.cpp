@@ -15,6 +15,7 @@
 #include <random>
 #include <system_error>
 
+#include "util/caught_signals.hpp"
 #include "util/input_error.hpp"
 
 namespace convbench {
@@ -65,45 +66,7 @@ mode_t new_file_mode(const std::string& path) {
   return 0666 & ~mask;
 }
 
-// ---- signals -----------------------------------------------------------------------------------
-
-// The one piece of process-wide state in convbench, and why: a signal handler can only tell the
-// code it interrupted that it ran through an object of static storage duration. It is used only
-// while write_output_files runs; the previous handlers come back when it returns.
-volatile std::sig_atomic_t pending_signal = 0;
-
-extern "C" void note_signal(int signo) { pending_signal = signo; }
-
-constexpr int kCaught[] = {SIGINT, SIGTERM, SIGHUP};
-
-class SignalGuard {
- public:
-  SignalGuard() {
-    pending_signal = 0;
-    struct sigaction sa {};
-    sa.sa_handler = note_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;  // no SA_RESTART: a write in progress returns EINTR and the loop looks
-    for (size_t i = 0; i < std::size(kCaught); ++i) {
-      ::sigaction(kCaught[i], nullptr, &old_[i]);
-      // A signal the caller ignores stays ignored (nohup's SIGHUP): caught here, it would end a
-      // run whose user asked for it to survive the terminal.
-      installed_[i] = old_[i].sa_handler != SIG_IGN;
-      if (installed_[i]) ::sigaction(kCaught[i], &sa, nullptr);
-    }
-  }
-  ~SignalGuard() {
-    for (size_t i = 0; i < std::size(kCaught); ++i)
-      if (installed_[i]) ::sigaction(kCaught[i], &old_[i], nullptr);
-  }
-  SignalGuard(const SignalGuard&) = delete;
-  SignalGuard& operator=(const SignalGuard&) = delete;
-  int pending() const { return pending_signal; }
-
- private:
-  struct sigaction old_[std::size(kCaught)]{};
-  bool installed_[std::size(kCaught)]{};
-};
+// ---- signals (util/caught_signals.hpp) -----------------------------------------------------------
 
 struct Interrupted {
   int signo;
@@ -164,7 +127,7 @@ std::pair<int, std::string> create_temporary(const OutputPath& o) {
   return {fd, std::string(buffer.data())};
 }
 
-void write_fully(int fd, const std::string& content, const OutputPath& o, const SignalGuard& signals) {
+void write_fully(int fd, const std::string& content, const OutputPath& o, const CaughtSignals& signals) {
   size_t done = 0;
   while (done < content.size()) {
     if (signals.pending()) throw Interrupted{signals.pending()};
@@ -178,7 +141,7 @@ void write_fully(int fd, const std::string& content, const OutputPath& o, const 
   }
 }
 
-void stage(Staged& s, const SignalGuard& signals, const OutputStepHook& hook) {
+void stage(Staged& s, const CaughtSignals& signals, const OutputStepHook& hook) {
   const OutputPath& o = s.file->where;
   struct stat st {};
   s.existed = ::lstat(o.path.c_str(), &st) == 0;
@@ -271,7 +234,7 @@ void write_output_files(const std::vector<OutputFile>& files, const std::vector<
   }
   int interrupted = 0;
   {
-    SignalGuard signals;
+    CaughtSignals signals;
     Transaction transaction(staged);
     try {
       for (Staged& s : staged) stage(s, signals, hook);
@@ -296,7 +259,7 @@ void write_output_files(const std::vector<OutputFile>& files, const std::vector<
     }
   }
   if (interrupted != 0) {
-    std::raise(interrupted);  // the default action ends the process here
+    std::raise(interrupted);  // the caller's handler now: the default action ends the process here
     throw InputError({staged.empty() ? "-" : staged.front().file->where.path, 0, 0}, "",
                      "interrupted by signal " + std::to_string(interrupted) + ": no output file was changed");
   }
@@ -304,10 +267,7 @@ void write_output_files(const std::vector<OutputFile>& files, const std::vector<
   // handlers came back): the outputs are complete, and the signal still does what it would have
   // done (ends the process, or reaches the caller's handler), instead of being dropped and the
   // process going on as if nothing had been asked of it.
-  if (const int late = pending_signal; late != 0) {
-    pending_signal = 0;
-    std::raise(late);
-  }
+  if (const int late = take_late_signal(); late != 0) std::raise(late);
   if (to_stdout != nullptr) {
     std::fwrite(to_stdout->content.data(), 1, to_stdout->content.size(), stdout);
     if (std::fflush(stdout) != 0 || std::ferror(stdout))
