@@ -182,6 +182,26 @@ TEST(Sweeps, CommandLineSweepsAreCheckedLikeTheSpecs) {
   EXPECT_LT(two.out.find("\"batch=1,size=16\""), two.out.find("\"batch=2,size=8\""));
 }
 
+// A value given twice in one sweep (batch=1,1,1) would run the same point again under the same
+// label: refused at the repeat, on the command line and in the file alike.
+TEST(Sweeps, AValueSweptTwiceIsABadInput) {
+  const std::string json = testing::temp_path("value_twice.json");
+  const auto r =
+      run_cli("analyze " + source_path("tests/data/results/readme-spec.yaml") + " --sweep batch=1,1,1 --json " + json);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("sweep.batch[1]: the value 1 is swept twice (values 1 and 2 of batch)"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(json)) << "no output is written on bad input";
+  const std::string spec = testing::temp_path("value_twice.yaml");
+  std::ofstream(spec) << testing::read_file(source_path("tests/data/results/readme-spec.yaml"))
+                      << "sweep:\n  layout: [channels_last, channels_first, channels_last]\n";
+  const auto f = run_cli("analyze " + spec);
+  EXPECT_EQ(f.exit_code, 2) << f.out;
+  EXPECT_NE(f.err.find("value_twice.yaml:"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("the value \"channels_last\" is swept twice (values 1 and 3 of layout)"), std::string::npos)
+      << f.err;
+}
+
 TEST(Sweeps, AFieldSweptTwiceOnTheCommandLineIsABadInput) {
   // The last --sweep of a field silently winning would run a sweep nobody asked for.
   const std::string json = testing::temp_path("swept_twice.json");

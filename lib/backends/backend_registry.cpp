@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 #include "backends/conv_fusion.hpp"
 #include "backends/cpu/cpu_backend.hpp"
@@ -79,6 +80,18 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const BackendOp
   if (options.linear != "auto" && options.linear != "own" && options.linear != "cublas")
     throw std::invalid_argument("--linear must be auto, own or cublas, got \"" + options.linear + "\"");
   if (options.threads < 0) throw std::invalid_argument("--threads must be at least 1");
+  // The options that choose among cuDNN's and convbench's CUDA paths change nothing on a host
+  // backend: accepted quietly there, a run would look like an A/B that never happened.
+  if (device != "cuda") {
+    for (const auto& [flag, value, fallback] : {std::tuple{"--cudnn-algo", options.cudnn_algo, "heuristic"},
+                                                std::tuple{"--cudnn-api", options.cudnn_api, "legacy"},
+                                                std::tuple{"--depthwise-conv", options.depthwise_conv, "auto"},
+                                                std::tuple{"--linear", options.linear, "auto"}})
+      if (value != fallback)
+        throw std::invalid_argument(std::string(flag) + " " + value +
+                                    " chooses how the cuda backend computes; this run's device is " + device +
+                                    ", where it would change nothing (leave it out, or run with --device cuda)");
+  }
   // Set before the backend exists: oneDNN and the backends' own loops size their thread teams
   // from it at each parallel region, on this (the calling) thread.
   if (options.threads > 0) omp_set_num_threads(options.threads);

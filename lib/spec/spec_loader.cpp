@@ -257,6 +257,18 @@ std::vector<SweepAxis> read_sweep(const Field& root) {
   return axes;
 }
 
+// A value swept twice (batch=1,1,1) would run the same point again under the same label: results
+// whose rows cannot be told apart, and runs nobody asked for. Refused at the repeat.
+void check_distinct_values(const SweepAxis& axis) {
+  std::map<std::string, size_t> seen;  // the value as compact JSON -> its first index
+  for (size_t i = 0; i < axis.values.size(); ++i) {
+    const std::string text = to_compact_json(axis.values[i].node());
+    if (const auto [it, inserted] = seen.emplace(text, i); !inserted)
+      axis.values[i].fail("the value " + text + " is swept twice (values " + std::to_string(it->second + 1) + " and " +
+                          std::to_string(i + 1) + " of " + axis.key + "): each point runs once, give it once");
+  }
+}
+
 SweepPoint sweep_point(const std::vector<SweepAxis>& axes, int64_t index) {
   // Mixed radix with the last axis fastest, so the first key varies slowest.
   std::vector<std::size_t> digits(axes.size());
@@ -347,6 +359,7 @@ Spec parse_root(const Field& root, const std::shared_ptr<const SourceNode>& tree
   std::vector<std::shared_ptr<const SourceNode>> override_trees;
   const std::string flag_file = kSweepFlag;
   apply_sweep_overrides(limits, override_trees, flag_file, axes);
+  for (const SweepAxis& axis : axes) check_distinct_values(axis);
   const auto blocks_field = root.get("blocks");
   const auto networks_field = root.get("networks");
   if (!blocks_field && !networks_field)
@@ -440,6 +453,10 @@ Spec load_spec_file(const std::string& path, const SpecLimits& limits) {
   if (!limits.model_input.empty())
     throw InputError({"command line", 0, 0}, "--input",
                      "gives the input shape of a model file (block.onnx); a spec gives its blocks' shapes");
+  if (limits.allow_links)
+    throw InputError({"command line", 0, 0}, "--allow-links",
+                     "is for a model file (block.onnx) given in place of a spec; in a spec, write allow_links: true "
+                     "on the onnx variant whose links you trust");
   const InputText in = read_input_file(path, "spec file", kMaxSpecBytes);
   Spec spec = parse_spec_text(in.text, in.name, limits);
   spec.sha256 = in.sha256;
