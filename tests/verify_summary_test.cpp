@@ -12,9 +12,31 @@ DumpCheck check(const std::string& variant, double tolerance, double error) {
   c.block = "b";
   c.variant = variant;
   c.tolerance = tolerance;
-  c.tensors.push_back({"output", error, error <= tolerance});
+  c.tensors.push_back({.name = "output", .rel_error = error, .ok = error <= tolerance});
   c.status = error <= tolerance ? DumpCheckStatus::ok : DumpCheckStatus::mismatch;
   return c;
+}
+
+// A tensor that agrees only by being as close to the float64 step as the peer's is says so, with
+// both distances; one that agrees with the peer says nothing more.
+TEST(VerifySummary, SaysWhereThePeerIsTheOneOffExactArithmetic) {
+  Verification v;
+  v.device = "reference";
+  v.checks = {check("amp", 5e-2, 2e-2)};
+  DumpCheck closer = check("closer", 5e-2, 2e-2);
+  closer.tensors.push_back({.name = "shortcut.conv.bias grad",
+                            .rel_error = 0.229,
+                            .ok = true,
+                            .ours_from_truth = 4e-3,
+                            .peer_from_truth = 0.231});
+  v.checks.push_back(closer);
+  const std::string text = format_verification(v);
+  EXPECT_NE(text.find("b / closer: shortcut.conv.bias grad differs from PyTorch's by 2.29e-01, beyond the tolerance, "
+                      "but is 4.00e-03 from the float64 step, where PyTorch's is 2.31e-01: convbench's is the closer "
+                      "to exact arithmetic (agrees)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("b / amp:"), std::string::npos) << text;
 }
 
 TEST(VerifySummary, AmpStepsHaveTheirOwnTolerance) {

@@ -4,6 +4,7 @@
 // step on a convbench backend with those exact values, and compares every tensor.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct TensorAgreement {
   std::string name;      // "output", "<param> grad", "<buffer> after"
   double rel_error = 0;  // ||ours - peer|| / ||peer||
   bool ok = false;
+  // An AMP step beyond the tolerance, where the dump holds the peer's float64 step of the same
+  // inputs and weights ("truth"): each side's relative error from it. Such a tensor agrees when
+  // ours is no farther from exact arithmetic than the peer's is (a peer whose half-precision
+  // kernels accumulate in half precision on this CPU is the one that is off).
+  std::optional<double> ours_from_truth = std::nullopt, peer_from_truth = std::nullopt;
 };
 
 // How one variant's check against a PyTorch dump ended.
@@ -45,7 +51,9 @@ std::string peer_dump_file_name(const BlockSpec& block, const VariantSpec& varia
 // An inference block's dump (mode infer) holds a forward only: input, output, and the weights or
 // the seed of convbench's starting weights; its output alone is compared.
 // Runs the dumped step on `backend` (float64 on the reference backend, the block's dtype
-// otherwise) and compares; `tolerance` bounds every relative error.
+// otherwise) and compares; `tolerance` bounds every relative error, except that in an AMP step
+// whose dump carries the peer's float64 step, a tensor further from the peer than that still
+// agrees when it is no further from the float64 step than the peer's (TensorAgreement).
 DumpCheck check_against_dump(const BlockSpec& block, const VariantSpec& variant, const nlohmann::json& dump,
                              Backend& backend, double tolerance);
 

@@ -68,6 +68,16 @@ Verification verify(const Spec& spec, const std::string& dump_dir, const VerifyO
   return out;
 }
 
+namespace {
+
+std::string scientific(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2e", v);
+  return text;
+}
+
+}  // namespace
+
 std::string format_verification(const Verification& v) {
   TextTable t;
   t.header = {"block", "point", "variant", "tensors", "worst rel. error", "worst tensor", "status"};
@@ -76,9 +86,8 @@ std::string format_verification(const Verification& v) {
     const TensorAgreement* worst = nullptr;
     for (const TensorAgreement& a : c.tensors)
       if (!worst || a.rel_error > worst->rel_error) worst = &a;
-    char err[32];
-    std::snprintf(err, sizeof err, "%.2e", worst ? worst->rel_error : 0.0);
-    t.rows.push_back({c.block, c.point_label, c.variant, std::to_string(c.tensors.size()), worst ? err : "-",
+    t.rows.push_back({c.block, c.point_label, c.variant, std::to_string(c.tensors.size()),
+                      worst ? scientific(worst->rel_error) : "-",
                       worst ? worst->name : "-", to_string(c.status) + (c.message.empty() ? "" : ": " + c.message)});
   }
   // The peer the dumps name (PyTorch unless an ONNX Runtime dump says otherwise).
@@ -99,7 +108,18 @@ std::string format_verification(const Verification& v) {
     within.push_back(one.str());
   }
   std::ostringstream out;
-  out << t.render_terminal() << v.agreeing() << " variants agree with "
+  out << t.render_terminal();
+  // Tensors that agree only by being as close to exact arithmetic as the peer's: said, with both
+  // distances, so that a reader sees where the peer itself is off.
+  for (const DumpCheck& c : v.checks)
+    for (const TensorAgreement& a : c.tensors)
+      if (a.ok && a.ours_from_truth && a.peer_from_truth)
+        out << c.block << (c.point_label.empty() ? "" : " [" + c.point_label + "]") << " / " << c.variant << ": "
+            << a.name << " differs from " << c.peer << "'s by " << scientific(a.rel_error)
+            << ", beyond the tolerance, but is " << scientific(*a.ours_from_truth) << " from the float64 step, where "
+            << c.peer << "'s is " << scientific(*a.peer_from_truth)
+            << ": convbench's is the closer to exact arithmetic (agrees)\n";
+  out << v.agreeing() << " variants agree with "
       << (peers.empty() ? std::string("PyTorch") : join(std::vector<std::string>(peers.begin(), peers.end()), " and "))
       << " within " << (within.empty() ? std::string("-") : join(within, " and ")) << " on " << v.device << "; "
       << v.failures() << " failed\n";

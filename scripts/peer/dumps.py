@@ -80,6 +80,10 @@ def dump_row(block, variant, out_dir, scale):
     fmt = memory_format(b)
     module = module.to(memory_format=fmt)
     module.train()
+    # Under AMP, the same module in float64 before its step: its step on the same input, weights
+    # and upstream gradient is exact arithmetic's answer ("truth"), against which `convbench
+    # verify` judges a tensor on which the two AMP steps disagree: the side farther from it is off.
+    exact = copy.deepcopy(module).to(torch.float64) if autocast is not None else None
     io_fmt = io_memory_format(b)
     x = (torch.rand(input_shape(b), dtype=torch.float64) * 2 - 1).to(dtype).contiguous(memory_format=io_fmt)
     params = {n: tensor_json(p) for n, p in module.named_parameters()}
@@ -105,6 +109,14 @@ def dump_row(block, variant, out_dir, scale):
         extra["loss_scale"] = loss_scale
     else:
         y.backward(dy)
+    if exact is not None:
+        y64 = exact(x.to(torch.float64))
+        y64.backward(dy.to(torch.float64))
+        extra["truth"] = {
+            "output": tensor_json(y64),
+            "param_grads": {n: tensor_json(p.grad) for n, p in exact.named_parameters()},
+            "buffers_after": {n: tensor_json(t) for n, t in named_stat_buffers(exact)},
+        }
     doc = {
         "block": block["name"], "variant": variant["name"], "point_label": block["point_label"],
         "dtype": str(dtype).removeprefix("torch."), "precision": precision, "layout": b["layout"],
