@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when one test took longer than its tier allows, so the suite cannot quietly grow back.
 
-    scripts/test-budgets.py JUNIT.xml [--build DIR] [--labels LABELS.json]
+    scripts/test-budgets.py JUNIT.xml [--build DIR] [--labels LABELS.json] [--load LOAD.json]
 
 JUNIT.xml is what `ctest --output-junit` wrote (scripts/test.sh writes
 build/Testing/convbench-junit.xml); the tests' labels come from `ctest --show-only=json-v1` in
@@ -10,6 +10,13 @@ gives no extra time: the tier's budget already allows for its slow tests). The t
 the parallel run (`ctest -j nproc` on 2 cores: each test shares the machine with another), which
 is how CI measures them. Prints the ten slowest tests with their budgets, then every test over
 its budget; exit 1 when there is one.
+
+On a machine that other work shares, a correct test takes longer without being slower. With
+--load (what scripts/measure-load.py recorded around the ctest run: the machine's busy CPU-seconds
+and the run's own), every budget is scaled by the load the run measured: the CPU-seconds the
+machine had (CPUs x wall time) over those left to the run once the other work took its share,
+at most 8x. A run on an idle machine keeps the budgets as they are. Each test's ctest TIMEOUT
+stays the hard limit, whatever the load.
 
 A test that needs more than its tier's budget should become cheaper, or move to a heavier script
 with a bounded slice in the suite (scripts/README.md, "The test command and its tiers"); raising a
@@ -39,6 +46,17 @@ BUDGETS = {
     "gpu": 300,
 }
 DEFAULT = 60  # a test with none of these labels
+MAX_LOAD_FACTOR = 8.0  # beyond this the machine was not running tests so much as queueing them
+
+
+def load_factor(load):
+    """How much the other work on the machine stretched the run: capacity over what was left."""
+    capacity = load["cpus"] * load["wall_s"]
+    other = max(0.0, load["machine_busy_s"] - load["own_cpu_s"])
+    if capacity <= 0:
+        return 1.0, other, capacity
+    left = max(capacity - other, capacity / MAX_LOAD_FACTOR)
+    return max(1.0, capacity / left), other, capacity
 
 
 def labels_of(build):
@@ -58,7 +76,13 @@ def main():
     parser.add_argument("junit")
     parser.add_argument("--build", help="the build folder (default: the one holding JUNIT's Testing/)")
     parser.add_argument("--labels", help="a JSON file {test: [labels]} instead of asking ctest (for tests)")
+    parser.add_argument("--load", help="scripts/measure-load.py's record of the run: budgets scale with the load")
     args = parser.parse_args()
+    factor = 1.0
+    if args.load:
+        factor, other, capacity = load_factor(json.loads(Path(args.load).read_text()))
+        print(f"test-budgets: other work took {other:.0f} of the machine's {capacity:.0f} CPU-seconds during the "
+              f"run: budgets x{factor:.2f}")
     junit = Path(args.junit).resolve()
     build = Path(args.build) if args.build else junit.parent.parent
     labels = json.loads(Path(args.labels).read_text()) if args.labels else labels_of(build)
@@ -68,7 +92,7 @@ def main():
         if case.get("status") == "notrun":
             continue
         own = labels.get(name, [])
-        budget = max((BUDGETS[l] for l in own if l in BUDGETS), default=DEFAULT)
+        budget = round(max((BUDGETS[l] for l in own if l in BUDGETS), default=DEFAULT) * factor)
         rows.append((seconds, name, budget, ",".join(own) or "-"))
     if not rows:
         print(f"test-budgets: no test times in {junit}", file=sys.stderr)

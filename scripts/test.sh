@@ -13,13 +13,13 @@
 #                                   UndefinedBehaviorSanitizer (clang)
 #                                5. scripts/clang-check.sh: the host code the sanitizer build does
 #                                   not compile (the CUDA backend's) checked by clang
-#                                6. scripts/fuzz.sh: each input reader fuzzed for 40 s
+#                                6. scripts/fuzz.sh: each input reader fuzzed for 25 s
 #   scripts/test.sh --quick    the inner loop: build, then the unit and cli tiers without the
 #                              slow tests (about 2 minutes; no setup, sanitizers or fuzzing)
 #   scripts/test.sh ARGS       build, then one ctest run with ARGS (e.g. -R Spec, -L docs)
 #   scripts/peer-check.sh      the peer tier without the bounds step 3 keeps it to
 #
-# CONVBENCH_FUZZ_SECONDS changes step 6's 60 s; ccache (from scripts/setup.sh) keeps rebuilds of
+# CONVBENCH_FUZZ_SECONDS changes step 6's 25 s; ccache (from scripts/setup.sh) keeps rebuilds of
 # a second clone on the same machine quick.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,10 +55,14 @@ esac
 
 step "ctest: every tier"
 junit=$build/Testing/convbench-junit.xml
+load=$build/Testing/convbench-load.json
 status=0
-ctest --output-on-failure -j "$jobs" --output-junit "$junit" || status=$?
+# measure-load.py records what else the machine did meanwhile, so that the budgets below judge
+# the tests and not the machine's other work.
+"$root/scripts/measure-load.py" --out "$load" -- ctest --output-on-failure -j "$jobs" --output-junit "$junit" ||
+  status=$?
 step "test budgets"
-"$root/scripts/test-budgets.py" "$junit" || status=1
+"$root/scripts/test-budgets.py" "$junit" --load "$load" || status=1
 [ "$status" = 0 ] || { echo "test.sh: ctest or the budgets failed (above)" >&2; exit "$status"; }
 
 step "the sanitizer pass"
@@ -66,5 +70,5 @@ step "the sanitizer pass"
 step "clang's check of the host code the sanitizer build does not compile"
 "$root/scripts/clang-check.sh" --not-in-sanitizer-build
 step "fuzzing"
-"$root/scripts/fuzz.sh" --seconds "${CONVBENCH_FUZZ_SECONDS:-40}"
+"$root/scripts/fuzz.sh" --seconds "${CONVBENCH_FUZZ_SECONDS:-25}"
 step "done: every step passed"

@@ -31,4 +31,33 @@ grep -q 'error: torch_peer \[peer,slow\] took 451.0 s, over its budget of 450 s'
 junit 95 10
 "$source/scripts/test-budgets.py" "$work/junit.xml" --labels "$work/labels.json" >"$work/unit.log" 2>&1 &&
   { cat "$work/unit.log"; fail "a unit test of 95 s passed its 90 s budget"; }
-echo "ok: the budget check passes a run within budget and fails one over it, naming the test"
+# A loaded machine: the run had 2 CPUs for 1000 s and other work took 1000 of those 2000
+# CPU-seconds, so each budget doubles; a unit test of 170 s passes, one of 190 s does not.
+load() {  # load MACHINE_BUSY OWN
+  printf '{"wall_s": 1000, "cpus": 2, "machine_busy_s": %s, "own_cpu_s": %s}\n' "$1" "$2" >"$work/load.json"
+}
+load 1900 900
+junit 170 10
+"$source/scripts/test-budgets.py" "$work/junit.xml" --labels "$work/labels.json" --load "$work/load.json" \
+  >"$work/loaded.log" 2>&1 || { cat "$work/loaded.log"; fail "a 170 s unit test on a half-taken machine failed"; }
+grep -q 'other work took 1000 of the machine.s 2000 CPU-seconds during the run: budgets x2.00' "$work/loaded.log" ||
+  { cat "$work/loaded.log"; fail "the load and the factor are not said"; }
+junit 190 10
+"$source/scripts/test-budgets.py" "$work/junit.xml" --labels "$work/labels.json" --load "$work/load.json" \
+  >"$work/loaded-over.log" 2>&1 && { cat "$work/loaded-over.log"; fail "a 190 s unit test passed a doubled 90 s budget"; }
+# An idle machine (only the run's own work): the budgets stay.
+load 950 900
+junit 95 10
+"$source/scripts/test-budgets.py" "$work/junit.xml" --labels "$work/labels.json" --load "$work/load.json" \
+  >"$work/idle.log" 2>&1 && { cat "$work/idle.log"; fail "a 95 s unit test on an idle machine passed"; }
+# measure-load.py: the command's status, and a record whose own CPU time covers the command's work.
+"$source/scripts/measure-load.py" --out "$work/measured.json" -- sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3' &&
+  fail "measure-load.py did not pass on the command's exit status"
+[ $? -eq 3 ] || fail "measure-load.py changed the command's exit status"
+python3 - "$work/measured.json" <<'PY' || fail "measure-load.py's record is not what it measured"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["wall_s"] > 0 and r["cpus"] >= 1, r
+assert 0 < r["own_cpu_s"] <= r["machine_busy_s"] + 0.5, r
+PY
+echo "ok: the budget check passes a run within budget and fails one over it, naming the test, and scales with the load"
