@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer harnesses of tests/fuzz (the spec loader, the results reader and the ONNX
-# reader, under AddressSanitizer and UndefinedBehaviorSanitizer) from their committed seed corpora.
+# Runs the libFuzzer harnesses of tests/fuzz (the spec loader, the results reader, the ONNX reader
+# on bytes and on its seed models' numbers, and the history's schema checks on damaged files,
+# under AddressSanitizer and UndefinedBehaviorSanitizer) from their committed seed corpora.
 #
-#   scripts/fuzz.sh                  60 seconds each (scripts/test.sh runs 40 in CI)
+#   scripts/fuzz.sh                  60 seconds each (scripts/test.sh runs 25 in CI)
 #   scripts/fuzz.sh --seconds 3600   longer, before a release
 #   scripts/fuzz.sh --parallel       the harnesses at once, one core each (the same seconds each,
 #                                    less wall time on a machine with idle cores)
@@ -51,7 +52,8 @@ fuzz_one() {
 }
 
 status=0
-targets=(spec_loader:spec results_reader:results onnx_reader:onnx)
+targets=(spec_loader:spec results_reader:results onnx_reader:onnx onnx_attributes:onnx_attributes
+         history_schema:history_schema)
 if [ "$parallel" = 1 ]; then
   pids=()
   for target in "${targets[@]}"; do

@@ -599,6 +599,18 @@ TEST(OnnxImport, AttributesThatDivideOrMultiplyAreCheckedAtTheNode) {
               },
               18),
           "neither one value per group", "graph.node[1] (GroupNormalization");
+  // A bias of another length than the scale (found by fuzz_onnx_attributes: a range check).
+  refused(around_node(
+              8,
+              [](onnx::GraphProto& g) {
+                add_weight(g, "gn.weight", {4});
+                add_weight(g, "gn.bias", {0});
+                integer(
+                    add_node(g, "GroupNormalization", "/gn/GroupNormalization", {"c", "gn.weight", "gn.bias"}, {"y"}),
+                    "num_groups", 4);
+              },
+              18),
+          "the bias (input 2) does not have the scale's shape", "graph.node[1] (GroupNormalization");
   // SpaceToDepth: channels x blocksize^2 past 2^31 (was "out_channels must be positive, got 0").
   refused(around_node(8,
                       [](onnx::GraphProto& g) {
@@ -637,6 +649,16 @@ TEST(OnnxImport, AttributesThatDivideOrMultiplyAreCheckedAtTheNode) {
                         }),
             words, "graph.node[1] (Resize \"/up\")");
   }
+  // An input dim past 2^31 (its channels are what later ops multiply and spread over).
+  onnx::ModelProto wide = around_node(8, [](onnx::GraphProto& g) { add_node(g, "Relu", "/relu", {"c"}, {"y"}); });
+  wide.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_value(std::numeric_limits<int64_t>::max());
+  refused(wide, "a dim of 9223372036854775807: convbench takes sizes from 1 to 2^31", "graph.input[0] (x)");
   // Two initializers of one name: which one a node reads would be a guess.
   refused(around_node(8,
                       [](onnx::GraphProto& g) {
@@ -673,6 +695,10 @@ TEST(OnnxImport, ASharedWeightIsHeldOnceAndWhatIsHeldIsBounded) {
     EXPECT_EQ(op.values.at("weight").get(), block.ops[0].values.at("weight").get());
   OnnxContext cx;
   cx.file = "budget.onnx";
+  // A count from a file may be any int64 (a channel count): refused before it is multiplied
+  // (found by fuzz_onnx_attributes: 8 x (2^63 - 1) overflowed).
+  EXPECT_THROW(hold_onnx_values(cx, std::numeric_limits<int64_t>::max(), "x"), InputError);
+  EXPECT_THROW(hold_onnx_values(cx, -1, "x"), InputError);
   hold_onnx_values(cx, kMaxOnnxValueBytes / 8, "all of it");
   try {
     hold_onnx_values(cx, 1, "graph.node[7] (MatMul)");

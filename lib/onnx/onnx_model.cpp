@@ -315,13 +315,14 @@ int64_t OnnxTensor::elements() const {
 }
 
 void hold_onnx_values(OnnxContext& cx, int64_t count, const std::string& where) {
-  const auto bytes = static_cast<int64_t>(sizeof(double)) * count;  // count <= 2^40: no overflow
-  if (cx.held_value_bytes + bytes > kMaxOnnxValueBytes)
+  // Compared before it is multiplied: a count from a file (a channel count) may be any int64.
+  const int64_t room = (kMaxOnnxValueBytes - cx.held_value_bytes) / static_cast<int64_t>(sizeof(double));
+  if (count < 0 || count > room)
     throw InputError({cx.file, 0, 0}, where,
                      std::to_string(count) + " more values would take the starting values held for the block past " +
                          std::to_string(kMaxOnnxValueBytes >> 20) +
                          " MiB (as doubles, each shared tensor counted once): more than a block's weights");
-  cx.held_value_bytes += bytes;
+  cx.held_value_bytes += count * static_cast<int64_t>(sizeof(double));
 }
 
 GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where) {
@@ -457,9 +458,14 @@ OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path, co
   const std::string input_at = "graph.input[" + std::to_string(data_input) + "] (" + printable(input.name()) + ")";
   if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape())
     throw InputError({path, 0, 0}, input_at, "has no tensor shape: convbench needs its rank (N, C, spatial)");
-  for (const auto& d : input.type().tensor_type().shape().dim())
+  for (const auto& d : input.type().tensor_type().shape().dim()) {
+    // As every size a spec takes: at most 2^31 (a channel count is what later ops multiply).
+    if (d.has_dim_value() && d.dim_value() > (int64_t{1} << 31))
+      throw InputError({path, 0, 0}, input_at,
+                       "a dim of " + std::to_string(d.dim_value()) + ": convbench takes sizes from 1 to 2^31");
     block.input_shape.push_back(d.has_dim_value() && d.dim_value() > 0 ? std::optional<int64_t>(d.dim_value())
                                                                        : std::nullopt);
+  }
   if (block.input_shape.size() < 3 || block.input_shape.size() > 5)
     throw InputError(
         {path, 0, 0}, input_at,

@@ -274,6 +274,12 @@ void translate_norm(OnnxContext& cx, const At& at, const std::string& type) {
   }
   if (groups) f.set("norm_groups", groups);
   check_norm_constants(at, kind == "batch_norm");
+  // The bias (and batch norm's running statistics) have one value where the scale has one.
+  const std::vector<std::string> constants = {"the scale", "the bias", "the running mean", "the running variance"};
+  for (int k = 2; k <= (kind == "batch_norm" ? 4 : 2); ++k)
+    if (constant_input(at, k, constants[static_cast<size_t>(k - 1)]).dims != scale.dims)
+      at.refuse(constants[static_cast<size_t>(k - 1)] + " (input " + std::to_string(k) +
+                ") does not have the scale's shape: one value each where the scale has one");
   const auto channels = channels_of(cx, x);
   // The groups split the channels evenly (the per-group scale below is spread by c / (C / G)).
   if (type == "GroupNormalization" && channels && (groups > *channels || *channels % groups != 0))

@@ -10,8 +10,7 @@
 #include <string>
 
 #include "onnx/onnx_model.hpp"
-#include "pipeline/analyze.hpp"
-#include "spec/spec_loader.hpp"
+#include "onnx_block_analysis.hpp"
 #include "util/input_error.hpp"
 
 namespace {
@@ -36,20 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const convbench::InputError&) {
     return 0;
   }
-  // A block of the file's own input shape (symbolic dims: 2), small enough to count quickly.
-  const auto dim = [&](size_t i) { return block.input_shape[i].value_or(2); };
-  for (size_t i = 0; i < block.input_shape.size(); ++i)
-    if (dim(i) > (i < 2 ? 64 : 32)) return 0;
-  const std::string file = scratch() + "/block.onnx";
-  std::ofstream(file, std::ios::binary) << bytes;
-  std::string spatial = "[";
-  for (size_t i = 2; i < block.input_shape.size(); ++i) spatial += (i > 2 ? ", " : "") + std::to_string(dim(i));
-  const std::string spec = "blocks:\n  - name: fuzz\n    dims: " + std::to_string(block.input_shape.size() - 2) +
-                           "\n    batch: " + std::to_string(dim(0)) + "\n    in_channels: " + std::to_string(dim(1)) +
-                           "\n    out_channels: " + std::to_string(block.output_channels.value_or(1)) +
-                           "\n    size: " + spatial + "]\n    variants:\n      - {kind: onnx, file: " + file + "}\n";
   try {
-    convbench::analyze_spec(convbench::parse_spec_text(spec, scratch() + "/fuzz.yaml", convbench::SpecLimits{64, {}}));
+    convbench::fuzzing::analyze_onnx_block(block, bytes, scratch() + "/block.onnx", scratch());
   } catch (const convbench::InputError&) {
   }
   return 0;

@@ -90,6 +90,13 @@ seeds.append(model([
     [weight("c.weight", 8, 2, 3, 3), ints("groups", [0, 2, -1]), weight("ones", 2), weight("zeros", 2),
      weight("gn.weight", 8), weight("gn.bias", 8), ints("axes", [1, 2])], ["N", 2, 4, 4], ["N", 2, 8, 8], 17))
 
+# Opset 18's GroupNormalization, whose scale and bias are per group (2 groups of 4 channels here):
+# fuzz_onnx_attributes renumbers num_groups with them, the case that once divided by zero.
+seeds.append(model([
+    helper.make_node("Conv", ["x", "c.weight"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    helper.make_node("GroupNormalization", ["c", "gn.weight", "gn.bias"], ["y"], num_groups=2)],
+    [weight("c.weight", 4, 2, 3, 3), weight("gn.weight", 2), weight("gn.bias", 2)], ["N", 2, 4, 4], ["N", 4, 4, 4], 18))
+
 os.makedirs(out_dir, exist_ok=True)
 for m in seeds:
     data = m.SerializeToString()
