@@ -87,8 +87,8 @@ std::string format_verification(const Verification& v) {
     for (const TensorAgreement& a : c.tensors)
       if (!worst || a.rel_error > worst->rel_error) worst = &a;
     t.rows.push_back({c.block, c.point_label, c.variant, std::to_string(c.tensors.size()),
-                      worst ? scientific(worst->rel_error) : "-",
-                      worst ? worst->name : "-", to_string(c.status) + (c.message.empty() ? "" : ": " + c.message)});
+                      worst ? scientific(worst->rel_error) : "-", worst ? worst->name : "-",
+                      to_string(c.status) + (c.message.empty() ? "" : ": " + c.message)});
   }
   // The peer the dumps name (PyTorch unless an ONNX Runtime dump says otherwise).
   std::set<std::string> peers;
