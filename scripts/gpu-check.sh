@@ -13,7 +13,14 @@
 #   check      the GPU tests (suites Gpu*, or CONVBENCH_GPU_TEST_FILTER): every op and config
 #              variant against the reference backend, the risky cuDNN combinations, cudnnFind,
 #              allocator statistics equal to the memory model, out of memory, replay bit for bit;
-#              a skipped GPU test fails it. check.log is the whole GoogleTest output.
+#              a skipped GPU test fails it. Two passes, each within what is left of the call: the
+#              suites a GPU has run before, then those none has (gpu-check-lib.sh lists them).
+#              check.log is the whole GoogleTest output, written as it runs, then each suite's
+#              seconds and the slowest tests (to size a rerun).
+#   answers    the seeds' questions against PyTorch eager on the same GPU (report --against):
+#              the seed block (float32, bfloat16, both layouts), seed 004 as it was measured
+#              (configs/seed004-amp.yaml, amp_float16, both layouts) and seed 001's depthwise-
+#              separable blocks (configs/mobilenet-separable.yaml, float32 and bfloat16)
 #   peers      convbench against PyTorch on the same GPU: seed-blocks (float32, tf32, bfloat16 x
 #              both layouts), resnet50-stages and channels-last (the three dtypes): times, peak
 #              memory (max_memory_allocated) and counts through `report --against`; then
@@ -42,46 +49,48 @@
 #              bottleneck, float32 and bfloat16, both layouts, --per-op 3), then
 #              `convbench diff` of each second round (SLOWER/FASTER per row, in ab.log)
 #
-# A session has 15 minutes of device time in all, a machine's start included, and one command
-# at most 10 minutes. The work is three calls, back to back (a machine stays warm 30 s after a
-# call, keeping the build), each ending within its limit whatever happens (every stage but the
-# build runs under a time limit; what a limit cut off is said in the summary):
+# A session has 15 minutes of device time in all, a machine's start (a minute or two) included,
+# and one command at most 10 minutes. The work is two calls, issued back to back (a machine stays
+# warm 30 s after a call, keeping the build), each ending by itself within its call's seconds
+# (--call-seconds) whatever happens: the build has no limit of its own, and every stage after it
+# is limited to the lesser of its own limit and what is left of the call, less 15 s to write the
+# summary. The device tool's timeout_s is the call's seconds plus 15 s:
 #
-#   call 1 (about 4 minutes): scripts/gpu-check.sh --call 1    build, check
-#   call 2 (about 5 minutes): scripts/gpu-check.sh --call 2    build, peers
-#   call 3 (about 5 minutes): scripts/gpu-check.sh --call 3    build, seeds, precision
-#   call 4 (about 6 minutes): scripts/gpu-check.sh --call 4    build, ab (when time is left)
+#   call 1 (345 s): scripts/gpu-check.sh --call 1    build, check
+#   call 2 (300 s): scripts/gpu-check.sh --call 2    build, answers
 #
 # As device tool calls, from this repository's root here, after `scripts/gpu-deps.sh`:
 #
 #   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 1"
-#        carry: [".gpu-deps"]   timeout_s: 330
+#        carry: [".gpu-deps"]   timeout_s: 360
 #   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 2"
-#        carry: [".gpu-deps"]   timeout_s: 420
-#   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 3"
-#        carry: [".gpu-deps"]   timeout_s: 390
-#   run  command: "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call 4"
-#        carry: [".gpu-deps"]   timeout_s: 420
+#        carry: [".gpu-deps"]   timeout_s: 315
 #
-# with <commit> from `git rev-parse --short=12 HEAD` (the tool copies the tree without .git).
-# A failing call's tests are rerun alone with CONVBENCH_GPU_TEST_FILTER='Suite.Test:...' and
-# --stages "build check". The other stages (test, memcheck, compare) are for a longer loan.
+# with <commit> from `git rev-parse --short=12 HEAD` (the tool copies the tree without .git):
+# 1.5 min of start, 6 + 5.25 min of calls, 2 min spare for one rerun of what failed, alone,
+# with CONVBENCH_GPU_TEST_FILTER='Suite.Test:...' and --stages "build check" --call-seconds S.
+# The other stages (peers, seeds, precision, ab, test, memcheck, compare) are for a longer loan
+# or a later session, through --stages.
 #
 # Everything lands in one folder, $OUT when set (the device tool brings it back), else
 # ./gpu-check-out: summary.md (GPU, driver, CUDA, cuDNN, PyTorch, commit, one line per stage with
 # its verdict), one log per stage, and one STAGE.tar.gz of a stage's JSON files: at most 8 files
 # a call, as the device tool returns. Commit all of it under results/gpu-<date>-<gpu>/.
 #
-# Usage: scripts/gpu-check.sh [--call 1|2|3|4] [--stages "build check peers seeds precision ..."]
-#                             [--build-only] [--full-timing] [--budget SECONDS] [--jobs N]
-#   --call N       the stages of call N above
+# Usage: scripts/gpu-check.sh [--call 1|2] [--stages "build check answers peers ..."]
+#                             [--call-seconds S] [--build-only] [--full-timing] [--budget SECONDS]
+#                             [--jobs N]
+#   --call N       the stages and seconds of call N above
+#   --call-seconds S  the seconds this call may take in all (default: the call's; none with
+#                  --stages): the stages after the build share what the build leaves
 #   --build-only   the build stage alone; works on a machine without a GPU
 #   --full-timing  compare with convbench's default stopping rule (0.5 s and 10 samples per
 #                  phase, up to 15 s); the default on the device is bounded: --min-time 0.1
 #                  --min-samples 10 --max-noise 0.02 --timeout 1 per phase
 #   --budget S     seconds the compare stage may take in all (default 240)
-# Stage time limits in seconds, each overridable as CONVBENCH_GPU_CHECK_LIMIT_<STAGE>: check 200,
-# peers 300, seeds 110, precision 90, test 330, memcheck 150, ab 300.
+# Stage time limits in seconds, each overridable as CONVBENCH_GPU_CHECK_LIMIT_<STAGE>: check 300,
+# answers 270, peers 300, seeds 110, precision 150, test 330, memcheck 150, ab 300 (each cut to
+# what is left of the call).
 # Exit status: 0 when every stage run passed, 1 otherwise (2 for bad usage).
 
 # The do_* stage functions are called through stage() by name.
@@ -92,6 +101,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/gpu-check-lib.sh
 . "$root/scripts/gpu-check-lib.sh"
 stages="build check"  # call 1
+call=1 call_seconds=""
 full_timing=0
 budget=240
 jobs=$(nproc)
@@ -99,14 +109,13 @@ while [ $# -gt 0 ]; do
   case $1 in
     --call)
       case ${2:-} in
-        1) stages="build check" ;;
-        2) stages="build peers" ;;
-        3) stages="build seeds precision" ;;
-        4) stages="build ab" ;;
-        *) echo "gpu-check: --call takes 1, 2, 3 or 4, got '${2:-}'" >&2; exit 2 ;;
+        1) stages="build check" call=1 ;;
+        2) stages="build answers" call=2 ;;
+        *) echo "gpu-check: --call takes 1 or 2, got '${2:-}' (the other stages run through --stages)" >&2; exit 2 ;;
       esac
       shift 2 ;;
-    --stages) stages=$2; shift 2 ;;
+    --stages) stages=$2; call=""; shift 2 ;;
+    --call-seconds) call_seconds=$2; shift 2 ;;
     --build-only) stages=build; shift ;;
     --full-timing) full_timing=1; shift ;;
     --budget) budget=$2; shift 2 ;;
@@ -116,8 +125,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $budget in ''|*[!0-9]*) echo "gpu-check: --budget takes whole seconds, got $budget" >&2; exit 2 ;; esac
+if [ -z "$call_seconds" ]; then
+  case $call in 1) call_seconds=345 ;; 2) call_seconds=300 ;; *) call_seconds=86400 ;; esac
+fi
+case $call_seconds in ''|*[!0-9]*) echo "gpu-check: --call-seconds takes whole seconds, got $call_seconds" >&2; exit 2 ;; esac
+call_started=$(date +%s)
+echo "gpu-check: call of $call_seconds s: $stages" >&2
 for s in $stages; do
-  case $s in build|check|peers|seeds|precision|test|memcheck|compare|ab) ;; *) echo "gpu-check: unknown stage $s" >&2; exit 2 ;; esac
+  case $s in build|check|answers|peers|seeds|precision|test|memcheck|compare|ab) ;; *) echo "gpu-check: unknown stage $s" >&2; exit 2 ;; esac
 done
 
 # Bounded timing for a lent GPU: GPU eager steps vary by 1-3% between samples, so convbench's
@@ -229,7 +244,7 @@ stage() {
   start=$(date +%s)
   if "$@" >"$out/$name.log" 2>&1; then status=passed; else status=FAILED; failed=1; fi
   case $name in
-    check|test|peers|seeds|precision|ab) note=$(sed -n 's/^verdict: //p' "$out/$name.log" | tail -1) ;;
+    check|test|answers|peers|seeds|precision|ab) note=$(sed -n 's/^verdict: //p' "$out/$name.log" | tail -1) ;;
     memcheck) note=$(grep -E 'ERROR SUMMARY|time limit' "$out/$name.log" | tail -1) ;;
     compare) note=$(grep -E '^compare: ' "$out/$name.log" | tail -1 | sed 's/^compare: //') ;;
   esac
@@ -237,12 +252,19 @@ stage() {
   log "$name: $status"
 }
 
-# Runs a command under a time limit (seconds), saying so when the limit cut it off.
+# Seconds left of the call, less 15 s to write the summary after the last stage.
+call_left() { echo $((call_seconds - ($(date +%s) - call_started) - 15)); }
+
+# Runs a command under a time limit (seconds), cut to what is left of the call, saying so when
+# the limit cut it off.
 limited() {
-  local seconds=$1 rc
+  local seconds=$1 rc left
   shift
+  left=$(call_left)
+  [ "$left" -lt "$seconds" ] && seconds=$left
   # tests/gpu_check_test.sh: print the commands of the stages, to check their flags on a CPU.
   if [ -n "${CONVBENCH_GPU_CHECK_DRY_RUN:-}" ]; then
+    echo "within: $seconds"
     printf 'would run:'
     printf ' %q' "$@"
     echo
@@ -263,6 +285,10 @@ limited() {
 # ---- stages -----------------------------------------------------------------------------------
 
 do_build() {
+  if [ -n "${CONVBENCH_GPU_CHECK_DRY_RUN:-}" ]; then
+    echo "would build in $build"
+    return 0
+  fi
   [ -n "$nvcc" ] || { echo "no nvcc on this machine"; return 1; }
   [ -n "$cudnn_library" ] || { echo "no cuDNN: neither $cuda_home/include/cudnn.h nor PyTorch's nvidia.cudnn"; return 1; }
   command -v c++ >/dev/null || { echo "no C++ compiler (c++) on this machine"; return 1; }
@@ -290,24 +316,44 @@ do_build() {
   return "$rc"
 }
 
+# The logs are written into $out as the commands run (the stage's own log is its standard
+# output), never copied at the end: a call cut off by the device tool still brings them back.
+# The judges read a copy, since what they print goes to the same log.
 do_test() {
-  local ctest_log=$build/gpu-check-ctest.log rc=0
+  local copy=$build/gpu-check-ctest.log rc=0
   limited "${CONVBENCH_GPU_CHECK_LIMIT_TEST:-330}" \
-    ctest --test-dir "$build" -E "$HOST_TEST_EXCLUDE" -j "$jobs" --timeout 300 --output-on-failure \
-    >"$ctest_log" 2>&1 || rc=1
-  cat "$ctest_log"
+    ctest --test-dir "$build" -E "$HOST_TEST_EXCLUDE" -j "$jobs" --timeout 300 --output-on-failure || rc=1
+  cp "$out/test.log" "$copy"
   # Why tests skipped, from ctest's full log (ctest prints no output of passing or skipped tests).
   grep -h -E '^SKIP: ' "$build"/Testing/Temporary/LastTest*.log 2>/dev/null | sort -u
-  judge_ctest_log "$ctest_log" "$gpu_name" || rc=1
+  judge_ctest_log "$copy" "$gpu_name" || rc=1
   return "$rc"
 }
 
+# Each suite's seconds and the ten slowest tests of a GoogleTest log, to size a rerun.
+test_times() {
+  echo "=== seconds per suite"
+  sed -n -E 's/^\[----------\] ([0-9]+) tests? from ([^ ]+) \(([0-9]+) ms total\)$/\2 \1 \3/p' "$1" |
+    awk '{ printf "%8.1f s  %3d tests  %s\n", $3 / 1000, $2, $1 }' | sort -rn
+  echo "=== the slowest tests"
+  sed -n -E 's/^\[ +(OK|FAILED|SKIPPED) +\] ([^ ]+) \(([0-9]+) ms\)$/\3 \2 \1/p' "$1" |
+    sort -rn | head -10 | awk '{ printf "%8.1f s  %s (%s)\n", $1 / 1000, $2, $3 }'
+}
+
 do_check() {
-  local gtest_log=$build/gpu-check-gtest.log rc=0
-  limited "${CONVBENCH_GPU_CHECK_LIMIT_CHECK:-200}" \
-    "$build/tests/convbench_tests" --gtest_filter="$GPU_TEST_FILTER" --gtest_color=no >"$gtest_log" 2>&1 || rc=1
-  cat "$gtest_log"
-  judge_gtest_log "$gtest_log" "$gpu_name" || rc=1
+  local copy=$build/gpu-check-gtest.log rc=0 pass filters=("$GPU_TEST_FILTER") limit
+  [ -z "${CONVBENCH_GPU_TEST_FILTER:-}" ] && filters=("$GPU_SUITES_RUN_BEFORE" "$GPU_SUITES_NEVER_RUN")
+  limit=${CONVBENCH_GPU_CHECK_LIMIT_CHECK:-300}
+  local started
+  started=$(date +%s)
+  for pass in "${filters[@]}"; do
+    echo "=== GoogleTest --gtest_filter=$pass ($(left_of "$started" "$limit") s of the stage, $(call_left) s of the call left)"
+    limited "$(left_of "$started" "$limit")" \
+      "$build/tests/convbench_tests" --gtest_filter="$pass" --gtest_color=no 2>&1 || rc=1
+  done
+  cp "$out/check.log" "$copy"
+  test_times "$copy"
+  judge_gtest_log "$copy" "$gpu_name" || rc=1
   return "$rc"
 }
 
@@ -362,6 +408,26 @@ do_peers() {
   fi
   pack peers "$dir" || rc=1
   echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED) ($(ls "$dir"/*.against.txt 2>/dev/null | wc -l) specs against PyTorch)"
+  return "$rc"
+}
+
+# The seeds' questions against PyTorch eager on the same GPU, the second call's work: the seed
+# block (seeds 000 and 003), seed 004 as measured (amp_float16, both layouts) and seed 001's
+# depthwise-separable blocks; each spec gets its share of what is left.
+do_answers() {
+  local dir=$build/gpu-check-answers limit=${CONVBENCH_GPU_CHECK_LIMIT_ANSWERS:-270} started rc=0 left
+  started=$(date +%s)
+  rm -rf "$dir" && mkdir -p "$dir"
+  local dtypes=(--sweep dtype=float32,bfloat16)
+  left=$(left_of "$started" "$limit")
+  peers_one "$dir" seed-blocks $((left * 2 / 5)) "$root/configs/seed-blocks.yaml" "${dtypes[@]}" \
+    --sweep layout=channels_first,channels_last || rc=1
+  left=$(left_of "$started" "$limit")
+  peers_one "$dir" seed004-amp $((left * 3 / 5)) "$root/configs/seed004-amp.yaml" || rc=1
+  left=$(left_of "$started" "$limit")
+  peers_one "$dir" mobilenet-separable "$left" "$root/configs/mobilenet-separable.yaml" "${dtypes[@]}" || rc=1
+  pack answers "$dir" || rc=1
+  echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED) ($(ls "$dir"/*.against.txt 2>/dev/null | wc -l) of 3 specs against PyTorch)"
   return "$rc"
 }
 

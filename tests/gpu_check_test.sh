@@ -3,9 +3,11 @@
 # first run on a GPU spends the time measuring: the judges on recorded GPU-machine outputs
 # (tests/data/gpu-check), the check stage's filter against this build's test list, and the test
 # stage's exclusion against ctest's.
-# Also the four calls of a GPU session: their stages, the run commands the help prints, and
-# every command of the peers, seeds, precision and ab stages (printed by a dry run) against the
-# flags convbench and the peer scripts accept, so that no lent minute goes to a typo.
+# Also the two calls of a GPU session: their stages, the run commands the help prints, every
+# command of the answers, peers, seeds, precision and ab stages (printed by a dry run) against the
+# flags convbench and the peer scripts accept, so that no lent minute goes to a typo, each within
+# what is left of the call; and the check stage run here (its GPU tests skip), whose log must be
+# in $OUT with both passes and the per-suite seconds.
 # Usage: gpu_check_test.sh SOURCE_DIR BUILD_DIR TEST_BINARY [PEER_PYTHON...]
 set -uo pipefail
 source=$1 build=$2 tests=$3
@@ -41,9 +43,19 @@ expect 1 judge_ctest_log test-torch-skipped.log "$gpu" "skipped on the GPU machi
 expect 0 judge_ctest_log test-torch-skipped.log "" "verdict: passed"
 expect 1 judge_ctest_log test-failed.log "$gpu" "failed: torch_peer"
 
-# The filter selects exactly the tests of cuda_backend_test.cpp, every one of them.
-listed=$("$tests" --gtest_list_tests --gtest_filter="$GPU_TEST_FILTER" |
-         awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}' | sed -E 's#^Gpu/##; s#\.[^.]*$##; s#/.*##' | sort -u)
+# The filter selects exactly the tests of cuda_backend_test.cpp, every one of them, and its two
+# passes (suites run on a GPU before, suites never run) select each suite once.
+suites_of() {
+  "$tests" --gtest_list_tests --gtest_filter="$1" |
+    awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}' | sed -E 's#^Gpu/##; s#\.[^.]*$##; s#/.*##' | sort -u
+}
+listed=$(suites_of "$GPU_TEST_FILTER")
+before=$(suites_of "$GPU_SUITES_RUN_BEFORE") never=$(suites_of "$GPU_SUITES_NEVER_RUN")
+both=$(comm -12 <(echo "$before") <(echo "$never"))
+[ -z "$both" ] || fail "suites in both passes of the check: $both"
+[ "$(sort -u <<<"$before"$'\n'"$never")" = "$listed" ] || fail "the check's two passes do not select every GPU suite"
+[ "$(grep -c . <<<"$never")" -ge 1 ] && [ "$(grep -c . <<<"$before")" -ge 1 ] || grep -qx GpuTests <<<"$listed" ||
+  fail "a pass of the check selects no suite: before [$(echo $before)], never run [$(echo $never)]"
 defined=$(sed -n -E 's/^TEST(_P)?\(([A-Za-z0-9_]+), .*/\2/p' "$source/tests/cuda_backend_test.cpp" | sort -u)
 if grep -qx 'GpuTests' <<<"$listed"; then
   echo "note: built without the CUDA backend; only GpuTests.NotBuilt is listed"
@@ -74,21 +86,31 @@ excluded=$((all - $(wc -l <<<"$kept")))
 [ "$excluded" = $((gpu_tests + 7)) ] ||
   fail "the test stage leaves out $excluded tests: the $gpu_tests GPU tests and 7 Debian-machine checks expected"
 
-# The calls: --call N is the documented stages; the help names each call's run, with carry.
+# The calls: --call N is the documented stages; the help names each call's run, with carry and a
+# timeout_s 15 s above the seconds the call gives itself; the two fit 15 minutes of device time
+# with a machine's start (90 s) and two minutes for a rerun to spare.
 help=$("$source/scripts/gpu-check.sh" --help)
-for n in 1 2 3 4; do
+timeouts=$(sed -n -E 's/.*timeout_s: ([0-9]+).*/\1/p' <<<"$help")
+[ "$(grep -c . <<<"$timeouts")" = 2 ] || fail "the help does not give two calls' timeout_s: [$(echo $timeouts)]"
+[ $(($(paste -sd+ <<<"$timeouts"))) -le $((900 - 90 - 120)) ] ||
+  fail "the calls' timeout_s [$(echo $timeouts)] leave less than 2 minutes of 15 after a 90 s start"
+for n in 1 2; do
   grep -qF "CONVBENCH_COMMIT=<commit> scripts/gpu-check.sh --call $n" <<<"$help" || fail "the help lacks call $n's run command"
+  said=$(CONVBENCH_GPU_CHECK_DRY_RUN=1 OUT=$(mktemp -d) CONVBENCH_GPU_BUILD_DIR=$build \
+         "$source/scripts/gpu-check.sh" --call $n 2>&1 | sed -n -E 's/^gpu-check: call of ([0-9]+) s.*/\1/p')
+  [ "$((said + 15))" = "$(sed -n "${n}p" <<<"$timeouts")" ] ||
+    fail "call $n gives itself ${said:-?} s, its documented timeout_s is $(sed -n "${n}p" <<<"$timeouts")"
 done
-[ "$(grep -cF 'carry: [".gpu-deps"]' <<<"$help")" = 4 ] || fail "the help does not give each call's carry"
-"$source/scripts/gpu-check.sh" --call 5 >/dev/null 2>&1
-[ $? = 2 ] || fail "--call 5 was not refused as bad usage"
+[ "$(grep -cF 'carry: [".gpu-deps"]' <<<"$help")" = 2 ] || fail "the help does not give each call's carry"
+"$source/scripts/gpu-check.sh" --call 3 >/dev/null 2>&1
+[ $? = 2 ] || fail "--call 3 was not refused as bad usage"
 # The GPU stages' commands, printed instead of run, and each checked here: convbench's with the
 # CPU device and --max-runs 1 (which it refuses only after every other flag and sweep parsed),
 # the peer scripts' with a spec that does not exist (an argparse error prints "usage:").
 dry=$(mktemp -d)
 trap 'rm -rf "$run_log" "$dry"' EXIT
 CONVBENCH_GPU_CHECK_DRY_RUN=1 OUT=$dry CONVBENCH_GPU_BUILD_DIR=$build \
-  "$source/scripts/gpu-check.sh" --stages "peers seeds precision ab" >/dev/null 2>&1
+  "$source/scripts/gpu-check.sh" --stages "answers peers seeds precision ab" >/dev/null 2>&1
 compares=0 pythons=0
 while IFS= read -r line; do
   eval "cmd=(${line#would run: })"
@@ -109,8 +131,29 @@ while IFS= read -r line; do
     pythons=$((pythons + 1))
   fi
 done < <(grep -h '^would run:' "$dry"/*.log)
-[ "$compares" = 29 ] || fail "the dry run printed $compares convbench compare commands, expected 29"
+[ "$compares" = 32 ] || fail "the dry run printed $compares convbench compare commands, expected 32"
 echo "checked $compares convbench commands and $pythons peer commands of the GPU stages"
+# Every command is cut to what is left of the call (less 15 s for the summary).
+short=$(mktemp -d)
+trap 'rm -rf "$run_log" "$dry" "$short"' EXIT
+CONVBENCH_GPU_CHECK_DRY_RUN=1 OUT=$short CONVBENCH_GPU_BUILD_DIR=$build \
+  "$source/scripts/gpu-check.sh" --stages "answers ab" --call-seconds 60 >/dev/null 2>&1
+most=$(sed -n 's/^within: //p' "$short"/*.log | sort -n | tail -1)
+[ -n "$most" ] && [ "$most" -le 45 ] || fail "a command of a 60 s call was given ${most:-no} seconds (at most 45)"
+
+# The check stage here: the GPU tests skip without a GPU, so the judge fails it; its log is in
+# $OUT (written as GoogleTest ran), with both passes and each suite's seconds, and the summary
+# has its line.
+checked=$(mktemp -d)
+trap 'rm -rf "$run_log" "$dry" "$short" "$checked"' EXIT
+OUT=$checked CONVBENCH_GPU_BUILD_DIR=$build "$source/scripts/gpu-check.sh" --stages check --call-seconds 240 \
+  >/dev/null 2>&1 && fail "the check stage passed without a GPU"
+if ! grep -qx GpuTests <<<"$listed"; then
+  [ "$(grep -c '^\[==========\] .* ran\.' "$checked/check.log")" = 2 ] || fail "check.log does not hold two GoogleTest passes"
+  grep -qE '^ +[0-9.]+ s +[0-9]+ tests +GpuOps$' "$checked/check.log" || fail "check.log lacks GpuOps' seconds"
+  grep -q '^=== the slowest tests' "$checked/check.log" || fail "check.log lacks the slowest tests"
+fi
+grep -qE '^\| check \| FAILED' "$checked/summary.md" || fail "summary.md lacks the check's failed line: $(cat "$checked/summary.md")"
 
 if [ "$failures" = 0 ]; then echo "PASS: gpu-check's filter and judges"; exit 0; fi
 echo "$failures failures"

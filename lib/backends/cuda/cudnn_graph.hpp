@@ -3,7 +3,7 @@
 // engine configurations cuDNN's heuristics give (mode A, then its fallback list), filtered by
 // their notes, each finalized into an execution plan, executed with a variant pack. CudnnConv
 // (cudnn_conv.hpp) uses it under `--cudnn-api graph`; the legacy API stays the default until a
-// GPU run has compared the two (scripts/gpu-check.sh --call 4).
+// GPU run has compared the two (scripts/gpu-check.sh --stages "build ab").
 //
 // Written against the backend API in cuDNN's own headers (cudnn_graph.h), not NVIDIA's
 // cudnn-frontend: no registry package carries the frontend headers, and the backend API is what
