@@ -60,6 +60,11 @@ int64_t channel_sum_workspace_bytes(ActShape shape) {
 }
 
 void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* workspace, cudaStream_t stream) {
+  if (shape.c <= 0) return;
+  if (shape.numel() <= 0) {  // a sum over no elements: zeros (all-zero bits in every float type), no empty grid
+    CONVBENCH_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(shape.c * element_bytes(dtype)), stream));
+    return;
+  }
   const ChannelReducePlan plan = channel_reduce_plan(shape);
   auto* partial = static_cast<Sums<1>*>(workspace);
   dispatch_float(dtype, [&](auto tag) {

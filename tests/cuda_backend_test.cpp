@@ -811,6 +811,14 @@ TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
   log.report();
 }
 
+// Where cuDNN's runtime-fusion engines (tensor-core engines, which want NHWC) should fuse on any
+// GPU the check runs on (sm_80 and later): 2-D, bfloat16, channels-last. Elsewhere (float32,
+// which may not run on tensor cores; channels-first) unfused is an answer, not a failure, but a
+// fused path that never runs even here would pass unnoticed.
+bool where_fusion_is_expected(int dims, DType dtype, Layout layout) {
+  return dims == 2 && dtype == DType::bfloat16 && layout == Layout::channels_last;
+}
+
 // --conv-fusion conv_act: blocks whose convs take the in-place activation after them (no norm
 // between, memory_policy inplace_act), 2-D and 3-D, relu and leaky_relu, every GPU dtype, both
 // layouts, training and inference. Fused where cuDNN has an engine, unfused (the activation's
@@ -823,7 +831,7 @@ TEST(GpuFusion, ConvActivationBlocksMatchTheReferenceFusedOrNot) {
   options.conv_fusion = ConvFusion::conv_act;
   CudaBackend gpu(options);
   CaseLog log;
-  int fused = 0, unfused = 0;
+  int fused = 0, unfused = 0, fused_where_expected = 0;
   for (int dims : {2, 3})
     for (DType dtype : kGpuDtypes)
       for (Layout layout : kLayouts)
@@ -859,6 +867,7 @@ TEST(GpuFusion, ConvActivationBlocksMatchTheReferenceFusedOrNot) {
                   ASSERT_TRUE(d.contains("fusion")) << g.ops[i].name;
                   if (d.at("fusion") == "fused") {
                     ++fused;
+                    if (where_fusion_is_expected(dims, dtype, layout)) ++fused_where_expected;
                     EXPECT_TRUE(d.at("forward").contains("engine"));
                   } else {
                     ++unfused;
@@ -872,6 +881,7 @@ TEST(GpuFusion, ConvActivationBlocksMatchTheReferenceFusedOrNot) {
   // What the device's cuDNN fused (the GPU session reads this line).
   std::printf("[          ] conv_act: %d convs ran fused, %d unfused (cuDNN had no fused engine)\n", fused, unfused);
   EXPECT_GT(fused + unfused, 0);
+  EXPECT_GT(fused_where_expected, 0) << "no 2-D bfloat16 channels-last conv ran fused with its activation";
   log.report();
 }
 
@@ -887,7 +897,7 @@ TEST(GpuFusion, ConvBatchNormStatisticsMatchTheReferenceFusedOrNot) {
   options.conv_fusion = ConvFusion::conv_bn_stats;
   CudaBackend gpu(options);
   CaseLog log;
-  int fused = 0, unfused = 0;
+  int fused = 0, unfused = 0, fused_where_expected = 0;
   for (int dims : {2, 3})
     for (DType dtype : kGpuDtypes)
       for (Layout layout : kLayouts) {
@@ -921,6 +931,7 @@ TEST(GpuFusion, ConvBatchNormStatisticsMatchTheReferenceFusedOrNot) {
               EXPECT_EQ(d.at("epilogue"), g.ops[i].conv.bias ? "bias+bn_stats" : "bn_stats");
               if (d.at("fusion") == "fused") {
                 ++fused;
+                if (where_fusion_is_expected(dims, dtype, layout)) ++fused_where_expected;
                 EXPECT_TRUE(d.at("forward").contains("engine"));
               } else {
                 ++unfused;
@@ -936,6 +947,7 @@ TEST(GpuFusion, ConvBatchNormStatisticsMatchTheReferenceFusedOrNot) {
   std::printf("[          ] conv_bn_stats: %d convs ran fused, %d unfused (cuDNN had no fused engine)\n", fused,
               unfused);
   EXPECT_GT(fused + unfused, 0);
+  EXPECT_GT(fused_where_expected, 0) << "no 2-D bfloat16 channels-last conv ran fused with its batch norm's sums";
   log.report();
 }
 

@@ -355,6 +355,13 @@ void CudaBackend::conv_forward(const ForwardCall& call) {
   if (epilogue) {
     void* sum = statistics ? call.filled_aux[0]->raw() : nullptr;
     void* sqsum = statistics ? call.filled_aux[1]->raw() : nullptr;
+    if (statistics) {
+      // The sums land in fresh allocator blocks; cuDNN does not say whether an engine
+      // overwrites its GENSTATS outputs or adds to them (atomics across CTAs), so they start at
+      // zero either way. Two small memsets, on the stream, legal under graph capture.
+      for (const Tensor* t : call.filled_aux)
+        CONVBENCH_CUDA_CHECK(cudaMemsetAsync(t->raw(), 0, static_cast<size_t>(t->desc.bytes()), stream_));
+    }
     const bool fused = conv_->forward_fused(p, *epilogue, x.raw(), filter, bias, y.raw(), scratch, sum, sqsum);
     record_fusion(call.graph, op, p, *epilogue, fused);
     if (fused) {

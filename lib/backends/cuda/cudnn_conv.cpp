@@ -568,6 +568,14 @@ bool CudnnConv::forward_fused(const ConvProblem& p, const ConvEpilogue& epilogue
     fp.unavailable = std::string("every fused engine failed at execution: ") + e.what();
     fp.plan.reset();
     return false;
+  } catch (const std::runtime_error& e) {
+    // A status after which run_with_fallback tries no other engine (a BAD_PARAM sub-code from a
+    // runtime-fusion engine, say), or workspace: while the CUDA context is intact, it ends the
+    // fused path, not the row; the unfused conv runs from now on, and says why.
+    if (cudaPeekAtLastError() != cudaSuccess) throw;
+    fp.unavailable = std::string("a fused engine failed at execution: ") + e.what();
+    fp.plan.reset();
+    return false;
   }
   return true;
 }

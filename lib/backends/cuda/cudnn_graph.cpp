@@ -19,9 +19,7 @@ std::optional<CudnnApi> parse_cudnn_api(std::string_view name) {
 
 std::optional<std::string> engine_rejection(const EngineNotes& notes, DType dtype, bool deterministic) {
   if (dtype == DType::float32 && notes.tensor_core) return "tensor cores (TF32) for float32";
-  if ((dtype == DType::float32 || dtype == DType::tf32) && notes.down_convert_inputs)
-    return "down-converts float inputs";
-  if (notes.reduced_precision_reduction) return "reduces in the storage type, not float";
+  if (notes.down_convert_inputs) return "down-converts its inputs";
   if (deterministic && notes.nondeterministic) return "nondeterministic";
   return std::nullopt;
 }
@@ -342,7 +340,9 @@ void GraphConvPlans::add_candidates(cudnnHandle_t handle, const Descriptor& grap
         continue;
       if (!seen.insert(index).second) continue;
       const EngineNotes notes = notes_of(engine);
-      const std::string name = "engine " + std::to_string(index) + (notes.tensor_core ? " (tensor cores)" : "");
+      // The notes that change numerics stay in the name, so that op details say what ran.
+      const std::string name = "engine " + std::to_string(index) + (notes.tensor_core ? " (tensor cores)" : "") +
+                               (notes.reduced_precision_reduction ? " (reduced-precision reduction)" : "");
       if (const auto why = engine_rejection(notes, dtype, deterministic)) {
         rejected_.push_back(name + ": " + *why);
         continue;

@@ -37,10 +37,11 @@ struct EngineNotes {
 };
 
 // Why convbench does not run an engine with these notes for `dtype`, or nullopt when it may:
-// float32 runs neither on tensor cores (TF32) nor on down-converted inputs, tf32 not on
-// down-converted inputs, no dtype with a reduced-precision reduction (every dtype accumulates
-// in float, as the legacy path's compute type says), and in deterministic mode no engine that
-// is nondeterministic. The same rules as the legacy API's math types and PyTorch's filter.
+// float32 not on tensor cores (TF32), no dtype on down-converted inputs, and in deterministic
+// mode no engine that is nondeterministic. PyTorch's filter of its v8 convolutions, rule for
+// rule (so that both engines choose among the same engines): a reduced-precision reduction is
+// allowed, as PyTorch allows it (rejecting it left some float16 and bfloat16 problems with no
+// engine at all); the engine's name in op details says so.
 std::optional<std::string> engine_rejection(const EngineNotes& notes, DType dtype, bool deterministic);
 
 // The unique ids the graph gives cuDNN's x, w and y (for every direction; gradients take the
