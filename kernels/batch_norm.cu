@@ -211,9 +211,9 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
     const T* x = static_cast<const T*>(a.x);
     const bool vec = all_aligned16(a.x, a.y);
     if (!a.training) {
-      batch_norm_apply<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-          s, x, a.running_mean, a.running_var, true, static_cast<float>(a.eps), static_cast<const P*>(a.gamma),
-          static_cast<const P*>(a.beta), static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
+      CONVBENCH_LAUNCH(frag_blocks<T>(s.numel()), kThreads, 0, stream, batch_norm_apply<T, P>)
+      (s, x, a.running_mean, a.running_var, true, static_cast<float>(a.eps), static_cast<const P*>(a.gamma),
+       static_cast<const P*>(a.beta), static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
       return;
     }
     if (static_cast<int64_t>(s.n) * s.s < 2)
@@ -221,25 +221,25 @@ void batch_norm_forward(DType dtype, const BatchNormForward& a, void* workspace,
     if (a.sums_in_saved) {
       if (!a.save_mean || !a.save_invstd)
         throw std::invalid_argument("cuda backend: batch_norm: the conv's sums need the saved statistics");
-      batch_norm_stats_from_sums<<<blocks_for(s.c), kThreads, 0, stream>>>(s.c, static_cast<double>(s.n) * s.s,
-                                                                           a.save_mean, a.save_invstd, a.running_mean,
-                                                                           a.running_var, a.eps, a.momentum);
+      CONVBENCH_LAUNCH(blocks_for(s.c), kThreads, 0, stream, batch_norm_stats_from_sums)
+      (s.c, static_cast<double>(s.n) * s.s, a.save_mean, a.save_invstd, a.running_mean, a.running_var, a.eps,
+       a.momentum);
       CONVBENCH_CUDA_CHECK_LAUNCH();
-      batch_norm_apply<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-          s, x, a.save_mean, a.save_invstd, false, 0.0f, static_cast<const P*>(a.gamma), static_cast<const P*>(a.beta),
-          static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
+      CONVBENCH_LAUNCH(frag_blocks<T>(s.numel()), kThreads, 0, stream, batch_norm_apply<T, P>)
+      (s, x, a.save_mean, a.save_invstd, false, 0.0f, static_cast<const P*>(a.gamma), static_cast<const P*>(a.beta),
+       static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
       return;
     }
     const ChannelReducePlan plan = channel_reduce_plan(s);
     auto* partial = static_cast<Welford<float>*>(workspace);
     float* stats = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Welford<float>>(s));
     launch_channel_partials(s, plan, LoadWelford<T>{x}, partial, stream);
-    batch_norm_stats_finish<<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
-        s.c, plan.splits, partial, stats, a.running_mean, a.running_var, a.save_mean, a.save_invstd, a.eps, a.momentum);
+    CONVBENCH_LAUNCH(warp_merge_blocks(s.c), kThreads, 0, stream, batch_norm_stats_finish)
+    (s.c, plan.splits, partial, stats, a.running_mean, a.running_var, a.save_mean, a.save_invstd, a.eps, a.momentum);
     CONVBENCH_CUDA_CHECK_LAUNCH();
-    batch_norm_apply<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-        s, x, stats, stats + s.c, false, 0.0f, static_cast<const P*>(a.gamma), static_cast<const P*>(a.beta),
-        static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
+    CONVBENCH_LAUNCH(frag_blocks<T>(s.numel()), kThreads, 0, stream, batch_norm_apply<T, P>)
+    (s, x, stats, stats + s.c, false, 0.0f, static_cast<const P*>(a.gamma), static_cast<const P*>(a.beta),
+     static_cast<T*>(a.y), vec, a.leaky, a.negative_slope);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -256,14 +256,14 @@ void batch_norm_backward(DType dtype, const BatchNormBackward& a, void* workspac
     auto* partial = static_cast<Sums<2>*>(workspace);
     float* sums = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Sums<2>>(s));
     launch_channel_partials(s, plan, LoadGradSums<T>{x, g, a.save_mean, a.save_invstd}, partial, stream);
-    batch_norm_grad_finish<P><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
-        s.c, plan.splits, partial, sums, static_cast<P*>(a.grad_gamma), static_cast<P*>(a.grad_beta));
+    CONVBENCH_LAUNCH(warp_merge_blocks(s.c), kThreads, 0, stream, batch_norm_grad_finish<P>)
+    (s.c, plan.splits, partial, sums, static_cast<P*>(a.grad_gamma), static_cast<P*>(a.grad_beta));
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (a.grad_x) {
       const float inv_count = static_cast<float>(1.0 / (static_cast<double>(s.n) * s.s));
-      batch_norm_grad_input<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-          s, x, g, a.save_mean, a.save_invstd, static_cast<const P*>(a.gamma), sums, inv_count,
-          static_cast<T*>(a.grad_x), all_aligned16(a.x, a.g, a.grad_x));
+      CONVBENCH_LAUNCH(frag_blocks<T>(s.numel()), kThreads, 0, stream, batch_norm_grad_input<T, P>)
+      (s, x, g, a.save_mean, a.save_invstd, static_cast<const P*>(a.gamma), sums, inv_count, static_cast<T*>(a.grad_x),
+       all_aligned16(a.x, a.g, a.grad_x));
     }
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
@@ -281,13 +281,13 @@ void batch_norm_act_backward(DType dtype, const BatchNormActBackward& a, void* w
     auto* partial = static_cast<Sums<2>*>(workspace);
     float* sums = reinterpret_cast<float*>(static_cast<char*>(workspace) + partial_bytes<Sums<2>>(s));
     launch_channel_partials(s, plan, LoadAbnGradSums<T, P>{e}, partial, stream);
-    batch_norm_grad_finish<P><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
-        s.c, plan.splits, partial, sums, static_cast<P*>(a.grad_gamma), static_cast<P*>(a.grad_beta));
+    CONVBENCH_LAUNCH(warp_merge_blocks(s.c), kThreads, 0, stream, batch_norm_grad_finish<P>)
+    (s.c, plan.splits, partial, sums, static_cast<P*>(a.grad_gamma), static_cast<P*>(a.grad_beta));
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (a.grad_x) {
       const float inv_count = static_cast<float>(1.0 / (static_cast<double>(s.n) * s.s));
-      batch_norm_act_grad_input<T, P><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-          s, e, a.save_invstd, sums, inv_count, static_cast<T*>(a.grad_x));
+      CONVBENCH_LAUNCH(frag_blocks<T>(s.numel()), kThreads, 0, stream, batch_norm_act_grad_input<T, P>)
+      (s, e, a.save_invstd, sums, inv_count, static_cast<T*>(a.grad_x));
     }
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();

@@ -70,8 +70,8 @@ void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* wo
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     launch_channel_partials(shape, plan, LoadSum<T>{static_cast<const T*>(g)}, partial, stream);
-    sum_chunks_kernel<T>
-        <<<warp_merge_blocks(shape.c), kThreads, 0, stream>>>(shape.c, plan.splits, partial, static_cast<T*>(out));
+    CONVBENCH_LAUNCH(warp_merge_blocks(shape.c), kThreads, 0, stream, sum_chunks_kernel<T>)
+    (shape.c, plan.splits, partial, static_cast<T*>(out));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -80,8 +80,8 @@ void add_channel_bias(DType dtype, ActShape shape, void* y, const void* bias, cu
   if (shape.numel() <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    add_channel_bias_kernel<T><<<frag_blocks<T>(shape.numel()), kThreads, 0, stream>>>(
-        shape, static_cast<T*>(y), static_cast<const T*>(bias), all_aligned16(y));
+    CONVBENCH_LAUNCH(frag_blocks<T>(shape.numel()), kThreads, 0, stream, add_channel_bias_kernel<T>)
+    (shape, static_cast<T*>(y), static_cast<const T*>(bias), all_aligned16(y));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

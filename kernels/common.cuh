@@ -12,6 +12,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/launch.cuh"
 
 namespace convbench::kernels {
 
@@ -278,11 +279,11 @@ template <class Acc, class Load>
 void launch_channel_partials(ActShape s, const ChannelReducePlan& plan, Load load, Acc* partial, cudaStream_t stream) {
   if (s.channels_last) {
     const dim3 grid((s.c + kTileChannels - 1) / kTileChannels, plan.splits);
-    channel_partials_cl<Acc, Load>
-        <<<grid, dim3(kTileChannels, kTileRows), 0, stream>>>(s, plan.rows_per_split, load, partial);
+    CONVBENCH_LAUNCH(grid, dim3(kTileChannels, kTileRows), 0, stream, channel_partials_cl<Acc, Load>)
+    (s, plan.rows_per_split, load, partial);
   } else {
     const dim3 grid(s.c, plan.splits);
-    channel_partials_cf<Acc, Load><<<grid, kThreads, 0, stream>>>(s, plan.rows_per_split, load, partial);
+    CONVBENCH_LAUNCH(grid, kThreads, 0, stream, channel_partials_cf<Acc, Load>)(s, plan.rows_per_split, load, partial);
   }
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

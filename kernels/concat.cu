@@ -35,12 +35,12 @@ void launch(DType dtype, ActShape part, int whole_channels, int offset, const vo
   const unsigned blocks = blocks_for(part.numel());
   switch (element_bytes(dtype)) {
     case 4:
-      concat_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(
-          part, whole_channels, offset, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), dir);
+      CONVBENCH_LAUNCH(blocks, kThreads, 0, stream, concat_kernel<uint32_t>)
+      (part, whole_channels, offset, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), dir);
       break;
     case 2:
-      concat_kernel<uint16_t><<<blocks, kThreads, 0, stream>>>(
-          part, whole_channels, offset, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), dir);
+      CONVBENCH_LAUNCH(blocks, kThreads, 0, stream, concat_kernel<uint16_t>)
+      (part, whole_channels, offset, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), dir);
       break;
     default: throw std::invalid_argument("cuda kernels: concat of " + std::string(to_string(dtype)));
   }

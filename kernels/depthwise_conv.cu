@@ -131,10 +131,10 @@ void depthwise_conv_forward(DType dtype, const DepthwiseShape& s, const void* x,
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     with_depthwise_extents(s, [&](auto kd, auto kh, auto kw) {
-      dw_forward_kernel<decltype(kd)::value, decltype(kh)::value, decltype(kw)::value, T>
-          <<<blocks_for(count), kThreads, 0, stream>>>(s, static_cast<const T*>(x), static_cast<const T*>(w),
-                                                       static_cast<const T*>(bias), static_cast<T*>(y),
-                                                       static_cast<int>(count));
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream,
+                       dw_forward_kernel<decltype(kd)::value, decltype(kh)::value, decltype(kw)::value, T>)
+      (s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias), static_cast<T*>(y),
+       static_cast<int>(count));
     });
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
@@ -147,9 +147,9 @@ void depthwise_conv_grad_input(DType dtype, const DepthwiseShape& s, const void*
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     with_depthwise_extents(s, [&](auto kd, auto kh, auto kw) {
-      dw_grad_input_kernel<decltype(kd)::value, decltype(kh)::value, decltype(kw)::value, T>
-          <<<blocks_for(count), kThreads, 0, stream>>>(s, static_cast<const T*>(w), static_cast<const T*>(dy),
-                                                       static_cast<T*>(dx), static_cast<int>(count));
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream,
+                       dw_grad_input_kernel<decltype(kd)::value, decltype(kh)::value, decltype(kw)::value, T>)
+      (s, static_cast<const T*>(w), static_cast<const T*>(dy), static_cast<T*>(dx), static_cast<int>(count));
     });
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
@@ -171,18 +171,20 @@ void depthwise_conv_grad_weight(DType dtype, const DepthwiseShape& s, const void
       constexpr int Taps = KD > 0 ? KD * KH * KW : 1;
       if (s.channels_last) {
         const dim3 grid((s.out_channels() + kTileChannels - 1) / kTileChannels, plan.tap_groups, plan.splits);
-        dw_grad_weight_partial_cl<KD, KH, KW, Taps, T>
-            <<<grid, dim3(kTileChannels, kTileRows), 0, stream>>>(s, plan, xt, dyt, partial);
+        CONVBENCH_LAUNCH(grid, dim3(kTileChannels, kTileRows), 0, stream,
+                         dw_grad_weight_partial_cl<KD, KH, KW, Taps, T>)
+        (s, plan, xt, dyt, partial);
       } else {
         const dim3 grid(s.out_channels(), plan.tap_groups, plan.splits);
-        dw_grad_weight_partial_cf<KD, KH, KW, Taps, T><<<grid, kThreads, 0, stream>>>(s, plan, xt, dyt, partial);
+        CONVBENCH_LAUNCH(grid, kThreads, 0, stream, dw_grad_weight_partial_cf<KD, KH, KW, Taps, T>)
+        (s, plan, xt, dyt, partial);
       }
     });
     CONVBENCH_CUDA_CHECK_LAUNCH();
     // Stage 2: a warp per (channel, tap) adds its chunks (common.cuh). Stage 1 wrote floats;
     // Sums<1> is one float, the view the merge reads.
-    sum_chunks_kernel<T><<<warp_merge_blocks(entries), kThreads, 0, stream>>>(
-        entries, plan.splits, reinterpret_cast<const Sums<1>*>(partial), static_cast<T*>(dw));
+    CONVBENCH_LAUNCH(warp_merge_blocks(entries), kThreads, 0, stream, sum_chunks_kernel<T>)
+    (entries, plan.splits, reinterpret_cast<const Sums<1>*>(partial), static_cast<T*>(dw));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

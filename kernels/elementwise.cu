@@ -102,8 +102,8 @@ void launch_unary(DType dtype, const void* a, void* out, int count, Op op, cudaS
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     const bool vec = all_aligned16(a, out);
-    unary_kernel<T, Op><<<frag_blocks<T>(count), kThreads, 0, stream>>>(static_cast<const T*>(a), static_cast<T*>(out),
-                                                                        count, vec, op);
+    CONVBENCH_LAUNCH(frag_blocks<T>(count), kThreads, 0, stream, unary_kernel<T, Op>)
+    (static_cast<const T*>(a), static_cast<T*>(out), count, vec, op);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -114,8 +114,8 @@ void launch_binary(DType dtype, const void* a, const void* b, void* out, int cou
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     const bool vec = all_aligned16(a, b, out);
-    binary_kernel<T, Op><<<frag_blocks<T>(count), kThreads, 0, stream>>>(
-        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), count, vec, op);
+    CONVBENCH_LAUNCH(frag_blocks<T>(count), kThreads, 0, stream, binary_kernel<T, Op>)
+    (static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), count, vec, op);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -278,8 +278,8 @@ void fill(DType dtype, void* data, double value, int count, cudaStream_t stream)
   }
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    fill_kernel<T><<<frag_blocks<T>(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, all_aligned16(data),
-                                                                   static_cast<float>(value));
+    CONVBENCH_LAUNCH(frag_blocks<T>(count), kThreads, 0, stream, fill_kernel<T>)
+    (static_cast<T*>(data), count, all_aligned16(data), static_cast<float>(value));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -297,8 +297,8 @@ void add_any(AnyTensor a, AnyTensor b, void* out, DType out_dtype, bool out_chan
   for (DType d : {a.dtype, b.dtype, out_dtype})
     dispatch_float(d, [](auto) {});  // throws for a dtype the kernel cannot load
   if (logical.numel() <= 0) return;
-  add_any_kernel<<<blocks_for(logical.numel()), kThreads, 0, stream>>>(a, b, out, out_dtype, out_channels_last,
-                                                                       logical);
+  CONVBENCH_LAUNCH(blocks_for(logical.numel()), kThreads, 0, stream, add_any_kernel)
+  (a, b, out, out_dtype, out_channels_last, logical);
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
 
@@ -308,8 +308,8 @@ void dropout_forward(DType dtype, ActShape shape, const void* x, void* y, uint8_
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     const bool vec = all_aligned16(x, y);
-    dropout_forward_kernel<T><<<frag_blocks<T>(shape.numel()), kThreads, 0, stream>>>(
-        shape, static_cast<const T*>(x), static_cast<T*>(y), mask, p, scale, seed, vec);
+    CONVBENCH_LAUNCH(frag_blocks<T>(shape.numel()), kThreads, 0, stream, dropout_forward_kernel<T>)
+    (shape, static_cast<const T*>(x), static_cast<T*>(y), mask, p, scale, seed, vec);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -320,8 +320,8 @@ void dropout_backward(DType dtype, const void* g, const uint8_t* mask, void* gra
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     const bool vec = all_aligned16(g, grad_x);
-    dropout_backward_kernel<T><<<frag_blocks<T>(count), kThreads, 0, stream>>>(
-        static_cast<const T*>(g), mask, static_cast<T*>(grad_x), scale, count, vec);
+    CONVBENCH_LAUNCH(frag_blocks<T>(count), kThreads, 0, stream, dropout_backward_kernel<T>)
+    (static_cast<const T*>(g), mask, static_cast<T*>(grad_x), scale, count, vec);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -331,8 +331,8 @@ void channel_dropout_forward(DType dtype, ActShape shape, const void* x, void* y
   if (shape.numel() <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    channel_dropout_forward_kernel<T><<<blocks_for(shape.numel()), kThreads, 0, stream>>>(
-        shape, static_cast<const T*>(x), static_cast<T*>(y), static_cast<T*>(noise), p, scale, seed);
+    CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, channel_dropout_forward_kernel<T>)
+    (shape, static_cast<const T*>(x), static_cast<T*>(y), static_cast<T*>(noise), p, scale, seed);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -342,8 +342,8 @@ void channel_dropout_backward(DType dtype, ActShape shape, const void* g, const 
   if (shape.numel() <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    channel_dropout_backward_kernel<T><<<blocks_for(shape.numel()), kThreads, 0, stream>>>(
-        shape, static_cast<const T*>(g), static_cast<const T*>(noise), static_cast<T*>(grad_x));
+    CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, channel_dropout_backward_kernel<T>)
+    (shape, static_cast<const T*>(g), static_cast<const T*>(noise), static_cast<T*>(grad_x));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -388,8 +388,8 @@ void mul(DType dtype, ActShape shape, bool broadcast, const void* x, const void*
   if (shape.numel() <= 0) return;
   dispatch_float(dtype, [&](auto t) {
     using T = decltype(t);
-    mul_kernel<T><<<blocks_for(shape.numel()), kThreads, 0, stream>>>(shape, broadcast, static_cast<const T*>(x),
-                                                                      static_cast<const T*>(y), static_cast<T*>(out));
+    CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, mul_kernel<T>)
+    (shape, broadcast, static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(out));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -399,8 +399,8 @@ void mul_grad_b_broadcast(DType dtype, ActShape shape, const void* g, const void
   if (shape.n * shape.c <= 0) return;
   dispatch_float(dtype, [&](auto t) {
     using T = decltype(t);
-    mul_grad_b_broadcast_kernel<T><<<static_cast<unsigned>(shape.n * shape.c), kThreads, 0, stream>>>(
-        shape, static_cast<const T*>(g), static_cast<const T*>(a), static_cast<T*>(grad_b));
+    CONVBENCH_LAUNCH(static_cast<unsigned>(shape.n * shape.c), kThreads, 0, stream, mul_grad_b_broadcast_kernel<T>)
+    (shape, static_cast<const T*>(g), static_cast<const T*>(a), static_cast<T*>(grad_b));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

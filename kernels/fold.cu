@@ -188,11 +188,12 @@ void fold_compose_forward(DType dtype, const FoldConvGeometry& g, FoldReg dst, F
                           const void* bias, cudaStream_t stream) {
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    compose_kernel<T><<<blocks_for(kernel_elements(dst)), kThreads, 0, stream>>>(g, dst, src, static_cast<const T*>(w));
+    CONVBENCH_LAUNCH(blocks_for(kernel_elements(dst)), kThreads, 0, stream, compose_kernel<T>)
+    (g, dst, src, static_cast<const T*>(w));
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (dst.b) {
-      compose_bias_kernel<T><<<blocks_for(dst.co), kThreads, 0, stream>>>(g, dst, src, static_cast<const T*>(w),
-                                                                          static_cast<const T*>(bias));
+      CONVBENCH_LAUNCH(blocks_for(dst.co), kThreads, 0, stream, compose_bias_kernel<T>)
+      (g, dst, src, static_cast<const T*>(w), static_cast<const T*>(bias));
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
   });
@@ -201,12 +202,12 @@ void fold_compose_forward(DType dtype, const FoldConvGeometry& g, FoldReg dst, F
 void fold_accumulate_forward(FoldReg dst, FoldReg src, float scale, int64_t src_channel, int64_t dst_channel,
                              int64_t channels, const int64_t shift[3], cudaStream_t stream) {
   const int64_t n = src.k ? channels * src.ci * src.t0 * src.t1 * src.t2 : channels;
-  accumulate_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, src, scale, src_channel, dst_channel, channels,
-                                                            shift[0], shift[1], shift[2]);
+  CONVBENCH_LAUNCH(blocks_for(n), kThreads, 0, stream, accumulate_kernel)
+  (dst, src, scale, src_channel, dst_channel, channels, shift[0], shift[1], shift[2]);
   CONVBENCH_CUDA_CHECK_LAUNCH();
   if (src.k && src.b) {
-    accumulate_bias_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(dst, src, scale, src_channel, dst_channel,
-                                                                          channels);
+    CONVBENCH_LAUNCH(blocks_for(channels), kThreads, 0, stream, accumulate_bias_kernel)
+    (dst, src, scale, src_channel, dst_channel, channels);
     CONVBENCH_CUDA_CHECK_LAUNCH();
   }
 }
@@ -215,13 +216,16 @@ void fold_cut(DType dtype, FoldReg r, const FoldCut& cut, void* weight, void* bi
   const int64_t n = r.co * (r.ci / cut.groups) * cut.kernel[0] * cut.kernel[1] * cut.kernel[2];
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    cut_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(r, cut, static_cast<T*>(weight), scatter);
+    CONVBENCH_LAUNCH(blocks_for(n), kThreads, 0, stream, cut_kernel<T>)(r, cut, static_cast<T*>(weight), scatter);
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (r.b && bias) {
-      if (scatter)
-        bias_in_kernel<T><<<blocks_for(r.co), kThreads, 0, stream>>>(static_cast<const T*>(bias), r.b, r.co);
-      else
-        bias_out_kernel<T><<<blocks_for(r.co), kThreads, 0, stream>>>(r.b, static_cast<T*>(bias), r.co);
+      if (scatter) {
+        CONVBENCH_LAUNCH(blocks_for(r.co), kThreads, 0, stream, bias_in_kernel<T>)
+        (static_cast<const T*>(bias), r.b, r.co);
+      } else {
+        CONVBENCH_LAUNCH(blocks_for(r.co), kThreads, 0, stream, bias_out_kernel<T>)
+        (r.b, static_cast<T*>(bias), r.co);
+      }
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
   });
@@ -230,12 +234,13 @@ void fold_cut(DType dtype, FoldReg r, const FoldCut& cut, void* weight, void* bi
 void fold_accumulate_backward(FoldReg gdst, FoldReg gsrc, float scale, int64_t src_channel, int64_t dst_channel,
                               int64_t channels, const int64_t shift[3], cudaStream_t stream) {
   if (gsrc.k == nullptr) return;  // the identity has no parameters
-  accumulate_backward_kernel<<<blocks_for(channels * gsrc.ci * gsrc.t0 * gsrc.t1 * gsrc.t2), kThreads, 0, stream>>>(
-      gdst, gsrc, scale, src_channel, dst_channel, channels, shift[0], shift[1], shift[2]);
+  CONVBENCH_LAUNCH(blocks_for(channels * gsrc.ci * gsrc.t0 * gsrc.t1 * gsrc.t2), kThreads, 0, stream,
+                   accumulate_backward_kernel)
+  (gdst, gsrc, scale, src_channel, dst_channel, channels, shift[0], shift[1], shift[2]);
   CONVBENCH_CUDA_CHECK_LAUNCH();
   if (gsrc.b && gdst.b) {
-    accumulate_bias_backward_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(gdst, gsrc, scale, src_channel,
-                                                                                   dst_channel, channels);
+    CONVBENCH_LAUNCH(blocks_for(channels), kThreads, 0, stream, accumulate_bias_backward_kernel)
+    (gdst, gsrc, scale, src_channel, dst_channel, channels);
     CONVBENCH_CUDA_CHECK_LAUNCH();
   }
 }
@@ -246,18 +251,21 @@ void fold_compose_backward(DType dtype, const FoldConvGeometry& g, FoldReg gdst,
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* wt = static_cast<const T*>(w);
-    compose_weight_grad_kernel<T><<<blocks_for(gdst.co * (g.src_channels / g.groups) * kq), kThreads, 0, stream>>>(
-        g, gdst, src, static_cast<T*>(dw));
+    CONVBENCH_LAUNCH(blocks_for(gdst.co * (g.src_channels / g.groups) * kq), kThreads, 0, stream,
+                     compose_weight_grad_kernel<T>)
+    (g, gdst, src, static_cast<T*>(dw));
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (dbias && gdst.b) {
-      bias_out_kernel<T><<<blocks_for(gdst.co), kThreads, 0, stream>>>(gdst.b, static_cast<T*>(dbias), gdst.co);
+      CONVBENCH_LAUNCH(blocks_for(gdst.co), kThreads, 0, stream, bias_out_kernel<T>)
+      (gdst.b, static_cast<T*>(dbias), gdst.co);
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
     if (gsrc.k == nullptr) return;
-    compose_source_grad_kernel<T><<<blocks_for(kernel_elements(gsrc)), kThreads, 0, stream>>>(g, gdst, gsrc, wt);
+    CONVBENCH_LAUNCH(blocks_for(kernel_elements(gsrc)), kThreads, 0, stream, compose_source_grad_kernel<T>)
+    (g, gdst, gsrc, wt);
     CONVBENCH_CUDA_CHECK_LAUNCH();
     if (gsrc.b && gdst.b) {
-      compose_source_bias_grad_kernel<T><<<blocks_for(gsrc.co), kThreads, 0, stream>>>(g, gdst, gsrc, wt);
+      CONVBENCH_LAUNCH(blocks_for(gsrc.co), kThreads, 0, stream, compose_source_bias_grad_kernel<T>)(g, gdst, gsrc, wt);
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
   });

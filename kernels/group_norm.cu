@@ -159,11 +159,12 @@ void group_norm_forward(DType dtype, const GroupNormForward& a, void* workspace,
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(a.x);
-    group_stats_kernel<T><<<ngroups, kThreads, 0, stream>>>(s, a.groups, x, a.eps, stats, a.save_mean, a.save_rstd);
+    CONVBENCH_LAUNCH(ngroups, kThreads, 0, stream, group_stats_kernel<T>)
+    (s, a.groups, x, a.eps, stats, a.save_mean, a.save_rstd);
     CONVBENCH_CUDA_CHECK_LAUNCH();
-    group_norm_apply<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-        s, a.groups, x, stats, stats + ngroups, static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
-        static_cast<T*>(a.y), all_aligned16(a.x, a.y));
+    CONVBENCH_LAUNCH(frag_blocks<T>(s.numel()), kThreads, 0, stream, group_norm_apply<T>)
+    (s, a.groups, x, stats, stats + ngroups, static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
+     static_cast<T*>(a.y), all_aligned16(a.x, a.y));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -183,21 +184,21 @@ void group_norm_backward(DType dtype, const GroupNormBackward& a, void* workspac
     const T* g = static_cast<const T*>(a.g);
     const T* gamma = static_cast<const T*>(a.gamma);
     if (a.grad_x) {
-      group_grad_sums_kernel<T>
-          <<<ngroups, kThreads, 0, stream>>>(s, a.groups, x, g, a.save_mean, a.save_rstd, gamma, sums);
+      CONVBENCH_LAUNCH(ngroups, kThreads, 0, stream, group_grad_sums_kernel<T>)
+      (s, a.groups, x, g, a.save_mean, a.save_rstd, gamma, sums);
       CONVBENCH_CUDA_CHECK_LAUNCH();
       const float inv_count = static_cast<float>(1.0 / (static_cast<double>(cpg) * s.s));
-      group_norm_grad_input<T><<<frag_blocks<T>(s.numel()), kThreads, 0, stream>>>(
-          s, a.groups, x, g, a.save_mean, a.save_rstd, gamma, sums, inv_count, static_cast<T*>(a.grad_x),
-          all_aligned16(a.x, a.g, a.grad_x));
+      CONVBENCH_LAUNCH(frag_blocks<T>(s.numel()), kThreads, 0, stream, group_norm_grad_input<T>)
+      (s, a.groups, x, g, a.save_mean, a.save_rstd, gamma, sums, inv_count, static_cast<T*>(a.grad_x),
+       all_aligned16(a.x, a.g, a.grad_x));
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
     if (a.grad_gamma || a.grad_beta) {
       const ChannelReducePlan plan = channel_reduce_plan(s);
       launch_channel_partials(s, plan, LoadParamSums<T>{x, g, a.save_mean, a.save_rstd, a.groups, cpg}, partial,
                               stream);
-      group_param_grad_finish<T><<<warp_merge_blocks(s.c), kThreads, 0, stream>>>(
-          s.c, plan.splits, partial, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
+      CONVBENCH_LAUNCH(warp_merge_blocks(s.c), kThreads, 0, stream, group_param_grad_finish<T>)
+      (s.c, plan.splits, partial, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
     }
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();

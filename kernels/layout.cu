@@ -38,12 +38,12 @@ void convert_layout(DType dtype, ActShape shape, const void* src, void* dst, cud
   const unsigned blocks = blocks_for(shape.numel());
   switch (element_bytes(dtype)) {
     case 4:
-      convert_layout_kernel<uint32_t>
-          <<<blocks, kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst));
+      CONVBENCH_LAUNCH(blocks, kThreads, 0, stream, convert_layout_kernel<uint32_t>)
+      (shape, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst));
       break;
     case 2:
-      convert_layout_kernel<uint16_t>
-          <<<blocks, kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst));
+      CONVBENCH_LAUNCH(blocks, kThreads, 0, stream, convert_layout_kernel<uint16_t>)
+      (shape, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst));
       break;
     default: throw std::invalid_argument("cuda kernels: layout conversion of " + std::string(to_string(dtype)));
   }
@@ -95,12 +95,12 @@ void pad_box(DType dtype, const BoxShape& shape, const void* small, void* big, c
   if (count <= 0) return;
   switch (element_bytes(dtype)) {
     case 4:
-      pad_box_kernel<uint32_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(small),
-                                                                           static_cast<uint32_t*>(big));
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream, pad_box_kernel<uint32_t>)
+      (shape, static_cast<const uint32_t*>(small), static_cast<uint32_t*>(big));
       break;
     case 2:
-      pad_box_kernel<uint16_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(small),
-                                                                           static_cast<uint16_t*>(big));
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream, pad_box_kernel<uint16_t>)
+      (shape, static_cast<const uint16_t*>(small), static_cast<uint16_t*>(big));
       break;
     default: throw std::invalid_argument("cuda kernels: padding a tensor of " + std::string(to_string(dtype)));
   }
@@ -112,12 +112,12 @@ void crop_box(DType dtype, const BoxShape& shape, const void* big, void* small, 
   if (count <= 0) return;
   switch (element_bytes(dtype)) {
     case 4:
-      crop_box_kernel<uint32_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint32_t*>(big),
-                                                                            static_cast<uint32_t*>(small));
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream, crop_box_kernel<uint32_t>)
+      (shape, static_cast<const uint32_t*>(big), static_cast<uint32_t*>(small));
       break;
     case 2:
-      crop_box_kernel<uint16_t><<<blocks_for(count), kThreads, 0, stream>>>(shape, static_cast<const uint16_t*>(big),
-                                                                            static_cast<uint16_t*>(small));
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream, crop_box_kernel<uint16_t>)
+      (shape, static_cast<const uint16_t*>(big), static_cast<uint16_t*>(small));
       break;
     default: throw std::invalid_argument("cuda kernels: cropping a tensor of " + std::string(to_string(dtype)));
   }
@@ -174,12 +174,12 @@ void launch_space_to_depth(DType dtype, const SpaceToDepthShape& s, const void* 
   if (count <= 0) return;
   switch (element_bytes(dtype)) {
     case 4:
-      space_to_depth_kernel<uint32_t><<<blocks_for(count), kThreads, 0, stream>>>(
-          s, count, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), backward);
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream, space_to_depth_kernel<uint32_t>)
+      (s, count, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), backward);
       break;
     case 2:
-      space_to_depth_kernel<uint16_t><<<blocks_for(count), kThreads, 0, stream>>>(
-          s, count, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), backward);
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream, space_to_depth_kernel<uint16_t>)
+      (s, count, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), backward);
       break;
     default: throw std::invalid_argument("cuda kernels: space_to_depth of " + std::string(to_string(dtype)));
   }

@@ -63,8 +63,8 @@ void linear_forward(DType dtype, LinearShape s, const void* x, const void* w, co
   if (count <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    linear_forward_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
-        s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias), static_cast<T*>(y));
+    CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream, linear_forward_kernel<T>)
+    (s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias), static_cast<T*>(y));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -75,17 +75,19 @@ void linear_backward(DType dtype, LinearShape s, const void* x, const void* w, c
     using T = decltype(tag);
     const T* gt = static_cast<const T*>(g);
     if (grad_x && s.n > 0 && s.in > 0) {
-      linear_grad_input_kernel<T><<<blocks_for(static_cast<int64_t>(s.n) * s.in), kThreads, 0, stream>>>(
-          s, gt, static_cast<const T*>(w), static_cast<T*>(grad_x));
+      CONVBENCH_LAUNCH(blocks_for(static_cast<int64_t>(s.n) * s.in), kThreads, 0, stream, linear_grad_input_kernel<T>)
+      (s, gt, static_cast<const T*>(w), static_cast<T*>(grad_x));
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
     if (grad_w && s.out > 0 && s.in > 0) {
-      linear_grad_weight_kernel<T><<<blocks_for(static_cast<int64_t>(s.out) * s.in), kThreads, 0, stream>>>(
-          s, gt, static_cast<const T*>(x), static_cast<T*>(grad_w));
+      CONVBENCH_LAUNCH(blocks_for(static_cast<int64_t>(s.out) * s.in), kThreads, 0, stream,
+                       linear_grad_weight_kernel<T>)
+      (s, gt, static_cast<const T*>(x), static_cast<T*>(grad_w));
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
     if (grad_b && s.out > 0) {
-      linear_grad_bias_kernel<T><<<blocks_for(s.out), kThreads, 0, stream>>>(s, gt, static_cast<T*>(grad_b));
+      CONVBENCH_LAUNCH(blocks_for(s.out), kThreads, 0, stream, linear_grad_bias_kernel<T>)
+      (s, gt, static_cast<T*>(grad_b));
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
   });

@@ -143,8 +143,8 @@ void max_pool_forward(DType dtype, const PoolShape& s, const void* x, void* y, i
   if (count(s, s.out) <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    max_pool_forward_kernel<T><<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(s, static_cast<const T*>(x),
-                                                                                     static_cast<T*>(y), indices);
+    CONVBENCH_LAUNCH(blocks_for(count(s, s.out)), kThreads, 0, stream, max_pool_forward_kernel<T>)
+    (s, static_cast<const T*>(x), static_cast<T*>(y), indices);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -155,8 +155,8 @@ void max_pool_backward(DType dtype, const PoolShape& s, const void* g, const int
   if (!indices && !x) throw std::invalid_argument("cuda kernels: max_pool backward needs the indices or the input");
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    max_pool_backward_kernel<T><<<blocks_for(count(s, s.in)), kThreads, 0, stream>>>(
-        s, static_cast<const T*>(g), indices, static_cast<const T*>(x), static_cast<T*>(grad_x));
+    CONVBENCH_LAUNCH(blocks_for(count(s, s.in)), kThreads, 0, stream, max_pool_backward_kernel<T>)
+    (s, static_cast<const T*>(g), indices, static_cast<const T*>(x), static_cast<T*>(grad_x));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -165,8 +165,8 @@ void avg_pool_forward(DType dtype, const PoolShape& s, const void* x, void* y, c
   if (count(s, s.out) <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    avg_pool_forward_kernel<T><<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(
-        s, static_cast<const T*>(x), static_cast<T*>(y), inverse_volume(s.kernel));
+    CONVBENCH_LAUNCH(blocks_for(count(s, s.out)), kThreads, 0, stream, avg_pool_forward_kernel<T>)
+    (s, static_cast<const T*>(x), static_cast<T*>(y), inverse_volume(s.kernel));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -175,8 +175,8 @@ void avg_pool_backward(DType dtype, const PoolShape& s, const void* g, void* gra
   if (count(s, s.in) <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    avg_pool_backward_kernel<T><<<blocks_for(count(s, s.in)), kThreads, 0, stream>>>(
-        s, static_cast<const T*>(g), static_cast<T*>(grad_x), inverse_volume(s.kernel));
+    CONVBENCH_LAUNCH(blocks_for(count(s, s.in)), kThreads, 0, stream, avg_pool_backward_kernel<T>)
+    (s, static_cast<const T*>(g), static_cast<T*>(grad_x), inverse_volume(s.kernel));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -213,8 +213,8 @@ void global_avg_pool_forward(DType dtype, ActShape s, const void* x, void* y, cu
   if (s.numel() <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    global_avg_pool_forward_kernel<T>
-        <<<static_cast<unsigned>(s.n * s.c), kThreads, 0, stream>>>(s, static_cast<const T*>(x), static_cast<T*>(y));
+    CONVBENCH_LAUNCH(static_cast<unsigned>(s.n * s.c), kThreads, 0, stream, global_avg_pool_forward_kernel<T>)
+    (s, static_cast<const T*>(x), static_cast<T*>(y));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -223,8 +223,8 @@ void global_avg_pool_backward(DType dtype, ActShape s, const void* g, void* grad
   if (s.numel() <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    global_avg_pool_backward_kernel<T>
-        <<<blocks_for(s.numel()), kThreads, 0, stream>>>(s, static_cast<const T*>(g), static_cast<T*>(grad_x));
+    CONVBENCH_LAUNCH(blocks_for(s.numel()), kThreads, 0, stream, global_avg_pool_backward_kernel<T>)
+    (s, static_cast<const T*>(g), static_cast<T*>(grad_x));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

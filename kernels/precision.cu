@@ -22,8 +22,8 @@ void cast(DType from, DType to, int64_t count, const void* src, void* dst, cudaS
     using From = decltype(from_tag);
     dispatch_float(to, [&](auto to_tag) {
       using To = decltype(to_tag);
-      cast_kernel<From, To>
-          <<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const From*>(src), static_cast<To*>(dst), count);
+      CONVBENCH_LAUNCH(blocks_for(count), kThreads, 0, stream, cast_kernel<From, To>)
+      (static_cast<const From*>(src), static_cast<To*>(dst), count);
     });
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();

@@ -101,8 +101,8 @@ void upsample_forward(DType dtype, const UpsampleShape& s, const void* x, void* 
   if (count(s, s.out) <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    upsample_forward_kernel<T>
-        <<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(s, static_cast<const T*>(x), static_cast<T*>(y));
+    CONVBENCH_LAUNCH(blocks_for(count(s, s.out)), kThreads, 0, stream, upsample_forward_kernel<T>)
+    (s, static_cast<const T*>(x), static_cast<T*>(y));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -111,8 +111,8 @@ void upsample_backward(DType dtype, const UpsampleShape& s, const void* g, void*
   if (count(s, s.in) <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    upsample_backward_kernel<T>
-        <<<blocks_for(count(s, s.in)), kThreads, 0, stream>>>(s, static_cast<const T*>(g), static_cast<T*>(grad_x));
+    CONVBENCH_LAUNCH(blocks_for(count(s, s.in)), kThreads, 0, stream, upsample_backward_kernel<T>)
+    (s, static_cast<const T*>(g), static_cast<T*>(grad_x));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -121,8 +121,8 @@ void upsample_linear_forward(DType dtype, const UpsampleShape& s, const void* x,
   if (count(s, s.out) <= 0) return;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    upsample_linear_forward_kernel<T>
-        <<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(s, static_cast<const T*>(x), static_cast<T*>(y));
+    CONVBENCH_LAUNCH(blocks_for(count(s, s.out)), kThreads, 0, stream, upsample_linear_forward_kernel<T>)
+    (s, static_cast<const T*>(x), static_cast<T*>(y));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
@@ -139,11 +139,12 @@ void upsample_linear_backward(DType dtype, const UpsampleShape& s, const void* g
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
     if (count(s, s.out) > 0) {
-      upsample_linear_scatter_kernel<T>
-          <<<blocks_for(count(s, s.out)), kThreads, 0, stream>>>(s, static_cast<const T*>(g), acc);
+      CONVBENCH_LAUNCH(blocks_for(count(s, s.out)), kThreads, 0, stream, upsample_linear_scatter_kernel<T>)
+      (s, static_cast<const T*>(g), acc);
       CONVBENCH_CUDA_CHECK_LAUNCH();
     }
-    float_to_storage_kernel<T><<<blocks_for(in_count), kThreads, 0, stream>>>(acc, static_cast<T*>(grad_x), in_count);
+    CONVBENCH_LAUNCH(blocks_for(in_count), kThreads, 0, stream, float_to_storage_kernel<T>)
+    (acc, static_cast<T*>(grad_x), in_count);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
