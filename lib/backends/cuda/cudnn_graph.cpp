@@ -306,6 +306,7 @@ void GraphConvPlans::add_candidates(cudnnHandle_t handle, const Descriptor& grap
                                     int64_t workspace_limit) {
   // Heuristic mode A's list, then the fallback list, each engine once, in that order.
   std::set<int64_t> seen;
+  int64_t not_finalized = 0;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     const Descriptor heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     cudnnBackendDescriptor_t graph_raw = graph->get();
@@ -347,6 +348,10 @@ void GraphConvPlans::add_candidates(cudnnHandle_t handle, const Descriptor& grap
         rejected_.push_back(name + ": " + *why);
         continue;
       }
+      if (candidates_.size() >= kMaxPlans) {
+        ++not_finalized;
+        continue;
+      }
       Descriptor plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       cudnnBackendDescriptor_t config_raw = raw[static_cast<size_t>(i)];
       CONVBENCH_SET(plan, kPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle);
@@ -367,6 +372,10 @@ void GraphConvPlans::add_candidates(cudnnHandle_t handle, const Descriptor& grap
       candidates_.push_back({plan, index, bytes, !notes.nondeterministic, name});
     }
   }
+  if (not_finalized > 0)
+    rejected_.push_back(std::to_string(not_finalized) + " more engine" + (not_finalized > 1 ? "s" : "") +
+                        " not finalized: at most " + std::to_string(kMaxPlans) +
+                        " plans per problem and direction (a runtime-compiled engine takes 0.3-2 s to finalize)");
 }
 
 GraphConvPlans::~GraphConvPlans() = default;

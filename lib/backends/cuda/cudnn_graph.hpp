@@ -104,6 +104,10 @@ class GraphConvPlans {
                       bool deterministic, int64_t workspace_limit);
   bool has_bias_ = false;
   bool has_statistics_ = false;
+  // Plans finalized per problem and direction: the first that runs and two fallbacks. Every engine
+  // of a fused graph, and some plain float16/bfloat16 ones, compile with NVRTC when finalized
+  // (0.3-2 s each); finalizing every engine the heuristics list cost tens of seconds a problem.
+  static constexpr size_t kMaxPlans = 3;
   std::vector<Candidate> candidates_;
   std::vector<std::string> rejected_;
   // The graph's descriptors and the engine configurations the plans were made from, kept for the
