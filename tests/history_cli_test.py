@@ -7,12 +7,14 @@ input (another results schema; a newer, foreign, locked, read-only or missing da
 corrupt file) refused with exit 2 and the database left unchanged.
 
 --store postgresql runs all of it against a real PostgreSQL server that scripts/test-postgres.sh
-starts on loopback (and stops at the end), and adds what only a server has: a writer killed in
-the middle of its transaction leaves nothing behind, a wrong password is refused without being
-shown, and `check`, `list` and `export` say the same of the same runs on both stores.
+starts on loopback (and stops at the end); --part server runs, instead, what only a server has: a
+role that may only read, passwords never shown, a server that stops answering, writers killed in
+the middle of their transaction leaving nothing behind, and `check`, `list`, `export` and the site
+saying the same of the same runs on both stores. Two tests, so that neither outgrows its budget.
 
-usage: history_cli_test.py CONVBENCH SOURCE_DIR [--store sqlite|postgresql]
+usage: history_cli_test.py CONVBENCH SOURCE_DIR [--store sqlite|postgresql] [--part shared|server]
 """
+import argparse
 import copy
 import hashlib
 import signal
@@ -202,6 +204,18 @@ def derived_run(template, index, scale, rng):
     return doc
 
 
+def derived_runs(tmp, template, rng):
+    """Twelve runs of the same build, then one 25% slower (the step) and one like the others."""
+    files = []
+    for i in range(12):
+        files.append(os.path.join(tmp, f"run{i}.json"))
+        write(files[-1], derived_run(template, i, 1.0, rng))
+    slow, same = os.path.join(tmp, "slow.json"), os.path.join(tmp, "same.json")
+    write(slow, derived_run(template, 20, 1.25, rng))
+    write(same, derived_run(template, 21, 1.0, rng))
+    return files, slow, same
+
+
 def write(path, doc):
     with open(path, "w") as f:
         json.dump(doc, f)
@@ -283,17 +297,10 @@ def end_to_end(binary, source, tmp, store, rng):
     check(all(len(row.get("graph_hash", "")) == 64 for row in template["results"]), "rows without graph_hash")
     rows = len(template["results"])
 
-    # Twelve more runs of the same build, then one 25% slower (the step) and one 2% slower.
-    files = []
-    for i in range(12):
-        files.append(os.path.join(tmp, f"run{i}.json"))
-        write(files[-1], derived_run(template, i, 1.0, rng))
+    files, slow, same = derived_runs(tmp, template, rng)
     r = run([binary, "history", "add", *files, "--db", db])
     check(r.returncode == 0 and f"added 12 run(s), {12 * rows} measurement(s), 0 new series" in r.stdout,
           f"history add: {r.returncode} {r.stdout} {r.stderr}")
-    slow, same = os.path.join(tmp, "slow.json"), os.path.join(tmp, "same.json")
-    write(slow, derived_run(template, 20, 1.25, rng))
-    write(same, derived_run(template, 21, 1.0, rng))
     r = run([binary, "history", "check", slow, "--db", db])
     check(r.returncode == 1 and "SLOWER" in r.stdout and "Mann-Whitney p=" in r.stdout,
           f"check of a 25% slower run: exit {r.returncode}\n{r.stdout}{r.stderr}")
@@ -443,8 +450,6 @@ def end_to_end(binary, source, tmp, store, rng):
     check(kept == ["13"], f"runs after the refused adds: {kept}")
     if store.name == "sqlite":
         read_only_file(binary, tmp, db, good)
-    else:
-        postgres_only(binary, tmp, store, db, good, template, rng)
     missing = store.server + "/missing" if store.name == "postgresql" else os.path.join(tmp, "missing.sqlite")
     r = run([binary, "history", "list", "--db", missing])
     check(r.returncode == 2 and "missing" in r.stderr and not os.path.exists(os.path.join(tmp, "missing.sqlite")),
@@ -642,22 +647,47 @@ def postgres_only(binary, tmp, store, db, good, template, rng):
           f"{sorted(p for p in sites[0] if sites[0].get(p) != sites[1].get(p))}")
 
 
+def server_only(binary, source, tmp, store, rng):
+    """The server's own cases on a history of the committed results file's runs (no measuring:
+    the shared cases, run by the other part, measure the real run)."""
+    template = json.load(open(os.path.join(source, "tests/data/results/measured.json")))
+    db = store.new("h")
+    files, _, _ = derived_runs(tmp, template, rng)
+    r = run([binary, "history", "add", *files, "--db", db])
+    check(r.returncode == 0, f"history add: {r.returncode} {r.stdout} {r.stderr}")
+    good = os.path.join(tmp, "good.json")
+    write(good, derived_run(template, 50, 1.0, rng))
+    postgres_only(binary, tmp, store, db, good, template, rng)
+
+
 def main():
-    binary, source = sys.argv[1], sys.argv[2]
-    store_name = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--store" else "sqlite"
+    parser = argparse.ArgumentParser(description="convbench history end to end on one store")
+    parser.add_argument("binary")
+    parser.add_argument("source")
+    parser.add_argument("--store", choices=["sqlite", "postgresql"], default="sqlite")
+    # The PostgreSQL run is two tests, so that neither outgrows its tier's budget: the cases both
+    # stores share, and those only a server has (roles, passwords, stalls, killed writers).
+    parser.add_argument("--part", choices=["shared", "server"], default="shared")
+    args = parser.parse_args()
+    binary, source, store_name = args.binary, args.source, args.store
+    if args.part == "server" and store_name != "postgresql":
+        parser.error("--part server needs --store postgresql")
     rng = random.Random(17)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = os.environ.get("HISTORY_TEST_KEEP", tmp)
         store = PostgresStore(source) if store_name == "postgresql" else SqliteStore(tmp)
         try:
-            end_to_end(binary, source, tmp, store, rng)
+            if args.part == "server":
+                server_only(binary, source, tmp, store, rng)
+            else:
+                end_to_end(binary, source, tmp, store, rng)
         finally:
             store.close()
 
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)
-    print(f"history end to end ({store_name}): ok")
+    print(f"history end to end ({store_name}, {args.part} cases): ok")
 
 
 if __name__ == "__main__":
