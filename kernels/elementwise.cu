@@ -1,4 +1,5 @@
-// Elementwise kernels: the activations (relu, leaky_relu, sigmoid), add, sub, negate, accumulate, fill,
+// Elementwise kernels: the activations (relu, leaky_relu, sigmoid, silu, hardswish, hardsigmoid, relu6,
+// gelu), add, sub, negate, accumulate, fill,
 // GradScaler's scale and unscale, dropout, channel dropout, mul (below), and an
 // add for operands of different dtypes or layouts. Operands of one layout are processed in
 // memory order, 16 bytes per access where alignment allows; dropout alone needs logical indices
@@ -69,6 +70,61 @@ struct Sigmoid {  // expf, not __expf: within the reference's float tolerance at
 };
 struct SigmoidBackward {  // (y, g)
   __device__ float operator()(float y, float g) const { return g * y * (1.0f - y); }
+};
+// The activations whose backward reads their input (the (x, g) functors), each as PyTorch's
+// kernel computes it, boundaries included: hardswish_backward, hardsigmoid_backward,
+// hardtanh_backward (relu6: g strictly inside (0, 6)) and gelu_backward.
+struct Silu {
+  __device__ float operator()(float x) const { return x / (1.0f + expf(-x)); }
+};
+struct SiluBackward {
+  __device__ float operator()(float x, float g) const {
+    const float s = 1.0f / (1.0f + expf(-x));
+    return g * s * (1.0f + x * (1.0f - s));
+  }
+};
+struct Hardswish {
+  __device__ float operator()(float x) const { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+};
+struct HardswishBackward {
+  __device__ float operator()(float x, float g) const {
+    return x < -3.0f ? 0.0f : x <= 3.0f ? g * (x / 3.0f + 0.5f) : g;
+  }
+};
+struct Hardsigmoid {
+  __device__ float operator()(float x) const { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+};
+struct HardsigmoidBackward {
+  __device__ float operator()(float x, float g) const { return x > -3.0f && x < 3.0f ? g / 6.0f : 0.0f; }
+};
+struct Relu6 {  // as hardtanh: NaN passes through
+  __device__ float operator()(float x) const { return x < 0.0f ? 0.0f : x > 6.0f ? 6.0f : x; }
+};
+struct Relu6Backward {
+  __device__ float operator()(float x, float g) const { return x > 0.0f && x < 6.0f ? g : 0.0f; }
+};
+constexpr float kSqrtHalf = 0.70710678118654752f;       // 1 / sqrt(2)
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;     // 1 / sqrt(2 pi)
+constexpr float kGeluTanhScale = 0.79788456080286536f;  // sqrt(2 / pi)
+constexpr float kGeluTanhCubic = 0.044715f;
+struct Gelu {
+  bool tanh_form;
+  __device__ float operator()(float x) const {
+    if (tanh_form) return 0.5f * x * (1.0f + tanhf(kGeluTanhScale * (x + kGeluTanhCubic * x * x * x)));
+    return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
+  }
+};
+struct GeluBackward {
+  bool tanh_form;
+  __device__ float operator()(float x, float g) const {
+    if (tanh_form) {
+      const float t = tanhf(kGeluTanhScale * (x + kGeluTanhCubic * x * x * x));
+      const float inner_slope = kGeluTanhScale * (1.0f + 3.0f * kGeluTanhCubic * x * x);
+      return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * inner_slope);
+    }
+    const float cdf = 0.5f * (1.0f + erff(x * kSqrtHalf));
+    return g * (cdf + x * kInvSqrt2Pi * expf(-0.5f * x * x));
+  }
 };
 struct Plus {
   __device__ float operator()(float a, float b) const { return a + b; }
@@ -226,7 +282,8 @@ __global__ void channel_dropout_backward_kernel(ActShape s, const T* g, const T*
 }  // namespace
 
 const std::vector<OpKind>& activation_kinds() {
-  static const std::vector<OpKind> kinds = {OpKind::relu, OpKind::leaky_relu, OpKind::sigmoid};
+  static const std::vector<OpKind> kinds = {OpKind::relu,      OpKind::leaky_relu,  OpKind::sigmoid, OpKind::silu,
+                                            OpKind::hardswish, OpKind::hardsigmoid, OpKind::relu6,   OpKind::gelu};
   return kinds;
 }
 
@@ -236,6 +293,12 @@ void activation_forward(const Op& op, DType dtype, const void* x, void* y, int c
     case OpKind::leaky_relu:
       return launch_unary(dtype, x, y, count, LeakyRelu{static_cast<float>(op.negative_slope)}, stream);
     case OpKind::sigmoid: return launch_unary(dtype, x, y, count, Sigmoid{}, stream);
+    case OpKind::silu: return launch_unary(dtype, x, y, count, Silu{}, stream);
+    case OpKind::hardswish: return launch_unary(dtype, x, y, count, Hardswish{}, stream);
+    case OpKind::hardsigmoid: return launch_unary(dtype, x, y, count, Hardsigmoid{}, stream);
+    case OpKind::relu6: return launch_unary(dtype, x, y, count, Relu6{}, stream);
+    case OpKind::gelu:
+      return launch_unary(dtype, x, y, count, Gelu{op.gelu_approximate == GeluApproximation::tanh}, stream);
     default: throw std::logic_error("activation_forward: no CUDA kernel for " + std::string(to_string(op.kind)));
   }
 }
@@ -248,6 +311,13 @@ void activation_backward(const Op& op, DType dtype, const void* saved, const voi
       return launch_binary(dtype, saved, g, grad_x, count, LeakyReluBackward{static_cast<float>(op.negative_slope)},
                            stream);
     case OpKind::sigmoid: return launch_binary(dtype, saved, g, grad_x, count, SigmoidBackward{}, stream);
+    case OpKind::silu: return launch_binary(dtype, saved, g, grad_x, count, SiluBackward{}, stream);
+    case OpKind::hardswish: return launch_binary(dtype, saved, g, grad_x, count, HardswishBackward{}, stream);
+    case OpKind::hardsigmoid: return launch_binary(dtype, saved, g, grad_x, count, HardsigmoidBackward{}, stream);
+    case OpKind::relu6: return launch_binary(dtype, saved, g, grad_x, count, Relu6Backward{}, stream);
+    case OpKind::gelu:
+      return launch_binary(dtype, saved, g, grad_x, count, GeluBackward{op.gelu_approximate == GeluApproximation::tanh},
+                           stream);
     default: throw std::logic_error("activation_backward: no CUDA kernel for " + std::string(to_string(op.kind)));
   }
 }

@@ -63,8 +63,9 @@ OpValues random_values(const Graph& g, uint64_t seed) {
     return v;
   };
   const Op& op = g.ops.back();
+  std::uniform_real_distribution<double> input(-reftest::input_scale(op), reftest::input_scale(op));
   OpValues v;
-  for (int i : op.inputs) v.inputs.push_back(draw(g.desc(i), uniform));
+  for (int i : op.inputs) v.inputs.push_back(draw(g.desc(i), input));
   for (int p : op.params) v.params.push_back(draw(g.params[static_cast<size_t>(p)].desc, uniform));
   reftest::keep_weight_away_from_zero(op, v.params);
   for (int b : op.buffers) v.buffers.push_back(draw(g.buffers[static_cast<size_t>(b)].desc, positive));
@@ -334,8 +335,10 @@ TEST_P(CpuVsReference, RepeatedCallsReuseTheirPrimitives) {
   run_last_op(cpu, g, values, false);
   const int64_t created = cpu.primitives_created();
   const OpKind kind = g.ops.back().kind;
+  // The convolutions, batch norm and the activations oneDNN's eltwise computes (elementwise_cpu.cpp).
   const bool may_use_onednn = kind == OpKind::conv || kind == OpKind::conv_transpose || kind == OpKind::batch_norm ||
-                              kind == OpKind::folded_conv;
+                              kind == OpKind::folded_conv || kind == OpKind::sigmoid || kind == OpKind::silu ||
+                              kind == OpKind::hardswish || kind == OpKind::relu6 || kind == OpKind::gelu;
   if (!may_use_onednn) {
     EXPECT_EQ(created, 0);
   }

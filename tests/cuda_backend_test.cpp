@@ -102,7 +102,9 @@ struct OpValues {
 OpValues random_op_values(const Graph& g, uint64_t seed) {
   const Op& op = g.ops.back();
   OpValues v;
-  for (int i : op.inputs) v.inputs.push_back(reftest::random_values(static_cast<size_t>(g.desc(i).numel()), ++seed));
+  for (int i : op.inputs)
+    v.inputs.push_back(reftest::random_values(static_cast<size_t>(g.desc(i).numel()), ++seed, -reftest::input_scale(op),
+                                              reftest::input_scale(op)));
   for (int p : op.params)
     v.params.push_back(
         reftest::random_values(static_cast<size_t>(g.params[static_cast<size_t>(p)].desc.numel()), ++seed));

@@ -81,7 +81,8 @@ TEST(OpRegistry, EveryOpAnswersItsTraits) {
     if (d->traits->activation) activations.emplace_back(d->name);
     if (d->traits->changes_layout) layout_changers.emplace_back(d->name);
   }
-  EXPECT_EQ(activations, (std::vector<std::string>{"relu", "leaky_relu", "sigmoid"}));
+  EXPECT_EQ(activations, (std::vector<std::string>{"relu", "leaky_relu", "sigmoid", "silu", "hardswish", "hardsigmoid",
+                                                   "relu6", "gelu"}));
   EXPECT_EQ(layout_changers, std::vector<std::string>{"convert_layout"});
 
   std::set<OpKind> seen;

@@ -30,6 +30,19 @@ inline std::vector<double> random_values(size_t count, uint64_t seed, double lo 
   return v;
 }
 
+// How far from zero the inputs of an op are drawn: (-1, 1), or wider for the activations whose
+// pieces lie further out (hardswish and hardsigmoid change at -3 and 3, relu6 at 0 and 6), so that
+// every case crosses each piece. Every backend's test draws its inputs times this.
+inline double input_scale(const Op& op) {
+  switch (op.kind) {
+    case OpKind::hardswish:
+    case OpKind::hardsigmoid:
+    case OpKind::relu6: return 8.0;
+    case OpKind::gelu: return 4.0;
+    default: return 1.0;
+  }
+}
+
 // `values` rounded to what a tensor of `dtype` can hold; for tf32, to what a TF32 operand can
 // hold (so that the reference's operand rounding leaves them as they are).
 inline std::vector<double> quantize(const std::vector<double>& values, DType dtype) {
@@ -86,7 +99,7 @@ class OpHarness {
     uint64_t s = seed;
     for (int v : o.inputs) {
       const TensorDesc& d = graph_.desc(v);
-      inputs.push_back(random_values(static_cast<size_t>(d.numel()), ++s));
+      inputs.push_back(random_values(static_cast<size_t>(d.numel()), ++s, -input_scale(o), input_scale(o)));
       input_tensors_.push_back(make_tensor(backend_.allocator(), d, MemoryCategory::inputs));
     }
     for (int p : o.params) {
@@ -354,6 +367,25 @@ inline std::vector<OpCase> op_cases() {
   };
   add("sigmoid2d", {2, 3, 4, 4}, unary(OpKind::sigmoid, "sigmoid"));
   add("sigmoid3d", {1, 2, 3, 3, 2}, unary(OpKind::sigmoid, "sigmoid"));
+  // The activations of today's efficient blocks (inputs drawn wide enough to cross every piece:
+  // input_scale above).
+  add("silu2d", {2, 3, 4, 4}, unary(OpKind::silu, "silu"));
+  add("silu3d", {1, 2, 3, 3, 2}, unary(OpKind::silu, "silu"));
+  add("hardswish2d", {2, 3, 4, 4}, unary(OpKind::hardswish, "hardswish"));
+  add("hardswish3d", {1, 2, 3, 3, 2}, unary(OpKind::hardswish, "hardswish"));
+  add("hardsigmoid2d", {2, 3, 4, 4}, unary(OpKind::hardsigmoid, "hardsigmoid"));
+  add("relu6_2d", {2, 3, 4, 4}, unary(OpKind::relu6, "relu6"));
+  add("relu6_3d", {1, 2, 3, 3, 2}, unary(OpKind::relu6, "relu6"));
+  add("gelu2d", {2, 3, 4, 4}, unary(OpKind::gelu, "gelu"));
+  add("gelu3d", {1, 2, 3, 3, 2}, unary(OpKind::gelu, "gelu"));
+  add("gelu_tanh2d", {2, 3, 4, 4}, [](GraphBuilder& b, int x) {
+    Op op;
+    op.kind = OpKind::gelu;
+    op.name = "gelu";
+    op.inputs = {x};
+    op.gelu_approximate = GeluApproximation::tanh;
+    return b.add(std::move(op));
+  });
   // linear reads (N, C, 1, ..., 1): a global_avg_pool gives the case that input (the harness feeds
   // the linear op its own values).
   add("linear2d", {3, 5, 2, 2}, [](GraphBuilder& b, int x) { return b.linear("fc", b.global_avg_pool("gap", x), 4); });

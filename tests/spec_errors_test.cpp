@@ -100,7 +100,8 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
       "bad.yaml:7:18: blocks[0].variants[0].ops[0].op: unknown op \"convv\" (expected conv, conv_transpose, linear, "
       "batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, max_pool, "
-      "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth or depth_to_space) (did you "
+      "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth, depth_to_space, silu, "
+      "hardswish, hardsigmoid, relu6 or gelu) (did you "
       "mean "
       "\"conv\"?)");
 }
@@ -248,7 +249,8 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
       "bad.yaml:4:37: blocks[0].variants[0].ops[0].op: missing required field \"op\" (one of conv, conv_transpose, "
       "linear, batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, "
-      "max_pool, avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth or depth_to_space)");
+      "max_pool, avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth, depth_to_space, "
+      "silu, hardswish, hardsigmoid, relu6 or gelu)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------
@@ -414,7 +416,7 @@ TEST(SpecErrors, MemoryPolicies) {
   EXPECT_EQ(build_error_of(kHead + "  - name: b\n    act: none\n    variants: [{kind: standard, memory_policy: "
                                    "inplace_act}]\n"),
             "bad.yaml:5:48: blocks[0].variants[0].memory_policy: memory_policy inplace_act: the variant has no "
-            "activation (relu, leaky_relu, sigmoid)");
+            "activation (relu, leaky_relu, sigmoid, silu, hardswish, hardsigmoid, relu6, gelu)");
   EXPECT_EQ(
       build_error_of(kHead + "  - name: b\n    norm: group\n    act: leaky_relu\n    memory_policy: "
                              "inplace_abn\n"),

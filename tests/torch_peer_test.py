@@ -653,6 +653,58 @@ blocks:
             # one dump per train row: 2 blocks x 2 layouts
             self.dump_and_verify(tmp, write(tmp, "sigmoid.yaml", spec), expected_dumps=4)
 
+    def test_efficient_block_activations_match_pytorch(self):
+        # nn.SiLU, nn.Hardswish, nn.Hardsigmoid, nn.ReLU6 and nn.GELU (both forms), as custom ops
+        # and as a block's act: the same counts, the same saved bytes (each keeps its input, as
+        # PyTorch's autograd does), and one float64 training step replayed by verify. The inputs
+        # are scaled up (x + x, three times) so that every piece of the hard activations is crossed.
+        spec = """
+name: activations
+sweep:
+  layout: [channels_first, channels_last]
+defaults: {batch: 2, in_channels: 4, out_channels: 8, size: 6}
+blocks:
+  - name: ops
+    variants:
+      - kind: custom
+        name: mbconv-like
+        ops:
+          - {op: conv, name: c, out_channels: 8}
+          - {op: add, name: x2, inputs: [c, c]}
+          - {op: add, name: x4, inputs: [x2, x2]}
+          - {op: add, name: x8, inputs: [x4, x4]}
+          - {op: silu, name: silu, inputs: x8}
+          - {op: hardswish, name: hswish, inputs: x8}
+          - {op: hardsigmoid, name: hsigmoid, inputs: x8}
+          - {op: relu6, name: relu6, inputs: x8}
+          - {op: gelu, name: gelu, inputs: x8}
+          - {op: gelu, name: gelu_tanh, inputs: x8, approximate: tanh}
+          - {op: add, name: m1, inputs: [silu, hswish]}
+          - {op: add, name: m2, inputs: [hsigmoid, relu6]}
+          - {op: add, name: m3, inputs: [gelu, gelu_tanh]}
+          - {op: add, name: s1, inputs: [m1, m2]}
+          - {op: add, name: out, inputs: [s1, m3]}
+  - name: relu6-block
+    act: relu6
+    variants: [standard, {kind: bottleneck, ratio: 2}]
+  - name: silu-block
+    act: silu
+    variants: [{kind: separable}]
+  - name: hardswish-block
+    act: hardswish
+    variants: [standard]
+  - name: gelu-block
+    act: gelu
+    norm: group
+    norm_groups: 2
+    variants: [standard]
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "activations.yaml", spec)
+            self.compare_with_analyze(path)
+            self.compare_saved_bytes(path, tmp)
+            self.replay_with_verify(path, tmp, 12)
+
     def dump_and_verify(self, tmp, path, expected_dumps):
         """The peer agrees with analyze on the spec's counts, dumps one float64 training step per
         train row, and `convbench verify` replays every dump on the reference and cpu backends."""

@@ -69,6 +69,9 @@ struct SpaceToDepthAttrs {
   SpaceToDepthOrder order = SpaceToDepthOrder::channel_major;
 };
 
+// gelu's form: the exact one (erf) or PyTorch's approximate="tanh".
+enum class GeluApproximation { none, tanh };
+
 // Attribute fields are plain members (unused ones keep their defaults) so that every op is one
 // flat, copyable record, like ggml's op_params.
 struct Op {
@@ -84,6 +87,7 @@ struct Op {
   PoolAttrs pool;
   LinearAttrs linear;
   double negative_slope = 0.01;  // leaky_relu
+  GeluApproximation gelu_approximate = GeluApproximation::none;
   double dropout_p = 0.0;
   int64_t upsample_scale = 2;
   // upsample's mode linear (PyTorch's bilinear in 2-D, trilinear in 3-D; nearest otherwise), its

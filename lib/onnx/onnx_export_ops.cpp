@@ -230,6 +230,44 @@ void linear(W& w, const Op& op) {
 
 void unary(W& w, const Op& op, const std::string& type) { w.node(type, op.name, {in(w, op)}, {out(w, op)}); }
 
+// A scalar float constant (an initializer of shape []), as PyTorch's exporter writes them.
+std::string scalar(W& w, const Op& op, const std::string& what, double v) {
+  return w.floats(op.name + "." + what, {}, {static_cast<float>(v)});
+}
+
+// nn.SiLU as PyTorch exports it at opset 17: Sigmoid, then Mul by the input.
+void silu(W& w, const Op& op) {
+  const std::string gate = w.fresh(op.name + "/sigmoid");
+  w.node("Sigmoid", w.fresh(op.name + "/Sigmoid"), {in(w, op)}, {gate});
+  w.node("Mul", op.name, {in(w, op), gate}, {out(w, op)});
+}
+
+// nn.GELU as PyTorch exports it before opset 20's Gelu: x * (1 + erf(x / sqrt(2))) * 0.5, or
+// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) for approximate="tanh".
+void gelu(W& w, const Op& op) {
+  const std::string x = in(w, op);
+  auto binary = [&](const char* type, const std::string& a, const std::string& b, const std::string& result = "") {
+    const std::string y = result.empty() ? w.fresh(op.name + "/" + type) : result;
+    w.node(type, result.empty() ? w.fresh(op.name + "/" + std::string(type)) : op.name, {a, b}, {y});
+    return y;
+  };
+  if (op.gelu_approximate == GeluApproximation::tanh) {
+    const std::string cube = binary("Mul", x, binary("Mul", x, x));
+    const std::string inner = binary("Mul", scalar(w, op, "beta", 0.7978845608028654),
+                                     binary("Add", x, binary("Mul", scalar(w, op, "kappa", 0.044715), cube)));
+    const std::string t = w.fresh(op.name + "/tanh");
+    w.node("Tanh", w.fresh(op.name + "/Tanh"), {inner}, {t});
+    binary("Mul", scalar(w, op, "half", 0.5), binary("Mul", x, binary("Add", scalar(w, op, "one", 1.0), t)),
+           out(w, op));
+    return;
+  }
+  const std::string scaled = binary("Div", x, scalar(w, op, "sqrt_two", 1.4142135623730951));
+  const std::string e = w.fresh(op.name + "/erf");
+  w.node("Erf", w.fresh(op.name + "/Erf"), {scaled}, {e});
+  const std::string plus_one = binary("Add", e, scalar(w, op, "one", 1.0));
+  binary("Mul", binary("Mul", x, plus_one), scalar(w, op, "half", 0.5), out(w, op));
+}
+
 }  // namespace
 
 void write_onnx_op(OnnxWriter& w, const Op& op) {
@@ -248,6 +286,15 @@ void write_onnx_op(OnnxWriter& w, const Op& op) {
     case OpKind::group_norm: group_norm(w, op); return;
     case OpKind::relu: unary(w, op, "Relu"); return;
     case OpKind::sigmoid: unary(w, op, "Sigmoid"); return;
+    case OpKind::silu: silu(w, op); return;
+    case OpKind::hardswish: unary(w, op, "HardSwish"); return;
+    case OpKind::hardsigmoid:  // ONNX's default alpha is 0.2; PyTorch's is 1/6 (written as a float)
+      W::number(w.node("HardSigmoid", op.name, {in(w, op)}, {out(w, op)}), "alpha", 1.0 / 6.0);
+      return;
+    case OpKind::relu6:  // nn.ReLU6 as PyTorch exports it: Clip with constant bounds
+      w.node("Clip", op.name, {in(w, op), scalar(w, op, "min", 0.0), scalar(w, op, "max", 6.0)}, {out(w, op)});
+      return;
+    case OpKind::gelu: gelu(w, op); return;
     case OpKind::leaky_relu:
       W::number(w.node("LeakyRelu", op.name, {in(w, op)}, {out(w, op)}), "alpha", op.negative_slope);
       return;

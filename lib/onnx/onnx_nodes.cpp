@@ -465,6 +465,31 @@ void translate_constant(OnnxContext& cx, const At& at) {
 
 }  // namespace
 
+namespace {
+
+// Clip with constant bounds 0 and 6 is nn.ReLU6 as PyTorch exports it (opset 11 on: the bounds
+// are inputs; before, attributes). Other bounds are no convbench op.
+void translate_clip(OnnxContext& cx, const At& at) {
+  const std::string x = data_input(at, 0);
+  auto bound = [&](int k, const char* attribute, const char* what) -> std::optional<double> {
+    if (cx.opset < 11) {
+      if (!find_attribute(at.node, attribute)) return std::nullopt;
+      return float_attribute(at.node, attribute, 0.0);
+    }
+    if (!has_input(at.node, k)) return std::nullopt;
+    const OnnxTensor& t = constant_input(at, k, what);
+    if (!t.values || t.values->size() != 1) at.refuse(std::string(what) + " is not one number");
+    return t.values->front();
+  };
+  const std::optional<double> low = bound(1, "min", "the lower bound"), high = bound(2, "max", "the upper bound");
+  if (low != 0.0 || high != 6.0)
+    at.refuse("a Clip to [" + (low ? std::to_string(*low) : std::string("-inf")) + ", " +
+              (high ? std::to_string(*high) : std::string("inf")) + "]: convbench reads Clip to [0, 6] (relu6) only");
+  add_op(cx, at, "relu6", op_name(cx, at.node, at.index, ""), {x}, {}, channels_of(cx, x));
+}
+
+}  // namespace
+
 void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx) {
   using namespace onnx_reading;
   const At at{cx, node, index};
@@ -495,6 +520,18 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
     unary("relu");
   } else if (type == "Sigmoid") {
     unary("sigmoid");
+  } else if (type == "HardSwish") {
+    unary("hardswish");
+  } else if (type == "HardSigmoid") {
+    // nn.Hardsigmoid's form only (alpha 1/6, written as a float, and beta 1/2): other slopes are
+    // no convbench op.
+    const double alpha = float_attribute(node, "alpha", 0.2), beta = float_attribute(node, "beta", 0.5);
+    if (std::abs(alpha - 1.0 / 6.0) > 1e-7 || beta != 0.5)
+      at.refuse("a HardSigmoid with alpha " + std::to_string(alpha) + " and beta " + std::to_string(beta) +
+                ": convbench's hardsigmoid is PyTorch's, alpha 1/6 and beta 1/2");
+    unary("hardsigmoid");
+  } else if (type == "Clip") {
+    translate_clip(cx, at);
   } else if (type == "LeakyRelu") {
     OpFieldValues f;
     const double alpha = float_attribute(node, "alpha", 0.01);

@@ -118,6 +118,12 @@ int GraphBuilder::group_norm(const std::string& name, int x, int64_t groups, dou
 
 int GraphBuilder::relu(const std::string& name, int x) { return add(make_op(OpKind::relu, name, {x})); }
 
+int GraphBuilder::activation(OpKind kind, const std::string& name, int x) {
+  if (!op_traits(kind).activation)
+    throw std::logic_error("GraphBuilder::activation: " + std::string(to_string(kind)) + " is no activation");
+  return add(make_op(kind, name, {x}));
+}
+
 int GraphBuilder::leaky_relu(const std::string& name, int x, double negative_slope) {
   Op op = make_op(OpKind::leaky_relu, name, {x});
   op.negative_slope = negative_slope;

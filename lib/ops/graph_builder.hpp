@@ -41,6 +41,8 @@ class GraphBuilder {
   int group_norm(const std::string& name, int x, int64_t groups, double eps = 1e-5);
   int relu(const std::string& name, int x);
   int leaky_relu(const std::string& name, int x, double negative_slope);
+  // An activation without attributes, or with its defaults (sigmoid, silu, hardswish, relu6, gelu).
+  int activation(OpKind kind, const std::string& name, int x);
   int dropout(const std::string& name, int x, double p);
   int channel_dropout(const std::string& name, int x, double p);
   int add(const std::string& name, int a, int b);

@@ -31,6 +31,10 @@ int BlockAssembler::act(const std::string& unit, int y) {
   switch (block_.act) {
     case ActKind::relu: return b_.relu(prefix_ + unit + "act", y);
     case ActKind::leaky_relu: return b_.leaky_relu(prefix_ + unit + "act", y, block_.negative_slope);
+    case ActKind::relu6: return b_.activation(OpKind::relu6, prefix_ + unit + "act", y);
+    case ActKind::silu: return b_.activation(OpKind::silu, prefix_ + unit + "act", y);
+    case ActKind::hardswish: return b_.activation(OpKind::hardswish, prefix_ + unit + "act", y);
+    case ActKind::gelu: return b_.activation(OpKind::gelu, prefix_ + unit + "act", y);
     case ActKind::none: return y;
   }
   return y;

@@ -12,8 +12,7 @@ void read_layer_fields(const FieldLookup& find, BlockSpec& b) {
   }
   if (auto f = find("norm_groups")) b.norm_groups = f->as_int(1);
   if (auto f = find("act")) {
-    const std::string act = f->as_choice({"relu", "leaky_relu", "none"}, "act");
-    b.act = act == "relu" ? ActKind::relu : act == "leaky_relu" ? ActKind::leaky_relu : ActKind::none;
+    b.act = act_kind_of(f->as_choice(act_kind_words(), "act"));
   }
   if (auto f = find("negative_slope")) b.negative_slope = f->as_number();
   if (auto f = find("dropout")) {

@@ -1,5 +1,7 @@
 #include "spec/spec.hpp"
 
+#include <stdexcept>
+
 namespace convbench {
 
 std::string_view to_string(NormKind kind) {
@@ -15,9 +17,33 @@ std::string_view to_string(ActKind kind) {
   switch (kind) {
     case ActKind::relu: return "relu";
     case ActKind::leaky_relu: return "leaky_relu";
+    case ActKind::relu6: return "relu6";
+    case ActKind::silu: return "silu";
+    case ActKind::hardswish: return "hardswish";
+    case ActKind::gelu: return "gelu";
     case ActKind::none: return "none";
   }
   return "?";
+}
+
+namespace {
+constexpr ActKind kActKinds[] = {ActKind::relu,      ActKind::leaky_relu, ActKind::relu6, ActKind::silu,
+                                 ActKind::hardswish, ActKind::gelu,       ActKind::none};
+}  // namespace
+
+const std::vector<std::string>& act_kind_words() {
+  static const std::vector<std::string> words = [] {
+    std::vector<std::string> w;
+    for (const ActKind k : kActKinds) w.emplace_back(to_string(k));
+    return w;
+  }();
+  return words;
+}
+
+ActKind act_kind_of(const std::string& word) {
+  for (const ActKind k : kActKinds)
+    if (to_string(k) == word) return k;
+  throw std::logic_error("act_kind_of: \"" + word + "\" is no activation (act_kind_words() lists them)");
 }
 
 std::string_view to_string(RunMode mode) { return mode == RunMode::train ? "train" : "infer"; }

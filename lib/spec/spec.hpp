@@ -18,7 +18,8 @@
 namespace convbench {
 
 enum class NormKind { batch, group, none };
-enum class ActKind { relu, leaky_relu, none };
+// A block's `act:` (each the op of the same name; act_kind_words() lists the spellings).
+enum class ActKind { relu, leaky_relu, relu6, silu, hardswish, gelu, none };
 enum class RunMode { train, infer };
 // Where a block's memory layout meets the rest of the network:
 //  none     - the block's input and output are in the block's own layout (a whole network in it);
@@ -153,6 +154,10 @@ struct Spec {
 
 std::string_view to_string(NormKind kind);
 std::string_view to_string(ActKind kind);
+// Every ActKind's spelling, in the enum's order: what `act:` accepts, in blocks and network slots.
+const std::vector<std::string>& act_kind_words();
+// The ActKind spelled `word` (one of act_kind_words()).
+ActKind act_kind_of(const std::string& word);
 std::string_view to_string(RunMode mode);
 std::string_view to_string(LayoutConversion conversion);
 

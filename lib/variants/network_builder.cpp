@@ -452,8 +452,7 @@ class NetworkExpander {
       slot.norm = norm == "batch" ? NormKind::batch : norm == "group" ? NormKind::group : NormKind::none;
     }
     if (auto f = e.get("act")) {
-      const std::string act = value(*f, s).as_choice({"relu", "leaky_relu", "none"}, "act");
-      slot.act = act == "relu" ? ActKind::relu : act == "leaky_relu" ? ActKind::leaky_relu : ActKind::none;
+      slot.act = act_kind_of(value(*f, s).as_choice(act_kind_words(), "act"));
     }
     if (auto f = e.get("dropout")) {
       const Field d = value(*f, s);

@@ -339,11 +339,32 @@ def norm_module(kind, dims, channels, norm_groups):
     return None
 
 
+# The activations whose backward reads their input, each PyTorch's own module (convbench's
+# lib/ops/input_saving_activation.hpp).
+INPUT_SAVING_ACTIVATIONS = ("silu", "hardswish", "hardsigmoid", "relu6", "gelu")
+
+
+def activation_module(kind, op):
+    if kind == "silu":
+        return nn.SiLU()
+    if kind == "hardswish":
+        return nn.Hardswish()
+    if kind == "hardsigmoid":
+        return nn.Hardsigmoid()
+    if kind == "relu6":
+        return nn.ReLU6()
+    if kind == "gelu":
+        return nn.GELU(approximate=op["approximate"])
+    raise ValueError(f"no PyTorch module for activation {kind}")
+
+
 def act_module(kind, negative_slope):
     if kind == "relu":
         return nn.ReLU()
     if kind == "leaky_relu":
         return nn.LeakyReLU(negative_slope)
+    if kind in INPUT_SAVING_ACTIVATIONS:  # a block's act: gelu takes its default, the erf form
+        return activation_module(kind, {"approximate": "none"})
     return None
 
 
@@ -467,6 +488,8 @@ def build_custom_ops(m, block, variant):
             module, cout = nn.LeakyReLU(op["negative_slope"]), cin
         elif kind == "sigmoid":
             module, cout = nn.Sigmoid(), cin
+        elif kind in INPUT_SAVING_ACTIVATIONS:
+            module, cout = activation_module(kind, op), cin
         elif kind == "dropout":
             module, cout = nn.Dropout(op["p"]), cin
         elif kind == "channel_dropout":

@@ -578,22 +578,42 @@ void pool_and_mul_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
 // unscale, and casts between the float dtypes; odd counts and an offset operand exercise the
 // unaligned and tail paths of the 16-byte fragments.
 void elementwise_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
+  const double kTanhScale = std::sqrt(2.0 / M_PI);
   for (DType dtype : dtypes)
     for (int count : {1, 37, 1000}) {
       SCOPED_TRACE(std::string(to_string(dtype)) + " count " + std::to_string(count));
-      const auto a = rounded(dtype, random_values(count, rng, -3.0, 3.0));
+      // a crosses every piece of the activations (hardswish's -3 and 3, relu6's 6)
+      const auto a = rounded(dtype, random_values(count, rng, -8.0, 8.0));
       const auto b = rounded(dtype, random_values(count, rng, -3.0, 3.0));
       Buffer ba(dtype, a), bb(dtype, b), out(dtype, count);
+      std::vector<Op> activations;
       for (OpKind kind : kernels::activation_kinds()) {
-        SCOPED_TRACE(std::string(to_string(kind)));
         Op op;
         op.kind = kind;
         op.negative_slope = 0.01;
+        activations.push_back(op);
+      }
+      Op gelu_tanh;  // and gelu's tanh form
+      gelu_tanh.kind = OpKind::gelu;
+      gelu_tanh.gelu_approximate = GeluApproximation::tanh;
+      activations.push_back(gelu_tanh);
+      for (const Op& op : activations) {
+        const OpKind kind = op.kind;
+        const bool tanh_form = op.gelu_approximate == GeluApproximation::tanh;
+        SCOPED_TRACE(std::string(to_string(kind)) + (tanh_form ? " (tanh)" : ""));
         const auto forward = [&](double v) {
           switch (kind) {
             case OpKind::relu: return v > 0 ? v : 0.0;
             case OpKind::leaky_relu: return v > 0 ? v : 0.01 * v;
-            default: return 1.0 / (1.0 + std::exp(-v));
+            case OpKind::sigmoid: return 1.0 / (1.0 + std::exp(-v));
+            case OpKind::silu: return v / (1.0 + std::exp(-v));
+            case OpKind::hardswish: return v * std::clamp(v + 3.0, 0.0, 6.0) / 6.0;
+            case OpKind::hardsigmoid: return std::clamp(v + 3.0, 0.0, 6.0) / 6.0;
+            case OpKind::relu6: return std::clamp(v, 0.0, 6.0);
+            case OpKind::gelu:
+              if (tanh_form) return 0.5 * v * (1.0 + std::tanh(kTanhScale * (v + 0.044715 * v * v * v)));
+              return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+            default: ADD_FAILURE() << "no expected values for this activation"; return 0.0;
           }
         };
         kernels::activation_forward(op, dtype, ba.data(), out.data(), count, nullptr);
@@ -601,16 +621,37 @@ void elementwise_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
         for (size_t i = 0; i < a.size(); ++i) want[i] = forward(a[i]);
         EXPECT_TRUE(close(out.values(), want, dtype));
         // Backward reads the saved tensor its definition names: relu and sigmoid their output,
-        // leaky_relu its input.
+        // the others their input.
         const std::vector<double> y = out.values();
-        const Buffer& saved_buffer = kind == OpKind::leaky_relu ? ba : out;
+        const bool reads_output = kind == OpKind::relu || kind == OpKind::sigmoid;
+        const Buffer& saved_buffer = reads_output ? out : ba;
         Buffer gx(dtype, count);
         kernels::activation_backward(op, dtype, saved_buffer.data(), bb.data(), gx.data(), count, nullptr);
         for (size_t i = 0; i < a.size(); ++i) {
+          const double x = a[i], g = b[i];
           switch (kind) {
-            case OpKind::relu: want[i] = y[i] > 0 ? b[i] : 0.0; break;
-            case OpKind::leaky_relu: want[i] = a[i] > 0 ? b[i] : 0.01 * b[i]; break;
-            default: want[i] = b[i] * y[i] * (1.0 - y[i]); break;
+            case OpKind::relu: want[i] = y[i] > 0 ? g : 0.0; break;
+            case OpKind::leaky_relu: want[i] = x > 0 ? g : 0.01 * g; break;
+            case OpKind::sigmoid: want[i] = g * y[i] * (1.0 - y[i]); break;
+            case OpKind::silu: {
+              const double sig = 1.0 / (1.0 + std::exp(-x));
+              want[i] = g * sig * (1.0 + x * (1.0 - sig));
+              break;
+            }
+            case OpKind::hardswish: want[i] = x < -3.0 ? 0.0 : x <= 3.0 ? g * (x / 3.0 + 0.5) : g; break;
+            case OpKind::hardsigmoid: want[i] = x > -3.0 && x < 3.0 ? g / 6.0 : 0.0; break;
+            case OpKind::relu6: want[i] = x > 0.0 && x < 6.0 ? g : 0.0; break;
+            case OpKind::gelu: {
+              if (tanh_form) {
+                const double t = std::tanh(kTanhScale * (x + 0.044715 * x * x * x));
+                want[i] = g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * kTanhScale * (1.0 + 3 * 0.044715 * x * x));
+                break;
+              }
+              const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+              want[i] = g * (0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) + x * pdf);
+              break;
+            }
+            default: ADD_FAILURE() << "no expected gradient for this activation"; break;
           }
         }
         EXPECT_TRUE(close(gx.values(), want, dtype));

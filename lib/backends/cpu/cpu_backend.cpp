@@ -18,7 +18,7 @@ CpuBackend::CpuBackend(ConvFusion fusion)
   cpu::register_conv_kernels(kernels_, context);
   cpu::register_batch_norm_kernels(kernels_, context);
   cpu::register_group_norm_kernels(kernels_, context);
-  cpu::register_elementwise_kernels(kernels_);
+  cpu::register_elementwise_kernels(kernels_, context);
   cpu::register_concat_kernels(kernels_);
   cpu::register_upsample_kernels(kernels_);
   cpu::register_layout_kernels(kernels_);

@@ -30,7 +30,7 @@ struct CpuKernelContext {
 void register_conv_kernels(KernelTable& table, CpuKernelContext context);  // conv_cpu.cpp
 void register_batch_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
-void register_elementwise_kernels(KernelTable& table);
+void register_elementwise_kernels(KernelTable& table, CpuKernelContext context);
 void register_concat_kernels(KernelTable& table);  // concat, slice
 void register_upsample_kernels(KernelTable& table);
 void register_layout_kernels(KernelTable& table);  // convert_layout, space_to_depth, depth_to_space

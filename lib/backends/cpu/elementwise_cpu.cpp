@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/onednn_ops.hpp"
 #include "runtime/half_float.hpp"
 #include "runtime/host_io.hpp"
 #include "runtime/philox.hpp"
@@ -25,24 +27,46 @@ int64_t same_numel(const Tensor& a, const Tensor& b) {
   return a.desc.numel();
 }
 
-// The activations' forward may run in place (y is x: memory policy inplace_act), so x and y
-// are not __restrict; element i is read before it is written.
-void sigmoid_forward(const Tensor& x, Tensor& y) {
+// hardsigmoid, which oneDNN 2.6's eltwise lacks: selects only, so the loops vectorise. The
+// forward may run in place (x and y are then one tensor, so not __restrict).
+void hardsigmoid_forward(const Tensor& x, Tensor& y) {
   const int64_t n = same_numel(x, y);
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
 #pragma omp parallel for simd schedule(static) if (n > kParallelElements)
-  for (int64_t i = 0; i < n; ++i) yp[i] = 1.f / (1.f + std::exp(-xp[i]));
+  for (int64_t i = 0; i < n; ++i) yp[i] = std::min(std::max(xp[i] + 3.f, 0.f), 6.f) * (1.f / 6.f);
 }
 
-// From the saved output: dx = g * y * (1 - y).
-void sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
-  const int64_t n = same_numel(y, dy);
-  const float* __restrict yp = y.data<float>();
+// From the saved input, as hardsigmoid_backward: g / 6 strictly inside (-3, 3).
+void hardsigmoid_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
+  const int64_t n = same_numel(x, dy);
+  const float* __restrict xp = x.data<float>();
   const float* __restrict gp = dy.data<float>();
   float* __restrict dp = dx.data<float>();
 #pragma omp parallel for simd schedule(static) if (n > kParallelElements)
-  for (int64_t i = 0; i < n; ++i) dp[i] = gp[i] * yp[i] * (1.f - yp[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    const float inside = static_cast<float>(xp[i] > -3.f) * static_cast<float>(xp[i] < 3.f);
+    dp[i] = gp[i] * inside * (1.f / 6.f);
+  }
+}
+
+// The activations oneDNN's eltwise computes (onednn_eltwise.cpp), each as the op's definition
+// saves it: sigmoid from its output, the others from their input. relu6 is clip_v2, whose
+// backward passes g strictly inside (0, 6) as PyTorch's hardtanh_backward does (clip's includes
+// 6). hardswish's alpha and beta are oneDNN 2.6's fixed 1/6 and 1/2.
+std::optional<EltwiseForm> eltwise_form(const Op& op) {
+  switch (op.kind) {
+    case OpKind::sigmoid:
+      return EltwiseForm{.algorithm = dnnl::algorithm::eltwise_logistic_use_dst_for_bwd, .backward_reads_output = true};
+    case OpKind::silu: return EltwiseForm{.algorithm = dnnl::algorithm::eltwise_swish, .alpha = 1.0f};
+    case OpKind::hardswish: return EltwiseForm{.algorithm = dnnl::algorithm::eltwise_hardswish};
+    case OpKind::relu6: return EltwiseForm{.algorithm = dnnl::algorithm::eltwise_clip_v2, .alpha = 0.0f, .beta = 6.0f};
+    case OpKind::gelu:
+      return EltwiseForm{.algorithm = op.gelu_approximate == GeluApproximation::tanh
+                                          ? dnnl::algorithm::eltwise_gelu_tanh
+                                          : dnnl::algorithm::eltwise_gelu_erf};
+    default: return std::nullopt;
+  }
 }
 
 // channel_dropout's channel (n, c) of the element at memory position i, numbered n*C + c.
@@ -344,7 +368,7 @@ void mul_grad_b(const Tensor& a, const Tensor& g, Tensor& grad_b) {
 
 }  // namespace
 
-void register_elementwise_kernels(KernelTable& table) {
+void register_elementwise_kernels(KernelTable& table, CpuKernelContext context) {
   table.add(OpKind::relu, {[](const ForwardCall& call) {
                              relu_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
                            },
@@ -366,14 +390,30 @@ void register_elementwise_kernels(KernelTable& table) {
                                                          need(call.grad_output, call.op, "grad_output"), *dx,
                                                          static_cast<float>(call.op.negative_slope));
                                  }});
-  table.add(OpKind::sigmoid, {[](const ForwardCall& call) {
-                                sigmoid_forward(need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
-                              },
-                              [](const BackwardCall& call) {
-                                if (Tensor* dx = at_or_null(call.grad_inputs, 0))
-                                  sigmoid_backward(need(call.output, call.op, "saved output"),
-                                                   need(call.grad_output, call.op, "grad_output"), *dx);
-                              }});
+  for (const OpKind kind : {OpKind::sigmoid, OpKind::silu, OpKind::hardswish, OpKind::relu6, OpKind::gelu}) {
+    OneDnnOps& onednn = context.onednn;
+    table.add(kind, {[&onednn](const ForwardCall& call) {
+                       onednn.eltwise_forward(*eltwise_form(call.op),
+                                              need(at_or_null(call.inputs, 0), call.op, "input"), *call.output);
+                     },
+                     [&onednn](const BackwardCall& call) {
+                       Tensor* dx = at_or_null(call.grad_inputs, 0);
+                       if (!dx) return;
+                       const EltwiseForm form = *eltwise_form(call.op);
+                       const Tensor* saved = form.backward_reads_output ? call.output : at_or_null(call.inputs, 0);
+                       onednn.eltwise_backward(form, need(saved, call.op, "saved tensor"),
+                                               need(call.grad_output, call.op, "grad_output"), *dx);
+                     }});
+  }
+  table.add(OpKind::hardsigmoid, {[](const ForwardCall& call) {
+                                    hardsigmoid_forward(need(at_or_null(call.inputs, 0), call.op, "input"),
+                                                        *call.output);
+                                  },
+                                  [](const BackwardCall& call) {
+                                    if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                      hardsigmoid_backward(need(at_or_null(call.inputs, 0), call.op, "saved input"),
+                                                           need(call.grad_output, call.op, "grad_output"), *dx);
+                                  }});
   table.add(
       OpKind::dropout,
       {[](const ForwardCall& call) {

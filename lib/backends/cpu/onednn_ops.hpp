@@ -1,7 +1,7 @@
 // Internal to the cpu backend: the ops it runs through oneDNN (convolution, transposed
-// convolution, channels_last batch-norm forward) and the machinery they share. Each op's call
-// is a Plan: one or more primitives ("steps") run in order, each with the reorders that move tensors between the
-// executor's plain layouts and the (blocked) formats the primitive computes in. Reordered copies
+// convolution, channels_last batch-norm forward, the activations its eltwise primitive has) and the machinery they
+// share. Each op's call is a Plan: one or more primitives ("steps") run in order, each with the reorders that move
+// tensors between the executor's plain layouts and the (blocked) formats the primitive computes in. Reordered copies
 // and scratchpads are placed in the executor's workspace by the plan, so workspace_bytes() is
 // exactly what a call touches. Plans are created on first use and cached by a key that captures
 // everything oneDNN bakes into a primitive (shapes, layout, attributes, phase, training).
@@ -79,6 +79,15 @@ bool is_reference_impl(const dnnl::primitive_desc_base& pd);
 // Whether a batch-norm call runs on oneDNN (channels_last forward), else in batch_norm_cpu.cpp.
 bool batch_norm_on_onednn(const TensorDesc& in, Phase phase);
 
+// An activation as oneDNN's eltwise primitive computes it: the algorithm with its alpha and beta,
+// and whether its backward reads the output (the *_use_dst_for_bwd algorithms) or the input.
+struct EltwiseForm {
+  dnnl::algorithm algorithm;
+  float alpha = 0.0f;
+  float beta = 0.0f;
+  bool backward_reads_output = false;
+};
+
 class OneDnnOps {
  public:
   // `fusion`: conv_act gives each conv whose in-place activation follows it that activation as
@@ -92,6 +101,11 @@ class OneDnnOps {
   void conv_forward(const ForwardCall& call);
   void conv_backward(const BackwardCall& call);
   void batch_norm_forward(const ForwardCall& call);  // only where batch_norm_on_onednn()
+
+  // An activation over every element of x (onednn_eltwise.cpp); y may be x. Backward reads
+  // `saved`, the input or the output as `form` says.
+  void eltwise_forward(const EltwiseForm& form, const Tensor& x, Tensor& y);
+  void eltwise_backward(const EltwiseForm& form, const Tensor& saved, const Tensor& dy, Tensor& dx);
 
   int64_t primitives_created() const { return primitives_created_; }
 
@@ -108,6 +122,7 @@ class OneDnnOps {
   Plan build_conv_plan(const Graph& graph, const Op& op, Phase phase, bool training, bool grad_input);
   const Plan& batch_norm_plan(const Graph& graph, const Op& op, bool training);
   Plan build_batch_norm_plan(const Graph& graph, const Op& op, bool training);
+  const Plan& eltwise_plan(const EltwiseForm& form, Phase phase, int64_t elements);
 
   // Adds `pd`'s primitive as a step; `operands` name each argument's user format and source.
   void add_step(Plan& plan, const dnnl::primitive_desc& pd, std::vector<Operand> operands);

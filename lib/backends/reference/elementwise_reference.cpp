@@ -1,7 +1,10 @@
-// Element-wise ops: relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, mul. Element i of every vector
-// here is logical element i, which is what makes the dropout mask agree across layouts.
+// Element-wise ops: relu, leaky_relu, sigmoid, silu, hardswish, hardsigmoid, relu6, gelu, dropout, channel_dropout,
+// add, sub, mul. Element i of every vector here is logical element i, which is what makes the dropout mask agree across
+// layouts.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "backends/reference/reference_kernels.hpp"
 #include "runtime/philox.hpp"
@@ -40,6 +43,65 @@ void sigmoid_backward(const BackwardCall& call) {
   const std::vector<double> y = load(required(call.output, "sigmoid", "saved output"));
   const std::vector<double> g = load(required(call.grad_output, "sigmoid", "grad_output"));
   store(*grad_x, zip(g, y, [](double gv, double yv) { return gv * yv * (1.0 - yv); }));
+}
+
+// The activations whose backward reads their saved input (ops/input_saving_activation.hpp): each
+// as its formula in double, the derivative as PyTorch's *_backward computes it, boundaries included.
+double gelu_cdf(double x) { return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double gelu_pdf(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI); }
+constexpr double kGeluTanhScale = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kGeluTanhCubic = 0.044715;
+
+double activation_value(const Op& op, double x) {
+  switch (op.kind) {
+    case OpKind::silu: return x / (1.0 + std::exp(-x));
+    case OpKind::hardswish: return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    case OpKind::hardsigmoid: return std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    case OpKind::relu6: return std::min(std::max(x, 0.0), 6.0);
+    case OpKind::gelu:
+      if (op.gelu_approximate == GeluApproximation::tanh)
+        return 0.5 * x * (1.0 + std::tanh(kGeluTanhScale * (x + kGeluTanhCubic * x * x * x)));
+      return x * gelu_cdf(x);
+    default: throw std::logic_error("reference backend: " + std::string(to_string(op.kind)) + " is no such activation");
+  }
+}
+
+double activation_slope(const Op& op, double x) {
+  switch (op.kind) {
+    case OpKind::silu: {
+      const double s = 1.0 / (1.0 + std::exp(-x));
+      return s * (1.0 + x * (1.0 - s));
+    }
+    case OpKind::hardswish: return x < -3.0 ? 0.0 : x <= 3.0 ? x / 3.0 + 0.5 : 1.0;
+    case OpKind::hardsigmoid:
+      // PyTorch's kernels (CPU and CUDA) multiply by 1/6 rounded to float, in float64 too: the
+      // same constant here keeps a float64 step equal to PyTorch's (exact 1/6 is 3e-8 away).
+      return x > -3.0 && x < 3.0 ? static_cast<double>(1.0f / 6.0f) : 0.0;
+    case OpKind::relu6: return x > 0.0 && x < 6.0 ? 1.0 : 0.0;
+    case OpKind::gelu:
+      if (op.gelu_approximate == GeluApproximation::tanh) {
+        const double inner = kGeluTanhScale * (x + kGeluTanhCubic * x * x * x);
+        const double t = std::tanh(inner);
+        return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * kGeluTanhScale * (1.0 + 3.0 * kGeluTanhCubic * x * x);
+      }
+      return gelu_cdf(x) + x * gelu_pdf(x);
+    default: throw std::logic_error("reference backend: " + std::string(to_string(op.kind)) + " is no such activation");
+  }
+}
+
+void input_saving_activation_forward(const ForwardCall& call) {
+  const char* name = to_string(call.op.kind).data();
+  const std::vector<double> x = load(required(optional_at(call.inputs, 0), name, "input"));
+  store(required(call.output, name, "output"), map(x, [&](double v) { return activation_value(call.op, v); }));
+}
+
+void input_saving_activation_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const char* name = to_string(call.op.kind).data();
+  const std::vector<double> x = load(required(optional_at(call.inputs, 0), name, "saved input"));
+  const std::vector<double> g = load(required(call.grad_output, name, "grad_output"));
+  store(*grad_x, zip(g, x, [&](double gv, double xv) { return gv * activation_slope(call.op, xv); }));
 }
 
 // channel_dropout: logical element i belongs to channel i / S of the (n, c) channels, numbered
@@ -224,6 +286,8 @@ void register_elementwise_kernels(KernelTable& table) {
   table.add(OpKind::sigmoid, {sigmoid_forward, sigmoid_backward});
   table.add(OpKind::channel_dropout, {channel_dropout_forward, channel_dropout_backward});
   table.add(OpKind::mul, {mul_forward, mul_backward});
+  for (const OpKind kind : {OpKind::silu, OpKind::hardswish, OpKind::hardsigmoid, OpKind::relu6, OpKind::gelu})
+    table.add(kind, {input_saving_activation_forward, input_saving_activation_backward});
 }
 
 }  // namespace convbench::reference
