@@ -29,7 +29,7 @@ using testing::temp_path;
 
 // Whether the importer (onnx_nodes.cpp) reads the exported graph back op for op. Left out: what
 // the export writes as several nodes of other kinds (pixel_unshuffle's order, a 3-D space_to_depth
-// or depth_to_space, Inplace-ABN's fused op, a folded conv, silu and gelu as PyTorch exports them), what ONNX cannot
+// or depth_to_space, Inplace-ABN's fused op, a folded conv, gelu as PyTorch exports it at opset 17), what ONNX cannot
 // tell apart in inference (channel_dropout is a Dropout there, a frozen conv a Conv), layout conversions (Identity in
 // the file) and graphs a memory policy rewrote, whose ops are the same but whose hash records it.
 bool reads_back(const BlockSpec& block, const Graph& g) {
@@ -38,7 +38,6 @@ bool reads_back(const BlockSpec& block, const Graph& g) {
   for (const Op& op : g.ops) {
     switch (op.kind) {
       case OpKind::cast:  // mixed precision: exported as its plain variant, never with casts
-      case OpKind::silu:
       case OpKind::gelu:
       case OpKind::batch_norm_act:
       case OpKind::folded_conv:

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """PyTorch modules exported with torch.onnx.export, then measured by convbench as {kind: onnx}
 variants: the issue's MyBlock, seed 000's standard, bottleneck and separable blocks, seed 002's
-SubtractedConv, seed 003's Parallel_Bottleneck, a torchvision ResNet-50 stage, a 3-D block with
-nn.GroupNorm (which the exporter writes as five nodes) and a PixelShuffle upsampler. Their
+SubtractedConv, seed 003's Parallel_Bottleneck, a torchvision ResNet-50 stage, torchvision's
+MobileNetV2 inverted residuals (ReLU6, exported as Clip), a block with nn.SiLU (Sigmoid and Mul),
+nn.Hardswish and nn.ReLU6, a 3-D block with nn.GroupNorm (which the exporter writes as five nodes)
+and a PixelShuffle upsampler. Their
 parameters, conv MACs per direction (forward, backward data, backward weight) and the bytes
 autograd saves for backward must equal PyTorch's own counts of the same modules exactly, and the
 exported blocks of seed 000 must count as convbench's native variants of the same block do.
@@ -157,8 +159,36 @@ def resnet50_stage():
     return torchvision.models.resnet50(weights=None).layer1
 
 
+def mobilenet_v2_blocks():
+    """torchvision's MobileNetV2 features[1:3]: inverted residuals with ReLU6 (exported as Clip)."""
+    import torchvision
+    return torchvision.models.mobilenet_v2(weights=None).features[1:3]
+
+
+class SiluGeluBlock(nn.Module):
+    """An MBConv-like expansion with nn.SiLU (exported as Sigmoid and Mul) and a hardswish and
+    ReLU6 tail, as users of EfficientNet and MobileNetV3 blocks write them."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.expand = nn.Conv2d(c, 4 * c, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4 * c)
+        self.act1 = nn.SiLU()
+        self.dw = nn.Conv2d(4 * c, 4 * c, 3, padding=1, groups=4 * c, bias=False)
+        self.bn2 = nn.BatchNorm2d(4 * c)
+        self.act2 = nn.Hardswish()
+        self.project = nn.Conv2d(4 * c, c, 1, bias=False)
+        self.act3 = nn.ReLU6()
+
+    def forward(self, x):
+        y = self.act2(self.bn2(self.dw(self.act1(self.bn1(self.expand(x))))))
+        return self.act3(self.project(y) + x)
+
+
 # The modules users hold, each as a block of its shapes: (name, module factory, input shape).
 USER_MODULES = [
+    ("mobilenetv2-features", mobilenet_v2_blocks, (2, 32, 16, 16)),
+    ("silu-hardswish-relu6", SiluGeluBlock, (2, 8, 8, 8)),
     ("seed002-subtracted", SubtractedConv, (2, 16, 8, 8)),
     ("seed003-parallel", ParallelBottleneck, (2, 16, 8, 8)),
     ("resnet50-conv2x", resnet50_stage, (2, 64, 8, 8)),

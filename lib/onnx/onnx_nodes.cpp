@@ -467,6 +467,30 @@ void translate_constant(OnnxContext& cx, const At& at) {
 
 namespace {
 
+// nn.SiLU as PyTorch exports it: a Mul of x and Sigmoid(x), where nothing else reads the
+// Sigmoid's output. The sigmoid op already translated becomes one silu (what backward saves
+// differs: silu keeps its input, sigmoid and mul their operands), and the Mul names its value.
+bool take_silu(OnnxContext& cx, const At& at) {
+  if (at.node.input_size() != 2) return false;
+  for (int k = 0; k < 2; ++k) {
+    const std::string& gate = at.node.input(k);
+    const std::string& other = at.node.input(1 - k);
+    const auto gate_value = cx.values.find(gate), other_value = cx.values.find(other);
+    if (gate_value == cx.values.end() || other_value == cx.values.end()) continue;
+    const auto uses = cx.uses.find(gate);
+    if (uses == cx.uses.end() || uses->second != 1) continue;
+    for (ImportedOp& op : cx.ops)
+      if (op.name == gate_value->second && op.op == "sigmoid" && op.inputs.size() == 1 &&
+          op.inputs[0] == other_value->second) {
+        op.op = "silu";
+        op.node += " and " + onnx_node_label(at.node, at.index);
+        cx.values[at.node.output(0)] = op.name;
+        return true;
+      }
+  }
+  return false;
+}
+
 // Clip with constant bounds 0 and 6 is nn.ReLU6 as PyTorch exports it (opset 11 on: the bounds
 // are inputs; before, attributes). Other bounds are no convbench op.
 void translate_clip(OnnxContext& cx, const At& at) {
@@ -538,6 +562,15 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
     if (!std::isfinite(alpha)) at.refuse("alpha is not a finite number");
     f.set("negative_slope", alpha);
     unary("leaky_relu", std::move(f));
+  } else if (type == "Gelu") {  // opset 20 on
+    OpFieldValues f;
+    const std::string approximate = string_attribute(node, "approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+      at.refuse("approximate \"" + printable(approximate) + "\": ONNX's Gelu has none and tanh");
+    f.set("approximate", FieldKeyword{approximate});
+    unary("gelu", std::move(f));
+  } else if (type == "Mul" && take_silu(cx, at)) {
+    // nn.SiLU (take_silu)
   } else if ((type == "Mul" || type == "Add") && take_norm_affine(cx, at, type)) {
     // a group norm's weight or bias (onnx_group_norm.cpp)
   } else if (type == "Add" || type == "Sub" || type == "Mul") {
