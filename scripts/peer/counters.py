@@ -21,9 +21,12 @@ every config variant by ctest `flop_counters_follow_their_rules`:
                    Transposed conv: its true MACs (input spatial size), as convbench.
   ptflops          MACs (pytorch backend, its default), forward, eval mode, divided by the batch
                    size (it reports per sample): conv MACs + 1 per output element for a bias;
-                   batch and group norm 2 per element (affine); ReLU and leaky ReLU 1 per element;
-                   max and average pools 1 per input element; upsample 1 per output element;
-                   sigmoid, add, sub, concat: nothing (not hooked modules).
+                   batch and group norm 2 per element (affine); ReLU, leaky ReLU, ReLU6 and GELU
+                   1 per element; max and average pools 1 per input element; upsample 1 per
+                   output element; sigmoid, hardswish, hardsigmoid, add, sub, concat: nothing (not
+                   hooked modules). Its patched functionals (F.relu, F.gelu, F.silu, the pools,
+                   F.interpolate) add 1 per element again, for the whole batch: ReLU, GELU, SiLU
+                   (which has no module hook), the pools and upsample.
   thop             MACs, forward, eval mode: conv output elements x Cin/groups x kernel size (no
                    bias), which for a transposed conv counts its OUTPUT spatial size where the
                    true MACs use the input's (so a stride-s transposed conv is s^dims times
@@ -122,10 +125,11 @@ def extras(ops):
     # (F.relu, F.max_pool*/avg_pool*, F.interpolate, which nn.ReLU, the pools and nn.Upsample call)
     # collect is added afterwards, for the whole batch: ReLU and pools are counted twice.
     ex["ptflops"] = bias_out + _per_element(ops, {
-        **{k: (1, "in", 2) for k in BN + GN}, "ReLU": (1, "out", None), "LeakyReLU": (1, "out", None),
+        **{k: (1, "in", 2) for k in BN + GN}, **{k: (1, "out", None) for k in ("ReLU", "LeakyReLU", "ReLU6", "GELU")},
         **{k: (1, "in", None) for k in POOLS}, "Upsample": (1, "out", None)})
-    ex["ptflops_functional"] = _per_element(ops, {"ReLU": (1, "out", None), **{k: (1, "in", None) for k in POOLS},
-                                                  "Upsample": (1, "out", None)})
+    # (F.gelu and F.silu are patched too: nn.GELU counts twice, nn.SiLU once, for the whole batch.)
+    ex["ptflops_functional"] = _per_element(ops, {**{k: (1, "out", None) for k in ("ReLU", "GELU", "SiLU")},
+                                                  **{k: (1, "in", None) for k in POOLS}, "Upsample": (1, "out", None)})
     # thop: calculate_norm is already 2 per element, doubled again for an affine norm.
     ex["thop"] = transposed_over + _per_element(ops, {
         **{k: (2, "in", 4) for k in BN}, **{k: (1, "out", None) for k in ("AvgPool2d", "AvgPool3d", "Upsample")}})
