@@ -479,14 +479,16 @@ bool take_silu(OnnxContext& cx, const At& at) {
     if (gate_value == cx.values.end() || other_value == cx.values.end()) continue;
     const auto uses = cx.uses.find(gate);
     if (uses == cx.uses.end() || uses->second != 1) continue;
-    for (ImportedOp& op : cx.ops)
-      if (op.name == gate_value->second && op.op == "sigmoid" && op.inputs.size() == 1 &&
-          op.inputs[0] == other_value->second) {
-        op.op = "silu";
-        op.node += " and " + onnx_node_label(at.node, at.index);
-        cx.values[at.node.output(0)] = op.name;
-        return true;
-      }
+    // The gate's producer, from the newest op back (nearly always the one just added), stopping
+    // there: op names are unique.
+    for (auto op = cx.ops.rbegin(); op != cx.ops.rend(); ++op) {
+      if (op->name != gate_value->second) continue;
+      if (op->op != "sigmoid" || op->inputs.size() != 1 || op->inputs[0] != other_value->second) break;
+      op->op = "silu";
+      op->node += " and " + onnx_node_label(at.node, at.index);
+      cx.values[at.node.output(0)] = op->name;
+      return true;
+    }
   }
   return false;
 }
