@@ -250,33 +250,34 @@ __global__ void dropout_backward_kernel(const T* g, const uint8_t* mask, T* gx, 
   store_frag(gx, p0, count, vec, vo);
 }
 
-// ---- channel dropout -----------------------------------------------------------------------
+// ---- channel dropout and drop path ---------------------------------------------------------
 
-// One thread per element: its (n, c) channel is kept when dropout_keep(n*C + c, seed, p); the
-// thread of the channel's first position writes the channel's noise (0 or scale) when saved.
+// One thread per element: its unit (channel dropout's (n, c), numbered n*C + c; drop path's sample
+// n) is kept when dropout_keep(unit, seed, p); the thread of the unit's first logical position
+// writes the unit's noise (0 or scale) when saved.
 template <class T>
-__global__ void channel_dropout_forward_kernel(ActShape s, const T* x, T* y, T* noise, float p, float scale,
-                                               uint64_t seed) {
+__global__ void unit_dropout_forward_kernel(ActShape s, const T* x, T* y, T* noise, float p, float scale, uint64_t seed,
+                                            bool per_sample) {
   const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= static_cast<int64_t>(s.numel())) return;
   const int pos = static_cast<int>(idx);
   int n, c, sp;
   decode(s, pos, s.s, n, c, sp);
-  const int nc = n * s.c + c;
-  const float m = dropout_keep(static_cast<uint64_t>(nc), seed, p) ? scale : 0.0f;
+  const int unit = per_sample ? n : n * s.c + c;
+  const float m = dropout_keep(static_cast<uint64_t>(unit), seed, p) ? scale : 0.0f;
   y[pos] = from_float<T>(to_float(x[pos]) * m);
-  if (noise != nullptr && sp == 0) noise[nc] = from_float<T>(m);
+  if (noise != nullptr && sp == 0 && (!per_sample || c == 0)) noise[unit] = from_float<T>(m);
 }
 
-// grad_x = g * the saved noise of the element's channel.
+// grad_x = g * the saved noise of the element's unit.
 template <class T>
-__global__ void channel_dropout_backward_kernel(ActShape s, const T* g, const T* noise, T* grad_x) {
+__global__ void unit_dropout_backward_kernel(ActShape s, const T* g, const T* noise, T* grad_x, bool per_sample) {
   const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= static_cast<int64_t>(s.numel())) return;
   const int pos = static_cast<int>(idx);
   int n, c, sp;
   decode(s, pos, s.s, n, c, sp);
-  grad_x[pos] = from_float<T>(to_float(g[pos]) * to_float(noise[n * s.c + c]));
+  grad_x[pos] = from_float<T>(to_float(g[pos]) * to_float(noise[per_sample ? n : n * s.c + c]));
 }
 
 }  // namespace
@@ -396,24 +397,26 @@ void dropout_backward(DType dtype, const void* g, const uint8_t* mask, void* gra
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
 
-void channel_dropout_forward(DType dtype, ActShape shape, const void* x, void* y, void* noise, float p, float scale,
-                             uint64_t seed, cudaStream_t stream) {
+void unit_dropout_forward(DType dtype, ActShape shape, const void* x, void* y, void* noise, float p, float scale,
+                          uint64_t seed, NoiseUnit unit, cudaStream_t stream) {
   if (shape.numel() <= 0) return;
+  const bool per_sample = unit == NoiseUnit::sample;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, channel_dropout_forward_kernel<T>)
-    (shape, static_cast<const T*>(x), static_cast<T*>(y), static_cast<T*>(noise), p, scale, seed);
+    CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, unit_dropout_forward_kernel<T>)
+    (shape, static_cast<const T*>(x), static_cast<T*>(y), static_cast<T*>(noise), p, scale, seed, per_sample);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
 
-void channel_dropout_backward(DType dtype, ActShape shape, const void* g, const void* noise, void* grad_x,
-                              cudaStream_t stream) {
+void unit_dropout_backward(DType dtype, ActShape shape, const void* g, const void* noise, void* grad_x, NoiseUnit unit,
+                           cudaStream_t stream) {
   if (shape.numel() <= 0) return;
+  const bool per_sample = unit == NoiseUnit::sample;
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, channel_dropout_backward_kernel<T>)
-    (shape, static_cast<const T*>(g), static_cast<const T*>(noise), static_cast<T*>(grad_x));
+    CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, unit_dropout_backward_kernel<T>)
+    (shape, static_cast<const T*>(g), static_cast<const T*>(noise), static_cast<T*>(grad_x), per_sample);
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

@@ -112,13 +112,15 @@ void dropout_forward(DType dtype, ActShape shape, const void* x, void* y, uint8_
 void dropout_backward(DType dtype, const void* g, const uint8_t* mask, void* grad_x, float scale, int count,
                       cudaStream_t stream);
 
-// Channel dropout keeps channel (n, c) when dropout_keep(n*C + c, seed, p) and scales it by
-// `scale`; noise (N*C values of the dtype, may be null) records 0 or scale per channel, which
-// backward multiplies the gradient by.
-void channel_dropout_forward(DType dtype, ActShape shape, const void* x, void* y, void* noise, float p, float scale,
-                             uint64_t seed, cudaStream_t stream);
-void channel_dropout_backward(DType dtype, ActShape shape, const void* g, const void* noise, void* grad_x,
-                              cudaStream_t stream);
+// Channel dropout keeps channel (n, c) when dropout_keep(n*C + c, seed, p), drop path keeps sample
+// n when dropout_keep(n, seed, p); each scales what it keeps by `scale`. noise (one value of the
+// dtype per unit, may be null) records 0 or scale per unit, which backward multiplies the gradient
+// by.
+enum class NoiseUnit { channel, sample };
+void unit_dropout_forward(DType dtype, ActShape shape, const void* x, void* y, void* noise, float p, float scale,
+                          uint64_t seed, NoiseUnit unit, cudaStream_t stream);
+void unit_dropout_backward(DType dtype, ActShape shape, const void* g, const void* noise, void* grad_x, NoiseUnit unit,
+                           cudaStream_t stream);
 
 // ---- per-channel reductions (batch norm, conv bias) ----------------------------------------
 

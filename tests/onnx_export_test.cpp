@@ -30,8 +30,9 @@ using testing::temp_path;
 // Whether the importer (onnx_nodes.cpp) reads the exported graph back op for op. Left out: what
 // the export writes as several nodes of other kinds (pixel_unshuffle's order, a 3-D space_to_depth
 // or depth_to_space, Inplace-ABN's fused op, a folded conv, gelu as PyTorch exports it at opset 17), what ONNX cannot
-// tell apart in inference (channel_dropout is a Dropout there, a frozen conv a Conv), layout conversions (Identity in
-// the file) and graphs a memory policy rewrote, whose ops are the same but whose hash records it.
+// tell apart in inference (channel_dropout is a Dropout there, drop_path an Identity, a frozen conv a Conv), layout
+// conversions (Identity in the file) and graphs a memory policy rewrote, whose ops are the same but whose hash records
+// it.
 bool reads_back(const BlockSpec& block, const Graph& g) {
   if (block.network || g.memory_policy != MemoryPolicy::none || block.layout != Layout::channels_first) return false;
   if (block.dtype != DType::float32 && block.dtype != DType::float64) return false;
@@ -42,6 +43,7 @@ bool reads_back(const BlockSpec& block, const Graph& g) {
       case OpKind::batch_norm_act:
       case OpKind::folded_conv:
       case OpKind::channel_dropout:
+      case OpKind::drop_path:
       case OpKind::convert_layout: return false;
       case OpKind::space_to_depth:
         if (block.dims != 2 || op.space_to_depth.order != SpaceToDepthOrder::block_major) return false;

@@ -442,14 +442,25 @@ TEST(OnnxImport, HostileFilesAreLocatedRefusals) {
   // A weight computed from the input rather than stored: convbench's conv takes a parameter.
   expect_refused(changed([](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(3)->set_input(1, "r1"); }),
                  "must be a constant", "graph.node[3] (Conv \"/conv2/Conv\")");
-  // A norm constant other than PyTorch's default would be measured as the default: refused.
-  expect_refused(changed([](onnx::ModelProto& m) {
-                   auto* eps = m.mutable_graph()->mutable_node(1)->add_attribute();
-                   eps->set_name("epsilon");
-                   eps->set_type(onnx::AttributeProto::FLOAT);
-                   eps->set_f(1e-3f);
-                 }),
-                 "epsilon 0.001000: convbench's norms use PyTorch's default", "graph.node[1] (BatchNormalization");
+  // A norm's epsilon is the op's eps (torchvision's MobileNetV3 writes 0.001), and one no norm can
+  // have is refused by the op's definition.
+  const auto with_epsilon = [](float value) {
+    return changed([value](onnx::ModelProto& m) {
+      auto* eps = m.mutable_graph()->mutable_node(1)->add_attribute();
+      eps->set_name("epsilon");
+      eps->set_type(onnx::AttributeProto::FLOAT);
+      eps->set_f(value);
+    });
+  };
+  const OnnxBlock read = parse_onnx_block(with_epsilon(1e-3f).SerializeAsString(), temp_path("eps.onnx"));
+  ASSERT_EQ(read.ops.at(1).op, "batch_norm");
+  EXPECT_NEAR(read.ops.at(1).fields.get<double>("eps").value_or(0.0), 1e-3, 1e-9);
+  EXPECT_FALSE(read.ops.at(1).fields.has("momentum"));
+  const std::string negative = write_model(with_epsilon(-1.0f), "negative-eps.onnx");
+  const auto refused = run_cli("validate " + spec_for(negative));
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("eps must be a positive number"), std::string::npos) << refused.err;
+  std::filesystem::remove(negative);
   // A norm cut short after its scale (found by fuzz_onnx_reader): refused at the node, never read past
   // the end of its inputs.
   expect_refused(changed([](onnx::ModelProto& m) {

@@ -42,7 +42,8 @@ TEST(OpRegistry, ArityAndFieldsAreTheSpecsRules) {
   EXPECT_EQ(op_definition(OpKind::relu).max_inputs, 1);
   const std::vector<std::string> transpose = op_definition(OpKind::conv_transpose).spec_fields;
   EXPECT_EQ(transpose.back(), "output_padding");
-  EXPECT_TRUE(op_definition(OpKind::batch_norm).spec_fields.empty());
+  EXPECT_EQ(op_definition(OpKind::batch_norm).spec_fields, (std::vector<std::string>{"eps", "momentum"}));
+  EXPECT_TRUE(op_definition(OpKind::relu).spec_fields.empty());
   EXPECT_EQ(op_definition(OpKind::dropout).spec_fields, std::vector<std::string>{"p"});
 }
 

@@ -308,6 +308,9 @@ inline std::vector<OpCase> op_cases() {
   // Channels dropped whole: shapes with several (n, c) channels, some kept and some dropped.
   add("channel_dropout2d", {3, 4, 3, 2}, [](GraphBuilder& b, int x) { return b.channel_dropout("cdrop", x, 0.3); });
   add("channel_dropout3d", {2, 3, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.channel_dropout("cdrop", x, 0.5); });
+  // Samples dropped whole: enough samples that some are kept and some dropped.
+  add("drop_path2d", {6, 3, 2, 3}, [](GraphBuilder& b, int x) { return b.drop_path("dpath", x, 0.4); });
+  add("drop_path3d", {4, 2, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.drop_path("dpath", x, 0.5); });
   add("add2d", {2, 3, 3, 4}, [](GraphBuilder& b, int x) { return b.add("add", x, x); });
   add("sub3d", {1, 3, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.sub("sub", x, x); });
   add("concat3_2d", {2, 2, 3, 3}, [](GraphBuilder& b, int x) {

@@ -101,7 +101,7 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
       "batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, max_pool, "
       "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth, depth_to_space, silu, "
-      "hardswish, hardsigmoid, relu6 or gelu) (did you "
+      "hardswish, hardsigmoid, relu6, gelu or drop_path) (did you "
       "mean "
       "\"conv\"?)");
 }
@@ -250,7 +250,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
       "linear, batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, "
       "max_pool, avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth, depth_to_space, "
-      "silu, hardswish, hardsigmoid, relu6 or gelu)");
+      "silu, hardswish, hardsigmoid, relu6, gelu or drop_path)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------
@@ -569,6 +569,15 @@ TEST(SpecErrors, MulSliceSpaceToDepthAndBlurFields) {
   EXPECT_EQ(error_of(custom + "          - {op: slice, name: s}\n"),
             "bad.yaml:7:13: blocks[0].variants[0].ops[0].length: length (the number of channels to take, >= 1) "
             "is required; the input has 8 channels");
+  EXPECT_EQ(error_of(custom + "          - {op: batch_norm, name: bn, eps: -1}\n"),
+            "bad.yaml:7:45: blocks[0].variants[0].ops[0].eps: eps must be a positive number (PyTorch's default is "
+            "1e-5)");
+  EXPECT_EQ(error_of(custom + "          - {op: batch_norm, name: bn, momentum: 2}\n"),
+            "bad.yaml:7:50: blocks[0].variants[0].ops[0].momentum: momentum must be in [0, 1] (PyTorch's default "
+            "is 0.1)");
+  EXPECT_EQ(error_of(custom + "          - {op: drop_path, name: d}\n"),
+            "bad.yaml:7:13: blocks[0].variants[0].ops[0].p: p (the probability of dropping a sample's whole branch, "
+            "as StochasticDepth's p) is required");
   EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, block_size: 3}\n"),
             "bad.yaml:7:55: blocks[0].variants[0].ops[0].block_size: the input's size 8 in spatial dim 0 is not "
             "divisible by block_size 3 (input 8x8x8)");

@@ -963,6 +963,49 @@ blocks:
             self.compare_saved_bytes(path, tmp)
             self.replay_with_verify(path, tmp, 4)
 
+    def test_drop_path_and_norm_constants_match_pytorch(self):
+        # torchvision's StochasticDepth(p, "row") (drop_path: the saved noise is N values) and batch
+        # and group norms with eps and momentum other than PyTorch's defaults (MobileNetV3's 1e-3
+        # and 0.01): counts, saved bytes, and one training step replayed with the same Philox
+        # sample masks, the running statistics updated by the given momentum.
+        spec = """
+name: drop-path
+sweep:
+  layout: [channels_first, channels_last]
+blocks:
+  - name: planes
+    batch: 6
+    in_channels: 4
+    out_channels: 6
+    size: 5
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c, out_channels: 6}
+          - {op: batch_norm, name: bn, eps: 0.001, momentum: 0.01}
+          - {op: drop_path, name: d, p: 0.4}
+          - {op: add, name: sum, inputs: [d, c]}
+          - {op: group_norm, name: gn, norm_groups: 3, eps: 0.001}
+          - {op: conv, name: out, kernel: 1}
+  - name: volume
+    dims: 3
+    batch: 4
+    in_channels: 3
+    out_channels: 3
+    size: 3
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c}
+          - {op: drop_path, name: d, p: 0.5}
+          - {op: conv, name: out, kernel: 1}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "drop_path.yaml", spec)
+            self.compare_with_analyze(path)
+            self.compare_saved_bytes(path, tmp)
+            self.replay_with_verify(path, tmp, 4)
+
     def test_linear_upsampling_matches_pytorch(self):
         # upsample mode linear (nn.Upsample bilinear / trilinear) by a scale and to a size, with and
         # without align_corners: counts, nothing saved, one step replayed by verify.

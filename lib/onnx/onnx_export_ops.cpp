@@ -305,6 +305,9 @@ void write_onnx_op(OnnxWriter& w, const Op& op) {
       w.node("Dropout", op.name, {in(w, op), w.floats(op.name + ".ratio", {}, {static_cast<float>(op.dropout_p)})},
              {out(w, op)});
       return;
+    case OpKind::drop_path:  // the identity in inference, where StochasticDepth returns its input and writes no node
+      unary(w, op, "Identity");
+      return;
     case OpKind::add: w.node("Add", op.name, {in(w, op, 0), in(w, op, 1)}, {out(w, op)}); return;
     case OpKind::sub: w.node("Sub", op.name, {in(w, op, 0), in(w, op, 1)}, {out(w, op)}); return;
     case OpKind::mul: w.node("Mul", op.name, {in(w, op, 0), in(w, op, 1)}, {out(w, op)}); return;

@@ -94,7 +94,6 @@ void translate_reshape(OnnxContext& cx, const At& at) {
 bool translate_grouped_instance_norm(OnnxContext& cx, const At& at) {
   const auto view = has_input(at.node, 0) ? cx.grouped.find(at.node.input(0)) : cx.grouped.end();
   if (view == cx.grouped.end()) return false;
-  check_norm_constants(at, false);
   const int64_t groups = view->second.groups;
   for (int k : {1, 2})
     if (constant_input(at, k, k == 1 ? "the scale" : "the bias").dims != std::vector<int64_t>{groups})
@@ -102,6 +101,7 @@ bool translate_grouped_instance_norm(OnnxContext& cx, const At& at) {
   const int64_t channels = *channels_of(cx, view->second.value);  // translate_reshape checked it is known
   OpFieldValues f;
   f.set("norm_groups", groups);
+  take_norm_constants(at, false, f);
   ImportedOp& op = add_op(cx, at, "group_norm", op_name(cx, at.node, at.index, module_weight_name(at.node)),
                           {view->second.value}, std::move(f), channels);
   take_values(cx, at, 1, "weight", op);

@@ -47,8 +47,9 @@ ImportedOp& add_op(OnnxContext& cx, const At& at, const std::string& op, const s
 std::optional<int64_t> channels_of(const OnnxContext& cx, const std::string& value);
 // Constant input k's values as the starting values of the op's parameter or buffer `suffix`.
 void take_values(OnnxContext& cx, const At& at, int k, const std::string& suffix, ImportedOp& op);
-// A norm's epsilon (and batch norm's momentum) must be PyTorch's defaults.
-void check_norm_constants(const At& at, bool batch_norm);
+// A norm's epsilon (and batch norm's momentum) as the op's eps and momentum fields, where they are
+// not PyTorch's defaults.
+void take_norm_constants(const At& at, bool batch_norm, OpFieldValues& f);
 
 // PyTorch's group norm as its exporter writes it at every opset (onnx_group_norm.cpp): Reshape
 // to (N, G, -1), InstanceNormalization with unit scale and zero shift, Reshape back to the input's

@@ -130,17 +130,15 @@ void take_values(OnnxContext& cx, const At& at, int k, const std::string& suffix
   op.values[suffix] = read_onnx_values(cx, tensor, where);
 }
 
-// A norm's epsilon (and batch norm's momentum, ONNX's being 1 - PyTorch's): convbench's norms use
-// PyTorch's defaults, so another value would be measured as the default, silently; refused.
-void check_norm_constants(const At& at, bool batch_norm) {
+// A norm's epsilon (and batch norm's momentum, ONNX's being 1 - PyTorch's) as the op's fields,
+// set only where they differ from PyTorch's defaults (torchvision's MobileNetV3 and EfficientNet
+// write epsilon 0.001); the op's definition checks their range.
+void take_norm_constants(const At& at, bool batch_norm, OpFieldValues& f) {
   const double eps = float_attribute(at.node, "epsilon", 1e-5);
-  if (std::abs(eps - 1e-5) > 1e-11)
-    at.refuse("epsilon " + std::to_string(eps) + ": convbench's norms use PyTorch's default, 1e-5");
+  if (std::abs(eps - 1e-5) > 1e-11) f.set("eps", eps);
   if (batch_norm) {
     const double momentum = float_attribute(at.node, "momentum", 0.9);
-    if (std::abs(momentum - 0.9) > 1e-6)
-      at.refuse("momentum " + std::to_string(momentum) + " (PyTorch's " + std::to_string(1 - momentum) +
-                "): convbench's batch norm uses PyTorch's default, 0.1");
+    if (std::abs(momentum - 0.9) > 1e-6) f.set("momentum", 1.0 - momentum);
   }
 }
 
@@ -273,7 +271,7 @@ void translate_norm(OnnxContext& cx, const At& at, const std::string& type) {
     groups = field_size(at, int_attribute(at.node, "num_groups", 0), "num_groups");
   }
   if (groups) f.set("norm_groups", groups);
-  check_norm_constants(at, kind == "batch_norm");
+  take_norm_constants(at, kind == "batch_norm", f);
   // The bias (and batch norm's running statistics) have one value where the scale has one.
   const std::vector<std::string> constants = {"the scale", "the bias", "the running mean", "the running variance"};
   for (int k = 2; k <= (kind == "batch_norm" ? 4 : 2); ++k)

@@ -142,6 +142,12 @@ int GraphBuilder::channel_dropout(const std::string& name, int x, double p) {
   return add(std::move(op));
 }
 
+int GraphBuilder::drop_path(const std::string& name, int x, double p) {
+  Op op = make_op(OpKind::drop_path, name, {x});
+  op.dropout_p = p;
+  return add(std::move(op));
+}
+
 int GraphBuilder::add(const std::string& name, int a, int b) { return add(make_op(OpKind::add, name, {a, b})); }
 
 int GraphBuilder::sub(const std::string& name, int a, int b) { return add(make_op(OpKind::sub, name, {a, b})); }

@@ -45,6 +45,7 @@ class GraphBuilder {
   int activation(OpKind kind, const std::string& name, int x);
   int dropout(const std::string& name, int x, double p);
   int channel_dropout(const std::string& name, int x, double p);
+  int drop_path(const std::string& name, int x, double p);
   int add(const std::string& name, int a, int b);
   int sub(const std::string& name, int a, int b);
   int concat(const std::string& name, const std::vector<int>& xs);

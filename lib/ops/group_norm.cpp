@@ -8,10 +8,11 @@ namespace convbench {
 OpDefinition define_group_norm() {
   OpDefinition d;
   d.kind = OpKind::group_norm;
-  d.fields = {{"norm_groups", FieldKind::positive_int}};
+  d.fields = {{"norm_groups", FieldKind::positive_int}, {"eps", FieldKind::number}};
   // A custom group_norm's groups default to 16 (not the block's norm_groups: configs/README.md).
   d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
     op.norm.groups = f.get<int64_t>("norm_groups").value_or(16);
+    op.norm.eps = f.get<double>("eps").value_or(NormAttrs{}.eps);
   };
   d.saved = {{0}, false, {}};
   d.aux = [](const Graph& graph, const Op& op) {
@@ -21,10 +22,16 @@ OpDefinition define_group_norm() {
   };
   d.aux_names = {"mean", "inverse std"};  // per sample and group
   d.work = normalization_work;
-  d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"norm_groups", op.norm.groups}}; };
+  // eps only when not PyTorch's default, so that a default group norm keeps its graph hash.
+  d.attributes = [](const Op& op) {
+    nlohmann::ordered_json a{{"norm_groups", op.norm.groups}};
+    if (op.norm.eps != NormAttrs{}.eps) a["eps"] = op.norm.eps;
+    return a;
+  };
   d.infer = [](const Graph& graph, Op& op) {
     const int64_t c = graph.desc(op.inputs.at(0)).channels();
     const int64_t groups = op.norm.groups;
+    require_norm_constants(op, false);
     require(groups >= 1, op.name, "norm_groups must be >= 1");
     require_at(
         c % groups == 0, op.name, {"norm_groups"},

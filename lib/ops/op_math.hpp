@@ -1,6 +1,7 @@
 // Small helpers the op definitions share: element counts in checked 64-bit arithmetic.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,6 +55,16 @@ inline OpWork normalization_work(const WorkQuery& q) {
   OpWork w;
   w.elementwise = {checked_mul(n, q.training ? 5 : 2), q.any_input_grad() ? checked_mul(n, 6) : 0, checked_mul(n, 3)};
   return w;
+}
+
+// A norm's eps (> 0, finite) and batch norm's momentum (in [0, 1], PyTorch's convention: the
+// weight of the new statistics), from a spec or an ONNX file.
+inline void require_norm_constants(const Op& op, bool batch_norm) {
+  require_at(op.norm.eps > 0.0 && std::isfinite(op.norm.eps), op.name, {"eps"},
+             "eps must be a positive number (PyTorch's default is 1e-5)");
+  if (batch_norm)
+    require_at(op.norm.momentum >= 0.0 && op.norm.momentum <= 1.0, op.name, {"momentum"},
+               "momentum must be in [0, 1] (PyTorch's default is 0.1)");
 }
 
 }  // namespace convbench

@@ -100,7 +100,8 @@ int LinearMapBuilder::apply(int op_index, const std::vector<int>& input_maps, bo
     case OpKind::concat: m = combine(op, input_maps, std::vector<double>(input_maps.size(), 1.0), true); break;
     case OpKind::slice: m = slice(op, first()); break;
     case OpKind::dropout:
-    case OpKind::channel_dropout: {
+    case OpKind::channel_dropout:
+    case OpKind::drop_path: {
       if (!inference) throw LinearMapRefusal(who + " in training multiplies by a random mask: not a fixed linear map");
       LinearMap same = first();  // the identity in inference: the same map, one more op
       same.ops.push_back(op_index);

@@ -30,7 +30,10 @@ std::string graph_canonical_text(const Graph& graph, bool training) {
     for (int v : op.inputs) text += " " + std::to_string(v);
     text += " out " + std::to_string(op.output) + " " + desc_text(graph.desc(op.output));
     // ordered_json keeps the definition's key order, so the same op always dumps the same text.
-    if (const OpDefinition& def = op_definition(op.kind); def.attributes) text += " " + def.attributes(op).dump();
+    // No attributes add nothing: batch_norm names eps and momentum only when they are not
+    // PyTorch's defaults, so a default batch norm's line is what it was before it had any.
+    if (const OpDefinition& def = op_definition(op.kind); def.attributes)
+      if (const nlohmann::ordered_json a = def.attributes(op); !a.empty()) text += " " + a.dump();
     if (op.in_place) text += " in_place";
     if (op.param_cast) text += " param_cast " + std::string(to_string(*op.param_cast));
     text += "\n";

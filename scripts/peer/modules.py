@@ -136,6 +136,30 @@ class PhiloxChannelDropout(nn.Module):
         return x * noise.to(device=x.device, dtype=x.dtype)
 
 
+class PhiloxDropPath(nn.Module):
+    """torchvision's StochasticDepth(p, "row") with convbench's rule: sample n is kept when
+    dropout_keep(n, seed, p). As StochasticDepth, the input is multiplied by a constant noise of
+    shape (N, 1, ..., 1) in the input's dtype, which autograd saves."""
+
+    def __init__(self, p, seed):
+        super().__init__()
+        self.p = p
+        self.seed = seed
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        n = int(x.shape[0])
+        keep = philox.dropout_mask(n, self.seed, self.p).reshape((n,) + (1,) * (x.dim() - 1))
+        noise = torch.from_numpy(keep.astype(np.float64) / (1.0 - self.p))
+        return x * noise.to(device=x.device, dtype=x.dtype)
+
+
+def drop_path_module(p):
+    from torchvision.ops import StochasticDepth
+    return StochasticDepth(p, "row")
+
+
 def channel_dropout_module(dims, p):
     return nn.Dropout2d(p) if dims == 2 else nn.Dropout3d(p)
 
@@ -330,12 +354,14 @@ def custom_conv(conv, frozen, init):
     return conv
 
 
-def norm_module(kind, dims, channels, norm_groups):
+def norm_module(kind, dims, channels, norm_groups, eps=1e-5, momentum=0.1):
+    """PyTorch's norm; a custom op's eps and momentum are among its attributes only where they are
+    not the defaults."""
     if kind == "batch":
         cls = nn.BatchNorm2d if dims == 2 else nn.BatchNorm3d
-        return cls(channels, eps=1e-5, momentum=0.1)
+        return cls(channels, eps=eps, momentum=momentum)
     if kind == "group":
-        return nn.GroupNorm(norm_groups, channels, eps=1e-5)
+        return nn.GroupNorm(norm_groups, channels, eps=eps)
     return None
 
 
@@ -477,11 +503,12 @@ def build_custom_ops(m, block, variant):
                 # the resolved spec names frozen and init only when they are set
                 module = custom_conv(module, op.get("frozen", False), op.get("init", "default"))
         elif kind == "batch_norm":
-            module, cout = norm_module("batch", dims, cin, 1), cin
+            module = norm_module("batch", dims, cin, 1, op.get("eps", 1e-5), op.get("momentum", 0.1))
+            cout = cin
         elif kind == "batch_norm_act":
             module, cout = InPlaceABN(cin, op["negative_slope"]), cin
         elif kind == "group_norm":
-            module, cout = norm_module("group", dims, cin, op["norm_groups"]), cin
+            module, cout = norm_module("group", dims, cin, op["norm_groups"], op.get("eps", 1e-5)), cin
         elif kind == "relu":
             module, cout = nn.ReLU(), cin
         elif kind == "leaky_relu":
@@ -494,6 +521,8 @@ def build_custom_ops(m, block, variant):
             module, cout = nn.Dropout(op["p"]), cin
         elif kind == "channel_dropout":
             module, cout = channel_dropout_module(dims, op["p"]), cin
+        elif kind == "drop_path":
+            module, cout = drop_path_module(op["p"]), cin
         elif kind in ("add", "sub"):
             if channels[inputs[0]] != channels[inputs[1]]:
                 raise ValueError(f"{name}: operands differ in channels")
@@ -624,6 +653,8 @@ def use_philox_dropout(m, dropout_seed):
             replace_step(m, name, PhiloxDropout(module.p, dropout_seed))
         elif isinstance(module, (nn.Dropout2d, nn.Dropout3d)):
             replace_step(m, name, PhiloxChannelDropout(module.p, dropout_seed))
+        elif type(module).__name__ == "StochasticDepth":
+            replace_step(m, name, PhiloxDropPath(module.p, dropout_seed))
 
 
 def build_block(block, variant, dropout_seed=None):

@@ -730,8 +730,8 @@ void add_any_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
       }
 }
 
-// Dropout and channel dropout: the kept elements are the ones dropout_keep names, scaled; the
-// backward passes the gradient through the same decisions.
+// Dropout, channel dropout and drop path: the kept elements are the ones dropout_keep names,
+// scaled; the backward passes the gradient through the same decisions.
 void dropout_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
   for (DType dtype : dtypes)
     for (bool cl : {false, true}) {
@@ -746,9 +746,17 @@ void dropout_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
       kernels::dropout_forward(dtype, s, bx.data(), y.data(), mask.data(), p, scale, seed, nullptr);
       kernels::dropout_backward(dtype, bg.data(), mask.data(), gx.data(), scale, s.numel(), nullptr);
       Buffer cy(dtype, s.numel()), noise(dtype, s.n * s.c), cgx(dtype, s.numel());
-      kernels::channel_dropout_forward(dtype, s, bx.data(), cy.data(), noise.data(), p, scale, seed, nullptr);
-      kernels::channel_dropout_backward(dtype, s, bg.data(), noise.data(), cgx.data(), nullptr);
+      kernels::unit_dropout_forward(dtype, s, bx.data(), cy.data(), noise.data(), p, scale, seed,
+                                    kernels::NoiseUnit::channel, nullptr);
+      kernels::unit_dropout_backward(dtype, s, bg.data(), noise.data(), cgx.data(), kernels::NoiseUnit::channel,
+                                     nullptr);
+      Buffer sy(dtype, s.numel()), sample_noise(dtype, s.n), sgx(dtype, s.numel());
+      kernels::unit_dropout_forward(dtype, s, bx.data(), sy.data(), sample_noise.data(), p, scale, seed,
+                                    kernels::NoiseUnit::sample, nullptr);
+      kernels::unit_dropout_backward(dtype, s, bg.data(), sample_noise.data(), sgx.data(), kernels::NoiseUnit::sample,
+                                     nullptr);
       std::vector<double> want_y(x.size()), want_gx(x.size()), want_cy(x.size()), want_cgx(x.size());
+      std::vector<double> want_sy(x.size()), want_sgx(x.size()), want_noise(static_cast<size_t>(s.n));
       for (int n = 0; n < s.n; ++n)
         for (int c = 0; c < s.c; ++c)
           for (int sp = 0; sp < s.s; ++sp) {
@@ -761,11 +769,18 @@ void dropout_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
             const bool channel = dropout_keep(uint64_t(n) * s.c + c, seed, p);
             want_cy[i] = channel ? x[i] * scale : 0.0;
             want_cgx[i] = channel ? g[i] * scale : 0.0;
+            const bool sample = dropout_keep(uint64_t(n), seed, p);
+            want_sy[i] = sample ? x[i] * scale : 0.0;
+            want_sgx[i] = sample ? g[i] * scale : 0.0;
+            want_noise[static_cast<size_t>(n)] = sample ? scale : 0.0;
           }
       EXPECT_TRUE(close(y.values(), want_y, dtype));
       EXPECT_TRUE(close(gx.values(), want_gx, dtype));
       EXPECT_TRUE(close(cy.values(), want_cy, dtype));
       EXPECT_TRUE(close(cgx.values(), want_cgx, dtype));
+      EXPECT_TRUE(close(sy.values(), want_sy, dtype));
+      EXPECT_TRUE(close(sgx.values(), want_sgx, dtype));
+      EXPECT_TRUE(close(sample_noise.values(), want_noise, dtype));
     }
 }
 

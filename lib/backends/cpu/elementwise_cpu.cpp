@@ -69,44 +69,47 @@ std::optional<EltwiseForm> eltwise_form(const Op& op) {
   }
 }
 
-// channel_dropout's channel (n, c) of the element at memory position i, numbered n*C + c.
-struct ChannelOf {
+// The noise unit of the element at memory position i: channel_dropout's channel (n, c), numbered
+// n*C + c, or drop_path's sample n (in either layout a sample is one contiguous run).
+struct UnitOf {
   int64_t channels, spatial;
-  bool last;
+  bool last, per_sample;
   int64_t operator()(int64_t i) const {
+    if (per_sample) return i / (spatial * channels);
     return last ? (i / (spatial * channels)) * channels + i % channels : i / spatial;
   }
 };
 
-ChannelOf channel_of(const TensorDesc& d) {
-  return {d.channels(), d.spatial_size(), d.layout == Layout::channels_last};
+UnitOf unit_of(const Op& op, const TensorDesc& d) {
+  return {d.channels(), d.spatial_size(), d.layout == Layout::channels_last, op.kind == OpKind::drop_path};
 }
 
-// The noise (N*C floats, 0 or 1/(1-p)) from dropout's keep rule indexed by channel n*C + c, then
-// y = x * noise of the element's channel.
-void channel_dropout_forward(const Tensor& x, Tensor& y, Tensor* noise_out, uint64_t seed, float p) {
+// The noise (one float per unit, 0 or 1/(1-p)) from dropout's keep rule indexed by unit, then
+// y = x * noise of the element's unit.
+void unit_dropout_forward(const Op& op, const Tensor& x, Tensor& y, Tensor* noise_out, uint64_t seed) {
   const int64_t n = same_numel(x, y);
-  const int64_t planes = x.desc.batch() * x.desc.channels();
-  const float scale = static_cast<float>(1.0 / (1.0 - static_cast<double>(p)));
-  std::vector<float> own(noise_out ? 0 : static_cast<size_t>(planes));  // when the noise is not saved
+  const UnitOf unit = unit_of(op, x.desc);
+  const int64_t units = op.kind == OpKind::drop_path ? x.desc.batch() : x.desc.batch() * x.desc.channels();
+  const auto p = static_cast<float>(op.dropout_p);
+  const float scale = static_cast<float>(1.0 / (1.0 - op.dropout_p));
+  std::vector<float> own(noise_out ? 0 : static_cast<size_t>(units));  // when the noise is not saved
   float* noise = noise_out ? noise_out->data<float>() : own.data();
-  for (int64_t nc = 0; nc < planes; ++nc) noise[nc] = dropout_keep(static_cast<uint64_t>(nc), seed, p) ? scale : 0.f;
-  const ChannelOf channel = channel_of(x.desc);
+  for (int64_t u = 0; u < units; ++u) noise[u] = dropout_keep(static_cast<uint64_t>(u), seed, p) ? scale : 0.f;
   const float* __restrict xp = x.data<float>();
   float* __restrict yp = y.data<float>();
 #pragma omp parallel for schedule(static) if (n > kParallelElements)
-  for (int64_t i = 0; i < n; ++i) yp[i] = xp[i] * noise[channel(i)];
+  for (int64_t i = 0; i < n; ++i) yp[i] = xp[i] * noise[unit(i)];
 }
 
-// dx = g * noise of the element's channel (PyTorch's backward of its multiply by the noise).
-void channel_dropout_backward(const Tensor& noise, const Tensor& dy, Tensor& dx) {
+// dx = g * noise of the element's unit (PyTorch's backward of its multiply by the noise).
+void unit_dropout_backward(const Op& op, const Tensor& noise, const Tensor& dy, Tensor& dx) {
   const int64_t n = same_numel(dy, dx);
-  const ChannelOf channel = channel_of(dy.desc);
+  const UnitOf unit = unit_of(op, dy.desc);
   const float* __restrict np = noise.data<float>();
   const float* __restrict gp = dy.data<float>();
   float* __restrict dp = dx.data<float>();
 #pragma omp parallel for schedule(static) if (n > kParallelElements)
-  for (int64_t i = 0; i < n; ++i) dp[i] = gp[i] * np[channel(i)];
+  for (int64_t i = 0; i < n; ++i) dp[i] = gp[i] * np[unit(i)];
 }
 
 }  // namespace
@@ -429,21 +432,20 @@ void register_elementwise_kernels(KernelTable& table, CpuKernelContext context) 
            dropout_backward(need(at_or_null(call.aux, 0), call.op, "saved mask"),
                             need(call.grad_output, call.op, "grad_output"), *dx, static_cast<float>(call.op.dropout_p));
        }});
-  table.add(OpKind::channel_dropout,
-            {[](const ForwardCall& call) {
-               const Tensor& x = need(at_or_null(call.inputs, 0), call.op, "input");
-               if (!call.training) {
-                 copy(x, *call.output);  // the executor aliases instead; called anyway, it is the identity
-                 return;
-               }
-               channel_dropout_forward(x, *call.output, at_or_null(call.aux, 0), call.seed,
-                                       static_cast<float>(call.op.dropout_p));
-             },
-             [](const BackwardCall& call) {
-               if (Tensor* dx = at_or_null(call.grad_inputs, 0))
-                 channel_dropout_backward(need(at_or_null(call.aux, 0), call.op, "saved noise"),
-                                          need(call.grad_output, call.op, "grad_output"), *dx);
-             }});
+  for (OpKind kind : {OpKind::channel_dropout, OpKind::drop_path})
+    table.add(kind, {[](const ForwardCall& call) {
+                       const Tensor& x = need(at_or_null(call.inputs, 0), call.op, "input");
+                       if (!call.training) {
+                         copy(x, *call.output);  // the executor aliases instead; called anyway, it is the identity
+                         return;
+                       }
+                       unit_dropout_forward(call.op, x, *call.output, at_or_null(call.aux, 0), call.seed);
+                     },
+                     [](const BackwardCall& call) {
+                       if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                         unit_dropout_backward(call.op, need(at_or_null(call.aux, 0), call.op, "saved noise"),
+                                               need(call.grad_output, call.op, "grad_output"), *dx);
+                     }});
   table.add(OpKind::add, {[](const ForwardCall& call) {
                             add(need(at_or_null(call.inputs, 0), call.op, "input"),
                                 need(at_or_null(call.inputs, 1), call.op, "second operand"), *call.output);

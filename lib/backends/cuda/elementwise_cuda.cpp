@@ -47,26 +47,30 @@ void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
                                          element_count(b.g.desc), stream);
              }});
 
-  table.add(OpKind::channel_dropout,
-            {[stream](const ForwardCall& call) {
-               const Fwd f(call);
-               const Tensor& x = f.input(0);
-               if (!call.training) {  // the identity (the executor normally aliases instead)
-                 CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(f.y.raw(), x.raw(), static_cast<size_t>(f.y.desc.bytes()),
-                                                      cudaMemcpyDeviceToDevice, stream));
-                 return;
-               }
-               kernels::channel_dropout_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(), raw(at(call.aux, 0)),
-                                                static_cast<float>(f.op.dropout_p),
-                                                static_cast<float>(1.0 / (1.0 - f.op.dropout_p)), call.seed, stream);
-             },
-             [stream](const BackwardCall& call) {
-               const Bwd b(call);
-               if (!b.grad_x) return;
-               kernels::channel_dropout_backward(b.dtype, act_shape(b.g.desc), b.g.raw(),
-                                                 need(at(call.aux, 0), b.op, "saved noise").raw(), b.grad_x->raw(),
-                                                 stream);
-             }});
+  for (OpKind kind : {OpKind::channel_dropout, OpKind::drop_path}) {
+    const kernels::NoiseUnit unit =
+        kind == OpKind::drop_path ? kernels::NoiseUnit::sample : kernels::NoiseUnit::channel;
+    table.add(kind, {[stream, unit](const ForwardCall& call) {
+                       const Fwd f(call);
+                       const Tensor& x = f.input(0);
+                       if (!call.training) {  // the identity (the executor normally aliases instead)
+                         CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(f.y.raw(), x.raw(), static_cast<size_t>(f.y.desc.bytes()),
+                                                              cudaMemcpyDeviceToDevice, stream));
+                         return;
+                       }
+                       kernels::unit_dropout_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(),
+                                                     raw(at(call.aux, 0)), static_cast<float>(f.op.dropout_p),
+                                                     static_cast<float>(1.0 / (1.0 - f.op.dropout_p)), call.seed, unit,
+                                                     stream);
+                     },
+                     [stream, unit](const BackwardCall& call) {
+                       const Bwd b(call);
+                       if (!b.grad_x) return;
+                       kernels::unit_dropout_backward(b.dtype, act_shape(b.g.desc), b.g.raw(),
+                                                      need(at(call.aux, 0), b.op, "saved noise").raw(), b.grad_x->raw(),
+                                                      unit, stream);
+                     }});
+  }
 
   // add and sub: the executor aliases add's gradients and sub's first; any tensor it does pass is
   // written.

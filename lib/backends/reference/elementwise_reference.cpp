@@ -1,6 +1,6 @@
 // Element-wise ops: relu, leaky_relu, sigmoid, silu, hardswish, hardsigmoid, relu6, gelu, dropout, channel_dropout,
-// add, sub, mul. Element i of every vector here is logical element i, which is what makes the dropout mask agree across
-// layouts.
+// drop_path, add, sub, mul. Element i of every vector here is logical element i, which is what makes the dropout mask
+// agree across layouts.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -104,25 +104,31 @@ void input_saving_activation_backward(const BackwardCall& call) {
   store(*grad_x, zip(g, x, [&](double gv, double xv) { return gv * activation_slope(call.op, xv); }));
 }
 
-// channel_dropout: logical element i belongs to channel i / S of the (n, c) channels, numbered
-// n*C + c; the channel is kept when dropout_keep(n*C + c, seed, p). The saved noise holds 0 or
-// 1/(1-p) per channel (PyTorch's feature-dropout noise); the output is x * mask * scale in double.
-void channel_dropout_forward(const ForwardCall& call) {
-  const Tensor& xt = required(optional_at(call.inputs, 0), "channel_dropout", "input");
+// channel_dropout and drop_path drop whole units of the input: a channel (n, c), numbered n*C + c,
+// or a sample n. Logical element i belongs to unit i / span (span: the spatial size, or C times
+// it); the unit is kept when dropout_keep(unit, seed, p). The saved noise holds 0 or 1/(1-p) per
+// unit (PyTorch's noise); the output is x * mask * scale in double.
+int64_t noise_span(const Op& op, const TensorDesc& d) {
+  return op.kind == OpKind::drop_path ? d.channels() * d.spatial_size() : d.spatial_size();
+}
+
+void unit_dropout_forward(const ForwardCall& call) {
+  const char* name = to_string(call.op.kind).data();
+  const Tensor& xt = required(optional_at(call.inputs, 0), name, "input");
   const std::vector<double> x = load(xt);
-  Tensor& out = required(call.output, "channel_dropout", "output");
+  Tensor& out = required(call.output, name, "output");
   if (!call.training) {
     store(out, x);
     return;
   }
   const float p = static_cast<float>(call.op.dropout_p);
   const double scale = keep_scale(call.op);
-  const int64_t channels = xt.desc.batch() * xt.desc.channels(), spatial = xt.desc.spatial_size();
-  std::vector<double> noise(static_cast<size_t>(channels)), y(x.size());
-  for (int64_t nc = 0; nc < channels; ++nc) {
-    const double m = dropout_keep(static_cast<uint64_t>(nc), call.seed, p) ? 1.0 : 0.0;
-    noise[static_cast<size_t>(nc)] = m * scale;
-    for (int64_t s = 0; s < spatial; ++s) y[nc * spatial + s] = x[nc * spatial + s] * m * scale;
+  const int64_t span = noise_span(call.op, xt.desc), units = xt.desc.numel() / span;
+  std::vector<double> noise(static_cast<size_t>(units)), y(x.size());
+  for (int64_t u = 0; u < units; ++u) {
+    const double m = dropout_keep(static_cast<uint64_t>(u), call.seed, p) ? 1.0 : 0.0;
+    noise[static_cast<size_t>(u)] = m * scale;
+    for (int64_t s = 0; s < span; ++s) y[u * span + s] = x[u * span + s] * m * scale;
   }
   store(out, y);
   if (Tensor* saved_noise = optional_at(call.aux, 0)) store(*saved_noise, noise);
@@ -130,14 +136,15 @@ void channel_dropout_forward(const ForwardCall& call) {
 
 // g * mask * scale, the mask read from the saved noise (nonzero: kept), so that a noise rounded to
 // a lower precision still scales by the exact 1/(1-p) in double.
-void channel_dropout_backward(const BackwardCall& call) {
+void unit_dropout_backward(const BackwardCall& call) {
   Tensor* grad_x = optional_at(call.grad_inputs, 0);
   if (grad_x == nullptr) return;
+  const char* name = to_string(call.op.kind).data();
   const double scale = keep_scale(call.op);
-  const std::vector<double> noise = load(required(optional_at(call.aux, 0), "channel_dropout", "saved noise"));
-  std::vector<double> g = load(required(call.grad_output, "channel_dropout", "grad_output"));
-  const int64_t spatial = grad_x->desc.spatial_size();
-  for (size_t i = 0; i < g.size(); ++i) g[i] *= noise[i / static_cast<size_t>(spatial)] != 0.0 ? scale : 0.0;
+  const std::vector<double> noise = load(required(optional_at(call.aux, 0), name, "saved noise"));
+  std::vector<double> g = load(required(call.grad_output, name, "grad_output"));
+  const auto span = static_cast<size_t>(noise_span(call.op, grad_x->desc));
+  for (size_t i = 0; i < g.size(); ++i) g[i] *= noise[i / span] != 0.0 ? scale : 0.0;
   store(*grad_x, g);
 }
 
@@ -284,7 +291,8 @@ void register_elementwise_kernels(KernelTable& table) {
   table.add(OpKind::add, {add_forward, add_backward});
   table.add(OpKind::sub, {sub_forward, sub_backward});
   table.add(OpKind::sigmoid, {sigmoid_forward, sigmoid_backward});
-  table.add(OpKind::channel_dropout, {channel_dropout_forward, channel_dropout_backward});
+  table.add(OpKind::channel_dropout, {unit_dropout_forward, unit_dropout_backward});
+  table.add(OpKind::drop_path, {unit_dropout_forward, unit_dropout_backward});
   table.add(OpKind::mul, {mul_forward, mul_backward});
   for (const OpKind kind : {OpKind::silu, OpKind::hardswish, OpKind::hardsigmoid, OpKind::relu6, OpKind::gelu})
     table.add(kind, {input_saving_activation_forward, input_saving_activation_backward});
