@@ -28,7 +28,8 @@
 #              torch.compile, interleaved rounds (peer/bench.py says how the spans and TF32 are
 #              kept the same). Timing bounded to a noise target GPU timing reaches (2%).
 #   seeds      the seeds at full size: VBNet (6,1,32,128,128) standard vs bottleneck and
-#              explain's reasons; the SubtractedConv ResNet-50 at 224x224, batch 16 (does it fit,
+#              explain's reasons; seed 001's networks against ResNet-50, beside torchvision's
+#              models (--peer torch); the SubtractedConv ResNet-50 at 224x224, batch 16 (does it fit,
 #              what does the fold buy); seed 004's channels-last ratio (resnet50-stages, float32).
 #   precision  reduced precision and where the time goes: the seed block and the ResNet-50
 #              stages in float32, tf32, bfloat16 and float16, both layouts, with --per-op 3;
@@ -89,7 +90,7 @@
 #                  --min-samples 10 --max-noise 0.02 --timeout 1 per phase
 #   --budget S     seconds the compare stage may take in all (default 240)
 # Stage time limits in seconds, each overridable as CONVBENCH_GPU_CHECK_LIMIT_<STAGE>: check 300,
-# answers 270, peers 300, seeds 110, precision 150, test 330, memcheck 150, ab 300 (each cut to
+# answers 270, peers 300, seeds 200, precision 150, test 330, memcheck 150, ab 300 (each cut to
 # what is left of the call).
 # Exit status: 0 when every stage run passed, 1 otherwise (2 for bad usage).
 
@@ -432,13 +433,16 @@ do_answers() {
 }
 
 do_seeds() {
-  local dir=$build/gpu-check-seeds limit=${CONVBENCH_GPU_CHECK_LIMIT_SEEDS:-110} started rc=0
+  local dir=$build/gpu-check-seeds limit=${CONVBENCH_GPU_CHECK_LIMIT_SEEDS:-200} started rc=0
   started=$(date +%s)
   rm -rf "$dir" && mkdir -p "$dir"
   # Seed 000: VBNet at the post's size, standard vs the post's bottleneck, and why.
   echo "=== seed 000: VBNet (6,1,32,128,128)"
   limited $(($(left_of "$started" "$limit") / 2)) "$build/convbench" compare "$root/configs/vbnet.yaml" --device cuda \
     -q --filter '^vbnet/' --explain "${bounded_timing[@]}" --json "$dir/vbnet.json" || rc=1
+  # Seed 001: EfficientNet-B0, MobileNetV2, MobileNetV3-Large and RegNetY-400MF against ResNet-50
+  # at 224x224, batch 16, each beside torchvision's own model in PyTorch eager on the same GPU.
+  peers_one "$dir" seed001 $(($(left_of "$started" "$limit") / 2)) "$root/configs/seed001-efficient-nets.yaml" || rc=1
   # Seed 002: the SubtractedConv ResNet-50 at 224x224, batch 16, and its fold.
   echo "=== seed 002: SubtractedConv ResNet-50 (16,3,224,224)"
   limited $(($(left_of "$started" "$limit") * 2 / 3)) "$build/convbench" compare "$root/configs/resnet50.yaml" \

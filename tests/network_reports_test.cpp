@@ -1,9 +1,11 @@
-// A network's reports: its ops added up by stage (explain), and each variant's effect on one
-// block and on the whole network side by side (compare's tables), on constructed facts and rows.
+// A network's reports: its ops added up by stage (explain), each variant's effect on one block and
+// on the whole network side by side, and several networks at one input side by side (compare's
+// tables), on constructed facts and rows.
 #include <gtest/gtest.h>
 
 #include "explain/stage_breakdown.hpp"
 #include "report/network_vs_block.hpp"
+#include "report/networks_side_by_side.hpp"
 #include "report/summary_tables.hpp"
 
 namespace convbench {
@@ -117,6 +119,69 @@ TEST(NetworkVsBlock, NeedsANetworkAndABlockWithTheSameBaselineAndMode) {
                row("vbnet", true, "standard", 10, 100, 1), unmeasured}));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->table.rows[0][7], "1.17x pred.");
+}
+
+// Seed 001's table: each network's baseline against the first network at the same input, FLOPs
+// beside time, and a sentence for a network whose FLOPs promise more speed than it has.
+ResultRow network_row(const std::string& name, double ms, int64_t flops, int64_t params, int64_t peak) {
+  ResultRow r = row(name, true, "torchvision", ms, peak, params);
+  r.kind = "standard";
+  r.is_baseline = true;
+  r.input_shape = {2, 3, 64, 64};
+  r.flops.forward = flops;
+  return r;
+}
+
+TEST(NetworksSideBySide, EachNetworkAgainstTheFirstAtTheSameInput) {
+  const ResultSet r =
+      results({network_row("resnet50", 100, 1000, 25000, 400), network_row("efficientnet-b0", 150, 100, 5000, 600),
+               network_row("regnety-400mf", 50, 100, 4000, 200)});
+  const std::vector<BlockTable> tables = networks_side_by_side_tables(r);
+  ASSERT_EQ(tables.size(), 1u);
+  const TextTable& t = tables[0].table;
+  EXPECT_EQ(t.header,
+            (std::vector<std::string>{"network", "variant", "params", "GFLOP step", "GMAC fwd", "step ms", "samples/s",
+                                      "peak", "params x", "FLOP x", "time x", "time/FLOP x", "peak x"}));
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[0][0], "resnet50");
+  EXPECT_EQ(t.rows[0][10], "1.00x");
+  EXPECT_EQ(t.rows[1][8], "0.20x");   // params
+  EXPECT_EQ(t.rows[1][9], "0.10x");   // FLOPs
+  EXPECT_EQ(t.rows[1][10], "1.50x");  // time
+  EXPECT_EQ(t.rows[1][11], "15.00x");
+  EXPECT_EQ(t.rows[1][12], "1.50x");  // peak
+  EXPECT_EQ(t.rows[2][10], "0.50x");
+  const std::string note = networks_side_by_side_note(r);
+  EXPECT_NE(note.find("efficientnet-b0: 0.10x the FLOPs and 1.50x the step time of resnet50: 15.00x the time per FLOP "
+                      "(fewer FLOPs, yet no faster).\n"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("regnety-400mf: 0.10x the FLOPs and 0.50x the step time of resnet50: 5.00x the time per FLOP "
+                      "(its FLOPs overstate its speed).\n"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(format_tables(r, TableStyle::terminal).find("networks side by side: input 2x3x64x64"), std::string::npos);
+}
+
+TEST(NetworksSideBySide, OnlyNetworksThatShareAnInput) {
+  ResultRow other = network_row("mobilenet-v2", 10, 10, 10, 10);
+  other.input_shape = {2, 3, 32, 32};
+  EXPECT_TRUE(networks_side_by_side_tables(results({network_row("resnet50", 1, 1, 1, 1), other})).empty());
+  // Blocks are not networks; one network alone has nothing beside it.
+  EXPECT_TRUE(networks_side_by_side_tables(
+                  results({network_row("resnet50", 1, 1, 1, 1), row("blk", false, "standard", 1, 1, 1)}))
+                  .empty());
+  // An analysis (no times): counts and ratios without the time columns, and no sentences.
+  ResultRow a = network_row("resnet50", 1, 1000, 1, 1), b = network_row("mobilenet-v2", 1, 300, 1, 1);
+  a.step.reset();
+  b.step.reset();
+  a.measured.reset();
+  b.measured.reset();
+  const std::vector<BlockTable> t = networks_side_by_side_tables(results({a, b}));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(std::find(t[0].table.header.begin(), t[0].table.header.end(), "time x"), t[0].table.header.end());
+  EXPECT_EQ(t[0].table.rows[1][7], "0.30x");
+  EXPECT_EQ(networks_side_by_side_note(results({a, b})), "");
 }
 
 }  // namespace

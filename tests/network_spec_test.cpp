@@ -206,6 +206,42 @@ TEST(NetworkSpec, ResolvedSpecKeepsTheTemplatesAndListsTheExpansion) {
 
 // ---- errors --------------------------------------------------------------------------------
 
+// A unit whose instances choose its activation (MobileNetV3's ReLU and Hardswish blocks):
+// `op: $act`, the argument naming an op kind; a word that is none is refused at the argument.
+TEST(NetworkSpec, AnOpKindMayBeAUnitArgument) {
+  const std::string text =
+      "networks:\n"
+      "  - name: net\n"
+      "    batch: 2\n"
+      "    in_channels: 4\n"
+      "    size: 8\n"
+      "    variants: [standard]\n"
+      "    units:\n"
+      "      block:\n"
+      "        params: {act: required}\n"
+      "        ops:\n"
+      "          - {op: conv, name: c, kernel: 3, bias: false}\n"
+      "          - {op: batch_norm, name: bn, eps: 0.001, momentum: 0.01}\n"
+      "          - {op: $act, name: act}\n"
+      "    stages:\n"
+      "      - name: s\n"
+      "        ops:\n"
+      "          - {unit: block, name: a, args: {act: relu}}\n"
+      "          - {unit: block, name: b, args: {act: hardswish}}\n";
+  const Spec spec = parse(text);
+  const Graph g = build_variant_graph(spec.blocks.at(0), spec.blocks.at(0).variants.at(0));
+  EXPECT_EQ(op_named(g, "s.a.act").kind, OpKind::relu);
+  EXPECT_EQ(op_named(g, "s.b.act").kind, OpKind::hardswish);
+  EXPECT_DOUBLE_EQ(op_named(g, "s.b.bn").norm.eps, 1e-3);
+  EXPECT_DOUBLE_EQ(op_named(g, "s.b.bn").norm.momentum, 0.01);
+  std::string bad = text;
+  bad.replace(bad.find("act: hardswish"), 14, "act: hardswsh");
+  const std::string err = error_of(bad);
+  EXPECT_NE(err.find("net.yaml:18:"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown op \"hardswsh\""), std::string::npos) << err;
+  EXPECT_NE(err.find("did you mean \"hardswish\""), std::string::npos) << err;
+}
+
 TEST(NetworkSpecErrors, FoldedAndBranchesAreBlockKinds) {
   EXPECT_EQ(error_of(small_network("", "      - {kind: folded, of: standard}\n")),
             "net.yaml:16:16: networks[0].variants[3].kind: a folded variant folds one block's graph; networks do not "

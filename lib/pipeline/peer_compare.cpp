@@ -85,9 +85,9 @@ ComparedWithPeer compare_beside_peer(const Spec& spec, const CompareOptions& opt
   CompareOptions with_peer = options;
   with_peer.after_block = CompareOptions::AfterBlock{
       "PyTorch eager", [&](const BlockSpec& block, const ResultSet& so_far) -> std::vector<std::string> {
-        // torch_peer.py builds blocks; a network's rows are convbench's alone ("only in ours"), and
-        // scripts/bench-vs-torch.sh times networks against their PyTorch twins.
-        if (block.network) return {};
+        // torch_peer.py builds a block from its resolved spec, and measures a network on its
+        // PyTorch twin (scripts/peer/networks.py: torchvision's or timm's own model); a network
+        // without one has no peer row ("only in ours").
         const std::string name = "block-" + std::to_string(block_index++);
         Spec one;
         one.name = spec.name;

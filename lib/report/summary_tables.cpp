@@ -9,6 +9,7 @@
 #include "report/fold_notes.hpp"
 #include "report/layout_table.hpp"
 #include "report/network_vs_block.hpp"
+#include "report/networks_side_by_side.hpp"
 #include "report/policy_table.hpp"
 #include "report/result_columns.hpp"
 #include "util/markup_escape.hpp"
@@ -344,6 +345,18 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
              markdown_escape(one_line(network_vs_block_note(results))) + "\n\n";
     else
       out += printable(nb->title) + "\n" + nb->table.render_terminal(colour) + network_vs_block_note(results) + "\n";
+  }
+  // Several networks at one input (seed 001): each against the first, FLOPs beside time.
+  const std::vector<BlockTable> side = networks_side_by_side_tables(results);
+  for (const BlockTable& t : side) {
+    if (style == TableStyle::markdown)
+      out += "### " + markdown_escape(t.title) + "\n\n" + t.table.render_markdown() + "\n";
+    else
+      out += printable(t.title) + "\n" + t.table.render_terminal(colour);
+  }
+  if (!side.empty()) {
+    const std::string note = networks_side_by_side_note(results);
+    out += style == TableStyle::markdown ? markdown_escape(one_line(note)) + "\n\n" : note + "\n";
   }
   return out + tables_footnote(results, shown);
 }

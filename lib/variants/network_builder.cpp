@@ -263,9 +263,10 @@ class NetworkExpander {
     if (!op) e.fail_missing("op", " (an op kind, `slot`, or `unit: NAME` for a unit instance)");
     std::vector<std::string> kinds = op_kind_names();
     kinds.insert(kinds.begin(), "slot");
-    const std::string kind = op->as_choice(kinds, "op");
+    // The kind may be a $param (`op: $act`: a unit whose activation its instances choose).
+    const std::string kind = value(*op, s).as_choice(kinds, "op");
     if (kind == "slot") return slot(e, full_name, inputs, s);
-    return custom_op(e, full_name, inputs, s);
+    return custom_op(e, kind, full_name, inputs, s);
   }
 
   void check_one_input(const Field& e, const std::vector<int>& inputs, const std::string& what) const {
@@ -390,8 +391,9 @@ class NetworkExpander {
 
   // An op entry of a stage or unit: its fields as its definition declares them, $params
   // substituted; `size_of: VALUE` (upsample) sets `size` to that value's spatial size.
-  int custom_op(const Field& e, const std::string& full_name, const std::vector<int>& inputs, const Scope& s) {
-    const OpDefinition& def = *find_op_definition(e.get("op")->node().text);
+  int custom_op(const Field& e, const std::string& kind, const std::string& full_name, const std::vector<int>& inputs,
+                const Scope& s) {
+    const OpDefinition& def = *find_op_definition(kind);
     std::vector<std::string> keys = {"op", "name", "inputs", "repeat"};
     keys.insert(keys.end(), def.spec_fields.begin(), def.spec_fields.end());
     if (def.kind == OpKind::upsample) keys.push_back("size_of");

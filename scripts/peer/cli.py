@@ -15,7 +15,9 @@ convbench's op names ("conv", "reduce.conv", "shortcut.norm", a custom op's own 
 computes every number itself, and writes one row per block x variant x sweep point in the
 convbench.results/1 schema: parameter and buffer counts, conv MACs/FLOPs per direction, times of
 forward / backward / step, and memory (CUDA: max_memory_allocated around one step; CPU: the bytes
-autograd saves for backward).
+autograd saves for backward). A network (the spec's `networks:`) is not built from the spec: each
+of its variants that has a PyTorch twin (peer/networks.py: torchvision's or timm's own model) is
+measured on that twin, its row marked "subject": "network"; the others have no row.
 
 --counts-only   counts and shapes only: no timing and no memory pass.
 --counters      each row also carries "counters": the numbers of the FLOP counters users run and
@@ -76,8 +78,9 @@ import sys
 import torch
 
 from peer.dumps import DUMP_BATCH, DUMP_MAX_SIZE, dump_row
-from peer.io import InputError, finite, load_spec, write_json
+from peer.io import InputError, finite, load_resolved, write_json
 from peer.measure import classify_error, run_row
+from peer.networks import twin_factory
 from peer.op_times import per_op_supported
 
 SCHEMA = "convbench.results/1"
@@ -166,7 +169,8 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     opts = parse_args(argv)
     try:
-        _, blocks, spec_sha = load_spec(opts.spec, opts.convbench, opts.sweep or ())
+        doc = load_resolved(opts.spec, opts.convbench, opts.sweep or ())
+        blocks, networks, spec_sha = doc["blocks"], doc.get("networks", []), doc["sha256"]
     except InputError as e:
         print(f"torch_peer: {e}", file=sys.stderr)
         return 2
@@ -198,6 +202,22 @@ def main(argv=None):
                     print(f"torch_peer: {label}: dumped {path}", file=sys.stderr)
                 except Exception as e:
                     print(f"torch_peer: {label}: no dump: {classify_error(e)[1]}", file=sys.stderr)
+    # A network row is measured on its PyTorch twin (peer/networks.py: torchvision's or timm's own
+    # model, or the seed's module), not built from the spec; a network without one has no row
+    # (convbench's row is "only in ours").
+    for network in networks:
+        for variant in network["variants"]:
+            label = f"{network['name']}/{variant['name']}" + (
+                f" [{network['point_label']}]" if network.get("point_label") else "")
+            make = twin_factory(network["name"], variant["name"])
+            if make is None:
+                print(f"torch_peer: {label}: no PyTorch twin of this network variant (peer/networks.py): no row",
+                      file=sys.stderr)
+                continue
+            if opts.json_out:
+                row = run_row(network, variant, opts, device, make_module=make)
+                rows.append(finite(row))
+                print(f"torch_peer: {label}: {row['status']} {row['message']}".rstrip(), file=sys.stderr)
     if opts.json_out:
         write_json(opts.json_out, {"schema": SCHEMA, "engine": f"pytorch {torch.__version__}",
                                    "device": device.type,

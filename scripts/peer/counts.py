@@ -88,11 +88,13 @@ def macs_by_direction(records, train):
     return macs
 
 
-def count_row(block, variant):
+def count_row(block, variant, make_module=None):
     """Counts for one row. Tries the meta device first (no memory, no arithmetic); PyTorch 1.13
-    lacks meta kernels for pools and upsampling, so it falls back to a real CPU forward."""
+    lacks meta kernels for pools and upsampling, so it falls back to a real CPU forward.
+    `make_module`, when given, builds the module instead (a network's PyTorch twin)."""
     train = block["mode"] == "train"
-    module = build_block(block, variant)
+    build = make_module or (lambda: build_block(block, variant))
+    module = build()
     params = count_params(module)
     buffers = sum(b.numel() for _, b in named_stat_buffers(module))
     # PyTorch's count of the module's buffers beyond those: BatchNorm's num_batches_tracked.
@@ -100,7 +102,7 @@ def count_row(block, variant):
     try:
         records, out_shape = trace_convs(module.to("meta"), torch.empty(input_shape(block), device="meta"), train)
     except Exception:
-        module = build_block(block, variant)
+        module = build()
         records, out_shape = trace_convs(module, torch.zeros(input_shape(block)), train)
     macs = macs_by_direction(records, train)
     if train and variant.get("memory_policy") == "recompute":
@@ -214,10 +216,10 @@ def registry_formula(formula):
     return call
 
 
-def _flop_counter_on(block, variant, device):
+def _flop_counter_on(block, variant, device, make_module=None):
     from torch.utils.flop_counter import FlopCounterMode, flop_registry
     train = block["mode"] == "train"
-    module = build_block(block, variant).to(device)
+    module = (make_module() if make_module else build_block(block, variant)).to(device)
     module.train(train)
     x = torch.zeros(input_shape(block), device=device)
 
@@ -250,14 +252,14 @@ def _flop_counter_on(block, variant, device):
     return section
 
 
-def flop_counter_section(block, variant, device):
+def flop_counter_section(block, variant, device, make_module=None):
     if not flop_counter_available():
         return {"available": False,
                 "reason": f"torch.utils.flop_counter.FlopCounterMode is not in torch {torch.__version__}"}
     errors = []
     for dev in ("meta", device):
         try:
-            return _flop_counter_on(block, variant, dev)
+            return _flop_counter_on(block, variant, dev, make_module)
         except Exception as e:  # meta kernels may be missing; then count on the real device
             errors.append(f"{dev}: {type(e).__name__}: {e}")
     return {"available": True, "error": "; ".join(errors)[:1000]}

@@ -296,19 +296,27 @@ def base_row(block, variant, device):
     }
 
 
-def run_row(block, variant, opts, device):
+def run_row(block, variant, opts, device, make_module=None):
+    """One row; `make_module`, when given, builds the module (a network's PyTorch twin,
+    peer/networks.py) instead of the block's resolved spec."""
     row = base_row(block, variant, device)
+    if make_module is not None:
+        row["subject"] = "network"
     try:
-        counts = count_row(block, variant)
+        counts = count_row(block, variant, make_module)
     except Exception as e:
         row["status"], row["message"] = "error", classify_error(e)[1]
         return row
     row.update({k: counts[k] for k in ("params", "buffers", "buffer_counters", "macs", "flops")})
     row["output_shape"] = counts["output_shape"]
+    if make_module is not None and len(row["output_shape"]) == 2:
+        # A twin's classifier flattens (N, C) where convbench's linear keeps N x C x 1 x ... x 1:
+        # the same logical output.
+        row["output_shape"] = row["output_shape"] + [1] * block["dims"]
     row["convs"] = [{k: r[k] for k in ("name", "transposed", "groups", "w_shape", "macs",
                                        "input_requires_grad")} for r in counts["convs"]]
-    row["flop_counter"] = flop_counter_section(block, variant, device)
-    if getattr(opts, "counters", False):
+    row["flop_counter"] = flop_counter_section(block, variant, device, make_module)
+    if getattr(opts, "counters", False) and make_module is None:  # the counters' rules are for blocks
         from peer.counters import RULES, counters_section, predict  # the peer environment's packages
         section = counters_section(block, variant)
         # What each counter's rule predicts from the peer's own MACs (equal to convbench's:
@@ -320,7 +328,7 @@ def run_row(block, variant, opts, device):
         return row
     runner = None
     try:
-        runner = Runner(block, variant, device)
+        runner = Runner(block, variant, device, module=make_module() if make_module else None)
         for _ in range(opts.warmup):
             runner.clear_grads()
             runner.step()

@@ -7,7 +7,9 @@ scripts/bench_vs_torch.py times a network row against.
   SubtractedConv in the 3x3 convs (`3x3`) or in every conv (`all`); torchvision's own model where
   torchvision is installed (the peer environment);
 - configs/tresnet-m.yaml: timm's tresnet_m;
-- configs/vbnet.yaml: the seed's VBNet (tests/vbnet_reference.py, the post's own module code).
+- configs/vbnet.yaml: the seed's VBNet (tests/vbnet_reference.py, the post's own module code);
+- configs/seed001-efficient-nets.yaml: torchvision's resnet50, efficientnet_b0, mobilenet_v2,
+  mobilenet_v3_large and regnet_y_400mf (the peer environment).
 """
 import contextlib
 import os
@@ -111,6 +113,13 @@ def _timm_tresnet_m():
     return timm.create_model("tresnet_m", pretrained=False), f"timm {timm.__version__} tresnet_m"
 
 
+def _torchvision_model(name):
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None), f"torchvision {torchvision.__version__} {name}()"
+    return make
+
+
 # (network name, variant name) -> () -> (module, what it is). A network or variant not listed has
 # no independent PyTorch twin: its rows are timed by convbench alone.
 NETWORK_MODELS = {
@@ -118,9 +127,21 @@ NETWORK_MODELS = {
     ("resnet50", "subtracted-3x3"): lambda: (ResNet50("3x3"), "ResNet-50 with SubtractedConv in the 3x3 convs"),
     ("resnet50", "subtracted-all"): lambda: (ResNet50("all"), "ResNet-50 with SubtractedConv in every conv"),
     ("tresnet-m", "tresnet"): _timm_tresnet_m,
+    # Seed 001's networks (configs/seed001-efficient-nets.yaml): torchvision's own.
+    ("resnet50", "torchvision"): _torchvision_resnet50,
+    ("mobilenet-v2", "torchvision"): _torchvision_model("mobilenet_v2"),
+    ("efficientnet-b0", "torchvision"): _torchvision_model("efficientnet_b0"),
+    ("mobilenet-v3-large", "torchvision"): _torchvision_model("mobilenet_v3_large"),
+    ("regnety-400mf", "torchvision"): _torchvision_model("regnet_y_400mf"),
     ("vbnet", "standard"): lambda: (_vbnet(False), "the seed's VBNet with CBR blocks (tests/vbnet_reference.py)"),
     ("vbnet", "post-bottleneck"): lambda: (_vbnet(True), "the seed's VBNet with its BottleNeck (tests/vbnet_reference.py)"),
 }
+
+
+def twin_factory(network, variant):
+    """A function that builds a fresh PyTorch twin module of a network config's variant, or None."""
+    make = NETWORK_MODELS.get((network, variant))
+    return (lambda: make()[0]) if make else None
 
 
 def network_model(network, variant):
