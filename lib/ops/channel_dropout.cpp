@@ -11,11 +11,7 @@ namespace convbench {
 
 OpDefinition define_channel_dropout() {
   OpDefinition d = dropout_family_definition(OpKind::channel_dropout);
-  d.aux = [](const Graph& graph, const Op& op) {
-    TensorDesc noise = graph.desc(op.inputs.at(0));
-    for (size_t i = 2; i < noise.shape.size(); ++i) noise.shape[i] = 1;
-    return std::vector<TensorDesc>{noise};
-  };
+  d.aux = [](const Graph& graph, const Op& op) { return unit_noise(graph, op, 2); };
   d.aux_names = {"noise"};
   return d;
 }

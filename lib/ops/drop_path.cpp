@@ -28,11 +28,7 @@ OpDefinition define_drop_path() {
                "p (the probability of dropping a sample's whole branch, as StochasticDepth's p) is required");
     return family_infer(graph, op);
   };
-  d.aux = [](const Graph& graph, const Op& op) {
-    TensorDesc noise = graph.desc(op.inputs.at(0));
-    for (size_t i = 1; i < noise.shape.size(); ++i) noise.shape[i] = 1;
-    return std::vector<TensorDesc>{noise};
-  };
+  d.aux = [](const Graph& graph, const Op& op) { return unit_noise(graph, op, 1); };
   d.aux_names = {"noise"};
   return d;
 }

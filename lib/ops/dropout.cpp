@@ -30,6 +30,12 @@ OpDefinition dropout_family_definition(OpKind kind) {
   return d;
 }
 
+std::vector<TensorDesc> unit_noise(const Graph& graph, const Op& op, size_t unit_dims) {
+  TensorDesc noise = graph.desc(op.inputs.at(0));
+  for (size_t i = unit_dims; i < noise.shape.size(); ++i) noise.shape[i] = 1;
+  return {noise};
+}
+
 OpDefinition define_dropout() {
   OpDefinition d = dropout_family_definition(OpKind::dropout);
   d.aux = [](const Graph& graph, const Op& op) {

@@ -8,4 +8,9 @@ namespace convbench {
 
 OpDefinition dropout_family_definition(OpKind kind);
 
+// The saved noise of a dropout that drops whole units (channel_dropout's (n, c), drop_path's n):
+// one value per unit in the input's dtype, shaped as the input's first `unit_dims` dims with 1 in
+// the others, as PyTorch's modules keep it for their multiply.
+std::vector<TensorDesc> unit_noise(const Graph& graph, const Op& op, size_t unit_dims);
+
 }  // namespace convbench

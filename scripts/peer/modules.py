@@ -99,58 +99,27 @@ class ToMemoryFormat(nn.Module):
         return x.contiguous(memory_format=self.fmt)
 
 
-class PhiloxDropout(nn.Module):
-    """Dropout with convbench's mask rule: element i (logical N,C,spatial order) is kept when
-    dropout_keep(i, seed, p); kept elements are scaled by 1/(1-p). The mask enters as a constant,
-    so autograd passes dy * mask / (1-p) back, as convbench does."""
+class PhiloxUnitDropout(nn.Module):
+    """A dropout with convbench's mask rule (runtime/philox.hpp), dropping units of the input: the
+    units are indexed by its first `unit_dims` dims in logical (N, C, spatial) order, unit u is
+    kept when dropout_keep(u, seed, p), and kept units are scaled by 1/(1-p). The input is
+    multiplied by a constant noise of the units' shape (1 in the other dims) in the input's dtype,
+    so autograd passes dy * noise back and saves the noise, as PyTorch's modules do:
+    unit_dims None, every element (nn.Dropout); 2, channels (n, c) (nn.Dropout2d/3d's feature
+    dropout); 1, samples (torchvision's StochasticDepth(p, "row"))."""
 
-    def __init__(self, p, seed):
+    def __init__(self, p, seed, unit_dims=None):
         super().__init__()
         self.p = p
         self.seed = seed
+        self.unit_dims = unit_dims
 
     def forward(self, x):
         if not self.training or self.p == 0.0:
             return x
-        keep = philox.dropout_mask(x.numel(), self.seed, self.p).reshape(tuple(x.shape))
-        scale = torch.from_numpy(keep.astype(np.float64) / (1.0 - self.p))
-        return x * scale.to(device=x.device, dtype=x.dtype)
-
-
-class PhiloxChannelDropout(nn.Module):
-    """nn.Dropout2d/3d with convbench's mask rule: channel (n, c) is kept when
-    dropout_keep(n*C + c, seed, p). Like PyTorch's feature dropout, the input is multiplied by a
-    constant noise of shape (N, C, 1, ..., 1) in the input's dtype, which autograd saves."""
-
-    def __init__(self, p, seed):
-        super().__init__()
-        self.p = p
-        self.seed = seed
-
-    def forward(self, x):
-        if not self.training or self.p == 0.0:
-            return x
-        n, c = int(x.shape[0]), int(x.shape[1])
-        keep = philox.dropout_mask(n * c, self.seed, self.p).reshape((n, c) + (1,) * (x.dim() - 2))
-        noise = torch.from_numpy(keep.astype(np.float64) / (1.0 - self.p))
-        return x * noise.to(device=x.device, dtype=x.dtype)
-
-
-class PhiloxDropPath(nn.Module):
-    """torchvision's StochasticDepth(p, "row") with convbench's rule: sample n is kept when
-    dropout_keep(n, seed, p). As StochasticDepth, the input is multiplied by a constant noise of
-    shape (N, 1, ..., 1) in the input's dtype, which autograd saves."""
-
-    def __init__(self, p, seed):
-        super().__init__()
-        self.p = p
-        self.seed = seed
-
-    def forward(self, x):
-        if not self.training or self.p == 0.0:
-            return x
-        n = int(x.shape[0])
-        keep = philox.dropout_mask(n, self.seed, self.p).reshape((n,) + (1,) * (x.dim() - 1))
+        k = x.dim() if self.unit_dims is None else self.unit_dims
+        units = tuple(int(d) for d in x.shape[:k])
+        keep = philox.dropout_mask(int(np.prod(units)), self.seed, self.p).reshape(units + (1,) * (x.dim() - k))
         noise = torch.from_numpy(keep.astype(np.float64) / (1.0 - self.p))
         return x * noise.to(device=x.device, dtype=x.dtype)
 
@@ -650,11 +619,11 @@ def use_philox_dropout(m, dropout_seed):
         return
     for name, module, _ in list(m.steps):
         if isinstance(module, nn.Dropout):
-            replace_step(m, name, PhiloxDropout(module.p, dropout_seed))
+            replace_step(m, name, PhiloxUnitDropout(module.p, dropout_seed))
         elif isinstance(module, (nn.Dropout2d, nn.Dropout3d)):
-            replace_step(m, name, PhiloxChannelDropout(module.p, dropout_seed))
+            replace_step(m, name, PhiloxUnitDropout(module.p, dropout_seed, unit_dims=2))
         elif type(module).__name__ == "StochasticDepth":
-            replace_step(m, name, PhiloxDropPath(module.p, dropout_seed))
+            replace_step(m, name, PhiloxUnitDropout(module.p, dropout_seed, unit_dims=1))
 
 
 def build_block(block, variant, dropout_seed=None):
@@ -664,7 +633,7 @@ def build_block(block, variant, dropout_seed=None):
     dims = block["dims"]
 
     def dropout(p):
-        return nn.Dropout(p) if dropout_seed is None else PhiloxDropout(p, dropout_seed)
+        return nn.Dropout(p) if dropout_seed is None else PhiloxUnitDropout(p, dropout_seed)
 
     out = build_main_path(m, block, variant)
     policy = variant.get("memory_policy", "none")
