@@ -25,15 +25,16 @@ void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
                      }});
   }
 
+  // The dropouts in inference: the identity (the executor normally aliases instead).
+  auto identity = [stream](const Tensor& x, Tensor& y) {
+    CONVBENCH_CUDA_CHECK(
+        cudaMemcpyAsync(y.raw(), x.raw(), static_cast<size_t>(y.desc.bytes()), cudaMemcpyDeviceToDevice, stream));
+  };
   table.add(OpKind::dropout,
-            {[stream](const ForwardCall& call) {
+            {[stream, identity](const ForwardCall& call) {
                const Fwd f(call);
                const Tensor& x = f.input(0);
-               if (!call.training) {  // the identity (the executor normally aliases instead)
-                 CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(f.y.raw(), x.raw(), static_cast<size_t>(f.y.desc.bytes()),
-                                                      cudaMemcpyDeviceToDevice, stream));
-                 return;
-               }
+               if (!call.training) return identity(x, f.y);
                Tensor* mask = at(call.aux, 0);
                kernels::dropout_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(),
                                         mask ? mask->data<uint8_t>() : nullptr, static_cast<float>(f.op.dropout_p),
@@ -50,14 +51,10 @@ void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
   for (OpKind kind : {OpKind::channel_dropout, OpKind::drop_path}) {
     const kernels::NoiseUnit unit =
         kind == OpKind::drop_path ? kernels::NoiseUnit::sample : kernels::NoiseUnit::channel;
-    table.add(kind, {[stream, unit](const ForwardCall& call) {
+    table.add(kind, {[stream, unit, identity](const ForwardCall& call) {
                        const Fwd f(call);
                        const Tensor& x = f.input(0);
-                       if (!call.training) {  // the identity (the executor normally aliases instead)
-                         CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(f.y.raw(), x.raw(), static_cast<size_t>(f.y.desc.bytes()),
-                                                              cudaMemcpyDeviceToDevice, stream));
-                         return;
-                       }
+                       if (!call.training) return identity(x, f.y);
                        kernels::unit_dropout_forward(f.dtype, act_shape(x.desc), x.raw(), f.y.raw(),
                                                      raw(at(call.aux, 0)), static_cast<float>(f.op.dropout_p),
                                                      static_cast<float>(1.0 / (1.0 - f.op.dropout_p)), call.seed, unit,
