@@ -1,5 +1,6 @@
-// Per-channel work shared by batch norm and the conv bias: how reductions over (N, spatial) are
-// split into chunks, the bias gradient (a per-channel sum) and the bias addition.
+// Per-channel work shared by batch norm, the conv bias and layer_scale: how reductions over
+// (N, spatial) are split into chunks, the bias gradient (a per-channel sum), the bias addition,
+// and layer_scale's per-channel product and its weight gradient (a per-channel dot product).
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -38,6 +39,31 @@ struct LoadSum {
 };
 
 template <class T>
+struct LoadDot {
+  const T* g;
+  const T* x;
+  __device__ void operator()(Sums<1>& acc, int offset, int, int, int) const {
+    acc.v[0] += to_float(g[offset]) * to_float(x[offset]);
+  }
+};
+
+// out = x * w[c]; w in the parameters' dtype P (float32 under mixed precision).
+template <class T, class P>
+__global__ void scale_channels_kernel(ActShape s, const T* x, const P* w, T* out, bool vec) {
+  constexpr int N = Vec<T>::N;
+  const int64_t count = s.numel();
+  const int64_t p0 = frag_start<T>();
+  if (p0 >= count) return;
+  float v[N];
+  load_frag(x, p0, count, vec, v);
+  ActPosition pos = ActPosition::at(p0, s);
+#pragma unroll
+  for (int k = 0; k < N; ++k, pos.next(s))
+    if (p0 + k < count) v[k] *= to_float(w[pos.c]);
+  store_frag(out, p0, count, vec, v);
+}
+
+template <class T>
 __global__ void add_channel_bias_kernel(ActShape s, T* y, const T* bias, bool vec) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
@@ -72,6 +98,37 @@ void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* wo
     launch_channel_partials(shape, plan, LoadSum<T>{static_cast<const T*>(g)}, partial, stream);
     CONVBENCH_LAUNCH(warp_merge_blocks(shape.c), kThreads, 0, stream, sum_chunks_kernel<T>)
     (shape.c, plan.splits, partial, static_cast<T*>(out));
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void channel_dot(DType dtype, ActShape shape, const void* g, const void* x, void* out, void* workspace,
+                 cudaStream_t stream) {
+  if (shape.c <= 0) return;
+  if (shape.numel() <= 0) {  // as channel_sum: zeros
+    CONVBENCH_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(shape.c * element_bytes(dtype)), stream));
+    return;
+  }
+  const ChannelReducePlan plan = channel_reduce_plan(shape);
+  auto* partial = static_cast<Sums<1>*>(workspace);
+  dispatch_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    launch_channel_partials(shape, plan, LoadDot<T>{static_cast<const T*>(g), static_cast<const T*>(x)}, partial,
+                            stream);
+    CONVBENCH_LAUNCH(warp_merge_blocks(shape.c), kThreads, 0, stream, sum_chunks_kernel<T>)
+    (shape.c, plan.splits, partial, static_cast<T*>(out));
+  });
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
+
+void scale_channels(DType dtype, DType param_dtype, ActShape shape, const void* x, const void* w, void* out,
+                    cudaStream_t stream) {
+  if (shape.numel() <= 0) return;
+  dispatch_norm_params(dtype, param_dtype, [&](auto tag, auto ptag) {
+    using T = decltype(tag);
+    using P = decltype(ptag);
+    CONVBENCH_LAUNCH(frag_blocks<T>(shape.numel()), kThreads, 0, stream, scale_channels_kernel<T, P>)
+    (shape, static_cast<const T*>(x), static_cast<const P*>(w), static_cast<T*>(out), all_aligned16(x, out));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }

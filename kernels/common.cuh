@@ -336,6 +336,19 @@ __global__ void sum_chunks_kernel(int channels, int splits, const Sums<1>* parti
   if (warp_leader()) out[c] = from_float<T>(static_cast<float>(total[0]));
 }
 
+// A norm's weight and bias gradients (group and layer norm), from K = 2 sums per channel: [0] the
+// sum of g * xhat, [1] the sum of g. Launch with warp_merge_blocks(channels) blocks of kThreads.
+template <class T>
+__global__ void affine_grad_finish(int channels, int splits, const Sums<2>* partial, T* grad_gamma, T* grad_beta) {
+  const int c = warp_channel();
+  if (c >= channels) return;  // whole warps
+  double total[2];
+  merge_sums<2>(partial, splits, channels, c, total);
+  if (!warp_leader()) return;
+  if (grad_gamma) grad_gamma[c] = from_float<T>(static_cast<float>(total[0]));
+  if (grad_beta) grad_beta[c] = from_float<T>(static_cast<float>(total[1]));
+}
+
 // Channel c's Welford accumulators merged (Chan et al.), in double.
 __device__ __forceinline__ Welford<double> merge_welford(const Welford<float>* partial, int splits, int channels,
                                                          int c) {

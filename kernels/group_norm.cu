@@ -122,17 +122,6 @@ struct LoadParamSums {
   }
 };
 
-template <class T>
-__global__ void group_param_grad_finish(int channels, int splits, const Sums<2>* partial, T* grad_gamma, T* grad_beta) {
-  const int c = warp_channel();
-  if (c >= channels) return;  // whole warps
-  double total[2];
-  merge_sums<2>(partial, splits, channels, c, total);
-  if (!warp_leader()) return;
-  if (grad_gamma) grad_gamma[c] = from_float<T>(static_cast<float>(total[0]));
-  if (grad_beta) grad_beta[c] = from_float<T>(static_cast<float>(total[1]));
-}
-
 void check_groups(ActShape s, int groups) {
   if (groups <= 0 || s.c % groups != 0)
     throw std::invalid_argument("cuda backend: group_norm: " + std::to_string(s.c) +
@@ -197,7 +186,7 @@ void group_norm_backward(DType dtype, const GroupNormBackward& a, void* workspac
       const ChannelReducePlan plan = channel_reduce_plan(s);
       launch_channel_partials(s, plan, LoadParamSums<T>{x, g, a.save_mean, a.save_rstd, a.groups, cpg}, partial,
                               stream);
-      CONVBENCH_LAUNCH(warp_merge_blocks(s.c), kThreads, 0, stream, group_param_grad_finish<T>)
+      CONVBENCH_LAUNCH(warp_merge_blocks(s.c), kThreads, 0, stream, affine_grad_finish<T>)
       (s.c, plan.splits, partial, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
     }
   });

@@ -138,6 +138,14 @@ ChannelReducePlan channel_reduce_plan(ActShape shape);
 // grad_bias[c] = sum of g over N and space (conv bias gradient). Workspace:
 int64_t channel_sum_workspace_bytes(ActShape shape);
 void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* workspace, cudaStream_t stream);
+// out[c] = sum of g * x over N and space (layer_scale's weight gradient, in g's dtype); the same
+// workspace as channel_sum.
+void channel_dot(DType dtype, ActShape shape, const void* g, const void* x, void* out, void* workspace,
+                 cudaStream_t stream);
+// out[n, c, s] = x[n, c, s] * w[c] (layer_scale's forward and input gradient); w of param_dtype:
+// the activations' dtype, or float32 under mixed precision.
+void scale_channels(DType dtype, DType param_dtype, ActShape shape, const void* x, const void* w, void* out,
+                    cudaStream_t stream);
 // y[n, c, s] += bias[c] (conv bias).
 void add_channel_bias(DType dtype, ActShape shape, void* y, const void* bias, cudaStream_t stream);
 
@@ -231,6 +239,34 @@ struct GroupNormBackward {
   double eps;
 };
 void group_norm_backward(DType dtype, const GroupNormBackward& args, void* workspace, cudaStream_t stream);
+
+// ---- layer norm (kernels/layer_norm.cu): over the channels at each position ----------------
+
+int64_t layer_norm_forward_workspace_bytes(ActShape shape);
+int64_t layer_norm_backward_workspace_bytes(ActShape shape);
+struct LayerNormForward {
+  ActShape shape;
+  const void* x;
+  const void* gamma;
+  const void* beta;
+  void* y;
+  float* save_mean;  // (N * S), may be null (inference: the workspace holds them)
+  float* save_rstd;  // may be null
+  double eps;
+};
+void layer_norm_forward(DType dtype, const LayerNormForward& args, void* workspace, cudaStream_t stream);
+struct LayerNormBackward {
+  ActShape shape;
+  const void* x;
+  const void* g;
+  const float* save_mean;  // required
+  const float* save_rstd;
+  const void* gamma;
+  void* grad_x;      // may be null
+  void* grad_gamma;  // may be null
+  void* grad_beta;   // may be null
+};
+void layer_norm_backward(DType dtype, const LayerNormBackward& args, void* workspace, cudaStream_t stream);
 
 // ---- concat (kernels/concat.cu) -------------------------------------------------------------
 
@@ -377,6 +413,11 @@ void space_to_depth_forward(DType dtype, const SpaceToDepthShape& shape, const v
 // The inverse permutation: grad_x[source(p)] = g[p].
 void space_to_depth_backward(DType dtype, const SpaceToDepthShape& shape, const void* g, void* grad_x,
                              cudaStream_t stream);
+
+// channel_shuffle (ShuffleNet): forward, output channel j * groups + i = input channel
+// i * (C/groups) + j; backward (`backward`), the gradient taken back the same way. Both layouts.
+void channel_shuffle(DType dtype, ActShape shape, int groups, const void* src, void* dst, bool backward,
+                     cudaStream_t stream);
 
 // ---- mul (kernels/elementwise.cu) ----------------------------------------------------------
 

@@ -3,7 +3,7 @@
 // stored channels-first when the activations are channels-last (cuDNN takes filters in the
 // activations' order), and zero-padding / cropping at the end of the spatial dims for transposed
 // convs whose output_padding reaches the stride (see ConvProblem in conv_problem.hpp); and the
-// space_to_depth op's permutation.
+// space_to_depth and channel_shuffle permutations.
 #include "kernels/common.cuh"
 
 namespace convbench::kernels {
@@ -186,7 +186,42 @@ void launch_space_to_depth(DType dtype, const SpaceToDepthShape& s, const void* 
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
 
+// channel_shuffle: output element p reads the input channel that moves to its channel (forward),
+// or, backward, the gradient element p reads the output channel its channel moved to.
+template <class E>
+__global__ void channel_shuffle_kernel(ActShape s, int groups, const E* src, E* dst, bool backward) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<int64_t>(s.numel())) return;
+  const ActPosition pos = ActPosition::at(i, s);
+  const int per_group = s.c / groups;
+  // forward: output channel j * g + i holds input channel i * (C/g) + j; backward: input channel
+  // c = i * (C/g) + j takes the gradient of output channel j * g + i.
+  const int other = backward ? (pos.c % per_group) * groups + pos.c / per_group
+                             : (pos.c % groups) * per_group + pos.c / groups;
+  dst[i] = src[offset_of(pos.n, other, pos.sp, s)];
+}
+
 }  // namespace
+
+void channel_shuffle(DType dtype, ActShape shape, int groups, const void* src, void* dst, bool backward,
+                     cudaStream_t stream) {
+  if (groups <= 0 || shape.c % groups != 0)
+    throw std::invalid_argument("cuda kernels: channel_shuffle: " + std::to_string(shape.c) +
+                                " channels are not divisible into " + std::to_string(groups) + " groups");
+  if (shape.numel() <= 0) return;
+  switch (element_bytes(dtype)) {
+    case 4:
+      CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, channel_shuffle_kernel<uint32_t>)
+      (shape, groups, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), backward);
+      break;
+    case 2:
+      CONVBENCH_LAUNCH(blocks_for(shape.numel()), kThreads, 0, stream, channel_shuffle_kernel<uint16_t>)
+      (shape, groups, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), backward);
+      break;
+    default: throw std::invalid_argument("cuda kernels: channel_shuffle of " + std::string(to_string(dtype)));
+  }
+  CONVBENCH_CUDA_CHECK_LAUNCH();
+}
 
 void space_to_depth_forward(DType dtype, const SpaceToDepthShape& shape, const void* x, void* y, cudaStream_t stream) {
   launch_space_to_depth(dtype, shape, x, y, false, stream);

@@ -75,7 +75,7 @@ with tempfile.TemporaryDirectory() as tmp:
             with open(os.path.join(dumps, dump_name(block, variant)), "w") as f:
                 json.dump(doc, f)
             count += 1
-    check(count == 17, f"{count} models exported and run, expected the spec's 17 variants")
+    check(count == 19, f"{count} models exported and run, expected the spec's 19 variants")
 
     r = run(["verify", SPEC, dumps])
     print(r.stdout, end="")

@@ -301,6 +301,16 @@ inline std::vector<OpCase> op_cases() {
       [](GraphBuilder& b, int x) { return b.batch_norm_act("abn", x, 0.3, 1e-3, 0.3); });
   add("group_norm2d", {2, 6, 3, 3}, [](GraphBuilder& b, int x) { return b.group_norm("gn", x, 3, 1e-5); });
   add("group_norm3d", {2, 4, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.group_norm("gn", x, 2, 1e-4); });
+  // Layer norm over channels at each position (ConvNeXt's LayerNorm2d): a channel count that is no
+  // multiple of a vector, and positions past one CPU tile in 2-D.
+  add("layer_norm2d", {2, 5, 17, 16}, [](GraphBuilder& b, int x) { return b.layer_norm("ln", x, 1e-6); });
+  add("layer_norm3d", {2, 3, 2, 3, 2}, [](GraphBuilder& b, int x) { return b.layer_norm("ln", x, 1e-5); });
+  // A per-channel learned scale (ConvNeXt's layer scale).
+  add("layer_scale2d", {2, 3, 3, 4}, [](GraphBuilder& b, int x) { return b.layer_scale("ls", x); });
+  add("layer_scale3d", {2, 4, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.layer_scale("ls", x); });
+  // ShuffleNet's channel shuffle: 2 groups as ShuffleNetV2, 3 groups of 2 (a non-square regrouping).
+  add("channel_shuffle2d", {2, 6, 3, 2}, [](GraphBuilder& b, int x) { return b.channel_shuffle("shuffle", x, 2); });
+  add("channel_shuffle3d", {1, 6, 2, 2, 3}, [](GraphBuilder& b, int x) { return b.channel_shuffle("shuffle", x, 3); });
   add("relu2d", {2, 3, 4, 4}, [](GraphBuilder& b, int x) { return b.relu("relu", x); });
   add("leaky_relu3d", {1, 2, 3, 3, 3}, [](GraphBuilder& b, int x) { return b.leaky_relu("lrelu", x, 0.2); });
   add("dropout2d", {2, 3, 4, 4}, [](GraphBuilder& b, int x) { return b.dropout("drop", x, 0.3); });

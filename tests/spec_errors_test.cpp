@@ -101,7 +101,7 @@ TEST(SpecErrors, OpFieldsThatDoNotBelongToTheOp) {
       "batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, max_pool, "
       "avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth, depth_to_space, silu, "
-      "hardswish, hardsigmoid, relu6, gelu or drop_path) (did you "
+      "hardswish, hardsigmoid, relu6, gelu, drop_path, layer_norm, layer_scale or channel_shuffle) (did you "
       "mean "
       "\"conv\"?)");
 }
@@ -250,7 +250,7 @@ TEST(SpecErrors, MissingRequiredFieldPointsAtTheMapThatLacksIt) {
       "linear, batch_norm, group_norm, batch_norm_act, relu, leaky_relu, sigmoid, dropout, channel_dropout, add, sub, "
       "concat, "
       "max_pool, avg_pool, global_avg_pool, upsample, convert_layout, mul, slice, space_to_depth, depth_to_space, "
-      "silu, hardswish, hardsigmoid, relu6, gelu or drop_path)");
+      "silu, hardswish, hardsigmoid, relu6, gelu, drop_path, layer_norm, layer_scale or channel_shuffle)");
 }
 
 // ---- channels and groups ----------------------------------------------------------------------
@@ -578,6 +578,17 @@ TEST(SpecErrors, MulSliceSpaceToDepthAndBlurFields) {
   EXPECT_EQ(error_of(custom + "          - {op: drop_path, name: d}\n"),
             "bad.yaml:7:13: blocks[0].variants[0].ops[0].p: p (the probability of dropping a sample's whole branch, "
             "as StochasticDepth's p) is required");
+  EXPECT_EQ(error_of(custom + "          - {op: drop_path, name: d, p: 0}\n"),
+            "bad.yaml:7:41: blocks[0].variants[0].ops[0].p: p = 0 drops nothing: StochasticDepth and DropPath then "
+            "return their input and save nothing; leave the op out");
+  EXPECT_EQ(error_of(custom + "          - {op: layer_norm, name: ln, eps: 0}\n"),
+            "bad.yaml:7:45: blocks[0].variants[0].ops[0].eps: eps must be a positive number (PyTorch's default is "
+            "1e-5)");
+  EXPECT_EQ(error_of(custom + "          - {op: channel_shuffle, name: s}\n"),
+            "bad.yaml:7:13: blocks[0].variants[0].ops[0].groups: groups is required (ShuffleNetV2 shuffles 2 "
+            "groups), an integer >= 1");
+  EXPECT_EQ(error_of(custom + "          - {op: channel_shuffle, name: s, groups: 3}\n"),
+            "bad.yaml:7:52: blocks[0].variants[0].ops[0].groups: the input's 8 channels are not divisible by groups 3");
   EXPECT_EQ(error_of(custom + "          - {op: space_to_depth, name: d, block_size: 3}\n"),
             "bad.yaml:7:55: blocks[0].variants[0].ops[0].block_size: the input's size 8 in spatial dim 0 is not "
             "divisible by block_size 3 (input 8x8x8)");

@@ -1006,6 +1006,55 @@ blocks:
             self.compare_saved_bytes(path, tmp)
             self.replay_with_verify(path, tmp, 4)
 
+    def test_convnext_and_shufflenet_ops_match_pytorch(self):
+        # ConvNeXt's block (layer norm over channels with eps 1e-6, GELU, layer scale, drop path)
+        # and ShuffleNetV2's channel shuffle, in both layouts and 3-D: counts, saved bytes (layer
+        # norm keeps its input and a float32 mean and rstd per position, layer scale its input, the
+        # shuffle nothing), and one training step replayed by verify.
+        spec = """
+name: convnext-ops
+sweep:
+  layout: [channels_first, channels_last]
+blocks:
+  - name: cnblock
+    batch: 3
+    in_channels: 8
+    out_channels: 8
+    size: 6
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: dwconv, kernel: 7, padding: 3, groups: depthwise, bias: true}
+          - {op: layer_norm, name: norm, eps: 1.0e-6}
+          - {op: conv, name: pwconv1, out_channels: 32, kernel: 1, padding: 0, bias: true}
+          - {op: gelu, name: act}
+          - {op: conv, name: pwconv2, out_channels: 8, kernel: 1, padding: 0, bias: true}
+          - {op: layer_scale, name: layer_scale}
+          - {op: drop_path, name: drop, p: 0.3}
+          - {op: add, name: sum, inputs: [drop, input]}
+          - {op: channel_shuffle, name: shuffle, groups: 2}
+          - {op: conv, name: out, kernel: 1, padding: 0}
+  - name: volume
+    dims: 3
+    batch: 2
+    in_channels: 6
+    out_channels: 6
+    size: 3
+    variants:
+      - kind: custom
+        ops:
+          - {op: conv, name: c}
+          - {op: layer_norm, name: norm}
+          - {op: layer_scale, name: scale}
+          - {op: channel_shuffle, name: shuffle, groups: 3}
+          - {op: conv, name: out, kernel: 1}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write(tmp, "convnext_ops.yaml", spec)
+            self.compare_with_analyze(path)
+            self.compare_saved_bytes(path, tmp)
+            self.replay_with_verify(path, tmp, 4)
+
     def test_linear_upsampling_matches_pytorch(self):
         # upsample mode linear (nn.Upsample bilinear / trilinear) by a scale and to a size, with and
         # without align_corners: counts, nothing saved, one step replayed by verify.

@@ -26,6 +26,7 @@ enum class ParamInit {
   uniform_fan_in,  // U(-1/sqrt(fan_in), 1/sqrt(fan_in)): conv weights and biases (kaiming_uniform(a=sqrt(5)))
   ones,            // norm weights, running variance
   zeros,           // norm biases, running mean
+  layer_scale,     // 1e-6 each: ConvNeXt's layer scale, as torchvision and timm start it
   blur,            // the binomial filter (outer product of [1, 2, 1]-like rows), normalised to sum 1
   derived,         // from the source graph's values (a folded graph: Graph::derivation says how)
   given,           // the values the user's model holds (an ONNX file's initializers): Param::values

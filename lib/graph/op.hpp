@@ -97,6 +97,7 @@ struct Op {
   std::vector<int64_t> upsample_size;
   SliceAttrs slice;
   SpaceToDepthAttrs space_to_depth;  // and depth_to_space's, its inverse
+  int64_t shuffle_groups = 1;        // channel_shuffle
   // The op writes its output over its (first) input's storage: set by the memory policies
   // inplace_act and inplace_abn where autograd allows it (variants/memory_policy.cpp), never by a
   // spec. The saving rule may change with it (an in-place leaky_relu saves its output).

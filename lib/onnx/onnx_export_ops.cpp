@@ -111,6 +111,52 @@ void group_norm(W& w, const Op& op) {
   w.node("Add", op.name, {scaled, w.weights(bias.name, affine, w.param(op.params.at(1)))}, {out(w, op)});
 }
 
+// layer_norm as torchvision's LayerNorm2d exports it: Transpose to channels-last, LayerNormalization
+// over the last axis (opset 17) with the weight and bias, Transpose back.
+void layer_norm(W& w, const Op& op) {
+  const int rank = in_desc(w, op).rank();
+  std::vector<int64_t> to_last = {0}, back = {0, rank - 1};
+  for (int64_t a = 2; a < rank; ++a) to_last.push_back(a);
+  to_last.push_back(1);
+  for (int64_t a = 1; a < rank - 1; ++a) back.push_back(a);
+  const std::string last = w.fresh(op.name + "/channels_last"), normed = w.fresh(op.name + "/normalized");
+  W::ints(w.node("Transpose", w.fresh(op.name + "/Transpose"), {in(w, op)}, {last}), "perm", to_last);
+  const Param& weight = w.graph.params.at(static_cast<size_t>(op.params.at(0)));
+  const Param& bias = w.graph.params.at(static_cast<size_t>(op.params.at(1)));
+  const int64_t c = weight.desc.numel();
+  onnx::NodeProto& ln = w.node("LayerNormalization", w.fresh(op.name + "/LayerNormalization"),
+                               {last, w.weights(weight.name, {c}, w.param(op.params.at(0))),
+                                w.weights(bias.name, {c}, w.param(op.params.at(1)))},
+                               {normed});
+  W::integer(ln, "axis", -1);
+  W::number(ln, "epsilon", op.norm.eps);
+  W::ints(w.node("Transpose", op.name, {normed}, {out(w, op)}), "perm", back);
+}
+
+// layer_scale as ConvNeXt's `layer_scale * x` exports: Mul by the (C, 1, ...) parameter.
+void layer_scale(W& w, const Op& op) {
+  std::vector<int64_t> shape(static_cast<size_t>(in_desc(w, op).rank() - 1), 1);
+  const Param& weight = w.graph.params.at(static_cast<size_t>(op.params.at(0)));
+  shape[0] = weight.desc.numel();
+  w.node("Mul", op.name, {w.weights(weight.name, shape, w.param(op.params.at(0))), in(w, op)}, {out(w, op)});
+}
+
+// channel_shuffle as ShuffleNetV2's view-transpose-view exports: Reshape to (N, g, C/g, ...),
+// Transpose the two group axes, Reshape back.
+void channel_shuffle(W& w, const Op& op) {
+  const TensorDesc& x = in_desc(w, op);
+  const int64_t g = op.shuffle_groups;
+  std::vector<int64_t> split = {x.batch(), g, x.channels() / g}, perm = {0, 2, 1};
+  for (int i = 2; i < x.rank(); ++i) {
+    split.push_back(x.shape[static_cast<size_t>(i)]);
+    perm.push_back(i + 1);
+  }
+  const std::string split_t = w.fresh(op.name + "/split"), moved = w.fresh(op.name + "/moved");
+  w.node("Reshape", w.fresh(op.name + "/Reshape"), {in(w, op), w.int64s(op.name + ".split_shape", split)}, {split_t});
+  W::ints(w.node("Transpose", w.fresh(op.name + "/Transpose"), {split_t}, {moved}), "perm", perm);
+  w.node("Reshape", op.name, {moved, w.int64s(op.name + ".shape", x.shape)}, {out(w, op)});
+}
+
 void pool(W& w, const Op& op) {
   onnx::NodeProto& n =
       w.node(op.kind == OpKind::max_pool ? "MaxPool" : "AveragePool", op.name, {in(w, op)}, {out(w, op)});
@@ -284,6 +330,9 @@ void write_onnx_op(OnnxWriter& w, const Op& op) {
       return;
     }
     case OpKind::group_norm: group_norm(w, op); return;
+    case OpKind::layer_norm: layer_norm(w, op); return;
+    case OpKind::layer_scale: layer_scale(w, op); return;
+    case OpKind::channel_shuffle: channel_shuffle(w, op); return;
     case OpKind::relu: unary(w, op, "Relu"); return;
     case OpKind::sigmoid: unary(w, op, "Sigmoid"); return;
     case OpKind::silu: silu(w, op); return;

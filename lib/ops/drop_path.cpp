@@ -26,6 +26,11 @@ OpDefinition define_drop_path() {
   d.infer = [family_infer](const Graph& graph, Op& op) {
     require_at(op.dropout_p != kMissing, op.name, {"p"},
                "p (the probability of dropping a sample's whole branch, as StochasticDepth's p) is required");
+    // With p = 0, StochasticDepth and timm's DropPath return their input in training too and save
+    // nothing (ConvNeXt's first block): the op would keep a noise they do not.
+    require_at(op.dropout_p > 0.0, op.name, {"p"},
+               "p = 0 drops nothing: StochasticDepth and DropPath then return their input and save nothing; leave "
+               "the op out");
     return family_infer(graph, op);
   };
   d.aux = [](const Graph& graph, const Op& op) { return unit_noise(graph, op, 1); };

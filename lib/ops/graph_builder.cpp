@@ -116,6 +116,20 @@ int GraphBuilder::group_norm(const std::string& name, int x, int64_t groups, dou
   return add(std::move(op));
 }
 
+int GraphBuilder::layer_norm(const std::string& name, int x, double eps) {
+  Op op = make_op(OpKind::layer_norm, name, {x});
+  op.norm.eps = eps;
+  return add(std::move(op));
+}
+
+int GraphBuilder::layer_scale(const std::string& name, int x) { return add(make_op(OpKind::layer_scale, name, {x})); }
+
+int GraphBuilder::channel_shuffle(const std::string& name, int x, int64_t groups) {
+  Op op = make_op(OpKind::channel_shuffle, name, {x});
+  op.shuffle_groups = groups;
+  return add(std::move(op));
+}
+
 int GraphBuilder::relu(const std::string& name, int x) { return add(make_op(OpKind::relu, name, {x})); }
 
 int GraphBuilder::activation(OpKind kind, const std::string& name, int x) {

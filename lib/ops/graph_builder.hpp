@@ -39,6 +39,9 @@ class GraphBuilder {
   // Batch norm then leaky ReLU as one op that saves its output (Inplace-ABN).
   int batch_norm_act(const std::string& name, int x, double negative_slope, double eps = 1e-5, double momentum = 0.1);
   int group_norm(const std::string& name, int x, int64_t groups, double eps = 1e-5);
+  int layer_norm(const std::string& name, int x, double eps = 1e-5);  // over channels at each position
+  int layer_scale(const std::string& name, int x);
+  int channel_shuffle(const std::string& name, int x, int64_t groups);
   int relu(const std::string& name, int x);
   int leaky_relu(const std::string& name, int x, double negative_slope);
   // An activation without attributes, or with its defaults (sigmoid, silu, hardswish, relu6, gelu).

@@ -46,6 +46,7 @@ std::vector<double> initial_values(const Param& p, std::mt19937_64& rng) {
   switch (p.init) {
     case ParamInit::ones: std::fill(v.begin(), v.end(), 1.0); break;
     case ParamInit::zeros: std::fill(v.begin(), v.end(), 0.0); break;
+    case ParamInit::layer_scale: std::fill(v.begin(), v.end(), 1e-6); break;
     case ParamInit::blur: v = blur_values(p.desc); break;
     case ParamInit::uniform_fan_in: {
       // kaiming_uniform(a=sqrt(5)) for weights and the bias rule both give +-1/sqrt(fan_in).

@@ -74,7 +74,7 @@ def dump_row(block, variant, out_dir, scale):
     module = build_block(b, variant, dropout_seed=DUMP_DROPOUT_SEED).to(dtype)
     with torch.no_grad():  # non-trivial affine norm parameters
         for mod in module.modules():
-            if isinstance(mod, (nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
+            if isinstance(mod, (nn.modules.batchnorm._BatchNorm, nn.GroupNorm, nn.LayerNorm)):
                 mod.weight.uniform_(0.5, 1.5)
                 mod.bias.uniform_(-0.5, 0.5)
     fmt = memory_format(b)

@@ -62,6 +62,40 @@ class SpaceToDepth(nn.Module):
         return x.reshape(split).permute(perm).reshape([n, c * b ** d] + [s // b for s in sizes])
 
 
+class ChannelLayerNorm(nn.LayerNorm):
+    """Layer norm over the channels at each position, as torchvision's ConvNeXt LayerNorm2d
+    computes it (2-D and 3-D): permute to channels-last, F.layer_norm over C, permute back."""
+    def forward(self, x):
+        last = [0] + list(range(2, x.dim())) + [1]
+        back = [0, x.dim() - 1] + list(range(1, x.dim() - 1))
+        y = nn.functional.layer_norm(x.permute(last), self.normalized_shape, self.weight, self.bias, self.eps)
+        return y.permute(back)
+
+
+class LayerScale(nn.Module):
+    """ConvNeXt's `layer_scale * x`: a learned scale per channel started at 1e-6, held as (C,)
+    (convbench's parameter shape; torchvision's is (C, 1, 1), the same values)."""
+    def __init__(self, channels, init=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((channels,), init))
+
+    def forward(self, x):
+        return self.weight.view([1, -1] + [1] * (x.dim() - 2)) * x
+
+
+class ChannelShuffle(nn.Module):
+    """ShuffleNetV2's channel_shuffle: view (N, g, C/g, ...), transpose the group axes,
+    contiguous, view back (nn.ChannelShuffle does the same, 2-D only)."""
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x):
+        n, c, *sizes = x.shape
+        y = x.view([n, self.groups, c // self.groups] + sizes).transpose(1, 2).contiguous()
+        return y.view([n, c] + sizes)
+
+
 class DepthToSpace(SpaceToDepth):
     """SpaceToDepth's inverse: b^d channels of one position become a b x b (x b) block of one
     channel. channel_major is pixel_shuffle's order (ONNX's CRD), block_major ONNX's DCR; both as
@@ -478,6 +512,12 @@ def build_custom_ops(m, block, variant):
             module, cout = InPlaceABN(cin, op["negative_slope"]), cin
         elif kind == "group_norm":
             module, cout = norm_module("group", dims, cin, op["norm_groups"], op.get("eps", 1e-5)), cin
+        elif kind == "layer_norm":
+            module, cout = ChannelLayerNorm(cin, eps=op["eps"]), cin
+        elif kind == "layer_scale":
+            module, cout = LayerScale(cin), cin
+        elif kind == "channel_shuffle":
+            module, cout = ChannelShuffle(op["groups"]), cin
         elif kind == "relu":
             module, cout = nn.ReLU(), cin
         elif kind == "leaky_relu":

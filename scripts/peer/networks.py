@@ -133,6 +133,9 @@ NETWORK_MODELS = {
     ("efficientnet-b0", "torchvision"): _torchvision_model("efficientnet_b0"),
     ("mobilenet-v3-large", "torchvision"): _torchvision_model("mobilenet_v3_large"),
     ("regnety-400mf", "torchvision"): _torchvision_model("regnet_y_400mf"),
+    # configs/convnext-shufflenet.yaml: torchvision's own.
+    ("convnext-tiny", "torchvision"): _torchvision_model("convnext_tiny"),
+    ("shufflenet-v2-x1.0", "torchvision"): _torchvision_model("shufflenet_v2_x1_0"),
     ("vbnet", "standard"): lambda: (_vbnet(False), "the seed's VBNet with CBR blocks (tests/vbnet_reference.py)"),
     ("vbnet", "post-bottleneck"): lambda: (_vbnet(True), "the seed's VBNet with its BottleNeck (tests/vbnet_reference.py)"),
 }

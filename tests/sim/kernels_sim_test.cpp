@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -167,6 +168,27 @@ void channel_sum_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
             for (int sp = 0; sp < s.s; ++sp)
               biased[static_cast<size_t>(at(s, n, c, sp))] += bias[static_cast<size_t>(c)];
         EXPECT_TRUE(close(in.values(), biased, dtype));
+        // layer_scale: out = x * w[c] (weights float32 and, under mixed precision's dtypes, also in
+        // the activations' dtype), and the weight gradient sum(g * x) on channel_sum's workspace.
+        const auto w = rounded(dtype, random_values(s.c, rng, 0.5, 1.5));
+        const auto g = rounded(dtype, random_values(s.numel(), rng));
+        Buffer bw(dtype, w), bw32(DType::float32, w), bg(dtype, g), scaled(dtype, s.numel()), scaled32(dtype, s.numel());
+        Buffer dot(dtype, s.c);
+        dot.poison();
+        kernels::scale_channels(dtype, dtype, s, bg.data(), bw.data(), scaled.data(), nullptr);
+        kernels::scale_channels(dtype, DType::float32, s, bg.data(), bw32.data(), scaled32.data(), nullptr);
+        kernels::channel_dot(dtype, s, bg.data(), in.data(), dot.data(), ws.data(), nullptr);
+        std::vector<double> want_scaled(g.size()), want_dot(static_cast<size_t>(s.c), 0.0);
+        for (int n = 0; n < s.n; ++n)
+          for (int c = 0; c < s.c; ++c)
+            for (int sp = 0; sp < s.s; ++sp) {
+              const auto i = static_cast<size_t>(at(s, n, c, sp));
+              want_scaled[i] = g[i] * w[static_cast<size_t>(c)];
+              want_dot[static_cast<size_t>(c)] += g[i] * biased[i];
+            }
+        EXPECT_TRUE(close(scaled.values(), want_scaled, dtype));
+        EXPECT_TRUE(close(scaled32.values(), want_scaled, dtype));
+        EXPECT_TRUE(close(dot.values(), want_dot, dtype, 10.0));
       }
 }
 
@@ -448,6 +470,88 @@ void group_norm_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
               }
           }
         EXPECT_TRUE(close(y.values(), want_y, dtype, 2.0));
+        EXPECT_TRUE(close(gx.values(), want_gx, dtype, 2.0));
+        EXPECT_TRUE(close(ggm.values(), want_gg, dtype, 10.0));
+        EXPECT_TRUE(close(gbt.values(), want_gb, dtype, 10.0));
+      }
+}
+
+// Layer norm over channels at each position: training forward with its saved statistics, the
+// inference forward (statistics in the workspace), then backward.
+void layer_norm_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
+  for (DType dtype : dtypes)
+    for (bool cl : {false, true})
+      for (ActShape s : {ActShape{.n = 2, .c = 7, .s = 45}, ActShape{.n = 1, .c = 40, .s = 300}}) {
+        s.channels_last = cl;
+        SCOPED_TRACE(label(dtype, cl) + " c=" + std::to_string(s.c));
+        const auto x = rounded(dtype, random_values(s.numel(), rng, -1.0, 2.0));
+        const auto gamma = rounded(dtype, random_values(s.c, rng, 0.5, 1.5));
+        const auto beta = rounded(dtype, random_values(s.c, rng));
+        const auto g = rounded(dtype, random_values(s.numel(), rng));
+        Buffer bx(dtype, x), bgm(dtype, gamma), bbt(dtype, beta), y(dtype, s.numel()), y_eval(dtype, s.numel());
+        Buffer bg(dtype, g), gx(dtype, s.numel()), ggm(dtype, s.c), gbt(dtype, s.c);
+        gx.poison();
+        ggm.poison();
+        gbt.poison();
+        const int positions = s.n * s.s;
+        std::vector<float> mean(static_cast<size_t>(positions)), rstd(mean.size());
+        const double eps = 1e-6;
+        std::vector<unsigned char> ws(static_cast<size_t>(std::max(kernels::layer_norm_forward_workspace_bytes(s),
+                                                                   kernels::layer_norm_backward_workspace_bytes(s))) +
+                                      16);
+        const kernels::LayerNormForward forward{.shape = s,
+                                                .x = bx.data(),
+                                                .gamma = bgm.data(),
+                                                .beta = bbt.data(),
+                                                .y = y.data(),
+                                                .save_mean = mean.data(),
+                                                .save_rstd = rstd.data(),
+                                                .eps = eps};
+        kernels::layer_norm_forward(dtype, forward, ws.data(), nullptr);
+        kernels::LayerNormForward inference = forward;
+        inference.y = y_eval.data();
+        inference.save_mean = inference.save_rstd = nullptr;
+        kernels::layer_norm_forward(dtype, inference, ws.data(), nullptr);
+        kernels::layer_norm_backward(dtype,
+                                     {.shape = s,
+                                      .x = bx.data(),
+                                      .g = bg.data(),
+                                      .save_mean = mean.data(),
+                                      .save_rstd = rstd.data(),
+                                      .gamma = bgm.data(),
+                                      .grad_x = gx.data(),
+                                      .grad_gamma = ggm.data(),
+                                      .grad_beta = gbt.data()},
+                                     ws.data(), nullptr);
+        std::vector<double> want_y(x.size()), want_gx(x.size()), want_gg(static_cast<size_t>(s.c), 0.0),
+            want_gb(want_gg);
+        for (int n = 0; n < s.n; ++n)
+          for (int sp = 0; sp < s.s; ++sp) {
+            double sum = 0, sq = 0;
+            for (int c = 0; c < s.c; ++c) sum += x[static_cast<size_t>(at(s, n, c, sp))];
+            const double mu = sum / s.c;
+            for (int c = 0; c < s.c; ++c) sq += std::pow(x[static_cast<size_t>(at(s, n, c, sp))] - mu, 2);
+            const double rs = 1.0 / std::sqrt(sq / s.c + eps);
+            EXPECT_NEAR(mean[static_cast<size_t>(n * s.s + sp)], mu, 1e-5);
+            EXPECT_NEAR(rstd[static_cast<size_t>(n * s.s + sp)], rs, 1e-5 * rs);
+            double sd = 0, sdx = 0;
+            for (int c = 0; c < s.c; ++c) {
+              const auto i = static_cast<size_t>(at(s, n, c, sp));
+              const double xh = (x[i] - mu) * rs, d = g[i] * gamma[static_cast<size_t>(c)];
+              want_y[i] = xh * gamma[static_cast<size_t>(c)] + beta[static_cast<size_t>(c)];
+              sd += d;
+              sdx += d * xh;
+              want_gg[static_cast<size_t>(c)] += g[i] * xh;
+              want_gb[static_cast<size_t>(c)] += g[i];
+            }
+            for (int c = 0; c < s.c; ++c) {
+              const auto i = static_cast<size_t>(at(s, n, c, sp));
+              const double xh = (x[i] - mu) * rs;
+              want_gx[i] = rs / s.c * (s.c * g[i] * gamma[static_cast<size_t>(c)] - sd - xh * sdx);
+            }
+          }
+        EXPECT_TRUE(close(y.values(), want_y, dtype, 2.0));
+        EXPECT_TRUE(close(y_eval.values(), want_y, dtype, 2.0));
         EXPECT_TRUE(close(gx.values(), want_gx, dtype, 2.0));
         EXPECT_TRUE(close(ggm.values(), want_gg, dtype, 10.0));
         EXPECT_TRUE(close(gbt.values(), want_gb, dtype, 10.0));
@@ -993,6 +1097,23 @@ void layout_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
     for (bool cl : {false, true}) {
       SCOPED_TRACE(label(dtype, cl));
       const ActShape s{.n = 2, .c = 5, .s = 21, .channels_last = cl};
+      // channel_shuffle (6 channels in 2 and in 3 groups) forward, and backward undoing it.
+      for (int groups : {2, 3}) {
+        const ActShape t{.n = 2, .c = 6, .s = 7, .channels_last = cl};
+        const auto v = rounded(dtype, random_values(t.numel(), rng));
+        Buffer bv(dtype, v), shuffled(dtype, t.numel()), back(dtype, t.numel());
+        kernels::channel_shuffle(dtype, t, groups, bv.data(), shuffled.data(), false, nullptr);
+        kernels::channel_shuffle(dtype, t, groups, shuffled.data(), back.data(), true, nullptr);
+        std::vector<double> want_shuffled(v.size());
+        const int per_group = t.c / groups;
+        for (int n = 0; n < t.n; ++n)
+          for (int c = 0; c < t.c; ++c)
+            for (int sp = 0; sp < t.s; ++sp)
+              want_shuffled[static_cast<size_t>(at(t, n, (c % per_group) * groups + c / per_group, sp))] =
+                  v[static_cast<size_t>(at(t, n, c, sp))];
+        EXPECT_EQ(shuffled.values(), want_shuffled) << groups << " groups";
+        EXPECT_EQ(back.values(), v) << groups << " groups";
+      }
       const ActShape other{.n = s.n, .c = s.c, .s = s.s, .channels_last = !cl};
       const auto x = rounded(dtype, random_values(s.numel(), rng));
       Buffer bx(dtype, x), converted(dtype, s.numel());
@@ -1195,6 +1316,7 @@ const std::vector<Case>& cases() {
       {"ChannelSumAndBias", channel_sum_case},
       {"BatchNorm", batch_norm_case},
       {"GroupNorm", group_norm_case},
+      {"LayerNorm", layer_norm_case},
       {"DepthwiseConv", depthwise_case},
       {"GlobalPoolAndMul", pool_and_mul_case},
       {"Elementwise", elementwise_case},
@@ -1231,10 +1353,13 @@ const std::set<std::string> kNotYetChecked = {};
 std::set<std::string> global_functions_of_kernels() {
   std::set<std::string> names;
   const std::regex global(R"(__global__\s+void\s+([A-Za-z_0-9]+)\s*\()");
-  for (const char* file :
-       {"batch_norm.cu", "channel_reduce.cu", "concat.cu", "depthwise_conv.cu", "elementwise.cu", "fold.cu",
-        "group_norm.cu", "layout.cu", "linear.cu", "pool.cu", "precision.cu", "upsample.cu", "common.cuh"}) {
-    std::ifstream in(std::string(CONVBENCH_SOURCE_DIR) + "/kernels/" + file);
+  // Every .cu file of kernels/, and common.cuh: a new kernel file is read without a list to edit.
+  std::vector<std::filesystem::path> files = {std::filesystem::path(CONVBENCH_SOURCE_DIR) / "kernels" / "common.cuh"};
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(CONVBENCH_SOURCE_DIR) / "kernels"))
+    if (entry.path().extension() == ".cu") files.push_back(entry.path());
+  EXPECT_GT(files.size(), 12u) << "kernels/ read wrong";
+  for (const std::filesystem::path& file : files) {
+    std::ifstream in(file);
     EXPECT_TRUE(in) << file;
     std::stringstream text;
     text << in.rdbuf();

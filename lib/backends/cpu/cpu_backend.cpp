@@ -14,10 +14,11 @@ namespace convbench {
 
 CpuBackend::CpuBackend(ConvFusion fusion)
     : HostBackend("cpu"), fusion_(fusion), onednn_(std::make_unique<cpu::OneDnnOps>(fusion)) {
-  const cpu::CpuKernelContext context{*onednn_, group_stats_, widening_scratch_};
+  const cpu::CpuKernelContext context{*onednn_, norm_stats_, widening_scratch_};
   cpu::register_conv_kernels(kernels_, context);
   cpu::register_batch_norm_kernels(kernels_, context);
   cpu::register_group_norm_kernels(kernels_, context);
+  cpu::register_layer_norm_kernels(kernels_, context);
   cpu::register_elementwise_kernels(kernels_, context);
   cpu::register_concat_kernels(kernels_);
   cpu::register_upsample_kernels(kernels_);

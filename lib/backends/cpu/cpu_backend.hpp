@@ -63,7 +63,7 @@ class CpuBackend final : public HostBackend {
   ConvFusion fusion_;
   int64_t activations_taken_ = 0;
   std::unique_ptr<cpu::OneDnnOps> onednn_;
-  std::vector<float> group_stats_;  // group-norm mean and rstd where no aux tensor holds them
+  std::vector<float> norm_stats_;  // group- and layer-norm mean and rstd where no aux tensor holds them (inference)
   // The float32 copies a half-precision call computes on (widened_calls.hpp): apart from the
   // step's allocator, whose statistics are the step's memory.
   CachingHostAllocator widening_scratch_;

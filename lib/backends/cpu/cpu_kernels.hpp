@@ -16,12 +16,12 @@ namespace convbench::cpu {
 
 class OneDnnOps;  // oneDNN engine, stream and cached primitives (onednn_ops.hpp)
 
-// What the cpu backend's kernels share: oneDNN, room for group-norm statistics where no aux
+// What the cpu backend's kernels share: oneDNN, room for group- and layer-norm statistics where no aux
 // tensor holds them (inference), and the allocator of the float32 copies a half-precision call
 // computes on (widened_calls.hpp). All belong to the backend and outlive its kernel table.
 struct CpuKernelContext {
   OneDnnOps& onednn;
-  std::vector<float>& group_stats;
+  std::vector<float>& norm_stats;
   Allocator& widening_scratch;
 };
 
@@ -30,10 +30,11 @@ struct CpuKernelContext {
 void register_conv_kernels(KernelTable& table, CpuKernelContext context);  // conv_cpu.cpp
 void register_batch_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_group_norm_kernels(KernelTable& table, CpuKernelContext context);
+void register_layer_norm_kernels(KernelTable& table, CpuKernelContext context);
 void register_elementwise_kernels(KernelTable& table, CpuKernelContext context);
 void register_concat_kernels(KernelTable& table);  // concat, slice
 void register_upsample_kernels(KernelTable& table);
-void register_layout_kernels(KernelTable& table);  // convert_layout, space_to_depth, depth_to_space
+void register_layout_kernels(KernelTable& table);  // convert_layout, space_to_depth, depth_to_space, channel_shuffle
 void register_pool_kernels(KernelTable& table);
 void register_linear_kernels(KernelTable& table);                          // linear_cpu.cpp
 void register_fold_kernels(KernelTable& table, CpuKernelContext context);  // fold_cpu.cpp

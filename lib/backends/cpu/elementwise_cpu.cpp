@@ -369,6 +369,54 @@ void mul_grad_b(const Tensor& a, const Tensor& g, Tensor& grad_b) {
   }
 }
 
+// layer_scale: out = x * w[c], per plane (channels-first) or per row of C (channels-last); the
+// forward and grad_x (g * w).
+void scale_channels(const Tensor& x, const float* w, Tensor& out) {
+  const int64_t n = same_numel(x, out), channels = x.desc.channels(), spatial = x.desc.spatial_size();
+  const float* __restrict xp = x.data<float>();
+  float* __restrict op = out.data<float>();
+  const bool channels_last = x.desc.layout == Layout::channels_last;
+  const int64_t rows = channels_last ? n / channels : n / spatial, row = channels_last ? channels : spatial;
+#pragma omp parallel for schedule(static) if (n > kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = xp + r * row;
+    float* orow = op + r * row;
+    if (channels_last) {
+#pragma omp simd
+      for (int64_t c = 0; c < row; ++c) orow[c] = xr[c] * w[c];
+    } else {
+      const float k = w[r % channels];
+#pragma omp simd
+      for (int64_t i = 0; i < row; ++i) orow[i] = xr[i] * k;
+    }
+  }
+}
+
+// grad_w[c] = sum over N and space of g * x, in double, one channel per iteration (a fixed order).
+void scale_channels_grad_weight(const Tensor& x, const Tensor& g, float* grad_w) {
+  const int64_t batch = x.desc.batch(), channels = x.desc.channels(), spatial = x.desc.spatial_size();
+  const float* __restrict xp = x.data<float>();
+  const float* __restrict gp = g.data<float>();
+  const bool channels_last = x.desc.layout == Layout::channels_last;
+#pragma omp parallel for schedule(static) if (x.desc.numel() > kParallelElements)
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0.0;
+    for (int64_t n = 0; n < batch; ++n) {
+      if (channels_last) {
+        for (int64_t s = 0; s < spatial; ++s) {
+          const int64_t p = (n * spatial + s) * channels + c;
+          sum += static_cast<double>(gp[p]) * xp[p];
+        }
+      } else {
+        const int64_t base = (n * channels + c) * spatial;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t s = 0; s < spatial; ++s) sum += static_cast<double>(gp[base + s]) * xp[base + s];
+      }
+    }
+    grad_w[c] = static_cast<float>(sum);
+  }
+}
+
 }  // namespace
 
 void register_elementwise_kernels(KernelTable& table, CpuKernelContext context) {
@@ -476,6 +524,19 @@ void register_elementwise_kernels(KernelTable& table, CpuKernelContext context) 
                  mul_maybe_broadcast(dy, need(at_or_null(call.inputs, 1), call.op, "saved second operand"), *da);
                if (Tensor* db = at_or_null(call.grad_inputs, 1))
                  mul_grad_b(need(at_or_null(call.inputs, 0), call.op, "saved input"), dy, *db);
+             }});
+  table.add(OpKind::layer_scale,
+            {[](const ForwardCall& call) {
+               scale_channels(need(at_or_null(call.inputs, 0), call.op, "input"), call.params.at(0)->data<float>(),
+                              *call.output);
+             },
+             [](const BackwardCall& call) {
+               const Tensor& dy = need(call.grad_output, call.op, "grad_output");
+               if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                 scale_channels(dy, call.params.at(0)->data<float>(), *dx);
+               if (Tensor* dw = at_or_null(call.grad_params, 0))
+                 scale_channels_grad_weight(need(at_or_null(call.inputs, 0), call.op, "saved input"), dy,
+                                            dw->data<float>());
              }});
 }
 

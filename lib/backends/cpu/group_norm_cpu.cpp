@@ -161,7 +161,7 @@ void group_norm_backward(const Tensor& x, const float* mean, const float* rstd, 
 }
 
 void register_group_norm_kernels(KernelTable& table, CpuKernelContext context) {
-  std::vector<float>& stats = context.group_stats;
+  std::vector<float>& stats = context.norm_stats;
   table.add(OpKind::group_norm,
             {[&stats](const ForwardCall& call) {
                const Op& op = call.op;

@@ -1,4 +1,5 @@
-// Layout conversion, space_to_depth and its inverse depth_to_space, and cast, forward and backward.
+// Layout conversion, space_to_depth and its inverse depth_to_space, channel_shuffle, and cast, forward
+// and backward.
 #include <algorithm>
 #include <stdexcept>
 
@@ -98,6 +99,38 @@ void space_to_depth_backward(const Tensor& dy, Tensor& dx, const SpaceToDepthAtt
   for (int64_t p = 0; p < n; ++p) dp[m.source(p)] = gp[p];
 }
 
+// channel_shuffle: input channel c = i * (C/g) + j moves to channel j * g + i (forward), or the
+// gradient comes back the same way (backward: `inverse`). Whole planes are copied in
+// channels-first; in channels-last each position's row of C is permuted.
+void shuffle_channels(const Tensor& src, Tensor& dst, int64_t groups, bool inverse) {
+  const int64_t batch = src.desc.batch(), channels = src.desc.channels(), spatial = src.desc.spatial_size();
+  const int64_t per_group = channels / groups;
+  const float* __restrict sp = src.data<float>();
+  float* __restrict dp = dst.data<float>();
+  // Position of input channel c in the output.
+  auto moved = [&](int64_t c) { return (c % per_group) * groups + c / per_group; };
+  if (src.desc.layout == Layout::channels_first) {
+#pragma omp parallel for schedule(static) if (src.desc.numel() > (1 << 15))
+    for (int64_t nc = 0; nc < batch * channels; ++nc) {
+      const int64_t n = nc / channels, c = nc % channels;
+      const int64_t from = inverse ? moved(c) : c, to = inverse ? c : moved(c);
+      std::copy_n(sp + (n * channels + from) * spatial, spatial, dp + (n * channels + to) * spatial);
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (src.desc.numel() > (1 << 15))
+  for (int64_t p = 0; p < batch * spatial; ++p) {
+    const float* row = sp + p * channels;
+    float* out = dp + p * channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      if (inverse)
+        out[c] = row[moved(c)];
+      else
+        out[moved(c)] = row[c];
+    }
+  }
+}
+
 // `src` into `dst` of another dtype, element by element (float16 and bfloat16 rounded to nearest
 // even, host_io's conversions). A cast keeps the layout, so positions match one to one.
 void cast_copy(const Tensor& src, Tensor& dst) {
@@ -148,6 +181,15 @@ void register_layout_kernels(KernelTable& table) {
                if (Tensor* dx = at_or_null(call.grad_inputs, 0))
                  space_to_depth_backward(need(call.grad_output, call.op, "grad_output"), *dx, call.op.space_to_depth);
              }});
+  table.add(OpKind::channel_shuffle, {[](const ForwardCall& call) {
+                                        shuffle_channels(need(at_or_null(call.inputs, 0), call.op, "input"),
+                                                         *call.output, call.op.shuffle_groups, false);
+                                      },
+                                      [](const BackwardCall& call) {
+                                        if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                          shuffle_channels(need(call.grad_output, call.op, "grad_output"), *dx,
+                                                           call.op.shuffle_groups, true);
+                                      }});
   // depth_to_space: space_to_depth the other way (the large tensor is space_to_depth's input).
   table.add(OpKind::depth_to_space, {[](const ForwardCall& call) {
                                        space_to_depth_backward(need(at_or_null(call.inputs, 0), call.op, "input"),

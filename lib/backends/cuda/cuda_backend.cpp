@@ -165,6 +165,11 @@ int64_t kernel_workspace_bytes(const Graph& graph, const Op& op, Phase phase, bo
       return phase == Phase::forward ? kernels::group_norm_forward_workspace_bytes(act_shape(in), groups)
                                      : kernels::group_norm_backward_workspace_bytes(act_shape(in), groups);
     }
+    case OpKind::layer_norm:
+      return phase == Phase::forward ? kernels::layer_norm_forward_workspace_bytes(act_shape(in))
+                                     : kernels::layer_norm_backward_workspace_bytes(act_shape(in));
+    case OpKind::layer_scale:  // the weight gradient is a per-channel reduction
+      return phase == Phase::backward ? kernels::channel_sum_workspace_bytes(act_shape(in)) : 0;
     case OpKind::conv:
     case OpKind::conv_transpose:
     case OpKind::folded_conv:
@@ -465,6 +470,7 @@ void CudaBackend::register_kernels() {
 
   register_batch_norm_kernels(kernels_, stream);
   register_group_norm_kernels(kernels_, stream);
+  register_layer_norm_kernels(kernels_, stream);
   register_elementwise_kernels(kernels_, stream);
   register_concat_kernels(kernels_, stream);
   register_upsample_kernels(kernels_, stream);

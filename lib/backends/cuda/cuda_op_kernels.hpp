@@ -81,6 +81,7 @@ void register_batch_norm_kernels(KernelTable& table, cudaStream_t stream);
 // per-channel sum and sum of squares, which the conv before it wrote (--conv-fusion conv_bn_stats).
 void batch_norm_forward_from_sums(const ForwardCall& call, cudaStream_t stream);
 void register_group_norm_kernels(KernelTable& table, cudaStream_t stream);
+void register_layer_norm_kernels(KernelTable& table, cudaStream_t stream);
 void register_elementwise_kernels(KernelTable& table, cudaStream_t stream);
 void register_concat_kernels(KernelTable& table, cudaStream_t stream);
 void register_upsample_kernels(KernelTable& table, cudaStream_t stream);

@@ -1,5 +1,5 @@
 // The CUDA backend's activations (every kind kernels/elementwise.cu lists), dropout, channel dropout,
-// add, sub and mul (kernels/elementwise.cu).
+// add, sub and mul (kernels/elementwise.cu), and layer_scale (kernels/channel_reduce.cu).
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_op_kernels.hpp"
 #include "ops/op_registry.hpp"
@@ -98,6 +98,24 @@ void register_elementwise_kernels(KernelTable& table, cudaStream_t stream) {
                           }});
 
   // mul: b is a's shape or broadcast over a's space; each gradient reads the other operand.
+  // layer_scale: a per-channel product, and its weight gradient a per-channel dot product.
+  table.add(OpKind::layer_scale,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               const Tensor& w = need(at(call.params, 0), f.op, "weight");
+               kernels::scale_channels(f.dtype, w.desc.dtype, act_shape(x.desc), x.raw(), w.raw(), f.y.raw(), stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               const Tensor& w = need(at(call.params, 0), b.op, "weight");
+               if (b.grad_x)
+                 kernels::scale_channels(b.dtype, w.desc.dtype, act_shape(b.g.desc), b.g.raw(), w.raw(),
+                                         b.grad_x->raw(), stream);
+               if (Tensor* grad_w = at(call.grad_params, 0))
+                 kernels::channel_dot(b.dtype, act_shape(b.g.desc), b.g.raw(), b.saved_input().raw(), grad_w->raw(),
+                                      call.workspace, stream);
+             }});
   table.add(OpKind::mul,
             {[stream](const ForwardCall& call) {
                const Fwd f(call);

@@ -1,5 +1,5 @@
 // Element-wise ops: relu, leaky_relu, sigmoid, silu, hardswish, hardsigmoid, relu6, gelu, dropout, channel_dropout,
-// drop_path, add, sub, mul. Element i of every vector here is logical element i, which is what makes the dropout mask
+// drop_path, add, sub, mul, layer_scale. Element i of every vector here is logical element i, which is what makes the dropout mask
 // agree across layouts.
 #include <algorithm>
 #include <cmath>
@@ -282,6 +282,35 @@ void mul_backward(const BackwardCall& call) {
   }
 }
 
+// layer_scale: y = w[c] * x; grad_x = g * w[c], grad_w[c] = sum over N and space of g * x.
+void layer_scale_forward(const ForwardCall& call) {
+  const Tensor& xt = required(optional_at(call.inputs, 0), "layer_scale", "input");
+  const std::vector<double> x = load(xt);
+  const std::vector<double> w = load(required(optional_at(call.params, 0), "layer_scale", "weight"));
+  const NCS v(xt.desc);
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * w[i / static_cast<size_t>(v.spatial) % w.size()];
+  store(required(call.output, "layer_scale", "output"), y);
+}
+
+void layer_scale_backward(const BackwardCall& call) {
+  const std::vector<double> g = load(required(call.grad_output, "layer_scale", "grad_output"));
+  const std::vector<double> w = load(required(optional_at(call.params, 0), "layer_scale", "weight"));
+  const NCS v(call.graph.desc(call.op.inputs.at(0)));
+  auto channel = [&](size_t i) { return i / static_cast<size_t>(v.spatial) % w.size(); };
+  if (Tensor* gx = optional_at(call.grad_inputs, 0)) {
+    std::vector<double> out(g.size());
+    for (size_t i = 0; i < g.size(); ++i) out[i] = g[i] * w[channel(i)];
+    store(*gx, out);
+  }
+  if (Tensor* gw = optional_at(call.grad_params, 0)) {
+    const std::vector<double> x = load(required(optional_at(call.inputs, 0), "layer_scale", "saved input"));
+    std::vector<double> out(w.size(), 0.0);
+    for (size_t i = 0; i < g.size(); ++i) out[channel(i)] += g[i] * x[i];
+    store(*gw, out);
+  }
+}
+
 }  // namespace
 
 void register_elementwise_kernels(KernelTable& table) {
@@ -294,6 +323,7 @@ void register_elementwise_kernels(KernelTable& table) {
   table.add(OpKind::channel_dropout, {unit_dropout_forward, unit_dropout_backward});
   table.add(OpKind::drop_path, {unit_dropout_forward, unit_dropout_backward});
   table.add(OpKind::mul, {mul_forward, mul_backward});
+  table.add(OpKind::layer_scale, {layer_scale_forward, layer_scale_backward});
   for (const OpKind kind : {OpKind::silu, OpKind::hardswish, OpKind::hardsigmoid, OpKind::relu6, OpKind::gelu})
     table.add(kind, {input_saving_activation_forward, input_saving_activation_backward});
 }

@@ -2,7 +2,7 @@
 // their layout and dtype, so converting either is a load from one tensor and a store into the other
 // (rounded to its dtype), both ways.
 // space_to_depth: a permutation of the elements, each output element read from one input element;
-// depth_to_space: the same permutation the other way.
+// depth_to_space: the same permutation the other way. channel_shuffle: a permutation of channels.
 #include "backends/reference/reference_kernels.hpp"
 
 namespace convbench::reference {
@@ -85,6 +85,38 @@ void depth_to_space_backward(const BackwardCall& call) {
   store(*grad_x, gx);
 }
 
+// channel_shuffle's output channel of input channel c: c = i * (C/g) + j goes to j * g + i.
+int64_t shuffled_channel(int64_t c, int64_t channels, int64_t groups) {
+  const int64_t per_group = channels / groups;
+  return (c % per_group) * groups + c / per_group;
+}
+
+// Forward scatters each input channel to its place; backward gathers the gradient back.
+void channel_shuffle_forward(const ForwardCall& call) {
+  const Tensor& xt = required(optional_at(call.inputs, 0), "channel_shuffle", "input");
+  const NCS v(xt.desc);
+  const std::vector<double> x = load(xt);
+  std::vector<double> y(x.size());
+  for (int64_t n = 0; n < v.batch; ++n)
+    for (int64_t c = 0; c < v.channels; ++c)
+      for (int64_t s = 0; s < v.spatial; ++s)
+        y[v.index(n, shuffled_channel(c, v.channels, call.op.shuffle_groups), s)] = x[v.index(n, c, s)];
+  store(required(call.output, "channel_shuffle", "output"), y);
+}
+
+void channel_shuffle_backward(const BackwardCall& call) {
+  Tensor* grad_x = optional_at(call.grad_inputs, 0);
+  if (grad_x == nullptr) return;
+  const std::vector<double> g = load(required(call.grad_output, "channel_shuffle", "grad_output"));
+  const NCS v(grad_x->desc);
+  std::vector<double> gx(g.size());
+  for (int64_t n = 0; n < v.batch; ++n)
+    for (int64_t c = 0; c < v.channels; ++c)
+      for (int64_t s = 0; s < v.spatial; ++s)
+        gx[v.index(n, c, s)] = g[v.index(n, shuffled_channel(c, v.channels, call.op.shuffle_groups), s)];
+  store(*grad_x, gx);
+}
+
 }  // namespace
 
 void register_layout_kernels(KernelTable& table) {
@@ -92,6 +124,7 @@ void register_layout_kernels(KernelTable& table) {
   table.add(OpKind::cast, {copy_forward, copy_backward});
   table.add(OpKind::space_to_depth, {space_to_depth_forward, space_to_depth_backward});
   table.add(OpKind::depth_to_space, {depth_to_space_forward, depth_to_space_backward});
+  table.add(OpKind::channel_shuffle, {channel_shuffle_forward, channel_shuffle_backward});
 }
 
 }  // namespace convbench::reference

@@ -19,6 +19,7 @@ ReferenceBackend::ReferenceBackend() : HostBackend("reference") {
   reference::register_conv_kernels(kernels_);
   reference::register_batch_norm_kernels(kernels_);
   reference::register_group_norm_kernels(kernels_);
+  reference::register_layer_norm_kernels(kernels_);
   reference::register_elementwise_kernels(kernels_);
   reference::register_concat_kernels(kernels_);
   reference::register_pool_kernels(kernels_);

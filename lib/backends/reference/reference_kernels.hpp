@@ -175,6 +175,7 @@ void register_conv_kernels(KernelTable& table);
 void register_elementwise_kernels(KernelTable& table);
 void register_batch_norm_kernels(KernelTable& table);
 void register_group_norm_kernels(KernelTable& table);
+void register_layer_norm_kernels(KernelTable& table);
 void register_pool_kernels(KernelTable& table);
 void register_upsample_kernels(KernelTable& table);
 void register_layout_kernels(KernelTable& table);

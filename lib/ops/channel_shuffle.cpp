@@ -1,0 +1,35 @@
+// channel_shuffle (ShuffleNet's, nn.ChannelShuffle): the channels, seen as `groups` groups of C/g,
+// are read group-minor: output channel j * groups + i is input channel i * (C/g) + j. A
+// permutation: it computes nothing (0 FLOPs), saves nothing, and its backward is the inverse
+// permutation of the gradient, as PyTorch's view-transpose-contiguous keeps nothing.
+#include <string>
+
+#include "ops/op_math.hpp"
+#include "ops/op_registry.hpp"
+
+namespace convbench {
+
+OpDefinition define_channel_shuffle() {
+  OpDefinition d;
+  d.kind = OpKind::channel_shuffle;
+  d.fields = {{"groups", FieldKind::positive_int}};
+  d.apply_fields = [](const OpFieldValues& f, const FieldContext&, Op& op) {
+    op.shuffle_groups = f.get<int64_t>("groups").value_or(0);
+  };
+  d.saved = {{}, false, {}};
+  d.work = [](const WorkQuery&) { return OpWork{}; };
+  d.attributes = [](const Op& op) { return nlohmann::ordered_json{{"groups", op.shuffle_groups}}; };
+  d.infer = [](const Graph& graph, Op& op) {
+    const TensorDesc& in = graph.desc(op.inputs.at(0));
+    const int64_t c = in.channels(), g = op.shuffle_groups;
+    require_at(g >= 1, op.name, {"groups"}, "groups is required (ShuffleNetV2 shuffles 2 groups), an integer >= 1");
+    require_at(c % g == 0, op.name, {"groups"},
+               "the input's " + std::to_string(c) + " channels are not divisible by groups " + std::to_string(g));
+    return OpShape{in, {}, {}};
+  };
+  d.autocast = autocast_always(AutocastClass::follows);
+  d.traits = OpTraits{};
+  return d;
+}
+
+}  // namespace convbench
