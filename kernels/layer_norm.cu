@@ -157,8 +157,7 @@ void layer_norm_backward(DType dtype, const LayerNormBackward& a, void* workspac
     }
     if (a.grad_gamma || a.grad_beta) {
       const ChannelReducePlan plan = channel_reduce_plan(s);
-      launch_channel_partials(s, plan, LoadLayerNormParamSums<T>{x, g, a.save_mean, a.save_rstd, s.s}, partial,
-                              stream);
+      launch_channel_partials(s, plan, LoadLayerNormParamSums<T>{x, g, a.save_mean, a.save_rstd, s.s}, partial, stream);
       CONVBENCH_LAUNCH(warp_merge_blocks(s.c), kThreads, 0, stream, affine_grad_finish<T>)
       (s.c, plan.splits, partial, static_cast<T*>(a.grad_gamma), static_cast<T*>(a.grad_beta));
     }

@@ -196,8 +196,8 @@ __global__ void channel_shuffle_kernel(ActShape s, int groups, const E* src, E* 
   const int per_group = s.c / groups;
   // forward: output channel j * g + i holds input channel i * (C/g) + j; backward: input channel
   // c = i * (C/g) + j takes the gradient of output channel j * g + i.
-  const int other = backward ? (pos.c % per_group) * groups + pos.c / per_group
-                             : (pos.c % groups) * per_group + pos.c / groups;
+  const int other =
+      backward ? (pos.c % per_group) * groups + pos.c / per_group : (pos.c % groups) * per_group + pos.c / groups;
   dst[i] = src[offset_of(pos.n, other, pos.sp, s)];
 }
 

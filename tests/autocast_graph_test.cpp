@@ -127,12 +127,14 @@ TEST(AutocastGraph, SegmentsMoveWithTheirOps) {
 }
 
 // The rule table lives in the op definitions: every op a spec or a transform makes has a class,
-// except folded_conv, whose kernel composition has no PyTorch op for autocast to classify.
-TEST(AutocastGraph, EveryOpButFoldedConvHasARule) {
+// except folded_conv, whose kernel composition has no PyTorch op for autocast to classify, and
+// layer_scale, whose float32 parameter promotes a low-precision input to float32 in PyTorch (a
+// dtype change the transform does not model yet: such a variant is refused, not mis-modelled).
+TEST(AutocastGraph, EveryOpButFoldedConvAndLayerScaleHasARule) {
   std::set<std::string> without;
   for (const OpDefinition* d : op_definitions())
     if (!d->autocast) without.insert(std::string(d->name));
-  EXPECT_EQ(without, std::set<std::string>{"folded_conv"});
+  EXPECT_EQ(without, (std::set<std::string>{"folded_conv", "layer_scale"}));
 }
 
 // What an AMP step keeps, tensor by tensor: the conv's bfloat16 copies of its input and weight

@@ -21,7 +21,6 @@ import unittest
 
 try:
     import torch
-    import torch.nn as nn
 except ImportError as e:
     print(f"SKIP: torch not importable by {sys.executable}: {e}")
     sys.exit(0)
@@ -30,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import vbnet_reference  # noqa: E402
-from peer.networks import ResNet50, autograd_saved_bytes as saved_bytes  # noqa: E402
+from peer.networks import ResNet50, autograd_saved_bytes as saved_bytes, module_counts  # noqa: E402
 
 CONVBENCH = None
 
@@ -80,39 +79,9 @@ def post_count_ops(variant, input_shape):
     return total
 
 
-def counts(model, x):
-    """Parameters, buffers (running statistics, not num_batches_tracked, as convbench counts) and
-    the forward MACs of every conv, transposed conv and linear layer, from hooks."""
-    macs = []
-
-    def hook(module, inputs, output):
-        if isinstance(module, (nn.Conv2d, nn.Conv3d)):
-            k = 1
-            for d in module.kernel_size:
-                k *= d
-            macs.append(output.numel() * (module.in_channels // module.groups) * k)
-        elif isinstance(module, (nn.ConvTranspose2d, nn.ConvTranspose3d)):
-            k = 1
-            for d in module.kernel_size:
-                k *= d
-            macs.append(inputs[0].numel() * (module.out_channels // module.groups) * k)
-        elif isinstance(module, nn.Linear):
-            macs.append(output.numel() * module.in_features)
-
-    handles = [m.register_forward_hook(hook) for m in model.modules()]
-    model.train()
-    with torch.no_grad():
-        out = model(x)
-    for h in handles:
-        h.remove()
-    params = sum(p.numel() for p in model.parameters())
-    buffers = sum(b.numel() for name, b in model.named_buffers() if not name.endswith("num_batches_tracked"))
-    return params, buffers, sum(macs), list(out.shape)
-
-
 class NetworkConfigs(unittest.TestCase):
     def check_row(self, row, model, x):
-        params, buffers, macs, shape = counts(model, x)
+        params, buffers, macs, shape = module_counts(model, x, train=True)
         self.assertEqual(row["subject"], "network")
         self.assertEqual(row["params"], params, row["variant"])
         self.assertEqual(row["buffers"], buffers, row["variant"])
@@ -153,7 +122,7 @@ class NetworkConfigs(unittest.TestCase):
                 macs = rows[variant]["macs"]
                 self.assertEqual(macs["backward_weight"], macs["forward"])
                 self.assertEqual(macs["backward_data"], macs["forward"] - first_macs)
-                self.assertEqual(counts(model, x)[2], macs["forward"])
+                self.assertEqual(module_counts(model, x, train=True)[2], macs["forward"])
 
     def test_vbnet_post_gflops_follow_the_posts_counting_rule(self):
         # The post printed 191.78 and 16.05 "GFLOPs" (pthflops' count_ops at 6x1x32x128x128).

@@ -39,7 +39,7 @@ except ImportError as e:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from peer.networks import autograd_saved_bytes  # noqa: E402
+from peer.networks import autograd_saved_bytes, module_counts  # noqa: E402
 CONVBENCH = None
 REDUCED = ("batch=2", "size=64")
 
@@ -100,34 +100,12 @@ def numel(shape):
     return n
 
 
-def torch_counts(model, x):
-    """Parameters, buffers and hooked forward MACs of `model` on x, and its output shape."""
-    macs = []
-
-    def hook(module, inputs, output):
-        if isinstance(module, nn.Conv2d):
-            k = module.kernel_size[0] * module.kernel_size[1]
-            macs.append(output.numel() * (module.in_channels // module.groups) * k)
-        elif isinstance(module, nn.Linear):
-            macs.append(output.numel() * module.in_features)
-
-    handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
-    model.eval()
-    with torch.no_grad():
-        out = model(x)
-    for h in handles:
-        h.remove()
-    params = sum(p.numel() for p in model.parameters())
-    buffers = sum(b.numel() for name, b in model.named_buffers() if not name.endswith("num_batches_tracked"))
-    return params, buffers, sum(macs), list(out.shape)
-
-
 class TorchvisionNetworks(unittest.TestCase):
     def test_full_size_parameters_and_buffers_are_torchvisions(self):
         for name, (_, make, published) in NETWORKS.items():
             with self.subTest(network=name):
                 row = analyze(name)
-                params, buffers, _, _ = torch_counts(make(), torch.zeros(1, 3, 224, 224))
+                params, buffers, _, _ = module_counts(make(), torch.zeros(1, 3, 224, 224))
                 self.assertEqual(params, published)
                 self.assertEqual(row["params"], params)
                 self.assertEqual(row["buffers"], buffers)
@@ -167,7 +145,7 @@ class TorchvisionNetworks(unittest.TestCase):
         for name, (_, make, _) in NETWORKS.items():
             with self.subTest(network=name):
                 row = analyze(name, *REDUCED)
-                _, _, macs, shape = torch_counts(make(), torch.zeros(2, 3, 64, 64))
+                _, _, macs, shape = module_counts(make(), torch.zeros(2, 3, 64, 64))
                 self.assertEqual(row["macs"]["forward"], macs)
                 self.assertEqual(row["output_shape"][:2], shape[:2])
 

@@ -26,7 +26,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # no network: the weights are never needed
 try:
     import timm
     import torch
-    import torch.nn as nn
     from timm.layers import BlurPool2d
 except ImportError as e:
     print(f"SKIP: torch not importable with timm by {sys.executable}: {e}")
@@ -34,7 +33,7 @@ except ImportError as e:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from peer.networks import autograd_saved_bytes  # noqa: E402
+from peer.networks import autograd_saved_bytes, module_counts  # noqa: E402
 CONFIG = os.path.join(ROOT, "configs", "tresnet-m.yaml")
 CONVBENCH = None
 
@@ -50,28 +49,15 @@ def analyze(*sweeps):
 
 
 def timm_counts(x):
-    """Parameters, buffers and hooked forward MACs of timm's tresnet_m on input x."""
+    """Parameters, buffers and hooked forward MACs of timm's tresnet_m on input x (its anti-aliasing
+    BlurPool2d counted as a depthwise filt_size x filt_size conv)."""
     warnings.filterwarnings("ignore")
-    model = timm.create_model("tresnet_m", pretrained=False).train()
-    macs = []
+    model = timm.create_model("tresnet_m", pretrained=False)
 
-    def hook(module, inputs, output):
-        if isinstance(module, nn.Conv2d):
-            k = module.kernel_size[0] * module.kernel_size[1]
-            macs.append(output.numel() * (module.in_channels // module.groups) * k)
-        elif isinstance(module, nn.Linear):
-            macs.append(output.numel() * module.in_features)
-        elif isinstance(module, BlurPool2d):
-            macs.append(output.numel() * module.filt_size * module.filt_size)
+    def blur_macs(module, output):
+        return output.numel() * module.filt_size * module.filt_size if isinstance(module, BlurPool2d) else None
 
-    for m in model.modules():
-        if isinstance(m, (nn.Conv2d, nn.Linear, BlurPool2d)):
-            m.register_forward_hook(hook)
-    with torch.no_grad():
-        out = model(x)
-    params = sum(p.numel() for p in model.parameters())
-    buffers = sum(b.numel() for name, b in model.named_buffers() if not name.endswith("num_batches_tracked"))
-    return params, buffers, sum(macs), list(out.shape)
+    return module_counts(model, x, train=True, extra_macs=blur_macs)
 
 
 class TResNetM(unittest.TestCase):

@@ -9,7 +9,11 @@ scripts/bench_vs_torch.py times a network row against.
 - configs/tresnet-m.yaml: timm's tresnet_m;
 - configs/vbnet.yaml: the seed's VBNet (tests/vbnet_reference.py, the post's own module code);
 - configs/seed001-efficient-nets.yaml: torchvision's resnet50, efficientnet_b0, mobilenet_v2,
-  mobilenet_v3_large and regnet_y_400mf (the peer environment).
+  mobilenet_v3_large and regnet_y_400mf (the peer environment);
+- configs/convnext-shufflenet.yaml: torchvision's convnext_tiny and shufflenet_v2_x1_0.
+
+module_counts() is the network peer tests' independent count of a model: parameters, buffers and
+forward MACs from hooks on the modules the model runs.
 """
 import contextlib
 import os
@@ -151,6 +155,42 @@ def network_model(network, variant):
     """(module, description) of the PyTorch twin of a network config's variant, or None."""
     make = NETWORK_MODELS.get((network, variant))
     return make() if make else None
+
+
+def module_counts(model, x, train=False, extra_macs=None):
+    """Parameters, buffers (running statistics, not num_batches_tracked, as convbench counts), the
+    forward MACs of every conv, transposed conv and linear layer the model runs on x (forward
+    hooks; `extra_macs(module, output)` gives other modules' MACs, or None), and the output's
+    shape."""
+    macs = []
+
+    def kernel_volume(module):
+        k = 1
+        for d in module.kernel_size:
+            k *= d
+        return k
+
+    def hook(module, inputs, output):
+        if isinstance(module, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+            macs.append(output.numel() * (module.in_channels // module.groups) * kernel_volume(module))
+        elif isinstance(module, (nn.ConvTranspose2d, nn.ConvTranspose3d)):
+            macs.append(inputs[0].numel() * (module.out_channels // module.groups) * kernel_volume(module))
+        elif isinstance(module, nn.Linear):
+            macs.append(output.numel() * module.in_features)
+        elif extra_macs is not None and (extra := extra_macs(module, output)) is not None:
+            macs.append(extra)
+
+    handles = [m.register_forward_hook(hook) for m in model.modules()]
+    model.train(train)
+    try:
+        with torch.no_grad():
+            out = model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    params = sum(p.numel() for p in model.parameters())
+    buffers = sum(b.numel() for name, b in model.named_buffers() if not name.endswith("num_batches_tracked"))
+    return params, buffers, sum(macs), list(out.shape)
 
 
 def autograd_saved_bytes(model, x, autocast=None):

@@ -172,7 +172,8 @@ void channel_sum_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
         // the activations' dtype), and the weight gradient sum(g * x) on channel_sum's workspace.
         const auto w = rounded(dtype, random_values(s.c, rng, 0.5, 1.5));
         const auto g = rounded(dtype, random_values(s.numel(), rng));
-        Buffer bw(dtype, w), bw32(DType::float32, w), bg(dtype, g), scaled(dtype, s.numel()), scaled32(dtype, s.numel());
+        Buffer bw(dtype, w), bw32(DType::float32, w), bg(dtype, g), scaled(dtype, s.numel()),
+            scaled32(dtype, s.numel());
         Buffer dot(dtype, s.c);
         dot.poison();
         kernels::scale_channels(dtype, dtype, s, bg.data(), bw.data(), scaled.data(), nullptr);

@@ -525,19 +525,19 @@ void register_elementwise_kernels(KernelTable& table, CpuKernelContext context) 
                if (Tensor* db = at_or_null(call.grad_inputs, 1))
                  mul_grad_b(need(at_or_null(call.inputs, 0), call.op, "saved input"), dy, *db);
              }});
-  table.add(OpKind::layer_scale,
-            {[](const ForwardCall& call) {
-               scale_channels(need(at_or_null(call.inputs, 0), call.op, "input"), call.params.at(0)->data<float>(),
-                              *call.output);
-             },
-             [](const BackwardCall& call) {
-               const Tensor& dy = need(call.grad_output, call.op, "grad_output");
-               if (Tensor* dx = at_or_null(call.grad_inputs, 0))
-                 scale_channels(dy, call.params.at(0)->data<float>(), *dx);
-               if (Tensor* dw = at_or_null(call.grad_params, 0))
-                 scale_channels_grad_weight(need(at_or_null(call.inputs, 0), call.op, "saved input"), dy,
-                                            dw->data<float>());
-             }});
+  table.add(OpKind::layer_scale, {[](const ForwardCall& call) {
+                                    scale_channels(need(at_or_null(call.inputs, 0), call.op, "input"),
+                                                   call.params.at(0)->data<float>(), *call.output);
+                                  },
+                                  [](const BackwardCall& call) {
+                                    const Tensor& dy = need(call.grad_output, call.op, "grad_output");
+                                    if (Tensor* dx = at_or_null(call.grad_inputs, 0))
+                                      scale_channels(dy, call.params.at(0)->data<float>(), *dx);
+                                    if (Tensor* dw = at_or_null(call.grad_params, 0))
+                                      scale_channels_grad_weight(
+                                          need(at_or_null(call.inputs, 0), call.op, "saved input"), dy,
+                                          dw->data<float>());
+                                  }});
 }
 
 }  // namespace convbench::cpu

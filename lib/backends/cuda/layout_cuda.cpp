@@ -44,20 +44,19 @@ void register_layout_kernels(KernelTable& table, cudaStream_t stream) {
                                                 b.g.raw(), b.grad_x->raw(), stream);
              }});
 
-  table.add(OpKind::channel_shuffle, {[stream](const ForwardCall& call) {
-                                        const Fwd f(call);
-                                        const Tensor& x = f.input(0);
-                                        kernels::channel_shuffle(f.dtype, act_shape(x.desc),
-                                                                 static_cast<int>(f.op.shuffle_groups), x.raw(),
-                                                                 f.y.raw(), false, stream);
-                                      },
-                                      [stream](const BackwardCall& call) {
-                                        const Bwd b(call);
-                                        if (!b.grad_x) return;
-                                        kernels::channel_shuffle(b.dtype, act_shape(b.g.desc),
-                                                                 static_cast<int>(b.op.shuffle_groups), b.g.raw(),
-                                                                 b.grad_x->raw(), true, stream);
-                                      }});
+  table.add(OpKind::channel_shuffle,
+            {[stream](const ForwardCall& call) {
+               const Fwd f(call);
+               const Tensor& x = f.input(0);
+               kernels::channel_shuffle(f.dtype, act_shape(x.desc), static_cast<int>(f.op.shuffle_groups), x.raw(),
+                                        f.y.raw(), false, stream);
+             },
+             [stream](const BackwardCall& call) {
+               const Bwd b(call);
+               if (!b.grad_x) return;
+               kernels::channel_shuffle(b.dtype, act_shape(b.g.desc), static_cast<int>(b.op.shuffle_groups), b.g.raw(),
+                                        b.grad_x->raw(), true, stream);
+             }});
 
   // depth_to_space: space_to_depth the other way (the large tensor is space_to_depth's input).
   table.add(OpKind::depth_to_space,

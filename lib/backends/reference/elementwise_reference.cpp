@@ -1,6 +1,6 @@
 // Element-wise ops: relu, leaky_relu, sigmoid, silu, hardswish, hardsigmoid, relu6, gelu, dropout, channel_dropout,
-// drop_path, add, sub, mul, layer_scale. Element i of every vector here is logical element i, which is what makes the dropout mask
-// agree across layouts.
+// drop_path, add, sub, mul, layer_scale. Element i of every vector here is logical element i, which is what makes the
+// dropout mask agree across layouts.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
