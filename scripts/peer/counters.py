@@ -16,7 +16,7 @@ every config variant by ctest `flop_counters_follow_their_rules`:
                    peer/counts.py).
   fvcore           "flops" that are MACs, forward, module in eval mode: conv MACs without bias;
                    batch norm (eval) 2 per element (1 without affine); group norm 5 per element
-                   (4 without affine); nearest upsample 2d 1 per output element; ReLU, add, pools,
+                   (4 without affine); layer norm 5 per element (its aten::layer_norm, affine); nearest upsample 2d 1 per output element; ReLU, add, pools,
                    sigmoid, leaky ReLU, 3d upsample: nothing (ignored or unsupported ops).
                    Transposed conv: its true MACs (input spatial size), as convbench.
   ptflops          MACs (pytorch backend, its default), forward, eval mode, divided by the batch
@@ -36,7 +36,10 @@ every config variant by ctest `flop_counters_follow_their_rules`:
   torchinfo        "mult-adds", forward: for a conv, (weight + bias elements) x batch x output
                    spatial size: conv MACs + 1 per output element for a bias (a transposed conv
                    again at its output spatial size); any other layer with parameters (batch and
-                   group norm) batch x its parameter count (2C); layers without parameters: 0.
+                   group norm, the layer norm over channels, layer scale) batch x its parameter
+                   count (2C; C for layer scale); layers without parameters: 0. ptflops and thop
+                   count neither the layer norm over channels nor layer scale nor the channel
+                   shuffle (no hooks for these modules), FlopCounterMode none of them.
 
 Every rule is `value = k x conv MACs + extra`, where `extra` is a sum over the module's leaf ops
 of (per-element factor) x (elements of the op's input or output): predict() computes it from
@@ -108,6 +111,8 @@ def _per_element(ops, table):
 
 BN = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d")
 GN = ("GroupNorm",)
+LN = ("ChannelLayerNorm",)  # peer/modules.py's layer norm over channels (an nn.LayerNorm), always affine
+LAYER_SCALE = ("LayerScale",)
 POOLS = ("MaxPool2d", "MaxPool3d", "AvgPool2d", "AvgPool3d")
 
 
@@ -119,7 +124,8 @@ def extras(ops):
     transposed_over = sum(op["macs_at_output"] - op["macs"] for op in convs if op["transposed"])
     # FlopCounterMode's backward counts a grouped conv's grad-weight as if it were dense.
     ex = {"flop_counter_backward": sum(2 * (op["groups"] - 1) * op["macs"] for op in convs)}
-    ex["fvcore"] = _per_element(ops, {**{k: (1, "in", 2) for k in BN}, **{k: (4, "in", 5) for k in GN}}) + sum(
+    ex["fvcore"] = _per_element(ops, {**{k: (1, "in", 2) for k in BN}, **{k: (4, "in", 5) for k in GN},
+                                      **{k: (5, "in", None) for k in LN}}) + sum(
         op["out"] for op in ops if op["kind"] == "Upsample" and op["dims"] == 2)
     # ptflops: its module hooks' sum is divided by the batch size; what its patched functionals
     # (F.relu, F.max_pool*/avg_pool*, F.interpolate, which nn.ReLU, the pools and nn.Upsample call)
@@ -134,7 +140,7 @@ def extras(ops):
     ex["thop"] = transposed_over + _per_element(ops, {
         **{k: (2, "in", 4) for k in BN}, **{k: (1, "out", None) for k in ("AvgPool2d", "AvgPool3d", "Upsample")}})
     ex["torchinfo"] = bias_out + transposed_over + sum(op["batch"] * op["params"] for op in ops
-                                                       if op["kind"] in BN + GN)
+                                                       if op["kind"] in BN + GN + LN + LAYER_SCALE)
     return ex
 
 
