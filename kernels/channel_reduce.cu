@@ -85,9 +85,15 @@ int64_t channel_sum_workspace_bytes(ActShape shape) {
   return region_bytes<Sums<1>>(static_cast<int64_t>(plan.splits) * shape.c);
 }
 
-void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* workspace, cudaStream_t stream) {
+namespace {
+
+// out[c] = the sum over N and space of what load_for(T{}) adds per element, in the dtype's T:
+// channel_sum's and channel_dot's two stages. A sum over no elements is zeros (all-zero bits in
+// every float type), with no empty grid.
+template <class MakeLoad>
+void reduce_channels(DType dtype, ActShape shape, void* out, void* workspace, cudaStream_t stream, MakeLoad load_for) {
   if (shape.c <= 0) return;
-  if (shape.numel() <= 0) {  // a sum over no elements: zeros (all-zero bits in every float type), no empty grid
+  if (shape.numel() <= 0) {
     CONVBENCH_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(shape.c * element_bytes(dtype)), stream));
     return;
   }
@@ -95,30 +101,28 @@ void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* wo
   auto* partial = static_cast<Sums<1>*>(workspace);
   dispatch_float(dtype, [&](auto tag) {
     using T = decltype(tag);
-    launch_channel_partials(shape, plan, LoadSum<T>{static_cast<const T*>(g)}, partial, stream);
+    launch_channel_partials(shape, plan, load_for(tag), partial, stream);
     CONVBENCH_LAUNCH(warp_merge_blocks(shape.c), kThreads, 0, stream, sum_chunks_kernel<T>)
     (shape.c, plan.splits, partial, static_cast<T*>(out));
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
 }
 
+}  // namespace
+
+void channel_sum(DType dtype, ActShape shape, const void* g, void* out, void* workspace, cudaStream_t stream) {
+  reduce_channels(dtype, shape, out, workspace, stream, [g](auto tag) {
+    using T = decltype(tag);
+    return LoadSum<T>{static_cast<const T*>(g)};
+  });
+}
+
 void channel_dot(DType dtype, ActShape shape, const void* g, const void* x, void* out, void* workspace,
                  cudaStream_t stream) {
-  if (shape.c <= 0) return;
-  if (shape.numel() <= 0) {  // as channel_sum: zeros
-    CONVBENCH_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(shape.c * element_bytes(dtype)), stream));
-    return;
-  }
-  const ChannelReducePlan plan = channel_reduce_plan(shape);
-  auto* partial = static_cast<Sums<1>*>(workspace);
-  dispatch_float(dtype, [&](auto tag) {
+  reduce_channels(dtype, shape, out, workspace, stream, [g, x](auto tag) {
     using T = decltype(tag);
-    launch_channel_partials(shape, plan, LoadDot<T>{static_cast<const T*>(g), static_cast<const T*>(x)}, partial,
-                            stream);
-    CONVBENCH_LAUNCH(warp_merge_blocks(shape.c), kThreads, 0, stream, sum_chunks_kernel<T>)
-    (shape.c, plan.splits, partial, static_cast<T*>(out));
+    return LoadDot<T>{static_cast<const T*>(g), static_cast<const T*>(x)};
   });
-  CONVBENCH_CUDA_CHECK_LAUNCH();
 }
 
 void scale_channels(DType dtype, DType param_dtype, ActShape shape, const void* x, const void* w, void* out,

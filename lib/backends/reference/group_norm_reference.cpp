@@ -102,15 +102,7 @@ void group_norm_backward(const BackwardCall& call) {
     store(*grad_x, gx);
   }
 
-  std::vector<double> sum_g(static_cast<size_t>(v.channels), 0.0), sum_g_xhat(sum_g.size(), 0.0);
-  for (int64_t n = 0; n < v.batch; ++n)
-    for (int64_t c = 0; c < v.channels; ++c)
-      for (int64_t s = 0; s < v.spatial; ++s) {
-        sum_g[c] += g[v.index(n, c, s)];
-        sum_g_xhat[c] += g[v.index(n, c, s)] * xhat(n, c, s);
-      }
-  if (Tensor* grad_gamma = optional_at(call.grad_params, 0)) store(*grad_gamma, sum_g_xhat);
-  if (Tensor* grad_beta = optional_at(call.grad_params, 1)) store(*grad_beta, sum_g);
+  store_affine_grads(call, g, v, xhat);
 }
 
 void register_group_norm_kernels(KernelTable& table) {

@@ -126,6 +126,22 @@ inline double norm_input_grad(double gg, double xhat, double invstd, double sum_
   return invstd * (gg - sum_gg / count - xhat * sum_gg_xhat / count);
 }
 
+// A norm's weight and bias gradients, per channel: sum over N and space of g * xhat and of g,
+// stored into the call's grad_params 0 and 1 where given (group and layer norm; xhat(n, c, s) is
+// the normalised input).
+template <class Xhat>
+void store_affine_grads(const BackwardCall& call, const std::vector<double>& g, const NCS& v, Xhat xhat) {
+  std::vector<double> sum_g(static_cast<size_t>(v.channels), 0.0), sum_g_xhat(sum_g.size(), 0.0);
+  for (int64_t n = 0; n < v.batch; ++n)
+    for (int64_t c = 0; c < v.channels; ++c)
+      for (int64_t s = 0; s < v.spatial; ++s) {
+        sum_g[c] += g[v.index(n, c, s)];
+        sum_g_xhat[c] += g[v.index(n, c, s)] * xhat(n, c, s);
+      }
+  if (Tensor* grad_gamma = optional_at(call.grad_params, 0)) store(*grad_gamma, sum_g_xhat);
+  if (Tensor* grad_beta = optional_at(call.grad_params, 1)) store(*grad_beta, sum_g);
+}
+
 // ---- per-op kernels --------------------------------------------------------------------------
 
 void conv_forward(const ForwardCall& call);
