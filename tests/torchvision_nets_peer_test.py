@@ -6,11 +6,12 @@ own models (built with weights=None: nothing is downloaded).
 
 For the networks of configs/seed001-efficient-nets.yaml: resnet50 (torchvision's resnet50),
 efficientnet-b0 (efficientnet_b0), mobilenet-v2 (mobilenet_v2), mobilenet-v3-large
-(mobilenet_v3_large) and regnety-400mf (regnet_y_400mf); and of configs/convnext-shufflenet.yaml:
-convnext-tiny (convnext_tiny) and shufflenet-v2-x1.0 (shufflenet_v2_x1_0):
+(mobilenet_v3_large) and regnety-400mf (regnet_y_400mf); of configs/convnext-shufflenet.yaml:
+convnext-tiny (convnext_tiny) and shufflenet-v2-x1.0 (shufflenet_v2_x1_0); and of
+configs/densenet121.yaml: densenet-121 (densenet121):
 - parameters and buffers at 224x224 equal torchvision's (num_batches_tracked left out, as convbench
   counts buffers), and the published parameter counts: 25,557,032, 5,288,548, 3,504,872,
-  5,483,032, 4,344,144, 28,589,128 and 2,278,604;
+  5,483,032, 4,344,144, 28,589,128, 2,278,604 and 7,978,856;
 - every batch norm's eps and momentum and every layer norm's eps, in order, are torchvision's
   (MobileNetV3's 0.001 and 0.01, ConvNeXt's 1e-6);
 - every stochastic depth's p that drops anything, in order, is torchvision's (EfficientNet's
@@ -45,6 +46,7 @@ REDUCED = ("batch=2", "size=64")
 
 SEED001 = os.path.join(ROOT, "configs", "seed001-efficient-nets.yaml")
 MORE = os.path.join(ROOT, "configs", "convnext-shufflenet.yaml")
+DENSENET = os.path.join(ROOT, "configs", "densenet121.yaml")
 # network -> (its config, torchvision constructor, torchvision's published parameter count)
 NETWORKS = {
     "resnet50": (SEED001, lambda: torchvision.models.resnet50(weights=None), 25_557_032),
@@ -54,6 +56,7 @@ NETWORKS = {
     "regnety-400mf": (SEED001, lambda: torchvision.models.regnet_y_400mf(weights=None), 4_344_144),
     "convnext-tiny": (MORE, lambda: torchvision.models.convnext_tiny(weights=None), 28_589_128),
     "shufflenet-v2-x1.0": (MORE, lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), 2_278_604),
+    "densenet-121": (DENSENET, lambda: torchvision.models.densenet121(weights=None), 7_978_856),
 }
 
 

@@ -11,6 +11,7 @@ scripts/bench_vs_torch.py times a network row against.
 - configs/seed001-efficient-nets.yaml: torchvision's resnet50, efficientnet_b0, mobilenet_v2,
   mobilenet_v3_large and regnet_y_400mf (the peer environment);
 - configs/convnext-shufflenet.yaml: torchvision's convnext_tiny and shufflenet_v2_x1_0.
+- configs/densenet121.yaml: torchvision's densenet121.
 
 module_counts() is the network peer tests' independent count of a model: parameters, buffers and
 forward MACs from hooks on the modules the model runs.
@@ -140,6 +141,8 @@ NETWORK_MODELS = {
     # configs/convnext-shufflenet.yaml: torchvision's own.
     ("convnext-tiny", "torchvision"): _torchvision_model("convnext_tiny"),
     ("shufflenet-v2-x1.0", "torchvision"): _torchvision_model("shufflenet_v2_x1_0"),
+    # configs/densenet121.yaml: torchvision's own.
+    ("densenet-121", "torchvision"): _torchvision_model("densenet121"),
     ("vbnet", "standard"): lambda: (_vbnet(False), "the seed's VBNet with CBR blocks (tests/vbnet_reference.py)"),
     ("vbnet", "post-bottleneck"): lambda: (_vbnet(True), "the seed's VBNet with its BottleNeck (tests/vbnet_reference.py)"),
 }
