@@ -19,8 +19,9 @@
 #              seconds and the slowest tests (to size a rerun).
 #   answers    the seeds' questions against PyTorch eager on the same GPU (report --against):
 #              the seed block (float32, bfloat16, both layouts), seed 004 as it was measured
-#              (configs/seed004-amp.yaml, amp_float16, both layouts) and seed 001's depthwise-
-#              separable blocks (configs/mobilenet-separable.yaml, float32 and bfloat16)
+#              (configs/seed004-amp.yaml, amp_float16, both layouts), seed 001's depthwise-
+#              separable blocks (configs/mobilenet-separable.yaml, float32 and bfloat16) and
+#              torchvision's efficient blocks (configs/efficient-blocks.yaml, float32)
 #   peers      convbench against PyTorch on the same GPU: seed-blocks (float32, tf32, bfloat16 x
 #              both layouts), resnet50-stages and channels-last (the three dtypes): times, peak
 #              memory (max_memory_allocated) and counts through `report --against`; then
@@ -413,8 +414,9 @@ do_peers() {
 }
 
 # The seeds' questions against PyTorch eager on the same GPU, the second call's work: the seed
-# block (seeds 000 and 003), seed 004 as measured (amp_float16, both layouts) and seed 001's
-# depthwise-separable blocks; each spec gets its share of what is left.
+# block (seeds 000 and 003), seed 004 as measured (amp_float16, both layouts), seed 001's
+# depthwise-separable blocks and torchvision's efficient blocks; each spec gets its share of what
+# is left.
 do_answers() {
   local dir=$build/gpu-check-answers limit=${CONVBENCH_GPU_CHECK_LIMIT_ANSWERS:-270} started rc=0 left
   started=$(date +%s)
@@ -426,9 +428,13 @@ do_answers() {
   left=$(left_of "$started" "$limit")
   peers_one "$dir" seed004-amp $((left * 3 / 5)) "$root/configs/seed004-amp.yaml" || rc=1
   left=$(left_of "$started" "$limit")
-  peers_one "$dir" mobilenet-separable "$left" "$root/configs/mobilenet-separable.yaml" "${dtypes[@]}" || rc=1
+  peers_one "$dir" mobilenet-separable $((left / 2)) "$root/configs/mobilenet-separable.yaml" "${dtypes[@]}" || rc=1
+  # Seed 001 at block scale: torchvision's efficient blocks (MBConv, MobileNetV2/V3, FusedMBConv,
+  # ConvNeXt, ShuffleNetV2, DenseNet) beside a standard conv, float32.
+  left=$(left_of "$started" "$limit")
+  peers_one "$dir" efficient-blocks "$left" "$root/configs/efficient-blocks.yaml" || rc=1
   pack answers "$dir" || rc=1
-  echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED) ($(ls "$dir"/*.against.txt 2>/dev/null | wc -l) of 3 specs against PyTorch)"
+  echo "verdict: $([ "$rc" = 0 ] && echo passed || echo FAILED) ($(ls "$dir"/*.against.txt 2>/dev/null | wc -l) of 4 specs against PyTorch)"
   return "$rc"
 }
 

@@ -71,10 +71,26 @@ blocks:
       - {kind: branches, count: 2}
       - {kind: folded, of: branches}
       - repvgg
-)" + onnx_variant,
+      - inverted_residual
+      - {kind: inverted_residual, name: v3, hidden: 16, act: hardswish, se: true}
+      - mbconv
+      - fused_mbconv
+      - convnext
+      - shufflenet_unit
+)" + onnx_variant + R"(
+  - name: grows
+    batch: 2
+    in_channels: 8
+    out_channels: 12
+    size: 8
+    variants: [densenet_layer]
+)",
                                     "kinds.yaml");
   std::vector<std::string> kinds;
-  for (const VariantSpec& v : spec.blocks.at(0).variants) kinds.push_back(v.kind);
+  for (const BlockSpec& block : spec.blocks)
+    for (const VariantSpec& v : block.variants) kinds.push_back(v.kind);
+  std::sort(kinds.begin(), kinds.end());
+  kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
   std::vector<std::string> every = block_kind_names();
 #ifndef CONVBENCH_WITH_ONNX
   std::erase(every, "onnx");  // built without ONNX: the kind exists only to refuse, saying why
@@ -83,10 +99,11 @@ blocks:
   std::sort(every.begin(), every.end());
   ASSERT_EQ(kinds, every) << "a kind this test does not try";
   const nlohmann::ordered_json doc = resolved_spec_json(spec);
-  for (const nlohmann::ordered_json& v : doc["blocks"][0]["variants"]) {
-    const BlockKindDefinition& kind = block_kind(v["kind"].get<std::string>());
-    for (const std::string& key : kind.keys) EXPECT_TRUE(v.contains(key)) << kind.name << " lacks " << key;
-  }
+  for (const nlohmann::ordered_json& block : doc["blocks"])
+    for (const nlohmann::ordered_json& v : block["variants"]) {
+      const BlockKindDefinition& kind = block_kind(v["kind"].get<std::string>());
+      for (const std::string& key : kind.keys) EXPECT_TRUE(v.contains(key)) << kind.name << " lacks " << key;
+    }
   for (const VariantSpec& v : spec.blocks[0].variants) EXPECT_EQ(folds_another(v), v.kind == "folded") << v.kind;
 }
 

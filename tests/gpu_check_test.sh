@@ -134,7 +134,7 @@ while IFS= read -r line; do
     pythons=$((pythons + 1))
   fi
 done < <(grep -h '^would run:' "$dry"/*.log)
-[ "$compares" = 33 ] || fail "the dry run printed $compares convbench compare commands, expected 33"
+[ "$compares" = 34 ] || fail "the dry run printed $compares convbench compare commands, expected 34"
 echo "checked $compares convbench commands and $pythons peer commands of the GPU stages"
 # Every command is cut to what is left of the call (less 15 s for the summary).
 short=$(mktemp -d)

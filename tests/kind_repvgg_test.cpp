@@ -8,22 +8,13 @@
 #include "pipeline/fold_facts.hpp"
 #include "pipeline/fold_proof.hpp"
 #include "spec/spec_loader.hpp"
+#include "test_blocks.hpp"
 #include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
 
-// "name(input, ...)" per op, in execution order.
-std::vector<std::string> ops_of(const Graph& g) {
-  std::vector<std::string> out;
-  for (const Op& op : g.ops) {
-    std::string s = op.name + "(";
-    for (size_t i = 0; i < op.inputs.size(); ++i)
-      s += (i ? ", " : "") + g.values.at(static_cast<size_t>(op.inputs[i])).name;
-    out.push_back(s + ")");
-  }
-  return out;
-}
+using testing::ops_of;
 
 // A block of 8 -> `out` channels with the given fields and variant.
 Graph graph_of(const std::string& block_fields, const std::string& variant = "repvgg", int64_t out = 8) {

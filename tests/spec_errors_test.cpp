@@ -159,7 +159,8 @@ TEST(SpecErrors, EnumValuesAndVariantKinds) {
             "channels_first or channels_last) (did you mean \"channels_last\"?)");
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: [seperable]\n"),
             "bad.yaml:4:16: blocks[0].variants[0]: unknown variant kind \"seperable\" (expected "
-            "standard, bottleneck, separable, grouped, custom, folded, branches, repvgg or onnx) (did you mean "
+            "standard, bottleneck, separable, grouped, custom, folded, branches, repvgg, inverted_residual, mbconv, "
+            "fused_mbconv, convnext, shufflenet_unit, densenet_layer or onnx) (did you mean "
             "\"separable\"?)");
   EXPECT_EQ(error_of(kHead + "  - name: b\n    variants: standard\n"),
             "bad.yaml:4:15: blocks[0].variants: expected a list of variants, got the string "

@@ -1,6 +1,10 @@
 // Block specs built in code for tests (no spec file needed).
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench::testing {
@@ -51,6 +55,18 @@ inline BlockSpec small_block(int dims, int64_t in, int64_t out, int64_t size) {
   b.baseline = "standard";
   b.key_path = "blocks[0]";
   return b;
+}
+
+// "name(input, ...)" per op, in execution order: a graph's wiring, compared as text.
+inline std::vector<std::string> ops_of(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Op& op : g.ops) {
+    std::string s = op.name + "(";
+    for (size_t i = 0; i < op.inputs.size(); ++i)
+      s += (i ? ", " : "") + g.values.at(static_cast<size_t>(op.inputs[i])).name;
+    out.push_back(s + ")");
+  }
+  return out;
 }
 
 }  // namespace convbench::testing

@@ -86,6 +86,18 @@ struct BlockKindDefinition {
   // rewritten by transforms/fold_graph.hpp (variants/folded_variant.hpp) and proven equal to it
   // before any row; spec_filter keeps the source, `analyze` reports the fold.
   bool folds_another = false;
+  // main_path is the whole block, its own shortcut included (torchvision's blocks: the identity
+  // added where the stride is 1 and the channels match): the block's dropout and residual do not
+  // apply to it.
+  bool own_shortcut = false;
 };
+
+// A kind's own parameters (VariantSpec::kind_parameters), or their defaults for a variant that
+// named the bare kind.
+template <typename Parameters>
+Parameters kind_parameters(const VariantSpec& v) {
+  if (!v.kind_parameters.has_value()) return Parameters{};
+  return std::any_cast<Parameters>(v.kind_parameters);
+}
 
 }  // namespace convbench

@@ -19,6 +19,10 @@ const std::vector<BlockKindDefinition>& all() {
       if (graphs != 1)
         throw std::logic_error("block kind registry: " + std::string(def.name) +
                                " needs exactly one of main_path, block_ops and folds_another");
+      // A network's slot ends every kind's main path with its own dropout and shortcut.
+      if (def.own_shortcut && (!def.main_path || def.not_in_networks.empty()))
+        throw std::logic_error("block kind registry: " + std::string(def.name) +
+                               " has its own shortcut: it needs a main_path and no place in networks");
     }
     return d;
   }();

@@ -2,6 +2,7 @@
 // The file format (JSON or YAML, same structure) is documented in README.md "Spec format".
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -83,6 +84,10 @@ struct VariantSpec {
   int64_t count = 0;
   bool split_channels = true;
   int64_t branch_out_channels = 0;
+  // The parameters of a kind that keeps them in its own file (a struct there, read and written by
+  // its definition: lib/spec/kind_<kind>.cpp); empty for the bare kind name, whose parameters all
+  // take their defaults. The kinds above predate it and keep their fields.
+  std::any kind_parameters;
   // In a network: the slot classes this variant goes into (empty: every slot); slots of other
   // classes get `standard`. A network's custom variant keeps its ops unresolved (NetworkSpec).
   std::vector<std::string> fills;

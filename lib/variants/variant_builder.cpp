@@ -24,6 +24,7 @@ Graph build_plain_graph(const BlockSpec& block, const VariantSpec& v, std::vecto
     const auto finish = [&](int y) { return b.finish(convert ? b.convert_layout(kFromBlockLayoutOp, y) : y); };
     if (kind.block_ops) return finish(kind.block_ops(b, block, v, x));
     BlockAssembler a(b, block);
+    if (kind.own_shortcut) return finish(kind.main_path(a, v, x));
     return finish(a.finish_main_path(x, kind.main_path(a, v, x)));
   } catch (const GraphError& e) {
     throw InputError(v.where, v.key_path, e.what());

@@ -16,13 +16,14 @@ every config variant by ctest `flop_counters_follow_their_rules`:
                    peer/counts.py).
   fvcore           "flops" that are MACs, forward, module in eval mode: conv MACs without bias;
                    batch norm (eval) 2 per element (1 without affine); group norm 5 per element
-                   (4 without affine); layer norm 5 per element (its aten::layer_norm, affine); nearest upsample 2d 1 per output element; ReLU, add, pools,
+                   (4 without affine); layer norm 5 per element (its aten::layer_norm, affine); nearest upsample 2d 1 per output element;
+                   2-D global average pool (adaptive_avg_pool2d) 1 per input element; ReLU, add, pools,
                    sigmoid, leaky ReLU, 3d upsample: nothing (ignored or unsupported ops).
                    Transposed conv: its true MACs (input spatial size), as convbench.
   ptflops          MACs (pytorch backend, its default), forward, eval mode, divided by the batch
                    size (it reports per sample): conv MACs + 1 per output element for a bias;
                    batch and group norm 2 per element (affine); ReLU, leaky ReLU, ReLU6 and GELU
-                   1 per element; max and average pools 1 per input element; upsample 1 per
+                   1 per element; max, average and global average pools 1 per input element; upsample 1 per
                    output element; sigmoid, hardswish, hardsigmoid, add, sub, concat: nothing (not
                    hooked modules). Its patched functionals (F.relu, F.gelu, F.silu, the pools,
                    F.interpolate) add 1 per element again, for the whole batch: ReLU, GELU, SiLU
@@ -31,7 +32,7 @@ every config variant by ctest `flop_counters_follow_their_rules`:
                    bias), which for a transposed conv counts its OUTPUT spatial size where the
                    true MACs use the input's (so a stride-s transposed conv is s^dims times
                    over); batch norm 2 per element (affine); average pool and upsample 1 per
-                   output element; ReLU, leaky ReLU, max pool, dropout: 0; group norm, sigmoid
+                   output element; global average pool its input elements plus its output's; ReLU, leaky ReLU, max pool, dropout: 0; group norm, sigmoid
                    and the block's own add/sub/concat modules: nothing (no rule for them).
   torchinfo        "mult-adds", forward: for a conv, (weight + bias elements) x batch x output
                    spatial size: conv MACs + 1 per output element for a bias (a transposed conv
@@ -114,6 +115,7 @@ GN = ("GroupNorm",)
 LN = ("ChannelLayerNorm",)  # peer/modules.py's layer norm over channels (an nn.LayerNorm), always affine
 LAYER_SCALE = ("LayerScale",)
 POOLS = ("MaxPool2d", "MaxPool3d", "AvgPool2d", "AvgPool3d")
+GLOBAL_POOLS = ("AdaptiveAvgPool2d", "AdaptiveAvgPool3d")  # global_avg_pool (squeeze-excitation's squeeze)
 
 
 def extras(ops):
@@ -126,19 +128,23 @@ def extras(ops):
     ex = {"flop_counter_backward": sum(2 * (op["groups"] - 1) * op["macs"] for op in convs)}
     ex["fvcore"] = _per_element(ops, {**{k: (1, "in", 2) for k in BN}, **{k: (4, "in", 5) for k in GN},
                                       **{k: (5, "in", None) for k in LN}}) + sum(
-        op["out"] for op in ops if op["kind"] == "Upsample" and op["dims"] == 2)
+        op["out"] for op in ops if op["kind"] == "Upsample" and op["dims"] == 2) + sum(
+        op["in"] for op in ops if op["kind"] == "AdaptiveAvgPool2d")
     # ptflops: its module hooks' sum is divided by the batch size; what its patched functionals
     # (F.relu, F.max_pool*/avg_pool*, F.interpolate, which nn.ReLU, the pools and nn.Upsample call)
     # collect is added afterwards, for the whole batch: ReLU and pools are counted twice.
     ex["ptflops"] = bias_out + _per_element(ops, {
         **{k: (1, "in", 2) for k in BN + GN}, **{k: (1, "out", None) for k in ("ReLU", "LeakyReLU", "ReLU6", "GELU")},
-        **{k: (1, "in", None) for k in POOLS}, "Upsample": (1, "out", None)})
+        **{k: (1, "in", None) for k in POOLS + GLOBAL_POOLS}, "Upsample": (1, "out", None)})
     # (F.gelu and F.silu are patched too: nn.GELU counts twice, nn.SiLU once, for the whole batch.)
     ex["ptflops_functional"] = _per_element(ops, {**{k: (1, "out", None) for k in ("ReLU", "GELU", "SiLU")},
-                                                  **{k: (1, "in", None) for k in POOLS}, "Upsample": (1, "out", None)})
+                                                  **{k: (1, "in", None) for k in POOLS + GLOBAL_POOLS},
+                                                  "Upsample": (1, "out", None)})
     # thop: calculate_norm is already 2 per element, doubled again for an affine norm.
     ex["thop"] = transposed_over + _per_element(ops, {
-        **{k: (2, "in", 4) for k in BN}, **{k: (1, "out", None) for k in ("AvgPool2d", "AvgPool3d", "Upsample")}})
+        **{k: (2, "in", 4) for k in BN}, **{k: (1, "out", None) for k in ("AvgPool2d", "AvgPool3d", "Upsample")},
+        # an adaptive pool: (its kernel, the input over the output, + 1 divide) per output element
+        **{k: (1, "in", None) for k in GLOBAL_POOLS}}) + sum(op["out"] for op in ops if op["kind"] in GLOBAL_POOLS)
     ex["torchinfo"] = bias_out + transposed_over + sum(op["batch"] * op["params"] for op in ops
                                                        if op["kind"] in BN + GN + LN + LAYER_SCALE)
     return ex

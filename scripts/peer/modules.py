@@ -471,7 +471,136 @@ def build_main_path(m, block, variant):
     if kind == "folded":
         from peer.fold import build_folded  # noqa: E402 (fold.py imports nothing of this module)
         return build_folded(m, block, variant, build_block, conv_module)
+    if kind in TORCHVISION_KINDS:
+        return TORCHVISION_KINDS[kind](TorchvisionBlock(m, block), variant)
     raise ValueError(f"unknown variant kind {kind}")
+
+
+# --- the kinds that are torchvision's blocks (lib/spec/kind_<kind>.cpp), written from torchvision's
+# model files: convs without bias before a batch norm with PyTorch's defaults, the kind's own act,
+# its own shortcut (the block's dropout and residual do not apply to them) ---------------------------
+
+KIND_ACTS = {"relu": nn.ReLU, "relu6": nn.ReLU6, "hardswish": nn.Hardswish, "silu": nn.SiLU,
+             "gelu": nn.GELU, "sigmoid": nn.Sigmoid, "hardsigmoid": nn.Hardsigmoid}
+
+
+class TorchvisionBlock:
+    """Adds torchvision's parts to a BlockModule under convbench's op names."""
+
+    def __init__(self, m, block):
+        self.m, self.block = m, block
+        self.dims = block["dims"]
+        self.keeps_shape = (block["in_channels"] == block["out_channels"]
+                            and all(x == 1 for x in block["stride"]))
+
+    def conv(self, name, src, cin, cout, spatial, strided, groups, bias):
+        b, dims = self.block, self.dims
+        ones = [1] * dims
+        return self.m.add_step(name, conv_module(
+            dims, cin, cout, b["kernel"] if spatial else ones, b["stride"] if strided else ones,
+            b["padding"] if spatial else [0] * dims, b["dilation"] if spatial else ones, groups, bias), [src])
+
+    def conv_norm_act(self, unit, src, cin, cout, spatial, strided, groups, act):
+        """torchvision's Conv2dNormActivation: conv without bias, BatchNorm, the act (or none)."""
+        v = self.conv(unit + "conv", src, cin, cout, spatial, strided, groups, False)
+        v = self.m.add_step(unit + "norm", norm_module("batch", self.dims, cout, 1), [v])
+        return v if act is None else self.m.add_step(unit + "act", KIND_ACTS[act](), [v])
+
+    def squeeze_excitation(self, src, channels, squeeze, act, gate):
+        """torchvision's SqueezeExcitation: avgpool, fc1, act, fc2, gate, scale * input."""
+        pool = nn.AdaptiveAvgPool2d(1) if self.dims == 2 else nn.AdaptiveAvgPool3d(1)
+        s = self.m.add_step("se.pool", pool, [src])
+        s = self.conv("se.fc1", s, channels, squeeze, False, False, 1, True)
+        s = self.m.add_step("se.act", KIND_ACTS[act](), [s])
+        s = self.conv("se.fc2", s, squeeze, channels, False, False, 1, True)
+        s = self.m.add_step("se.gate", KIND_ACTS[gate](), [s])
+        return self.m.add_step("se.scale", Mul(), [src, s])
+
+    def shortcut(self, main, p):
+        """StochasticDepth(p, "row") where p > 0, then + input."""
+        if p > 0:
+            main = self.m.add_step("drop_path", drop_path_module(p), [main])
+        return self.m.add_step("add", Add(), [main, "input"])
+
+
+def build_inverted_residual(t, v):
+    cin, cout = t.block["in_channels"], t.block["out_channels"]
+    hidden, act = v["hidden"], v["act"]
+    y = "input" if hidden == cin else t.conv_norm_act("expand.", "input", cin, hidden, False, False, 1, act)
+    y = t.conv_norm_act("depthwise.", y, hidden, hidden, True, True, hidden, act)
+    if v["se"]:
+        y = t.squeeze_excitation(y, hidden, v["squeeze"], "relu", "hardsigmoid")
+    y = t.conv_norm_act("project.", y, hidden, cout, False, False, 1, None)
+    return t.m.add_step("add", Add(), [y, "input"]) if t.keeps_shape else y
+
+
+def build_mbconv(t, v):
+    cin, cout = t.block["in_channels"], t.block["out_channels"]
+    hidden, act = v["hidden"], v["act"]
+    y = "input" if hidden == cin else t.conv_norm_act("expand.", "input", cin, hidden, False, False, 1, act)
+    y = t.conv_norm_act("depthwise.", y, hidden, hidden, True, True, hidden, act)
+    if v["se_ratio"] > 0:
+        y = t.squeeze_excitation(y, hidden, v["squeeze"], act, "sigmoid")
+    y = t.conv_norm_act("project.", y, hidden, cout, False, False, 1, None)
+    return t.shortcut(y, v["drop_path"]) if t.keeps_shape else y
+
+
+def build_fused_mbconv(t, v):
+    cin, cout = t.block["in_channels"], t.block["out_channels"]
+    if "hidden" in v:
+        y = t.conv_norm_act("expand.", "input", cin, v["hidden"], True, True, 1, v["act"])
+        y = t.conv_norm_act("project.", y, v["hidden"], cout, False, False, 1, None)
+    else:
+        y = t.conv_norm_act("conv.", "input", cin, cout, True, True, 1, v["act"])
+    return t.shortcut(y, v["drop_path"]) if t.keeps_shape else y
+
+
+def build_convnext(t, v):
+    c = t.block["in_channels"]
+    y = t.conv("dwconv", "input", c, c, True, False, c, True)
+    y = t.m.add_step("norm", ChannelLayerNorm(c, eps=1e-6), [y])
+    y = t.conv("pwconv1", y, c, c * v["expand"], False, False, 1, True)
+    y = t.m.add_step("act", KIND_ACTS[v["act"]](), [y])
+    y = t.conv("pwconv2", y, c * v["expand"], c, False, False, 1, True)
+    y = t.m.add_step("layer_scale", LayerScale(c), [y])
+    return t.shortcut(y, v["drop_path"])
+
+
+def build_shufflenet_unit(t, v):
+    cin, half = t.block["in_channels"], t.block["out_channels"] // 2
+
+    def branch(src, width_in):
+        y = t.conv_norm_act("branch2.pw1.", src, width_in, half, False, False, 1, "relu")
+        y = t.conv_norm_act("branch2.dw.", y, half, half, True, True, half, None)
+        return t.conv_norm_act("branch2.pw2.", y, half, half, False, False, 1, "relu")
+
+    if t.keeps_shape:
+        first = t.m.add_step("split.0", Slice(0, half), ["input"])
+        second = branch(t.m.add_step("split.1", Slice(half, half), ["input"]), half)
+    else:
+        first = t.conv_norm_act("branch1.dw.", "input", cin, cin, True, True, cin, None)
+        first = t.conv_norm_act("branch1.pw.", first, cin, half, False, False, 1, "relu")
+        second = branch("input", cin)
+    cat = t.m.add_step("cat", Concat(), [first, second])
+    return t.m.add_step("shuffle", ChannelShuffle(2), [cat])
+
+
+def build_densenet_layer(t, v):
+    cin = t.block["in_channels"]
+    growth = t.block["out_channels"] - cin
+    wide = v["bn_size"] * growth
+    y = t.m.add_step("norm1", norm_module("batch", t.dims, cin, 1), ["input"])
+    y = t.m.add_step("relu1", nn.ReLU(), [y])
+    y = t.conv("conv1", y, cin, wide, False, False, 1, False)
+    y = t.m.add_step("norm2", norm_module("batch", t.dims, wide, 1), [y])
+    y = t.m.add_step("relu2", nn.ReLU(), [y])
+    y = t.conv("conv2", y, wide, growth, True, False, 1, False)
+    return t.m.add_step("cat", Concat(), ["input", y])
+
+
+TORCHVISION_KINDS = {"inverted_residual": build_inverted_residual, "mbconv": build_mbconv,
+                     "fused_mbconv": build_fused_mbconv, "convnext": build_convnext,
+                     "shufflenet_unit": build_shufflenet_unit, "densenet_layer": build_densenet_layer}
 
 
 def upsample_module(dims, op):
@@ -682,6 +811,10 @@ def build_block(block, variant, dropout_seed=None):
         # shortcut included (kept ops, or folded in).
         use_philox_dropout(m, dropout_seed)
         return finish_with_policy(m, policy, out)
+    if variant["kind"] in TORCHVISION_KINDS:
+        # torchvision's blocks carry their own shortcut: the block's dropout and residual do not apply.
+        use_philox_dropout(m, dropout_seed)
+        return finish_with_policy(m, policy, convert_at_boundary(m, block, out))
     if variant["kind"] == "custom":
         # A custom variant's ops are the whole block: its `output` is the block output, and the
         # block's dropout and residual fields do not apply to it (as convbench's variant builder).
