@@ -69,43 +69,34 @@ std::optional<EltwiseForm> eltwise_form(const Op& op) {
   }
 }
 
-// out = in x the noise of each element's unit (one float per unit, 0 or 1/(1-p)), walked by the
-// runs a unit covers so that the inner loop is a plain vectorisable scale: drop_path's unit is a
-// sample (one contiguous run of C x spatial in either layout); channel_dropout's is a channel
-// (n, c), numbered n*C + c: a contiguous plane channels-first, and channels-last one element of
-// every position's row of C. (An index-to-unit division per element cost drop_path 3.4x PyTorch's
-// forward on ConvNeXt's first stage.)
-void scale_by_unit(const Op& op, const TensorDesc& d, const float* __restrict in, const float* __restrict noise,
-                   float* __restrict out) {
-  const int64_t c = d.channels(), spatial = d.spatial_size(), n = d.numel();
+// out = x x k of the element's (sample, channel) plane, k[n * C + c], in either layout: one pass
+// of channel_affine (channel_sums_cpu.cpp, vectorised by plane or by row of channels). Channel
+// dropout's noise, drop_path's (one value per sample, repeated over its channels), layer scale's
+// weight (repeated over samples) and a squeeze-excitation's gate all scale so. (Finding each
+// element's plane with a division per element cost drop_path 3.4x and the broadcast mul 3.4x
+// PyTorch eager's time.)
+void scale_planes(const TensorDesc& d, const float* x, const float* k, float* out) {
+  const std::vector<float> zero(static_cast<size_t>(d.batch() * d.channels()), 0.f);
+  channel_affine(d, nullptr, nullptr, x, zero.data(), k, zero.data(), out);
+}
+
+// k repeated: one value per sample (`per_sample`) or per channel (else) made one per plane.
+std::vector<float> per_plane(const TensorDesc& d, const float* k, bool per_sample) {
+  const int64_t channels = d.channels();
+  std::vector<float> planes(static_cast<size_t>(d.batch() * channels));
+  for (int64_t n = 0; n < d.batch(); ++n)
+    for (int64_t c = 0; c < channels; ++c) planes[static_cast<size_t>(n * channels + c)] = k[per_sample ? n : c];
+  return planes;
+}
+
+// out = in x the noise of each element's unit: a sample (drop_path) or a (sample, channel) plane
+// (channel dropout, whose noise is numbered n * C + c).
+void scale_by_unit(const Op& op, const TensorDesc& d, const float* in, const float* noise, float* out) {
   if (op.kind == OpKind::drop_path) {
-    const int64_t run = c * spatial;
-    for (int64_t u = 0; u < d.batch(); ++u) {
-      const float k = noise[u];
-      const float* __restrict x = in + u * run;
-      float* __restrict y = out + u * run;
-#pragma omp parallel for simd schedule(static) if (n > kParallelElements)
-      for (int64_t i = 0; i < run; ++i) y[i] = x[i] * k;
-    }
-  } else if (d.layout == Layout::channels_first) {
-#pragma omp parallel for schedule(static) if (n > kParallelElements)
-    for (int64_t u = 0; u < d.batch() * c; ++u) {
-      const float k = noise[u];
-      const float* __restrict x = in + u * spatial;
-      float* __restrict y = out + u * spatial;
-#pragma omp simd
-      for (int64_t i = 0; i < spatial; ++i) y[i] = x[i] * k;
-    }
-  } else {
-#pragma omp parallel for schedule(static) if (n > kParallelElements)
-    for (int64_t row = 0; row < d.batch() * spatial; ++row) {
-      const float* __restrict k = noise + (row / spatial) * c;
-      const float* __restrict x = in + row * c;
-      float* __restrict y = out + row * c;
-#pragma omp simd
-      for (int64_t i = 0; i < c; ++i) y[i] = x[i] * k[i];
-    }
+    scale_planes(d, in, per_plane(d, noise, true).data(), out);
+    return;
   }
+  scale_planes(d, in, noise, out);
 }
 
 // The noise from dropout's keep rule indexed by unit, then y = x * noise of the element's unit.
@@ -329,22 +320,8 @@ void accumulate(Tensor& dst, const Tensor& src) { add(dst, src, dst); }
 
 namespace {
 
-// mul's broadcast operand b (N, C, 1, ...) has one value per (n, c), stored alike in both
-// layouts; element p of a (in a's memory order) meets b[(n, c) of p].
-struct MulBroadcast {
-  int64_t channels, spatial;
-  bool channels_last;
-  int64_t b_index(int64_t p) const {
-    return channels_last ? (p / (spatial * channels)) * channels + p % channels : p / spatial;
-  }
-};
-
-MulBroadcast mul_broadcast(const TensorDesc& a) {
-  return {a.channels(), a.spatial_size(), a.layout == Layout::channels_last};
-}
-
-// out = x * y, y either x's shape or broadcast over space (`broadcast`); used for the forward
-// (a * b) and for grad_a (g * b).
+// out = x * y, y either x's shape or broadcast over space (one value per (sample, channel)); used
+// for the forward (a * b) and for grad_a (g * b).
 void mul_maybe_broadcast(const Tensor& x, const Tensor& y, Tensor& out) {
   const int64_t n = same_numel(x, out);
   const float* __restrict xp = x.data<float>();
@@ -355,55 +332,28 @@ void mul_maybe_broadcast(const Tensor& x, const Tensor& y, Tensor& out) {
     for (int64_t i = 0; i < n; ++i) op[i] = xp[i] * yp[i];
     return;
   }
-  const MulBroadcast m = mul_broadcast(x.desc);
-#pragma omp parallel for schedule(static) if (n > kParallelElements)
-  for (int64_t i = 0; i < n; ++i) op[i] = xp[i] * yp[m.b_index(i)];
+  scale_planes(x.desc, xp, yp, op);  // y's N x C values are in plane order in either layout
 }
 
-// grad_b = g * a, summed over space (in double, in a fixed order) when b is broadcast.
+// grad_b = g * a, summed over space (channel_sums: float within short chunks, double across) when
+// b is broadcast.
 void mul_grad_b(const Tensor& a, const Tensor& g, Tensor& grad_b) {
   if (grad_b.desc.shape == a.desc.shape) {
     mul_maybe_broadcast(g, a, grad_b);
     return;
   }
-  const MulBroadcast m = mul_broadcast(a.desc);
-  const float* __restrict ap = a.data<float>();
-  const float* __restrict gp = g.data<float>();
-  float* __restrict dp = grad_b.data<float>();
-  const int64_t batch = a.desc.batch();
-#pragma omp parallel for schedule(static) if (a.desc.numel() > kParallelElements)
-  for (int64_t nc = 0; nc < batch * m.channels; ++nc) {
-    const int64_t n = nc / m.channels, c = nc % m.channels;
-    double sum = 0.0;
-    for (int64_t s = 0; s < m.spatial; ++s) {
-      const int64_t p = m.channels_last ? (n * m.spatial + s) * m.channels + c : nc * m.spatial + s;
-      sum += static_cast<double>(gp[p]) * static_cast<double>(ap[p]);
-    }
-    dp[nc] = static_cast<float>(sum);
-  }
+  const auto planes = static_cast<size_t>(a.desc.batch() * a.desc.channels());
+  const std::vector<float> zero(planes, 0.f);
+  std::vector<double> sums(planes), products(planes);
+  channel_sums(a.desc, a.data<float>(), zero.data(), g.data<float>(), zero.data(), sums.data(), products.data());
+  float* dp = grad_b.data<float>();
+  for (size_t i = 0; i < planes; ++i) dp[i] = static_cast<float>(products[i]);
 }
 
-// layer_scale: out = x * w[c], per plane (channels-first) or per row of C (channels-last); the
-// forward and grad_x (g * w).
+// layer_scale: out = x * w[c]; the forward and grad_x (g * w).
 void scale_channels(const Tensor& x, const float* w, Tensor& out) {
-  const int64_t n = same_numel(x, out), channels = x.desc.channels(), spatial = x.desc.spatial_size();
-  const float* __restrict xp = x.data<float>();
-  float* __restrict op = out.data<float>();
-  const bool channels_last = x.desc.layout == Layout::channels_last;
-  const int64_t rows = channels_last ? n / channels : n / spatial, row = channels_last ? channels : spatial;
-#pragma omp parallel for schedule(static) if (n > kParallelElements)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = xp + r * row;
-    float* orow = op + r * row;
-    if (channels_last) {
-#pragma omp simd
-      for (int64_t c = 0; c < row; ++c) orow[c] = xr[c] * w[c];
-    } else {
-      const float k = w[r % channels];
-#pragma omp simd
-      for (int64_t i = 0; i < row; ++i) orow[i] = xr[i] * k;
-    }
-  }
+  same_numel(x, out);
+  scale_planes(x.desc, x.data<float>(), per_plane(x.desc, w, false).data(), out.data<float>());
 }
 
 // grad_w[c] = sum over N and space of g * x, in double, one channel per iteration (a fixed order).

@@ -175,38 +175,40 @@ void avg_pool_backward(const Tensor& dy, Tensor& dx, const PoolAttrs& attrs) {
 }
 
 // global_avg_pool: the mean of each (n, c) plane into y (N * C values in either layout: its
-// spatial sizes are 1), summed in double; backward spreads g / S over the plane.
+// spatial sizes are 1), summed by channel_sums (float within short chunks, double across, both
+// vectorised); backward spreads g / S over the plane, a plane (channels-first) or a row of
+// channels (channels-last) at a time.
 void global_avg_pool_forward(const Tensor& x, Tensor& y) {
-  const int64_t batch = x.desc.batch(), channels = x.desc.channels(), spatial = x.desc.spatial_size();
-  const bool last = x.desc.layout == Layout::channels_last;
-  const float* xp = x.data<float>();
+  const auto planes = static_cast<size_t>(x.desc.batch() * x.desc.channels());
+  const std::vector<float> zero(planes, 0.f);
+  std::vector<double> sums(planes);
+  channel_sums(x.desc, x.data<float>(), zero.data(), static_cast<const float*>(nullptr), nullptr, sums.data(), nullptr);
+  const auto spatial = static_cast<double>(x.desc.spatial_size());
   float* yp = y.data<float>();
-#pragma omp parallel for schedule(static) if (x.desc.numel() > (1 << 15))
-  for (int64_t n = 0; n < batch; ++n) {
-    std::vector<double> sums(static_cast<size_t>(channels), 0.0);
-    const float* xn = xp + n * channels * spatial;
-    if (last) {
-      for (int64_t s = 0; s < spatial; ++s)
-        for (int64_t c = 0; c < channels; ++c) sums[static_cast<size_t>(c)] += xn[s * channels + c];
-    } else {
-      for (int64_t c = 0; c < channels; ++c)
-        for (int64_t s = 0; s < spatial; ++s) sums[static_cast<size_t>(c)] += xn[c * spatial + s];
-    }
-    for (int64_t c = 0; c < channels; ++c)
-      yp[n * channels + c] = static_cast<float>(sums[static_cast<size_t>(c)] / static_cast<double>(spatial));
-  }
+  for (size_t i = 0; i < planes; ++i) yp[i] = static_cast<float>(sums[i] / spatial);
 }
 
 void global_avg_pool_backward(const Tensor& dy, Tensor& dx) {
   const int64_t channels = dx.desc.channels(), spatial = dx.desc.spatial_size(), count = dx.desc.numel();
-  const bool last = dx.desc.layout == Layout::channels_last;
   const float inv = 1.f / static_cast<float>(spatial);
-  const float* gp = dy.data<float>();
-  float* dp = dx.data<float>();
+  const float* __restrict gp = dy.data<float>();
+  float* __restrict dp = dx.data<float>();
+  if (dx.desc.layout == Layout::channels_first) {
 #pragma omp parallel for schedule(static) if (count > (1 << 15))
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t plane = last ? (i / (spatial * channels)) * channels + i % channels : i / spatial;
-    dp[i] = gp[plane] * inv;
+    for (int64_t plane = 0; plane < dx.desc.batch() * channels; ++plane) {
+      const float v = gp[plane] * inv;
+      float* __restrict o = dp + plane * spatial;
+#pragma omp simd
+      for (int64_t s = 0; s < spatial; ++s) o[s] = v;
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (count > (1 << 15))
+  for (int64_t row = 0; row < dx.desc.batch() * spatial; ++row) {
+    const float* __restrict g = gp + (row / spatial) * channels;
+    float* __restrict o = dp + row * channels;
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) o[c] = g[c] * inv;
   }
 }
 
