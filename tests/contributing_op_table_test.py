@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""CONTRIBUTING.md's op table ("Where each op lives") cannot rot.
+"""CONTRIBUTING.md's op table ("Where each op lives") and file names cannot rot.
 
 Every op kind of lib/graph/op_kinds.def has a row, no row names an op kind that is not there,
 and every file a row names exists in its column's folder (the folder is the column's heading).
-A file renamed, split or merged without the table following fails here.
+Every other path CONTRIBUTING.md writes in backticks from the repository root (`lib/...cpp`,
+`scripts/...py`, ...) exists too (it once sent readers to lib/measure/peer_check.cpp, which had
+moved to lib/pipeline/). A file renamed, split or merged without the document following fails here.
 
 usage: contributing_op_table_test.py SOURCE_DIR
 """
@@ -38,6 +40,17 @@ def table_rows(root):
     return cells[0], cells[2:]
 
 
+# A path from the repository root with a file extension; placeholders (`lib/ops/<op>.cpp`) have
+# characters outside the pattern and are not taken for paths.
+ROOT_PATH = re.compile(r"`((?:lib|app|kernels|tests|scripts|configs|cmake|results)/[\w./-]+\.\w+)`")
+
+
+def missing_paths(root):
+    with open(os.path.join(root, "CONTRIBUTING.md"), encoding="utf-8") as f:
+        paths = sorted(set(ROOT_PATH.findall(f.read())))
+    return paths, [p for p in paths if not os.path.exists(os.path.join(root, p))]
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     header, rows = table_rows(root)
@@ -65,11 +78,14 @@ def main():
             errors.append(f"row {op}: not an op kind of lib/graph/op_kinds.def")
         elif seen.count(op) > 1:
             errors.append(f"row {op}: more than once")
+    paths, missing = missing_paths(root)
     for e in sorted(set(errors)):
         print(f"CONTRIBUTING.md '{HEADING}': {e}")
-    if errors:
+    for p in missing:
+        print(f"CONTRIBUTING.md: {p} does not exist")
+    if errors or missing:
         return 1
-    print(f"{len(seen)} ops, every file present")
+    print(f"{len(seen)} ops, every file present; {len(paths)} other paths, each present")
     return 0
 
 
