@@ -1,11 +1,17 @@
 #include "spec/block_assembler.hpp"
 
+#include <algorithm>
+
 namespace convbench {
 namespace {
 
 std::vector<int64_t> repeat(int64_t v, int dims) { return std::vector<int64_t>(static_cast<size_t>(dims), v); }
 
 }  // namespace
+
+bool has_unit_stride(const BlockSpec& block) {
+  return std::all_of(block.stride.begin(), block.stride.end(), [](int64_t s) { return s == 1; });
+}
 
 int BlockAssembler::cna(const std::string& unit, int x, int64_t out, bool spatial, std::vector<int64_t> stride,
                         int64_t groups) {
@@ -58,10 +64,8 @@ int BlockAssembler::dropout(int y) {
 int BlockAssembler::finish_main_path(int x, int main) {
   main = dropout(main);
   if (!block_.residual) return main;
-  bool unit_stride = true;
-  for (int64_t s : block_.stride) unit_stride = unit_stride && s == 1;
   int shortcut = x;
-  if (block_.in_channels != block_.out_channels || !unit_stride) {
+  if (block_.in_channels != block_.out_channels || !has_unit_stride(block_)) {
     ConvAttrs a;
     a.out_channels = block_.out_channels;
     a.kernel = repeat(1, block_.dims);

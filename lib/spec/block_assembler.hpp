@@ -15,6 +15,10 @@
 
 namespace convbench {
 
+// Whether every stride of the block (or slot) is 1: with in_channels = out_channels, where an
+// identity shortcut fits.
+bool has_unit_stride(const BlockSpec& block);
+
 // conv -> norm -> act with names "<prefix><unit>conv", "<prefix><unit>norm", "<prefix><unit>act".
 class BlockAssembler {
  public:

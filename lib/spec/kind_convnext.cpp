@@ -40,8 +40,7 @@ BlockKindDefinition define_convnext_kind() {
   };
   d.fit = [](const VariantSpec& v, const BlockSpec& block, const FitSite& at) {
     const auto p = kind_parameters<ConvnextParameters>(v);
-    bool unit_stride = true;
-    for (int64_t s : block.stride) unit_stride = unit_stride && s == 1;
+    const bool unit_stride = has_unit_stride(block);
     if (block.in_channels != block.out_channels || !unit_stride)
       at.fail("", "a ConvNeXt block keeps its shape (in_channels = out_channels, stride 1); this block goes " +
                       std::to_string(block.in_channels) + " -> " + std::to_string(block.out_channels) + " channels" +

@@ -32,8 +32,7 @@ BlockKindDefinition define_densenet_layer_kind() {
     out.kind_parameters = p;
   };
   d.fit = [](const VariantSpec& v, const BlockSpec& block, const FitSite& at) {
-    bool unit_stride = true;
-    for (int64_t s : block.stride) unit_stride = unit_stride && s == 1;
+    const bool unit_stride = has_unit_stride(block);
     if (block.out_channels <= block.in_channels || !unit_stride)
       at.fail("",
               "a DenseNet layer adds growth = out_channels - in_channels new channels to its input at stride 1; "

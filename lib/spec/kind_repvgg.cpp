@@ -25,8 +25,7 @@ BlockKindDefinition define_repvgg_kind() {
     const BlockSpec& block = a.block();
     const int dense = a.norm("dense.", a.conv("dense.", x, block.out_channels, true, block.stride, 1));
     const int pointwise = a.norm("pointwise.", a.conv("pointwise.", x, block.out_channels, false, block.stride, 1));
-    bool unit_stride = true;
-    for (int64_t s : block.stride) unit_stride = unit_stride && s == 1;
+    const bool unit_stride = has_unit_stride(block);
     // The identity branch, as RepVGG computes it: before the sum.
     const int identity = block.in_channels == block.out_channels && unit_stride ? a.norm("identity.", x) : -1;
     int y = a.builder().add(a.name("sum"), dense, pointwise);

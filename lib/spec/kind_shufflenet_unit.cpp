@@ -40,8 +40,7 @@ BlockKindDefinition define_shufflenet_unit_kind() {
       "of ops (configs/convnext-shufflenet.yaml)";
   d.own_shortcut = true;
   d.fit = [](const VariantSpec&, const BlockSpec& block, const FitSite& at) {
-    bool unit_stride = true;
-    for (int64_t s : block.stride) unit_stride = unit_stride && s == 1;
+    const bool unit_stride = has_unit_stride(block);
     if (block.out_channels % 2 != 0)
       at.fail("", "a ShuffleNetV2 unit gives half of out_channels to each branch: out_channels " +
                       std::to_string(block.out_channels) + " is odd");
@@ -55,8 +54,7 @@ BlockKindDefinition define_shufflenet_unit_kind() {
     GraphBuilder& b = t.builder();
     const BlockSpec& block = t.block();
     const int64_t half = block.out_channels / 2;
-    bool unit_stride = true;
-    for (int64_t s : block.stride) unit_stride = unit_stride && s == 1;
+    const bool unit_stride = has_unit_stride(block);
     int first, second;
     if (unit_stride) {
       first = channel_slice(b, t.name("split.0"), x, 0, half);

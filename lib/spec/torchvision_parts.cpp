@@ -133,8 +133,7 @@ int TorchvisionParts::inverted_bottleneck(int x, int64_t hidden, OpKind act,
 }
 
 bool TorchvisionParts::keeps_shape() const {
-  return block_.in_channels == block_.out_channels &&
-         std::all_of(block_.stride.begin(), block_.stride.end(), [](int64_t s) { return s == 1; });
+  return block_.in_channels == block_.out_channels && has_unit_stride(block_);
 }
 
 }  // namespace convbench
