@@ -3,6 +3,7 @@
 // hash, counts and memory), and hostile files refused with exit 2, naming the file and the node.
 #ifdef CONVBENCH_WITH_ONNX
 
+#include <google/protobuf/unknown_field_set.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <sys/stat.h>
@@ -343,8 +344,9 @@ TEST(OnnxImport, PyTorchsGroupNormIsOneOpWithTheModulesWeights) {
   const auto rows = nlohmann::json::parse(r.out)["results"];
   EXPECT_EQ(rows[0]["graph_hash"], rows[1]["graph_hash"]);
 
-  // The pattern only: a Reshape elsewhere, or a Mul whose operand another node reads too (the
-  // weight then cannot be taken into the norm), is refused at its node.
+  // The pattern only: a Reshape elsewhere is refused at its node. A Mul that nothing the output
+  // needs reads (the Add reads the Mul's operand instead) is dead code, not part of the block: the
+  // norm keeps the Add's bias and no weight of the Mul.
   onnx::ModelProto m;
   {
     std::ifstream in(file, std::ios::binary);
@@ -361,9 +363,11 @@ TEST(OnnxImport, PyTorchsGroupNormIsOneOpWithTheModulesWeights) {
   ASSERT_GE(add, 0);
   // The Add reads the Mul's operand instead of the Mul's result: the operand has two readers.
   shared.mutable_graph()->mutable_node(add)->set_input(0, m.graph().node(mul).input(0));
-  const auto s = run_cli("validate " + spec_for_gn(write_model(shared, "gn-shared.onnx")));
-  EXPECT_EQ(s.exit_code, 2);
-  EXPECT_NE(s.err.find("is a constant, where convbench's op takes values"), std::string::npos) << s.err;
+  const auto s = run_cli("validate " + spec_for_gn(write_model(shared, "gn-shared.onnx")) + " --resolved-json -");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.out.find("\"mul\""), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.find("layer_scale"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("\"group_norm\""), std::string::npos) << s.out;
   onnx::ModelProto other = m;
   const int reshape = node_index("Reshape");
   onnx::TensorProto* odd = other.mutable_graph()->add_initializer();  // 3 groups of 4 channels
@@ -735,6 +739,183 @@ TEST(OnnxImport, TheFilesInputMustAgreeWithTheBlock) {
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("the model's output has 48 channels, the block's out_channels 32"), std::string::npos) << o.err;
   std::filesystem::remove(model);
+}
+
+TEST(OnnxImport, EveryBlockingNodeIsNamedAtOnceAndDeadNodesAreNotRead) {
+  // Two unknown operators, on two paths: both named in one refusal, with their indexes, names and
+  // types; conv2, which reads the first one's output, is not (it is no blocker of its own). The
+  // operators convbench reads are listed once, at the end.
+  const onnx::ModelProto two = changed([](onnx::ModelProto& m) {
+    m.mutable_graph()->mutable_node(2)->set_op_type("Softmax");
+    m.mutable_graph()->mutable_node(5)->set_op_type("Softplus");
+  });
+  const std::string model = write_model(two, "two-blockers.onnx");
+  const auto r = run_cli("validate " + spec_for(model));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(
+      r.err.find("graph.node: 2 nodes block reading this file: graph.node[2] (Softmax \"/Relu\"): not an operator "
+                 "convbench translates; graph.node[5] (Softplus \"/skip/Conv\"): not an operator convbench translates; "
+                 "it reads Add, AveragePool"),
+      std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("conv2"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("it reads", r.err.find("it reads") + 1), std::string::npos) << r.err;
+  // A node nothing the output needs reads is an exporter's leftover, not the block: not even an
+  // unknown operator there blocks the file.
+  const onnx::ModelProto dead = changed([](onnx::ModelProto& m) {
+    add_node(*m.mutable_graph(), "Softmax", "/unused", {"x"}, {"unused"});
+    add_node(*m.mutable_graph(), "Relu", "/unused_too", {"unused"}, {"unused_too"});
+  });
+  const auto d = run_cli("validate " + spec_for(write_model(dead, "dead-nodes.onnx")));
+  EXPECT_EQ(d.exit_code, 0) << d.err;
+  // Past 24 blockers the rest are counted, not listed (a hostile file may have 100,000).
+  const onnx::ModelProto many = changed([](onnx::ModelProto& m) {
+    std::string last = "y";
+    for (int i = 0; i < 30; ++i) {
+      add_node(*m.mutable_graph(), "Softmax", "/s" + std::to_string(i), {"x"}, {"s" + std::to_string(i)});
+      add_node(*m.mutable_graph(), "Add", "/a" + std::to_string(i), {last, "s" + std::to_string(i)},
+               {"a" + std::to_string(i)});
+      last = "a" + std::to_string(i);
+    }
+    m.mutable_graph()->mutable_output(0)->set_name(last);
+  });
+  const auto k = run_cli("validate " + spec_for(write_model(many, "many-blockers.onnx")));
+  EXPECT_EQ(k.exit_code, 2);
+  EXPECT_NE(k.err.find("30 nodes block reading this file"), std::string::npos) << k.err;
+  EXPECT_NE(k.err.find("/s23"), std::string::npos) << k.err;
+  EXPECT_EQ(k.err.find("/s24"), std::string::npos) << k.err;
+  EXPECT_NE(k.err.find("; and 6 more"), std::string::npos) << k.err;
+}
+
+// What PyTorch's default exporter writes in a node's metadata_props (ONNX 1.16's field 9, which
+// Debian's libonnx 1.12 keeps as an unknown field): here, that it folded a batch norm into a conv.
+void mark_folded(onnx::NodeProto& node) {
+  onnx::StringStringEntryProto entry;
+  entry.set_key("pkg.onnxscript.rewriter.rule_name");
+  entry.set_value("RemoveOptionalBiasFromConv, FuseBatchNormIntoConv");
+  node.mutable_unknown_fields()->AddLengthDelimited(9, entry.SerializeAsString());
+}
+
+TEST(OnnxImport, AFileWhoseExporterFoldedItsBatchNormsIsForInference) {
+  // MyBlock without its norms, as torch.onnx.export(m, (x,), f) writes it even for a module in
+  // training: each conv took its norm in.
+  onnx::ModelProto m = my_block();
+  onnx::GraphProto& g = *m.mutable_graph();
+  onnx::GraphProto folded = g;
+  folded.clear_node();
+  for (const auto& node : g.node()) {
+    if (node.op_type() == "BatchNormalization") continue;
+    onnx::NodeProto* n = folded.add_node();
+    *n = node;
+    for (auto& in : *n->mutable_input())
+      if (in == "b1" || in == "b2") in = in == "b1" ? "c1" : "c2";
+    if (node.name() == "/conv1/Conv" || node.name() == "/conv2/Conv") mark_folded(*n);
+  }
+  *m.mutable_graph() = folded;
+  const std::string model = write_model(m, "folded.onnx");
+  const auto train = run_cli("validate " + spec_for(model));
+  EXPECT_EQ(train.exit_code, 2);
+  EXPECT_NE(train.err.find("blocks[0].variants[0].file: the exporter folded 2 batch norm(s) into the conv before each "
+                           "(graph.node[0] (Conv \"/conv1/Conv\"), graph.node[2] (Conv \"/conv2/Conv\")"),
+            std::string::npos)
+      << train.err;
+  EXPECT_NE(
+      train.err.find("measure it with mode: infer, or export a trainable file with torch.onnx.export(model, (x,), "
+                     "f, dynamo=False, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)"),
+      std::string::npos)
+      << train.err;
+  // The same file in inference, and as a model file (which is then measured in inference).
+  const std::string spec = temp_path("folded.yaml");
+  std::ofstream(spec) << "blocks:\n  - {name: mine, batch: 2, dims: 3, in_channels: 24, out_channels: 48, size: 8, "
+                      << "mode: infer, variants: [{kind: onnx, name: folded, file: " << model << "}]}\n";
+  const auto infer = run_cli("validate " + spec);
+  EXPECT_EQ(infer.exit_code, 0) << infer.err;
+  const auto file = run_cli("analyze " + model + " --input 2x24x8x8x8");
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_NE(file.out.find("2x24x8x8x8, float32, channels_first, infer"), std::string::npos) << file.out;
+  // The same nodes without the exporter's mark are a block that trains.
+  onnx::ModelProto unmarked = m;
+  for (auto& node : *unmarked.mutable_graph()->mutable_node()) node.mutable_unknown_fields()->Clear();
+  const auto plain = run_cli("validate " + spec_for(write_model(unmarked, "plain.onnx")));
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+}
+
+// A small graph on an 8-channel 2-D input (x: 2x8x4x4), for the patterns' refusals.
+onnx::ModelProto small_model(const std::function<void(onnx::GraphProto&)>& nodes) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto& g = *m.mutable_graph();
+  value_info(g.add_input(), "x", {2, 8, 4, 4});
+  value_info(g.add_output(), "y", {2, 8, 4, 4});
+  nodes(g);
+  return m;
+}
+
+std::string validate_model(const onnx::ModelProto& m, const std::string& name) {
+  const auto r = run_cli("validate " + write_model(m, name) + " --input 2x8x4x4");
+  EXPECT_EQ(r.exit_code, 2) << name;
+  return r.err;
+}
+
+TEST(OnnxImport, ThePatternsExportersWriteAreReadOnlyWhole) {
+  // A channels-last view must come back before the output, and only ConvNeXt's permutation is one.
+  std::string err = validate_model(small_model([](onnx::GraphProto& g) {
+                                     ints(add_node(g, "Transpose", "/to_last", {"x"}, {"t"}), "perm", {0, 2, 3, 1});
+                                     add_node(g, "Relu", "/relu", {"t"}, {"y"});
+                                   }),
+                                   "left-channels-last.onnx");
+  EXPECT_NE(err.find("graph.output[0]: \"y\" is a channels-last view"), std::string::npos) << err;
+  err = validate_model(small_model([](onnx::GraphProto& g) {
+                         ints(add_node(g, "Transpose", "/swap", {"x"}, {"y"}), "perm", {0, 1, 3, 2});
+                       }),
+                       "odd-transpose.onnx");
+  EXPECT_NE(err.find("graph.node[0] (Transpose \"/swap\"): a Transpose convbench reads only to channels-last"),
+            std::string::npos)
+      << err;
+  // On the view, only pointwise ops, LayerNormalization, MatMul and its bias, and a per-channel Mul.
+  err = validate_model(small_model([](onnx::GraphProto& g) {
+                         ints(add_node(g, "Transpose", "/to_last", {"x"}, {"t"}), "perm", {0, 2, 3, 1});
+                         add_node(g, "GlobalAveragePool", "/pool", {"t"}, {"p"});
+                         ints(add_node(g, "Transpose", "/back", {"p"}, {"y"}), "perm", {0, 3, 1, 2});
+                       }),
+                       "pool-of-view.onnx");
+  EXPECT_NE(err.find("graph.node[1] (GlobalAveragePool \"/pool\"): a GlobalAveragePool of a channels-last view"),
+            std::string::npos)
+      << err;
+  // A noise drops samples, channels or elements of the value it multiplies.
+  err = validate_model(small_model([](onnx::GraphProto& g) {
+                         add_weight(g, "like", {2, 3, 1, 1});
+                         add_weight(g, "keep", {});
+                         const float rate = 0.9f;
+                         g.mutable_initializer(1)->set_raw_data(std::string(reinterpret_cast<const char*>(&rate), 4));
+                         add_node(g, "RandomUniformLike", "/noise", {"like"}, {"u"});
+                         add_node(g, "Less", "/less", {"u", "keep"}, {"m"});
+                         integer(add_node(g, "Cast", "/cast", {"m"}, {"c"}), "to", onnx::TensorProto::FLOAT);
+                         add_node(g, "Div", "/div", {"c", "keep"}, {"s"});
+                         add_node(g, "Mul", "/mul", {"x", "s"}, {"y"});
+                       }),
+                       "channel-noise.onnx");
+  EXPECT_NE(err.find("graph.node[4] (Mul \"/mul\"): a noise of 2x3x1x1 for a value of 8 channels: convbench reads "
+                     "one value per sample (drop_path), per channel (channel_dropout) or per element (dropout)"),
+            std::string::npos)
+      << err;
+  // A Gather is read of a Shape's dims only.
+  err = validate_model(small_model([](onnx::GraphProto& g) {
+                         add_weight(g, "index", {});
+                         g.mutable_initializer(0)->set_data_type(onnx::TensorProto::INT64);
+                         g.mutable_initializer(0)->set_raw_data(std::string(8, '\0'));
+                         add_node(g, "Gather", "/gather", {"x", "index"}, {"y"});
+                       }),
+                       "gather-of-value.onnx");
+  EXPECT_NE(err.find("graph.node[0] (Gather \"/gather\"): convbench reads Gather only of a Shape's dims"),
+            std::string::npos)
+      << err;
+  // A ReduceMean over channels is no pool.
+  err = validate_model(
+      small_model([](onnx::GraphProto& g) { ints(add_node(g, "ReduceMean", "/mean", {"x"}, {"y"}), "axes", {1}); }),
+      "mean-of-channels.onnx");
+  EXPECT_NE(err.find("a mean over axes (1): convbench reads a mean over every spatial dim"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 """PyTorch modules exported with torch.onnx.export, then measured by convbench as {kind: onnx}
 variants: the issue's MyBlock, seed 000's standard, bottleneck and separable blocks, seed 002's
 SubtractedConv, seed 003's Parallel_Bottleneck, a torchvision ResNet-50 stage, torchvision's
-MobileNetV2 inverted residuals (ReLU6, exported as Clip), a block with nn.SiLU (Sigmoid and Mul),
+MobileNetV2 inverted residuals (ReLU6, exported as Clip), MobileNetV3 inverted residual, MBConv
+and FusedMBConv (stochastic depth), RegNetY block, timm's squeeze-excitation (ReduceMean), a
+block with nn.SiLU (Sigmoid and Mul),
 nn.Hardswish and nn.ReLU6, a 3-D block with nn.GroupNorm (which the exporter writes as five nodes)
 and a PixelShuffle upsampler. Their
 parameters, conv MACs per direction (forward, backward data, backward weight) and the bytes
@@ -185,8 +187,109 @@ class SiluGeluBlock(nn.Module):
         return self.act3(self.project(y) + x)
 
 
+def mobilenet_v3_block():
+    """torchvision's MobileNetV3 inverted residual as mobilenet_v3_large builds it: squeeze-excitation
+    (torchvision's `scale * input`, the broadcast operand first), hardswish, hardsigmoid, batch
+    norms with eps 0.001 and momentum 0.01."""
+    import functools
+    from torchvision.models import mobilenetv3
+    config = mobilenetv3.InvertedResidualConfig(16, 5, 48, 16, True, "HS", 1, 1, 1.0)
+    return mobilenetv3.InvertedResidual(config, functools.partial(nn.BatchNorm2d, eps=0.001, momentum=0.01))
+
+
+def efficientnet_mbconv():
+    """torchvision's EfficientNet MBConv (expand 6, squeeze-excitation with SiLU) with stochastic
+    depth 0.2, which a training export writes as RandomUniformLike, Less, Cast, Div and Mul."""
+    from torchvision.models import efficientnet
+    return efficientnet.MBConv(efficientnet.MBConvConfig(6, 3, 1, 8, 8, 1), 0.2, nn.BatchNorm2d)
+
+
+def efficientnet_fused_mbconv():
+    """torchvision's EfficientNetV2 FusedMBConv (expand 4) with stochastic depth 0.1."""
+    from torchvision.models import efficientnet
+    return efficientnet.FusedMBConv(efficientnet.FusedMBConvConfig(4, 3, 1, 8, 8, 1), 0.1, nn.BatchNorm2d)
+
+
+def regnet_y_block():
+    """torchvision's RegNetY block: grouped 3x3 and squeeze-excitation (global pool, 1x1 convs,
+    sigmoid, `scale * input`)."""
+    from torchvision.models import regnet
+    return regnet.ResBottleneckBlock(16, 16, 1, nn.BatchNorm2d, nn.ReLU, 1, 8, 0.25)
+
+
+def convnext_block():
+    """torchvision's ConvNeXt CNBlock: depthwise 7x7, then on the channels-last tensor LayerNorm,
+    Linear, GELU, Linear (Transpose, LayerNormalization, MatMul and Add, Transpose back), layer
+    scale, stochastic depth 0.1."""
+    from torchvision.models import convnext
+    return convnext.CNBlock(16, 1e-6, 0.1)
+
+
+def shufflenet_unit(stride):
+    """torchvision's ShuffleNetV2 unit: chunk (Slice by shape arithmetic, or Split), the branch,
+    concat and channel shuffle (Reshape, Transpose, Reshape)."""
+    from torchvision.models import shufflenetv2
+    return lambda: shufflenetv2.InvertedResidual(16 if stride == 2 else 32, 32, stride)
+
+
+class DenseNetLayer(nn.Module):
+    """torchvision's DenseNet layer on its block input, concatenated to it as its dense block does:
+    torch.cat([x], 1) (a one-input Concat), norm, ReLU, 1x1 conv, norm, ReLU, 3x3 conv."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models import densenet
+        self.layer = densenet._DenseLayer(16, 8, 4, 0.0)
+
+    def forward(self, x):
+        return torch.cat([x, self.layer(x)], 1)
+
+
+class TimmSqueezeExcite(nn.Module):
+    """timm's squeeze-excitation as its SqueezeExcite writes it: x.mean((2, 3), keepdim=True), which
+    the exporters write as ReduceMean, then `x * gate`."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        self.reduce = nn.Conv2d(c, c // 4, 1)
+        self.expand = nn.Conv2d(c // 4, c, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        s = self.expand(torch.relu(self.reduce(y.mean((2, 3), keepdim=True))))
+        return y * torch.sigmoid(s) + x
+
+
+# torchvision's and timm's blocks, each as a block of its shapes: (name, module factory, input shape).
+TORCHVISION_MODULES = [
+    ("torchvision-mobilenetv3-ir", mobilenet_v3_block, (2, 16, 8, 8)),
+    ("torchvision-mbconv", efficientnet_mbconv, (2, 8, 8, 8)),
+    ("torchvision-fused-mbconv", efficientnet_fused_mbconv, (2, 8, 8, 8)),
+    ("torchvision-regnet-y", regnet_y_block, (2, 16, 8, 8)),
+    ("timm-squeeze-excite", TimmSqueezeExcite, (2, 16, 8, 8)),
+    ("torchvision-convnext-block", convnext_block, (2, 16, 8, 8)),
+    ("torchvision-shufflenet-unit", shufflenet_unit(1), (2, 32, 8, 8)),
+    ("torchvision-shufflenet-down", shufflenet_unit(2), (2, 16, 8, 8)),
+    ("torchvision-densenet-layer", DenseNetLayer, (2, 16, 8, 8)),
+]
+
+# Where convbench's saved bytes differ from PyTorch's by a rule it names (configs/README.md, "ONNX
+# variants"): bytes convbench keeps beyond PyTorch for a block of the given input shape (float32).
+SAVED_BYTES_RULES = {
+    # torch.chunk gives views of the block input, which PyTorch does not count as kept (the input is
+    # resident); convbench's slice of the second half is a copy, which the conv after it keeps.
+    "torchvision-shufflenet-unit": lambda s: (s[0] * s[1] // 2 * s[2] * s[3] * 4,
+                                              "convbench's slice copies the half torch.chunk views"),
+    # torch.cat([x], 1) copies the block input, and the norm after it keeps the copy; convbench
+    # reads the one-input Concat as the input itself, which is resident.
+    "torchvision-densenet-layer": lambda s: (-s[0] * s[1] * s[2] * s[3] * 4,
+                                             "PyTorch's one-input cat copies the input its norm keeps"),
+}
+
 # The modules users hold, each as a block of its shapes: (name, module factory, input shape).
-USER_MODULES = [
+USER_MODULES = TORCHVISION_MODULES + [
     ("mobilenetv2-features", mobilenet_v2_blocks, (2, 32, 16, 16)),
     ("silu-hardswish-relu6", SiluGeluBlock, (2, 8, 8, 8)),
     ("seed002-subtracted", SubtractedConv, (2, 16, 8, 8)),
@@ -250,12 +353,12 @@ def check_the_users_weights_and_step(tmp):
             spec += (f"  - {{name: {block}, dims: {len(shape) - 2}, batch: {shape[0]}, in_channels: {shape[1]}, "
                      f"out_channels: {out_channels}, size: {shape[2]}, mode: {mode}, "
                      f"variants: [{{kind: onnx, name: {name}, file: weights/{name}.onnx}}]}}\n")
-            m = copy.deepcopy(module).double().train(mode == "train")
+            m = with_philox_stochastic_depth(copy.deepcopy(module)).double().train(mode == "train")
             x = torch.rand(shape, dtype=torch.float64) * 2 - 1
             doc = {"block": block, "variant": name, "mode": mode, "peer": f"PyTorch {torch.__version__}",
                    "dtype": "float64", "layout": "channels_first", "scaled": False, "seed": 0}
             if mode == "train":
-                doc["params"] = {n: tensor_json(p) for n, p in m.named_parameters()}
+                doc["params"] = {convbench_name(m, n): tensor_json(as_read(m, n, p)) for n, p in m.named_parameters()}
                 doc["buffers_before"] = {n: tensor_json(b) for n, b in named_stat_buffers(m)}
             y = m(x)
             doc.update({"input": tensor_json(x), "output": tensor_json(y)})
@@ -263,7 +366,8 @@ def check_the_users_weights_and_step(tmp):
                 dy = torch.rand(y.shape, dtype=torch.float64) * 2 - 1
                 y.backward(dy)
                 doc["grad_output"] = tensor_json(dy)
-                doc["param_grads"] = {n: tensor_json(p.grad) for n, p in m.named_parameters()}
+                doc["param_grads"] = {convbench_name(m, n): tensor_json(as_read(m, n, p.grad))
+                                      for n, p in m.named_parameters()}
                 doc["buffers_after"] = {n: tensor_json(b) for n, b in named_stat_buffers(m)}
             with open(os.path.join(dumps, dump_name(block, name)), "w") as f:
                 json.dump(doc, f)
@@ -275,6 +379,110 @@ def check_the_users_weights_and_step(tmp):
     check(r.returncode == 0, f"verify of the users' weights and steps: exit {r.returncode}: {r.stderr}")
     rows = len(re.findall(r"\sok$", r.stdout, re.M))
     check(rows == 2 * (1 + len(USER_MODULES)), f"{rows} rows agree, expected {2 * (1 + len(USER_MODULES))}")
+
+
+def convbench_name(module, name):
+    """A parameter's name as convbench reads it from the file: the module's own, but for a bare
+    parameter that is no conv's, linear's or norm's weight or bias (ConvNeXt's `layer_scale`), read
+    as the layer_scale op of that name, whose parameter is `<name>.weight`."""
+    return name if name.rsplit(".", 1)[-1] in ("weight", "bias") else name + ".weight"
+
+
+def as_read(module, name, tensor):
+    """A parameter's tensor in the shape convbench reads it as: an nn.Linear on the channels of a
+    2-D block (ConvNeXt's) is a 1x1 conv, (out, in, 1, 1); a bare (C, 1, 1) scale is a
+    layer_scale's (C)."""
+    if name.rsplit(".", 1)[-1] not in ("weight", "bias"):
+        return tensor.reshape(-1)
+    owner = module.get_submodule(name.rsplit(".", 1)[0]) if "." in name else module
+    if isinstance(owner, nn.Linear) and name.endswith(".weight"):
+        return tensor.reshape(tuple(tensor.shape) + (1, 1))
+    return tensor
+
+
+def with_philox_stochastic_depth(module):
+    """The module with each torchvision StochasticDepth drawing convbench's Philox masks for the
+    dump's dropout seed, so that a training step is the same step on both sides."""
+    from peer.dumps import DUMP_DROPOUT_SEED
+    from peer.modules import PhiloxUnitDropout
+    for name, sub in list(module.named_modules()):
+        if type(sub).__name__ == "StochasticDepth":
+            *path, leaf = name.split(".")
+            parent = module
+            for part in path:
+                parent = getattr(parent, part)
+            setattr(parent, leaf, PhiloxUnitDropout(sub.p, DUMP_DROPOUT_SEED, unit_dims=1))
+    return module
+
+
+def check_the_default_export(tmp):
+    """torchvision's blocks exported with PyTorch's default call, torch.onnx.export(m, (x,), f), in
+    training mode as a user holds a fresh module: its optimizer folds every batch norm into the
+    conv before it, so the file is an inference model. convbench reads it for inference (forward
+    conv MACs equal PyTorch's, the forward equal to the module's in eval mode, in float64 by
+    verify), and for a training step refuses it, saying what it lacks and the call that exports a
+    trainable file."""
+    folder, dumps = os.path.join(tmp, "default"), os.path.join(tmp, "default-dumps")
+    os.mkdir(folder)
+    os.mkdir(dumps)
+    infer, train = "name: default-export\nblocks:\n", "name: default-export-train\nblocks:\n"
+    macs = {}
+    for name, make, shape in TORCHVISION_MODULES:
+        torch.manual_seed(2)
+        module = make()
+        with torch.no_grad():
+            for m in module.modules():
+                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                    m.weight.uniform_(0.5, 1.5)
+                    m.bias.uniform_(-0.5, 0.5)
+                    m.running_mean.uniform_(-0.5, 0.5)
+                    m.running_var.uniform_(0.5, 1.5)
+        torch.onnx.export(module.train(), (torch.randn(shape),), os.path.join(folder, name + ".onnx"))
+        module.eval()
+        with torch.no_grad():
+            out_channels = module(torch.zeros(shape)).shape[1]
+        for mode in ("infer", "train"):
+            line = (f"  - {{name: {name}, dims: 2, batch: {shape[0]}, in_channels: {shape[1]}, "
+                    f"out_channels: {out_channels}, size: {shape[2]}, mode: {mode}, "
+                    f"variants: [{{kind: onnx, name: {name}, file: default/{name}.onnx}}]}}\n")
+            if mode == "infer":
+                infer += line
+            else:
+                train += line
+        records, _ = trace_convs(module, torch.zeros(shape), False)
+        macs[name] = macs_by_direction(records, False)["forward"]
+        # The file's weights are float32 products of the conv's and the norm's: the peer's output
+        # is the module's float32 forward, with its float64 forward as the truth, so that verify
+        # asks convbench's output to be no further from it than PyTorch's own float32 run is.
+        x = torch.rand(shape, dtype=torch.float64) * 2 - 1
+        with torch.no_grad():
+            y32 = module(x.float())
+            y64 = copy.deepcopy(module).double()(x)
+        doc = {"block": name, "variant": name, "mode": "infer", "peer": f"PyTorch {torch.__version__}",
+               "dtype": "float32", "layout": "channels_first", "scaled": False, "seed": 0,
+               "input": tensor_json(x.float()), "output": tensor_json(y32), "truth": {"output": tensor_json(y64)}}
+        with open(os.path.join(dumps, dump_name(name, name)), "w") as f:
+            json.dump(doc, f)
+    infer_spec, train_spec = os.path.join(tmp, "default-infer.yaml"), os.path.join(tmp, "default-train.yaml")
+    with open(infer_spec, "w") as f:
+        f.write(infer)
+    with open(train_spec, "w") as f:
+        f.write(train)
+    r = subprocess.run([binary, "analyze", infer_spec, "--json", "-"], capture_output=True, text=True)
+    check(r.returncode == 0, f"the default export read for inference: exit {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        for row in json.loads(r.stdout)["results"]:
+            check(row["macs"]["forward"] == macs[row["block"]],
+                  f"{row['block']} (default export): forward MACs {row['macs']['forward']}, PyTorch {macs[row['block']]}")
+            print(f"{row['block']} (default export, inference): forward MACs {macs[row['block']]}: "
+                  f"{'equal' if row['macs']['forward'] == macs[row['block']] else 'DIFFERENT'}")
+    v = subprocess.run([binary, "verify", infer_spec, dumps, "--device", "reference"], capture_output=True, text=True)
+    print(v.stdout, end="")
+    check(v.returncode == 0, f"verify of the default exports' forward: exit {v.returncode}: {v.stderr}")
+    t = subprocess.run([binary, "validate", train_spec], capture_output=True, text=True)
+    check(t.returncode == 2 and "the exporter folded" in t.stderr and "dynamo=False" in t.stderr,
+          f"the default export in a training block: exit {t.returncode}: {t.stderr}")
+    print("the default export in a training block:", t.stderr.strip().splitlines()[-1][:160], "...")
 
 
 def pytorch_counts(module, shape):
@@ -318,12 +526,14 @@ def main():
             return
         rows = {(row["block"], row["variant"]): row for row in json.loads(r.stdout)["results"]}
 
-        def compare(row, params, macs, saved, what):
+        def compare(row, params, macs, saved, what, rule=None):
+            # rule: (bytes convbench saves beyond PyTorch, why), for the named differences alone.
+            extra, why = rule or (0, "")
             ours = (row["params"], {k: row["macs"][k] for k in macs}, row["memory"]["predicted"]["saved_bytes"])
-            theirs = (params, macs, saved)
-            check(ours == theirs, f"{what}: convbench {ours}, PyTorch {theirs}")
-            print(f"{what}: params {params}, MACs {macs}, saved {saved} B: "
-                  f"{'equal' if ours == theirs else 'DIFFERENT'}")
+            theirs = (params, macs, saved + extra)
+            check(ours == theirs, f"{what}: convbench {ours}, PyTorch {(params, macs, saved)} (rule: {extra} B)")
+            print(f"{what}: params {params}, MACs {macs}, saved {saved} B"
+                  f"{f' {extra:+d} B ({why})' if extra else ''}: {'equal' if ours == theirs else 'DIFFERENT'}")
 
         for variant in seed["variants"]:
             name = variant["name"]
@@ -340,12 +550,14 @@ def main():
         saved = saved_bytes(Runner(mine, mine["variants"][0], torch.device("cpu"), module=MyBlock()))["saved_bytes"]
         compare(rows[("mine", "mine")], params, macs, saved, "MyBlock through ONNX vs PyTorch")
         check_the_users_weights_and_step(tmp)
+        check_the_default_export(tmp)
         user_blocks = {b["name"]: b for b in load_spec(spec, binary)[1]}
         for name, make, shape in USER_MODULES:
             block = user_blocks[name]
             params, macs = pytorch_counts(make(), shape)
             saved = saved_bytes(Runner(block, block["variants"][0], torch.device("cpu"), module=make()))["saved_bytes"]
-            compare(rows[(name, name)], params, macs, saved, f"{name} through ONNX vs PyTorch")
+            compare(rows[(name, name)], params, macs, saved, f"{name} through ONNX vs PyTorch",
+                    SAVED_BYTES_RULES[name](shape) if name in SAVED_BYTES_RULES else None)
 
     if failures:
         print(f"{len(failures)} failure(s)")

@@ -45,6 +45,59 @@ struct OnnxContext {
   std::set<std::string> names;                  // op names taken
   std::vector<ImportedOp> ops;
   std::map<std::string, int64_t> uses;  // ONNX value name -> node inputs and graph outputs reading it
+  // convbench values whose spatial dims are all 1 (a global pool and what follows it pointwise):
+  // the operand of a Mul that broadcasts over space, whichever side the exporter wrote it on.
+  std::set<std::string> spatial_one;
+
+  // Shape arithmetic (onnx_shape_arithmetic.cpp): the integer vectors an exporter computes from a
+  // value's Shape (the stochastic depth's noise of N x 1 x ... with the batch left symbolic), by
+  // ONNX name, each dim a number or the block's batch; and what ConstantOfShape fills to such a
+  // shape (only its shape matters to the nodes that read it).
+  struct ShapeDim {
+    enum class Kind { number, batch, unknown } kind = Kind::unknown;
+    int64_t value = 0;  // when a number
+    bool operator==(const ShapeDim&) const = default;
+  };
+  struct ShapeValue {
+    std::vector<ShapeDim> dims;
+    bool scalar = false;  // a 0-d result (a Gather of one index), one dim
+  };
+  std::map<std::string, ShapeValue> shapes;
+  std::map<std::string, std::vector<ShapeDim>> filled;
+
+  // ConvNeXt's channels-last stretch (onnx_channels_last.cpp): the ONNX values that are a
+  // convbench value viewed as N x spatial x C (after a Transpose), the 2-D weights transposed by a
+  // Transpose node (by its output, the weight it transposes), and the 1x1 convs read from a MatMul
+  // whose Add of a bias may still come.
+  std::set<std::string> channels_last;
+  std::map<std::string, std::string> transposed_weights;
+  std::set<std::string> open_bias;
+
+  // ShuffleNet's channel shuffle (onnx_channel_shuffle.cpp): a value reshaped to N x g x C/g x
+  // ..., and that view with its two group axes transposed, by ONNX name.
+  struct GroupView {
+    std::string value;
+    int64_t groups = 0;
+  };
+  std::map<std::string, GroupView> shuffle_groups, shuffled;
+
+  // nn.GELU's erf form before opset 20 (onnx_gelu.cpp): each ONNX value of it, by how far it has
+  // come, with the convbench value x it is of.
+  struct GeluStep {
+    enum class Step { scaled, erf, one_plus, half_one_plus, x_one_plus } step;
+    std::string x;
+    bool channels_last = false;  // x is a channels-last view (ConvNeXt's GELU): so is the gelu
+  };
+  std::map<std::string, GeluStep> gelu;
+
+  // torchvision's stochastic depth in a training export (onnx_stochastic_depth.cpp): each ONNX
+  // value of its noise, by how far the pattern has come, with the survival rate it compares with.
+  struct Noise {
+    enum class Step { uniform, mask, scaled } step;
+    double keep = 0;
+    std::vector<ShapeDim> dims;  // the noise's shape: whose units it drops
+  };
+  std::map<std::string, Noise> noise;
 
   // PyTorch's group norm, as its exporter writes it (onnx_group_norm.cpp):
   struct GroupedView {

@@ -40,12 +40,23 @@ ImportedOp* op_named(OnnxContext& cx, const std::string& name) {
 }  // namespace
 
 void translate_shape(OnnxContext& cx, const At& at) {
-  if (find_attribute(at.node, "start") || find_attribute(at.node, "end"))
-    at.refuse("a Shape of some dims only: convbench reads a Shape only as the way back of a group norm");
-  cx.shape_of[at.node.output(0)] = data_input(at, 0);
+  const std::string x = data_input(at, 0);
+  // As a vector of dims (onnx_shape_arithmetic.cpp): the batch, the channels where known, and
+  // the spatial dims (not followed through the nodes: unknown), from start to end (opset 15).
+  using Dim = OnnxContext::ShapeDim;
+  std::vector<Dim> dims = {{Dim::Kind::batch, 0}};
+  const auto channels = channels_of(cx, x);
+  dims.push_back(channels ? Dim{Dim::Kind::number, *channels} : Dim{});
+  for (int d = 0; d < cx.dims; ++d) dims.push_back(Dim{});
+  const auto rank = static_cast<int64_t>(dims.size());
+  const auto clamp = [&](int64_t a) { return std::clamp(a < 0 ? a + rank : a, int64_t{0}, rank); };
+  const int64_t start = clamp(int_attribute(at.node, "start", 0)), end = clamp(int_attribute(at.node, "end", rank));
+  cx.shapes[at.node.output(0)] = {std::vector<Dim>(dims.begin() + start, dims.begin() + std::max(start, end)), false};
+  if (start == 0 && end == rank) cx.shape_of[at.node.output(0)] = x;  // the way back of a group norm
 }
 
 void translate_unsqueeze(OnnxContext& cx, const At& at) {
+  if (translate_shape_arithmetic(cx, at, "Unsqueeze")) return;
   if (!is_constant_input(at, 0))
     at.refuse("an Unsqueeze of a computed value: convbench reads Unsqueeze only of a group norm's weight or bias");
   OnnxTensor t = constant_input(at, 0, "the tensor");
@@ -68,9 +79,25 @@ void translate_unsqueeze(OnnxContext& cx, const At& at) {
 }
 
 void translate_reshape(OnnxContext& cx, const At& at) {
+  if (translate_shuffle_reshape(cx, at)) return;  // ShuffleNet's (onnx_channel_shuffle.cpp)
+  // torch.flatten(x, 1) or x.view(N, -1) before a classifier, as the default exporter writes it:
+  // a Reshape to N x -1 (or N x C), the same values as Flatten gives (convbench's linear flattens
+  // its N x C x 1 x ... input itself).
+  if (has_input(at.node, 0) && has_input(at.node, 1) && cx.values.count(at.node.input(0)) &&
+      !cx.channels_last.count(at.node.input(0))) {
+    using Dim = OnnxContext::ShapeDim;
+    const auto to = shape_dims_input(at, 1, "the shape");
+    const auto channels = channels_of(cx, cx.values.at(at.node.input(0)));
+    if (to.size() == 2 && to[0].kind != Dim::Kind::unknown && to[1].kind == Dim::Kind::number &&
+        (to[1].value == -1 || (channels && to[1].value == *channels))) {
+      cx.values[at.node.output(0)] = cx.values.at(at.node.input(0));
+      return;
+    }
+  }
   const std::string why =
       "a Reshape convbench reads only as part of PyTorch's group norm (to N x groups x -1, then back to its "
-      "input's Shape): its ops keep N x C x spatial";
+      "input's Shape) or of ShuffleNet's channel shuffle (to N x g x C/g x spatial, transposed, and back): its "
+      "ops keep N x C x spatial";
   if (!has_input(at.node, 1)) at.refuse(why);
   // The way back: the normalised groups, reshaped to the Shape of the norm's own input.
   if (const auto shape = cx.shape_of.find(at.node.input(1)); shape != cx.shape_of.end()) {
@@ -124,18 +151,10 @@ bool take_norm_affine(OnnxContext& cx, const At& at, const std::string& type) {
   const std::string& operand = at.node.input(1 - k);
   const auto value = cx.values.find(operand);
   if (value == cx.values.end() || !cx.open_affine.count(value->second) || cx.uses[operand] != 1) return false;
-  // The constant must be one value per channel, broadcast along the channel axis: dims (C, 1, ...)
-  // aligned to the value's last dims, or (1, C, 1, ...).
-  const OnnxTensor& c = constant_input(at, k, "the constant");
   ImportedOp* op = op_named(cx, value->second);
   const int64_t channels = *channels_of(cx, value->second);
-  const auto rank = static_cast<int64_t>(cx.dims + 2), crank = static_cast<int64_t>(c.dims.size());
-  int64_t channel_axis = -1, count = 1;
-  for (int64_t i = 0; i < crank; ++i) {
-    count *= c.dims[static_cast<size_t>(i)];
-    if (c.dims[static_cast<size_t>(i)] != 1) channel_axis = rank - crank + i;
-  }
-  if (crank > rank || count != channels || (channels > 1 && channel_axis != 1)) return false;
+  if (!is_per_channel_constant(at, k, channels)) return false;
+  const OnnxTensor& c = constant_input(at, k, "the constant");
   const std::string where =
       onnx_node_label(at.node, at.index) + ".input[" + std::to_string(k) + "] (" + printable(at.node.input(k)) + ")";
   const GivenValues m = read_onnx_values(cx, c, where);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -11,10 +12,14 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <set>
 #include <utility>
+
+#include <google/protobuf/unknown_field_set.h>
 
 #include "onnx/onnx_graph.hpp"
 #include "util/input_error.hpp"
+#include "util/join.hpp"
 #include "util/markup_escape.hpp"
 #include "util/sha256.hpp"
 
@@ -255,6 +260,110 @@ std::string read_file_bytes(const std::string& path) {
   return bytes;
 }
 
+// A node's metadata_props entry `key` (ONNX 1.16's NodeProto field 9, where PyTorch's exporter
+// names what it did to the node). Debian's libonnx 1.12 predates the field, so its parser keeps it
+// among the unknown fields, read here as the StringStringEntryProto each one is.
+std::optional<std::string> node_metadata(const onnx::NodeProto& node, const std::string& key) {
+  constexpr int kMetadataProps = 9;
+  const google::protobuf::UnknownFieldSet& unknown = node.unknown_fields();
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField& field = unknown.field(i);
+    if (field.number() != kMetadataProps || field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited()) && entry.key() == key) return entry.value();
+  }
+  return std::nullopt;
+}
+
+// Which nodes the graph's outputs depend on. The others are an exporter's leftovers (PyTorch's
+// default exporter without its optimizer writes the running statistics' update shapes that nothing
+// reads), not part of the block: they are not translated, and cannot block the file.
+// Followed through each value's producer whatever the nodes' order, so that nodes out of order
+// are still translated, and refused there. A node with no output is kept too: it is refused.
+std::vector<bool> live_nodes(const onnx::GraphProto& g) {
+  std::map<std::string, int> producer;
+  std::vector<bool> live(static_cast<size_t>(g.node_size()), false);
+  std::vector<int> todo;
+  for (int i = 0; i < g.node_size(); ++i) {
+    bool any_output = false;
+    for (const std::string& out : g.node(i).output())
+      if (!out.empty()) {
+        producer.emplace(out, i);
+        any_output = true;
+      }
+    if (!any_output) {
+      live[static_cast<size_t>(i)] = true;
+      todo.push_back(i);
+    }
+  }
+  const auto need = [&](const std::string& value) {
+    const auto it = producer.find(value);
+    if (it == producer.end() || live[static_cast<size_t>(it->second)]) return;
+    live[static_cast<size_t>(it->second)] = true;
+    todo.push_back(it->second);
+  };
+  for (const auto& out : g.output()) need(out.name());
+  while (!todo.empty()) {
+    const int i = todo.back();
+    todo.pop_back();
+    for (const std::string& in : g.node(i).input()) need(in);
+  }
+  return live;
+}
+
+// Translates every live node, in order. A node that cannot be read does not end the reading: the
+// nodes after it still are (those reading its outputs only as far as to say whether their operator
+// is one convbench translates), so that one refusal names every node that blocks the file, not the
+// first of them (issue 52: MBConv's Mul hid behind a later Gather).
+void translate_live_nodes(const onnx::GraphProto& g, const std::vector<bool>& live, OnnxContext& cx) {
+  const auto& supported = supported_onnx_operators();
+  struct Blocker {
+    std::string where, why;
+  };
+  std::vector<Blocker> blockers;
+  bool unknown_operator = false;
+  std::set<std::string> unread;  // the outputs of nodes that were not translated
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (!live[static_cast<size_t>(i)]) continue;
+    const onnx::NodeProto& node = g.node(i);
+    const bool known = (node.domain().empty() || node.domain() == "ai.onnx") &&
+                       std::find(supported.begin(), supported.end(), node.op_type()) != supported.end();
+    const bool after_unread = std::any_of(node.input().begin(), node.input().end(),
+                                          [&](const std::string& in) { return unread.count(in) > 0; });
+    std::optional<Blocker> refusal;
+    if (!known) {
+      refusal = Blocker{onnx_node_label(node, i), node.domain().empty() || node.domain() == "ai.onnx"
+                                                      ? std::string("not an operator convbench translates")
+                                                      : "domain \"" + printable(node.domain()) +
+                                                            "\": convbench reads the standard operators only"};
+      unknown_operator = unknown_operator || node.domain().empty() || node.domain() == "ai.onnx";
+    } else if (!after_unread) {
+      try {
+        translate_onnx_node(node, i, cx);
+      } catch (const InputError& e) {
+        if (e.where().file != cx.file) throw;
+        refusal = Blocker{e.key_path(), e.message()};
+      }
+    }
+    if (refusal) blockers.push_back(*refusal);
+    if (refusal || after_unread)
+      for (const std::string& out : node.output()) unread.insert(out);
+  }
+  if (blockers.empty()) return;
+  const std::string reads = unknown_operator ? "; it reads " + join(supported, ", ") : std::string();
+  if (blockers.size() == 1) throw InputError({cx.file, 0, 0}, blockers[0].where, blockers[0].why + reads);
+  // Every blocker, each with its index, name and operator; bounded, as a hostile file may have
+  // 100,000 of them.
+  constexpr size_t kListed = 24;
+  std::vector<std::string> listed;
+  for (size_t k = 0; k < blockers.size() && k < kListed; ++k)
+    listed.push_back(blockers[k].where + ": " + blockers[k].why);
+  if (blockers.size() > kListed) listed.push_back("and " + std::to_string(blockers.size() - kListed) + " more");
+  throw InputError({cx.file, 0, 0}, "graph.node",
+                   std::to_string(blockers.size()) + " nodes block reading this file: " + join(listed, "; ") + reads);
+}
+
 }  // namespace
 
 std::string onnx_node_label(const onnx::NodeProto& node, int index) {
@@ -367,14 +476,19 @@ const std::vector<std::string>& supported_onnx_operators() {
   static const std::vector<std::string> ops = {"Add",
                                                "AveragePool",
                                                "BatchNormalization",
+                                               "Cast",
                                                "Clip",
                                                "Concat",
                                                "Constant",
+                                               "ConstantOfShape",
                                                "Conv",
                                                "ConvTranspose",
                                                "DepthToSpace",
+                                               "Div",
                                                "Dropout",
+                                               "Erf",
                                                "Flatten",
+                                               "Gather",
                                                "Gelu",
                                                "Gemm",
                                                "GlobalAveragePool",
@@ -383,10 +497,14 @@ const std::vector<std::string>& supported_onnx_operators() {
                                                "HardSwish",
                                                "Identity",
                                                "InstanceNormalization",
+                                               "LayerNormalization",
                                                "LeakyRelu",
+                                               "Less",
                                                "MatMul",
                                                "MaxPool",
                                                "Mul",
+                                               "RandomUniformLike",
+                                               "ReduceMean",
                                                "Relu",
                                                "Reshape",
                                                "Resize",
@@ -394,7 +512,9 @@ const std::vector<std::string>& supported_onnx_operators() {
                                                "Sigmoid",
                                                "Slice",
                                                "SpaceToDepth",
+                                               "Split",
                                                "Sub",
+                                               "Transpose",
                                                "Unsqueeze",
                                                "Upsample"};
   return ops;
@@ -479,15 +599,27 @@ OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path, co
   if (block.input_shape[1]) cx.channels["input"] = *block.input_shape[1];
   cx.names.insert("input");
 
-  for (const auto& node : g.node())
-    for (const std::string& in : node.input()) ++cx.uses[in];
+  const std::vector<bool> live = live_nodes(g);
+  for (int i = 0; i < g.node_size(); ++i)
+    if (live[static_cast<size_t>(i)])
+      for (const std::string& in : g.node(i).input()) ++cx.uses[in];
   for (const auto& out : g.output()) ++cx.uses[out.name()];
-  for (int i = 0; i < g.node_size(); ++i) translate_onnx_node(g.node(i), i, cx);
+  translate_live_nodes(g, live, cx);
+  for (int i = 0; i < g.node_size(); ++i)
+    if (live[static_cast<size_t>(i)])
+      if (const auto rules = node_metadata(g.node(i), "pkg.onnxscript.rewriter.rule_name");
+          rules && rules->find("FuseBatchNormIntoConv") != std::string::npos)
+        block.folded_norms.push_back(onnx_node_label(g.node(i), i));
 
   if (g.output_size() != 1)
     throw InputError({path, 0, 0}, "graph.output",
                      std::to_string(g.output_size()) + " outputs: a block has one output");
   const auto out = cx.values.find(g.output(0).name());
+  if (cx.channels_last.count(g.output(0).name()))
+    throw InputError({path, 0, 0}, "graph.output[0]",
+                     "\"" + printable(g.output(0).name()) +
+                         "\" is a channels-last view (N x spatial x C, after a Transpose): a block's output is N x C x "
+                         "spatial");
   if (out == cx.values.end() || out->second == "input")
     throw InputError({path, 0, 0}, "graph.output[0]",
                      "\"" + printable(g.output(0).name()) + "\" is not computed from the input by any node");

@@ -59,6 +59,10 @@ struct OnnxBlock {
   // symbolic (dynamic batch, say).
   std::vector<std::optional<int64_t>> input_shape;
   std::vector<ImportedOp> ops;
+  // The convs into which the exporter folded a batch norm (PyTorch's default exporter does so even
+  // for a module in training: onnxscript's FuseBatchNormIntoConv, named in the node's metadata), as
+  // node labels: such a file is an inference model, with no batch norm to train.
+  std::vector<std::string> folded_norms;
   std::string output;                      // the op whose value is the graph output
   std::optional<int64_t> output_channels;  // when the nodes let them be followed
 };

@@ -41,15 +41,57 @@ std::vector<int64_t> integers(const At& at, const OnnxTensor& t, const std::stri
 int64_t field_size(const At& at, int64_t v, const std::string& what);
 // A unique op name: the weight's name without ".weight", else the node's, else type and index.
 std::string op_name(OnnxContext& cx, const Node& n, int index, const std::string& weight);
-// Adds the op the node becomes; its first output names the op's value.
+// Adds the op the node becomes; its output `output` (the first by default) names the op's value.
 ImportedOp& add_op(OnnxContext& cx, const At& at, const std::string& op, const std::string& name,
-                   std::vector<std::string> inputs, OpFieldValues fields, std::optional<int64_t> channels);
+                   std::vector<std::string> inputs, OpFieldValues fields, std::optional<int64_t> channels,
+                   int output = 0);
 std::optional<int64_t> channels_of(const OnnxContext& cx, const std::string& value);
 // Constant input k's values as the starting values of the op's parameter or buffer `suffix`.
 void take_values(OnnxContext& cx, const At& at, int k, const std::string& suffix, ImportedOp& op);
 // A norm's epsilon (and batch norm's momentum) as the op's eps and momentum fields, where they are
 // not PyTorch's defaults.
 void take_norm_constants(const At& at, bool batch_norm, OpFieldValues& f);
+
+// Whether constant input k is one value per channel of a value of `channels` channels, broadcast
+// along the channel axis: dims (C, 1, ...) aligned to the value's last dims, or (1, C, 1, ...).
+bool is_per_channel_constant(const At& at, int k, int64_t channels);
+
+// Shape arithmetic on known shapes (onnx_shape_arithmetic.cpp): Gather from a Shape, Unsqueeze
+// and Concat of such vectors and constants, ConstantOfShape of them. False when the node computes
+// no shape (a Concat of channels, an Unsqueeze of a weight), which is then translated as usual.
+bool translate_shape_arithmetic(OnnxContext& cx, const At& at, const std::string& type);
+// Input k's integers where a node reads them (a Slice's starts and ends, a Reshape's shape): a
+// constant's, or a shape value's whose every dim is a number (refused otherwise).
+std::vector<int64_t> known_integers(const At& at, int k, const std::string& what);
+// Input k as dims (a shape value's, or a constant's integers), numbers, the batch or unknown.
+std::vector<OnnxContext::ShapeDim> shape_dims_input(const At& at, int k, const std::string& what);
+// ShuffleNet's channel shuffle, x.view(N, g, C / g, ...).transpose(1, 2).contiguous().view(N, C,
+// ...) (onnx_channel_shuffle.cpp): the Reshape to groups, the Transpose of the two group axes,
+// and the Reshape back, read as one channel_shuffle. False when the node is no step of it.
+bool translate_shuffle_reshape(OnnxContext& cx, const At& at);
+bool translate_shuffle_transpose(OnnxContext& cx, const At& at);
+// The dims of the tensor input k has where only its shape is read (RandomUniformLike's): a
+// constant's, or a ConstantOfShape's; nullopt when it is neither.
+std::optional<std::vector<OnnxContext::ShapeDim>> shape_only_input(const At& at, int k);
+
+// Whether any input of the node is a channels-last view (onnx_channels_last.cpp).
+bool reads_channels_last(const At& at);
+// ConvNeXt's channels-last stretch as PyTorch exports its LayerNorm2d and CNBlock: Transpose to
+// N x spatial x C, LayerNormalization over the last axis (layer_norm), MatMul by a weight and the
+// Add of its bias (a 1x1 conv, nn.Linear on the channels), a Mul by one value per channel
+// (layer_scale), and the Transpose back; read as the same ops on the channels-first value. False
+// when the node is none of these (a pointwise op on the view is then translated as usual).
+bool translate_channels_last(OnnxContext& cx, const At& at, const std::string& type);
+
+// nn.GELU's erf form as exported before opset 20 (onnx_gelu.cpp): Div by sqrt(2), Erf, Add 1,
+// the products with x and 1/2: one gelu. False when the node is no step of it.
+bool translate_gelu_erf(OnnxContext& cx, const At& at, const std::string& type);
+
+// torchvision's StochasticDepth(p, "row") as both of PyTorch's exporters write it in training
+// (onnx_stochastic_depth.cpp): RandomUniformLike of an (N, 1, ...) constant, Less than the survival
+// rate, Cast, Div by the survival rate, and the Mul of the block's value by it: one drop_path with
+// p = 1 - the survival rate. False when the node is no step of it.
+bool translate_stochastic_depth(OnnxContext& cx, const At& at, const std::string& type);
 
 // PyTorch's group norm as its exporter writes it at every opset (onnx_group_norm.cpp): Reshape
 // to (N, G, -1), InstanceNormalization with unit scale and zero shift, Reshape back to the input's

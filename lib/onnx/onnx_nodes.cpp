@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "onnx/onnx_float.hpp"
 #include "onnx/onnx_node_reading.hpp"
@@ -112,11 +113,29 @@ std::string op_name(OnnxContext& cx, const Node& n, int index, const std::string
   return name;
 }
 
+// Whether an op whose inputs all have spatial size 1 gives an output of spatial size 1: every op
+// that keeps its input's size does, and a conv whose kernel is 1 with no padding (any stride).
+bool keeps_spatial_one(const std::string& op, const OpFieldValues& fields) {
+  if (op == "conv") {
+    const auto kernel = fields.get<std::vector<int64_t>>("kernel").value_or(std::vector<int64_t>{});
+    const auto padding = fields.get<std::vector<int64_t>>("padding").value_or(std::vector<int64_t>{});
+    return std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; }) &&
+           std::all_of(padding.begin(), padding.end(), [](int64_t p) { return p == 0; });
+  }
+  return op != "conv_transpose" && op != "max_pool" && op != "avg_pool" && op != "upsample" && op != "space_to_depth" &&
+         op != "depth_to_space";
+}
+
 ImportedOp& add_op(OnnxContext& cx, const At& at, const std::string& op, const std::string& name,
-                   std::vector<std::string> inputs, OpFieldValues fields, std::optional<int64_t> channels) {
-  if (at.node.output_size() < 1 || at.node.output(0).empty()) at.refuse("has no output");
+                   std::vector<std::string> inputs, OpFieldValues fields, std::optional<int64_t> channels, int output) {
+  if (at.node.output_size() <= output || at.node.output(output).empty()) at.refuse("has no output");
+  const bool spatial_one =
+      op == "global_avg_pool" || op == "linear" ||
+      (!inputs.empty() && keeps_spatial_one(op, fields) &&
+       std::all_of(inputs.begin(), inputs.end(), [&](const std::string& in) { return cx.spatial_one.count(in) > 0; }));
+  if (spatial_one) cx.spatial_one.insert(name);
   cx.ops.push_back({op, name, std::move(inputs), std::move(fields), onnx_node_label(at.node, at.index), {}});
-  cx.values[at.node.output(0)] = name;
+  cx.values[at.node.output(output)] = name;
   if (channels) cx.channels[name] = *channels;
   return cx.ops.back();
 }
@@ -149,6 +168,17 @@ std::optional<int64_t> channels_of(const OnnxContext& cx, const std::string& val
 
 bool is_constant_input(const At& at, int k) {
   return has_input(at.node, k) && at.cx.constants.count(at.node.input(k)) > 0;
+}
+
+bool is_per_channel_constant(const At& at, int k, int64_t channels) {
+  const OnnxTensor& c = constant_input(at, k, "the constant");
+  const auto rank = static_cast<int64_t>(at.cx.dims + 2), crank = static_cast<int64_t>(c.dims.size());
+  int64_t channel_axis = -1, count = 1;
+  for (int64_t i = 0; i < crank; ++i) {
+    count *= c.dims[static_cast<size_t>(i)];
+    if (c.dims[static_cast<size_t>(i)] != 1) channel_axis = rank - crank + i;
+  }
+  return crank <= rank && count == channels && (channels == 1 || channel_axis == 1);
 }
 
 }  // namespace onnx_reading
@@ -314,10 +344,11 @@ void translate_slice(OnnxContext& cx, const At& at) {
     ends = ints_attribute(at.node, "ends").value_or(std::vector<int64_t>{});
     axes = ints_attribute(at.node, "axes").value_or(std::vector<int64_t>{});
   } else {
-    starts = integers(at, constant_input(at, 1, "starts"), "starts");
-    ends = integers(at, constant_input(at, 2, "ends"), "ends");
-    if (has_input(at.node, 3)) axes = integers(at, constant_input(at, 3, "axes"), "axes");
-    if (has_input(at.node, 4)) steps = integers(at, constant_input(at, 4, "steps"), "steps");
+    // Constants, or shape arithmetic on known channels (the TorchScript exporter's chunk).
+    starts = known_integers(at, 1, "starts");
+    ends = known_integers(at, 2, "ends");
+    if (has_input(at.node, 3)) axes = known_integers(at, 3, "axes");
+    if (has_input(at.node, 4)) steps = known_integers(at, 4, "steps");
   }
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -335,6 +366,46 @@ void translate_slice(OnnxContext& cx, const At& at) {
   f.set("start", start);
   f.set("length", end - start);
   add_op(cx, at, "slice", op_name(cx, at.node, at.index, ""), {x}, std::move(f), end - start);
+}
+
+// Split along the channels (torch.chunk and torch.split as the default exporter writes them;
+// ShuffleNetV2's x.chunk(2, dim=1)): one slice op per output, the sizes given as an input (opset
+// 13 on), an attribute (before), or num_outputs (opset 18 on: equal parts, the last smaller).
+void translate_split(OnnxContext& cx, const At& at) {
+  const std::string x = data_input(at, 0);
+  const int rank = cx.dims + 2;
+  const int64_t axis = int_attribute(at.node, "axis", 0);
+  if (axis != 1 && axis != 1 - rank) at.refuse("a Split along an axis other than channels");
+  const auto c = channels_of(cx, x);
+  if (!c) at.refuse("its input's channels are not known here");
+  std::vector<int64_t> sizes;
+  if (has_input(at.node, 1))
+    sizes = known_integers(at, 1, "the split sizes");
+  else if (const auto split = ints_attribute(at.node, "split"))
+    sizes = *split;
+  const int outputs = at.node.output_size();
+  if (sizes.empty()) {
+    const int64_t parts = int_attribute(at.node, "num_outputs", outputs);
+    if (parts != outputs || parts < 1) at.refuse("num_outputs does not match its outputs");
+    const int64_t each = (*c + parts - 1) / parts;
+    for (int64_t start = 0; start < *c; start += each) sizes.push_back(std::min(each, *c - start));
+  }
+  int64_t total = 0;
+  for (const int64_t s : sizes) {
+    if (s < 1) at.refuse("an empty or negative part");
+    total += s;
+  }
+  if (static_cast<int>(sizes.size()) != outputs || total != *c)
+    at.refuse("parts that do not cover its input's " + std::to_string(*c) + " channels with one per output");
+  int64_t start = 0;
+  for (int k = 0; k < outputs; ++k) {
+    OpFieldValues f;
+    f.set("start", start);
+    f.set("length", sizes[static_cast<size_t>(k)]);
+    if (!at.node.output(k).empty())
+      add_op(cx, at, "slice", op_name(cx, at.node, at.index, ""), {x}, std::move(f), sizes[static_cast<size_t>(k)], k);
+    start += sizes[static_cast<size_t>(k)];
+  }
 }
 
 void translate_resize(OnnxContext& cx, const At& at, const std::string& type) {
@@ -461,6 +532,57 @@ void translate_constant(OnnxContext& cx, const At& at) {
   cx.constants[at.node.output(0)] = std::move(t);
 }
 
+// "(2, 3)"
+std::string axes_text(const std::vector<int64_t>& axes) {
+  std::vector<std::string> parts;
+  for (const int64_t a : axes) parts.push_back(std::to_string(a));
+  return "(" + join(parts, ", ") + ")";
+}
+
+// ReduceMean over every spatial dim: x.mean((2, 3), keepdim=True) (timm's squeeze-excitation),
+// and how PyTorch's default exporter writes nn.AdaptiveAvgPool2d(1) (torchvision's): one
+// global_avg_pool. The axes are an attribute until opset 18, an input from it.
+void translate_reduce_mean(OnnxContext& cx, const At& at) {
+  const std::string x = data_input(at, 0);
+  std::optional<std::vector<int64_t>> axes = ints_attribute(at.node, "axes");
+  if (has_input(at.node, 1)) axes = integers(at, constant_input(at, 1, "the axes"), "the axes");
+  const int rank = cx.dims + 2;
+  std::vector<int64_t> got;
+  for (int64_t a : axes.value_or(std::vector<int64_t>{})) {
+    if (a < -rank || a >= rank)
+      at.refuse("axis " + std::to_string(a) + " of a rank-" + std::to_string(rank) + " value");
+    got.push_back(a < 0 ? a + rank : a);
+  }
+  std::sort(got.begin(), got.end());
+  std::vector<int64_t> spatial;
+  for (int64_t a = 2; a < rank; ++a) spatial.push_back(a);
+  if (got != spatial)
+    at.refuse("a mean over axes " + (axes ? axes_text(*axes) : std::string("(all)")) +
+              ": convbench reads a mean over every spatial dim (its global_avg_pool), axes " + axes_text(spatial));
+  // keepdims 0 (ShuffleNetV2's head, x.mean([2, 3])): N x C, which the classifier's Gemm reads as
+  // convbench's linear reads the pool's N x C x 1 x ... (as a Flatten would give it).
+  add_op(cx, at, "global_avg_pool", op_name(cx, at.node, at.index, ""), {x}, {}, channels_of(cx, x));
+}
+
+// A Mul of a value by a constant of one value per channel: ConvNeXt's `layer_scale * x` (timm's
+// LayerScale2d), the layer_scale op whose weight is the constant. False when neither operand is a
+// constant; any other constant is refused (convbench has no op that multiplies by a fixed tensor).
+bool take_layer_scale(OnnxContext& cx, const At& at) {
+  if (at.node.input_size() != 2) return false;
+  const int k = is_constant_input(at, 0) ? 0 : is_constant_input(at, 1) ? 1 : -1;
+  if (k < 0) return false;
+  const std::string x = data_input(at, 1 - k);
+  const auto channels = channels_of(cx, x);
+  if (!channels || !is_per_channel_constant(at, k, *channels))
+    at.refuse("a Mul by the constant \"" + printable(at.node.input(k)) +
+              "\", which is not one value per channel of its other operand: convbench reads a product with a "
+              "constant as a per-channel layer_scale (C x 1 x ...)");
+  ImportedOp& op =
+      add_op(cx, at, "layer_scale", op_name(cx, at.node, at.index, at.node.input(k) + ".weight"), {x}, {}, channels);
+  take_values(cx, at, k, "weight", op);
+  return true;
+}
+
 }  // namespace
 
 namespace {
@@ -514,6 +636,10 @@ void translate_clip(OnnxContext& cx, const At& at) {
 
 }  // namespace
 
+namespace {
+void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx);
+}  // namespace
+
 void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx) {
   using namespace onnx_reading;
   const At at{cx, node, index};
@@ -524,11 +650,52 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
   for (const std::string& out : node.output())
     if (!out.empty() && (cx.values.count(out) || cx.constants.count(out)))
       at.refuse("its output \"" + printable(out) + "\" is produced twice");
+  // A channels-last view (after ConvNeXt's Transpose): its own reading (onnx_channels_last.cpp),
+  // and only pointwise ops besides, whose outputs are channels-last views too.
+  const bool channels_last = reads_channels_last(at);
+  if (translate_channels_last(cx, at, type)) return;
+  if (channels_last) {
+    static const std::set<std::string> pointwise = {"Relu", "LeakyRelu", "Sigmoid", "HardSwish", "HardSigmoid",
+                                                    "Gelu", "Clip",      "Dropout", "Identity",  "Add",
+                                                    "Sub",  "Mul",       "Div",     "Erf"};
+    if (!pointwise.count(type))
+      at.refuse("a " + type +
+                " of a channels-last view (a Transpose to N x spatial x C): convbench reads there pointwise ops, "
+                "LayerNormalization over the last axis, MatMul by a weight and its bias, and the Transpose back");
+  }
+  translate_node_kind(node, index, cx);
+  if (channels_last)
+    for (const std::string& out : node.output())
+      if (cx.values.count(out)) cx.channels_last.insert(out);
+}
+
+namespace {
+
+void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx) {
+  using namespace onnx_reading;
+  const At at{cx, node, index};
+  const std::string& type = node.op_type();
   auto unary = [&](const std::string& op, OpFieldValues f = {}) {
     const std::string x = data_input(at, 0);
     add_op(cx, at, op, op_name(cx, node, index, ""), {x}, std::move(f), channels_of(cx, x));
   };
-  if (type == "Conv" || type == "ConvTranspose") {
+  if ((type == "Add" || type == "Sub" || type == "Mul" || type == "Div" || type == "Concat" || type == "Gather" ||
+       type == "ConstantOfShape" || type == "Cast") &&
+      translate_shape_arithmetic(cx, at, type)) {
+    // shape arithmetic (onnx_shape_arithmetic.cpp)
+  } else if ((type == "Div" || type == "Mul" || type == "Erf" || type == "Add") && translate_gelu_erf(cx, at, type)) {
+    // nn.GELU's erf form (onnx_gelu.cpp)
+  } else if (type == "Erf") {
+    at.refuse("convbench reads Erf only in GELU's erf form (Div by sqrt(2), Erf, Add 1, Mul by x and by 1/2)");
+  } else if (type == "Transpose" && translate_shuffle_transpose(cx, at)) {
+    // ShuffleNet's channel shuffle (onnx_channel_shuffle.cpp)
+  } else if (type == "Transpose") {
+    at.refuse(
+        "a Transpose convbench reads only to channels-last and back (ConvNeXt's permute), of a Linear's "
+        "weight, or of ShuffleNet's channel groups");
+  } else if (type == "Split") {
+    translate_split(cx, at);
+  } else if (type == "Conv" || type == "ConvTranspose") {
     translate_conv(cx, at, type == "ConvTranspose");
   } else if (type == "InstanceNormalization" && translate_grouped_instance_norm(cx, at)) {
     // PyTorch's group norm (onnx_group_norm.cpp)
@@ -569,14 +736,27 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
       at.refuse("approximate \"" + printable(approximate) + "\": ONNX's Gelu has none and tanh");
     f.set("approximate", FieldKeyword{approximate});
     unary("gelu", std::move(f));
+  } else if ((type == "RandomUniformLike" || type == "Less" || type == "Cast" || type == "Div" || type == "Mul") &&
+             translate_stochastic_depth(cx, at, type)) {
+    // torchvision's stochastic depth (onnx_stochastic_depth.cpp)
+  } else if (type == "RandomUniformLike" || type == "Less" || type == "Cast" || type == "Div") {
+    at.refuse("convbench reads " + type +
+              " only as a step of torchvision's stochastic depth (RandomUniformLike, Less, Cast, Div, Mul)");
   } else if (type == "Mul" && take_silu(cx, at)) {
     // nn.SiLU (take_silu)
   } else if ((type == "Mul" || type == "Add") && take_norm_affine(cx, at, type)) {
     // a group norm's weight or bias (onnx_group_norm.cpp)
+  } else if (type == "Mul" && take_layer_scale(cx, at)) {
+    // ConvNeXt's layer scale
   } else if (type == "Add" || type == "Sub" || type == "Mul") {
-    const std::string a = data_input(at, 0), b = data_input(at, 1);
+    std::string a = data_input(at, 0), b = data_input(at, 1);
+    // convbench's mul broadcasts its second operand over space; ONNX's Mul either (torchvision's
+    // squeeze-excitation writes `scale * input`): a product is the same either way round.
+    if (type == "Mul" && cx.spatial_one.count(a) && !cx.spatial_one.count(b)) std::swap(a, b);
     std::string op = type == "Add" ? "add" : type == "Sub" ? "sub" : "mul";
     add_op(cx, at, op, op_name(cx, node, index, ""), {a, b}, {}, channels_of(cx, a));
+  } else if (type == "Gather" || type == "ConstantOfShape") {
+    translate_shape_arithmetic(cx, at, type);  // refuses what it does not read
   } else if (type == "Concat") {
     const int64_t axis = int_attribute(node, "axis", 1);
     if (axis != 1 && axis != 1 - (spatial_dims(at) + 2)) at.refuse("concatenation along an axis other than channels");
@@ -587,7 +767,14 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
       const auto ck = channels_of(cx, in.back());
       c = c && ck ? std::optional<int64_t>(*c + *ck) : std::nullopt;
     }
-    if (in.size() < 2) at.refuse("a Concat of fewer than two inputs");
+    if (in.empty()) at.refuse("a Concat of no inputs");
+    if (in.size() == 1) {
+      // torch.cat([x], 1) (torchvision's DenseNet layer on its first input): the same values. PyTorch
+      // copies them, and a module that saves the copy keeps its bytes besides the input's; convbench
+      // reads the one value (configs/README.md names this difference).
+      cx.values[node.output(0)] = in[0];
+      return;
+    }
     add_op(cx, at, "concat", op_name(cx, node, index, ""), std::move(in), {}, c);
   } else if (type == "Slice") {
     translate_slice(cx, at);
@@ -604,6 +791,8 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
     unary(type == "MaxPool" ? "max_pool" : "avg_pool", std::move(f));
   } else if (type == "GlobalAveragePool") {
     unary("global_avg_pool");
+  } else if (type == "ReduceMean") {
+    translate_reduce_mean(cx, at);
   } else if (type == "Resize" || type == "Upsample") {
     translate_resize(cx, at, type);
   } else if (type == "Dropout") {
@@ -661,4 +850,5 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
   }
 }
 
+}  // namespace
 }  // namespace convbench

@@ -44,6 +44,22 @@ TensorAgreement agree(const std::string& name, const std::vector<double>& ours, 
   return a;
 }
 
+// One tensor against the peer's; beyond the tolerance, against the peer's float64 run (`exact`,
+// when the dump has one) too: convbench's tensor then agrees when it is no further from that run
+// than the peer's own. That is the distance the arithmetic allows a peer computing in lower
+// precision (an AMP step; a float32 forward of a module whose file holds float32 weights).
+TensorAgreement judge(const std::string& name, const std::vector<double>& ours, const std::vector<double>& peer,
+                      double floor, double tolerance, const json* exact, const TensorDesc& desc) {
+  TensorAgreement a = agree(name, ours, peer, floor, tolerance);
+  if (!a.ok && exact) {
+    const std::vector<double> t = dumped_values(*exact, desc, name + " (float64 step)");
+    a.ours_from_truth = agree(name, ours, t, floor, tolerance).rel_error;
+    a.peer_from_truth = agree(name, peer, t, floor, tolerance).rel_error;
+    a.ok = *a.ours_from_truth <= std::max(tolerance, *a.peer_from_truth);
+  }
+  return a;
+}
+
 // The dump's parameters and the buffers as they were before its step, by name, into `state`.
 void upload_dumped_weights(Backend& backend, const Graph& g, const json& dump, ModelState& state) {
   for (size_t i = 0; i < g.params.size(); ++i)
@@ -64,8 +80,11 @@ DumpCheck check_forward(DumpCheck r, const Graph& g, const json& dump, Backend& 
   Tensor x = make_tensor(backend.allocator(), g.desc(g.input), MemoryCategory::inputs);
   upload(backend, x, dumped_values(dump.at("input"), g.desc(g.input), "input"));
   Tensor y = ex.forward(state, x);
-  r.tensors.push_back(agree("output", download(backend, y),
-                            dumped_values(dump.at("output"), g.desc(g.output), "output"), 0.0, tolerance));
+  const json* truth =
+      dump.contains("truth") && dump.at("truth").contains("output") ? &dump.at("truth").at("output") : nullptr;
+  r.tensors.push_back(judge("output", download(backend, y),
+                            dumped_values(dump.at("output"), g.desc(g.output), "output"), 0.0, tolerance, truth,
+                            g.desc(g.output)));
   if (!r.tensors.back().ok) r.status = DumpCheckStatus::mismatch;
   return r;
 }
@@ -140,25 +159,19 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
           dumped_values(dump.at("param_grads").at(g.params[i].name), g.params[i].desc, g.params[i].name));
       largest_grad = std::max(largest_grad, norm(peer_grads.back()));
     }
-    const json* truth = amp && dump.contains("truth") ? &dump.at("truth") : nullptr;
-    // One tensor against the peer's; beyond the tolerance, against the peer's float64 step too.
-    const auto judge = [&](const std::string& name, const std::vector<double>& ours, const std::vector<double>& peer,
-                           double floor, const json* exact, const TensorDesc& desc) {
-      TensorAgreement a = agree(name, ours, peer, floor, tolerance);
-      if (!a.ok && exact) {
-        const std::vector<double> t = dumped_values(*exact, desc, name + " (float64 step)");
-        a.ours_from_truth = agree(name, ours, t, floor, tolerance).rel_error;
-        a.peer_from_truth = agree(name, peer, t, floor, tolerance).rel_error;
-        a.ok = *a.ours_from_truth <= std::max(tolerance, *a.peer_from_truth);
-      }
-      r.tensors.push_back(std::move(a));
+    // The peer's float64 step, where it sent one (an AMP step: the peer computed in lower precision).
+    const json* truth = dump.contains("truth") ? &dump.at("truth") : nullptr;
+    const auto judge_step = [&](const std::string& name, const std::vector<double>& ours,
+                                const std::vector<double>& peer, double floor, const json* exact,
+                                const TensorDesc& desc) {
+      r.tensors.push_back(judge(name, ours, peer, floor, tolerance, exact, desc));
     };
     const auto truth_of = [&](const char* section, const std::string& name) -> const json* {
       if (!truth || !truth->contains(section) || !truth->at(section).contains(name)) return nullptr;
       return &truth->at(section).at(name);
     };
-    judge("output", download(backend, y), dumped_values(dump.at("output"), g.desc(g.output), "output"), 0.0,
-          truth && truth->contains("output") ? &truth->at("output") : nullptr, g.desc(g.output));
+    judge_step("output", download(backend, y), dumped_values(dump.at("output"), g.desc(g.output), "output"), 0.0,
+               truth && truth->contains("output") ? &truth->at("output") : nullptr, g.desc(g.output));
     // A gradient that is zero up to rounding (a conv bias before a batch norm) is judged against a
     // share of the row's largest: 1%, or 5% in an AMP step, whose half-precision output gradients
     // (rounded one way by PyTorch and the other by the reference) move such a cancelling sum by
@@ -166,12 +179,12 @@ DumpCheck check_against_dump(const BlockSpec& spec_block, const VariantSpec& var
     // amp_float16, channels_last, PyTorch 2.15 on an AMD EPYC).
     const double zero_floor = (amp ? 5e-2 : 1e-2) * largest_grad;
     for (size_t i = 0; i < g.params.size(); ++i)
-      judge(g.params[i].name + " grad", download(backend, state.grads[i]), peer_grads[i], zero_floor,
-            truth_of("param_grads", g.params[i].name), g.params[i].desc);
+      judge_step(g.params[i].name + " grad", download(backend, state.grads[i]), peer_grads[i], zero_floor,
+                 truth_of("param_grads", g.params[i].name), g.params[i].desc);
     for (size_t i = 0; i < g.buffers.size(); ++i)
-      judge(g.buffers[i].name + " after", download(backend, state.buffers[i]),
-            dumped_values(dump.at("buffers_after").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name), 0.0,
-            truth_of("buffers_after", g.buffers[i].name), g.buffers[i].desc);
+      judge_step(g.buffers[i].name + " after", download(backend, state.buffers[i]),
+                 dumped_values(dump.at("buffers_after").at(g.buffers[i].name), g.buffers[i].desc, g.buffers[i].name),
+                 0.0, truth_of("buffers_after", g.buffers[i].name), g.buffers[i].desc);
     for (const TensorAgreement& t : r.tensors)
       if (!t.ok) r.status = DumpCheckStatus::mismatch;
     if (state.loss_scaler && state.loss_scaler->skipped_steps > 0) {

@@ -146,6 +146,9 @@ Spec model_file_spec(const std::string& path, const SpecLimits& limits) {
       {"in_channels", dims[1]},
       {"out_channels", *model.output_channels},
       {"size", std::vector<int64_t>(dims.begin() + 2, dims.end())},
+      // A file whose exporter folded its batch norms into the convs is an inference model: it is
+      // measured as one (a spec with mode: train says what it lacks).
+      {"mode", model.folded_norms.empty() ? "train" : "infer"},
       {"variants",
        {{{"kind", "onnx"}, {"name", name}, {"file", file.filename().string()}, {"allow_links", limits.allow_links}}}}};
   const nlohmann::ordered_json text = {{"name", name}, {"blocks", {block}}};

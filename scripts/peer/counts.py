@@ -48,11 +48,18 @@ def trace_convs(module, x, train):
                 "input_requires_grad": bool(inputs[0].requires_grad), "weight_requires_grad": True,
                 "kernel_macs": int(mod.kernel_macs)})
             return
+        x_shape, w_shape, out_shape = list(inputs[0].shape), list(mod.weight.shape), list(output.shape)
+        if isinstance(mod, nn.Linear):
+            # On the last axis of any input (ConvNeXt's Linear on a channels-last tensor): a 1x1
+            # conv over every position before it.
+            positions = int(inputs[0].numel() // mod.in_features)
+            x_shape, w_shape = [positions, mod.in_features, 1], [mod.out_features, mod.in_features, 1]
+            out_shape = [positions, mod.out_features, 1]
         records.append({
             "name": names[id(mod)],
             "transposed": isinstance(mod, nn.modules.conv._ConvTransposeNd),
-            "x_shape": list(inputs[0].shape), "w_shape": list(mod.weight.shape),
-            "out_shape": list(output.shape), "groups": getattr(mod, "groups", 1),
+            "x_shape": x_shape, "w_shape": w_shape,
+            "out_shape": out_shape, "groups": getattr(mod, "groups", 1),
             "input_requires_grad": bool(inputs[0].requires_grad),
             "weight_requires_grad": bool(mod.weight.requires_grad),
         })
