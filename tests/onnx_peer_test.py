@@ -485,6 +485,39 @@ def check_the_default_export(tmp):
     print("the default export in a training block:", t.stderr.strip().splitlines()[-1][:160], "...")
 
 
+def check_the_peers_own_rows(tmp, spec):
+    """The PyTorch peer builds every ONNX variant from the ops convbench read (as `compare --peer
+    torch` does, so that the user's block has a PyTorch row and a place in the ranking): its counts
+    equal convbench's, and its float64 training steps, dumped, are replayed by `convbench verify`
+    on the cpu backend within verify's float32 tolerance."""
+    dumps, out = os.path.join(tmp, "peer-dumps"), os.path.join(tmp, "peer.json")
+    r = subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), spec, "--json", out,
+                        "--counts-only", "--dump-tensors", dumps, "--convbench", binary],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"torch_peer on the ONNX variants: exit {r.returncode}: {r.stderr[-1500:]}")
+    if r.returncode != 0:
+        return
+    ours = {(row["block"], row["variant"]): row
+            for row in json.loads(subprocess.run([binary, "analyze", spec, "--json", "-"], capture_output=True,
+                                                 text=True).stdout)["results"]}
+    with open(out) as f:
+        peer_rows = json.load(f)["results"]
+    onnx_rows = 0
+    for row in peer_rows:
+        mine = ours[(row["block"], row["variant"])]
+        if mine["kind"] != "onnx":
+            continue
+        onnx_rows += 1
+        check(row["params"] == mine["params"] and row["macs"] == mine["macs"],
+              f"{row['block']}/{row['variant']}: the peer's counts {row['params']} {row['macs']}, "
+              f"convbench's {mine['params']} {mine['macs']}")
+    check(onnx_rows == len(ours) - 3, f"the peer has {onnx_rows} ONNX rows of {len(ours) - 3}")
+    v = subprocess.run([binary, "verify", spec, dumps, "--device", "cpu"], capture_output=True, text=True)
+    print(v.stdout[-3000:], end="")
+    check(v.returncode == 0, f"verify --device cpu of the peer's steps of the ONNX variants: exit {v.returncode}: "
+                             f"{v.stderr[-1500:]}")
+
+
 def pytorch_counts(module, shape):
     """PyTorch's own counts of a module in training: parameters, conv MACs per direction."""
     records, _ = trace_convs(module, torch.zeros(shape), True)
@@ -551,6 +584,7 @@ def main():
         compare(rows[("mine", "mine")], params, macs, saved, "MyBlock through ONNX vs PyTorch")
         check_the_users_weights_and_step(tmp)
         check_the_default_export(tmp)
+        check_the_peers_own_rows(tmp, spec)
         user_blocks = {b["name"]: b for b in load_spec(spec, binary)[1]}
         for name, make, shape in USER_MODULES:
             block = user_blocks[name]

@@ -433,7 +433,8 @@ def build_main_path(m, block, variant):
         wide = cin * variant["multiplier"]
         v = add_cna(m, block, "depthwise.", "input", cin, wide, k, s, p, d, cin)
         return add_cna(m, block, "pointwise.", v, wide, cout, ones, ones, zeros, ones, 1)
-    if kind == "custom":
+    if kind in ("custom", "onnx"):
+        # An ONNX variant as convbench read the file: its resolved ops, built as a custom variant's.
         return build_custom_ops(m, block, variant)
     if kind == "branches":
         # count convs side by side ("branches.<i>"), each on its channel slice ("split.<i>") or on
@@ -815,7 +816,7 @@ def build_block(block, variant, dropout_seed=None):
         # torchvision's blocks carry their own shortcut: the block's dropout and residual do not apply.
         use_philox_dropout(m, dropout_seed)
         return finish_with_policy(m, policy, convert_at_boundary(m, block, out))
-    if variant["kind"] == "custom":
+    if variant["kind"] in ("custom", "onnx"):
         # A custom variant's ops are the whole block: its `output` is the block output, and the
         # block's dropout and residual fields do not apply to it (as convbench's variant builder).
         use_philox_dropout(m, dropout_seed)
