@@ -39,8 +39,10 @@ bool translate_shuffle_reshape(OnnxContext& cx, const At& at) {
   const auto to = shape_dims_input(at, 1, "the shape");
   const auto channels = channels_of(cx, value->second);
   // N x g x C/g x spatial: one more dim than the value, the channels split in two.
+  int64_t product = 0;  // a hostile file's dims may be any int64: a product past it is no match
   if (static_cast<int>(to.size()) != rank + 1 || !channels || !batch_like(to[0]) || to[1].kind != Dim::Kind::number ||
-      to[2].kind != Dim::Kind::number || to[1].value < 1 || to[1].value * to[2].value != *channels)
+      to[2].kind != Dim::Kind::number || to[1].value < 1 ||
+      __builtin_mul_overflow(to[1].value, to[2].value, &product) || product != *channels)
     return false;
   cx.shuffle_groups[n.output(0)] = {value->second, to[1].value};
   return true;

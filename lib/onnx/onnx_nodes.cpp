@@ -392,8 +392,8 @@ void translate_split(OnnxContext& cx, const At& at) {
   }
   int64_t total = 0;
   for (const int64_t s : sizes) {
-    if (s < 1) at.refuse("an empty or negative part");
-    total += s;
+    if (s < 1 || s > *c) at.refuse("a part that is empty, negative or larger than its input's channels");
+    total += s;  // each at most 2^31, and at most 2^31 outputs: no overflow
   }
   if (static_cast<int>(sizes.size()) != outputs || total != *c)
     at.refuse("parts that do not cover its input's " + std::to_string(*c) + " channels with one per output");

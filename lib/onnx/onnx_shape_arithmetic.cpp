@@ -5,6 +5,7 @@
 // importer follows channels through the nodes, not sizes), and read by the node that needs the
 // shape. Nothing here becomes an op: shapes cost nothing at run time.
 #include <algorithm>
+#include <cstdint>
 
 #include "onnx/onnx_node_reading.hpp"
 #include "util/markup_escape.hpp"
@@ -31,13 +32,24 @@ std::vector<Dim> constant_dims(const At& at, int k) {
 
 // Elementwise integer arithmetic on dims (ONNX's Div of integers truncates; the dims here are
 // sizes, never negative): a number where both are numbers, unknown otherwise.
+// A hostile file's constants may be any int64: a result past it is refused, never wrapped.
 Dim combine(const std::string& type, const Dim& a, const Dim& b, const At& at) {
   if (a.kind != Dim::Kind::number || b.kind != Dim::Kind::number) return Dim{};
-  if (type == "Add") return {Dim::Kind::number, a.value + b.value};
-  if (type == "Sub") return {Dim::Kind::number, a.value - b.value};
-  if (type == "Mul") return {Dim::Kind::number, a.value * b.value};
-  if (b.value == 0) at.refuse("a shape divided by 0");
-  return {Dim::Kind::number, a.value / b.value};
+  int64_t v = 0;
+  bool overflow = false;
+  if (type == "Add") {
+    overflow = __builtin_add_overflow(a.value, b.value, &v);
+  } else if (type == "Sub") {
+    overflow = __builtin_sub_overflow(a.value, b.value, &v);
+  } else if (type == "Mul") {
+    overflow = __builtin_mul_overflow(a.value, b.value, &v);
+  } else {
+    if (b.value == 0) at.refuse("a shape divided by 0");
+    overflow = a.value == INT64_MIN && b.value == -1;
+    if (!overflow) v = a.value / b.value;
+  }
+  if (overflow) at.refuse("shape arithmetic past 64-bit integers");
+  return {Dim::Kind::number, v};
 }
 
 // Input k as dims: a shape value, or a constant's integers (a 0-d constant: one dim, scalar).

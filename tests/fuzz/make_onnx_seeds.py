@@ -97,6 +97,56 @@ seeds.append(model([
     helper.make_node("GroupNormalization", ["c", "gn.weight", "gn.bias"], ["y"], num_groups=2)],
     [weight("c.weight", 4, 2, 3, 3), weight("gn.weight", 2), weight("gn.bias", 2)], ["N", 2, 4, 4], ["N", 4, 4, 4], 18))
 
+
+def scalar(name, value, dtype=np.float32):
+    return numpy_helper.from_array(np.array(value, dtype), name)
+
+
+# ConvNeXt's block as PyTorch exports it at opset 17: the channels-last stretch (Transpose,
+# LayerNormalization, MatMul by a transposed Linear weight and its bias, GELU's erf form), the
+# Transpose back, the layer scale, and stochastic depth with a symbolic batch (Shape, Gather,
+# Unsqueeze, Concat, ConstantOfShape, RandomUniformLike, Less, Cast, Div, Mul), then the shortcut.
+seeds.append(model([
+    helper.make_node("Conv", ["x", "dw.weight", "dw.bias"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=4),
+    helper.make_node("Transpose", ["c"], ["t"], perm=[0, 2, 3, 1]),
+    helper.make_node("LayerNormalization", ["t", "norm.weight", "norm.bias"], ["ln"], axis=-1, epsilon=1e-6),
+    helper.make_node("Transpose", ["pw1.weight"], ["w1"], perm=[1, 0]),
+    helper.make_node("MatMul", ["ln", "w1"], ["m1"]), helper.make_node("Add", ["pw1.bias", "m1"], ["l1"]),
+    helper.make_node("Div", ["l1", "root2"], ["g0"]), helper.make_node("Erf", ["g0"], ["g1"]),
+    helper.make_node("Add", ["g1", "one"], ["g2"]), helper.make_node("Mul", ["l1", "g2"], ["g3"]),
+    helper.make_node("Mul", ["g3", "half"], ["gelu"]),
+    helper.make_node("MatMul", ["gelu", "pw2.weight"], ["m2"]), helper.make_node("Add", ["m2", "pw2.bias"], ["l2"]),
+    helper.make_node("Transpose", ["l2"], ["back"], perm=[0, 3, 1, 2]),
+    helper.make_node("Mul", ["layer_scale", "back"], ["scaled"]),
+    helper.make_node("Shape", ["scaled"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+    helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]), helper.make_node("Concat", ["n1", "ones3"], ["like"], axis=0),
+    helper.make_node("ConstantOfShape", ["like"], ["zeros"]),
+    helper.make_node("RandomUniformLike", ["zeros"], ["u"], dtype=TensorProto.FLOAT),
+    helper.make_node("Less", ["u", "keep"], ["kept"]), helper.make_node("Cast", ["kept"], ["mask"], to=TensorProto.FLOAT),
+    helper.make_node("Div", ["mask", "keep"], ["noise"]), helper.make_node("Mul", ["scaled", "noise"], ["dropped"]),
+    helper.make_node("Add", ["dropped", "x"], ["y"])],
+    [weight("dw.weight", 4, 1, 3, 3), weight("dw.bias", 4), weight("norm.weight", 4), weight("norm.bias", 4),
+     weight("pw1.weight", 16, 4), weight("pw1.bias", 16), weight("pw2.weight", 16, 4), weight("pw2.bias", 4),
+     weight("layer_scale", 4, 1, 1), scalar("root2", 1.4142135), scalar("one", 1.0), scalar("half", 0.5),
+     scalar("zero", 0, np.int64), ints("axes0", [0]), ints("ones3", [1, 1, 1]), scalar("keep", 0.9)],
+    ["N", 4, 4, 4], ["N", 4, 4, 4], 17))
+# ShuffleNetV2's unit and an EfficientNet-style gate: Split (chunk), squeeze-excitation with a
+# ReduceMean (axes as an input, opset 18) and `scale * input`, Concat, the channel shuffle's
+# Reshape to groups, Transpose of the group axes and Reshape back.
+seeds.append(model([
+    helper.make_node("Split", ["x"], ["x1", "x2"], axis=1, num_outputs=2),
+    helper.make_node("Conv", ["x2", "b.weight"], ["b"], kernel_shape=[1, 1]),
+    helper.make_node("ReduceMean", ["b", "spatial"], ["pooled"], keepdims=1),
+    helper.make_node("Conv", ["pooled", "fc.weight", "fc.bias"], ["fc"], kernel_shape=[1, 1]),
+    helper.make_node("HardSigmoid", ["fc"], ["gate"], alpha=1.0 / 6),
+    helper.make_node("Mul", ["gate", "b"], ["gated"]),
+    helper.make_node("Concat", ["x1", "gated"], ["cat"], axis=1),
+    helper.make_node("Reshape", ["cat", "to_groups"], ["grouped"]),
+    helper.make_node("Transpose", ["grouped"], ["swapped"], perm=[0, 2, 1, 3, 4]),
+    helper.make_node("Reshape", ["swapped", "to_channels"], ["y"])],
+    [weight("b.weight", 4, 4, 1, 1), ints("spatial", [-1, -2]), weight("fc.weight", 4, 4, 1, 1), weight("fc.bias", 4),
+     ints("to_groups", [2, 2, 4, 4, 4]), ints("to_channels", [2, 8, 4, 4])], [2, 8, 4, 4], [2, 8, 4, 4], 18))
+
 os.makedirs(out_dir, exist_ok=True)
 for m in seeds:
     data = m.SerializeToString()
