@@ -838,6 +838,18 @@ TEST(OnnxImport, AFileWhoseExporterFoldedItsBatchNormsIsForInference) {
   for (auto& node : *unmarked.mutable_graph()->mutable_node()) node.mutable_unknown_fields()->Clear();
   const auto plain = run_cli("validate " + spec_for(write_model(unmarked, "plain.onnx")));
   EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  // The TorchScript exporter's eval-mode file: its constant folding computed the conv's weight
+  // (named "onnx::Conv_<n>", where a parameter keeps its module's name), the norm folded in.
+  onnx::ModelProto eval = unmarked;
+  eval.set_producer_name("pytorch");
+  eval.mutable_graph()->mutable_initializer(0)->set_name("onnx::Conv_21");
+  eval.mutable_graph()->mutable_node(0)->set_input(1, "onnx::Conv_21");
+  const auto folded_eval = run_cli("validate " + spec_for(write_model(eval, "eval-export.onnx")));
+  EXPECT_EQ(folded_eval.exit_code, 2);
+  EXPECT_NE(folded_eval.err.find("the exporter folded 1 batch norm(s) into the conv before each (graph.node[0] (Conv "
+                                 "\"/conv1/Conv\")"),
+            std::string::npos)
+      << folded_eval.err;
 }
 
 // A small graph on an 8-channel 2-D input (x: 2x8x4x4), for the patterns' refusals.

@@ -605,11 +605,19 @@ OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path, co
       for (const std::string& in : g.node(i).input()) ++cx.uses[in];
   for (const auto& out : g.output()) ++cx.uses[out.name()];
   translate_live_nodes(g, live, cx);
-  for (int i = 0; i < g.node_size(); ++i)
-    if (live[static_cast<size_t>(i)])
-      if (const auto rules = node_metadata(g.node(i), "pkg.onnxscript.rewriter.rule_name");
-          rules && rules->find("FuseBatchNormIntoConv") != std::string::npos)
-        block.folded_norms.push_back(onnx_node_label(g.node(i), i));
+  // Convs into which an exporter folded a batch norm: the default exporter says so in the node's
+  // metadata; the TorchScript exporter's constant folding (an eval-mode export) names the weight it
+  // computed "onnx::Conv_<n>", where a parameter keeps its module's name.
+  const bool pytorch = model.producer_name() == "pytorch";
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (!live[static_cast<size_t>(i)]) continue;
+    const onnx::NodeProto& node = g.node(i);
+    const auto rules = node_metadata(node, "pkg.onnxscript.rewriter.rule_name");
+    const bool fused = rules && rules->find("FuseBatchNormIntoConv") != std::string::npos;
+    const bool computed_weight = pytorch && (node.op_type() == "Conv" || node.op_type() == "ConvTranspose") &&
+                                 node.input_size() > 1 && node.input(1).starts_with("onnx::");
+    if (fused || computed_weight) block.folded_norms.push_back(onnx_node_label(node, i));
+  }
 
   if (g.output_size() != 1)
     throw InputError({path, 0, 0}, "graph.output",

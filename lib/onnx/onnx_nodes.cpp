@@ -806,6 +806,9 @@ void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx
     OpFieldValues f;
     f.set("p", p);
     unary("dropout", std::move(f));
+  } else if (type == "Identity" && is_constant_input(at, 0)) {
+    // A constant under another name (the TorchScript exporter's eval-mode files share a weight so).
+    cx.constants[node.output(0)] = cx.constants.at(node.input(0));
   } else if (type == "Identity" || type == "Flatten") {
     if (type == "Flatten" && int_attribute(node, "axis", 1) != 1) at.refuse("Flatten on an axis other than 1");
     cx.values[node.output(0)] = data_input(at, 0);  // no op: the same value under another name

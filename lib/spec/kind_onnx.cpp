@@ -69,9 +69,10 @@ BlockKindDefinition define_onnx_kind() {
       file->fail("the exporter folded " + std::to_string(model.folded_norms.size()) + " batch norm(s) into the conv " +
                  "before each (" + join(model.folded_norms, ", ") +
                  ": onnxscript's FuseBatchNormIntoConv, which torch.onnx.export's default optimizer runs even on a "
-                 "module in training), so the file has no batch norm to train: measure it with mode: infer, or export "
-                 "a trainable file with torch.onnx.export(model, (x,), f, dynamo=False, "
-                 "training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)");
+                 "module in training, or the TorchScript exporter's constant folding of a module in eval mode), so "
+                 "the file has no batch norm to train: measure it with mode: infer, or export a trainable file with "
+                 "torch.onnx.export(model, (x,), f, dynamo=False, training=torch.onnx.TrainingMode.TRAINING, "
+                 "do_constant_folding=False)");
     if (model.output_channels && *model.output_channels != block->out_channels)
       file->fail("the model's output has " + std::to_string(*model.output_channels) +
                  " channels, the block's out_channels " + std::to_string(block->out_channels));
