@@ -245,6 +245,14 @@ class DenseNetLayer(nn.Module):
         return torch.cat([x, self.layer(x)], 1)
 
 
+def r2plus1d_block():
+    """torchvision's video R(2+1)D BasicBlock: each 3x3x3 conv factored into a 1x3x3 and a 3x1x1
+    conv with a batch norm and ReLU between (Conv2Plus1D). Its norm biases before another norm
+    have gradients that cancel: float32 is 1e-2 off float64 there, in PyTorch too."""
+    from torchvision.models.video.resnet import BasicBlock, Conv2Plus1D
+    return BasicBlock(16, 16, Conv2Plus1D)
+
+
 class TimmSqueezeExcite(nn.Module):
     """timm's squeeze-excitation as its SqueezeExcite writes it: x.mean((2, 3), keepdim=True), which
     the exporters write as ReduceMean, then `x * gate`."""
@@ -273,6 +281,7 @@ TORCHVISION_MODULES = [
     ("torchvision-shufflenet-unit", shufflenet_unit(1), (2, 32, 8, 8)),
     ("torchvision-shufflenet-down", shufflenet_unit(2), (2, 16, 8, 8)),
     ("torchvision-densenet-layer", DenseNetLayer, (2, 16, 8, 8)),
+    ("torchvision-r2plus1d-block", r2plus1d_block, (2, 16, 4, 8, 8)),
 ]
 
 # Where convbench's saved bytes differ from PyTorch's by a rule it names (configs/README.md, "ONNX
@@ -302,7 +311,7 @@ USER_MODULES = TORCHVISION_MODULES + [
 
 def user_block(name, shape, out_channels):
     return (f"  - {{name: {name}, dims: {len(shape) - 2}, batch: {shape[0]}, in_channels: {shape[1]}, "
-            f"out_channels: {out_channels}, size: {shape[2]}, bias: false, mode: train, "
+            f"out_channels: {out_channels}, size: {list(shape[2:])}, bias: false, mode: train, "
             f"variants: [{{kind: onnx, name: {name}, file: {name}.onnx}}]}}\n")
 
 
@@ -351,7 +360,7 @@ def check_the_users_weights_and_step(tmp):
         for mode in ("infer", "train"):
             block = f"{name}-{mode}"
             spec += (f"  - {{name: {block}, dims: {len(shape) - 2}, batch: {shape[0]}, in_channels: {shape[1]}, "
-                     f"out_channels: {out_channels}, size: {shape[2]}, mode: {mode}, "
+                     f"out_channels: {out_channels}, size: {list(shape[2:])}, mode: {mode}, "
                      f"variants: [{{kind: onnx, name: {name}, file: weights/{name}.onnx}}]}}\n")
             m = with_philox_stochastic_depth(copy.deepcopy(module)).double().train(mode == "train")
             x = torch.rand(shape, dtype=torch.float64) * 2 - 1
@@ -442,8 +451,8 @@ def check_the_default_export(tmp):
         with torch.no_grad():
             out_channels = module(torch.zeros(shape)).shape[1]
         for mode in ("infer", "train"):
-            line = (f"  - {{name: {name}, dims: 2, batch: {shape[0]}, in_channels: {shape[1]}, "
-                    f"out_channels: {out_channels}, size: {shape[2]}, mode: {mode}, "
+            line = (f"  - {{name: {name}, dims: {len(shape) - 2}, batch: {shape[0]}, in_channels: {shape[1]}, "
+                    f"out_channels: {out_channels}, size: {list(shape[2:])}, mode: {mode}, "
                     f"variants: [{{kind: onnx, name: {name}, file: default/{name}.onnx}}]}}\n")
             if mode == "infer":
                 infer += line
@@ -518,6 +527,40 @@ def check_the_peers_own_rows(tmp, spec):
                              f"{v.stderr[-1500:]}")
 
 
+def check_verify_judges_float32_by_float32s_distance(tmp):
+    """torchvision's R(2+1)D BasicBlock, whose second factored conv's norm bias has a gradient that
+    cancels: from float32-rounded inputs and weights it is 1e-2 off the float64 step, in PyTorch's
+    own float32 step as in convbench's. `verify --device cpu` judges it against PyTorch's float32
+    distance (the dump's "float32" step) and passes; judged against the fixed 1e-4 alone (the dump
+    without that step), the correct block fails."""
+    from torchvision.models.video.resnet import BasicBlock, Conv2Plus1D
+    folder = os.path.join(tmp, "r21")
+    os.mkdir(folder)
+    torch.manual_seed(0)
+    export(BasicBlock(32, 32, Conv2Plus1D), (2, 32, 8, 16, 16), os.path.join(folder, "r21.onnx"))
+    spec = os.path.join(folder, "r21.yaml")
+    with open(spec, "w") as f:
+        f.write("blocks:\n  - {name: r21, dims: 3, batch: 2, in_channels: 32, out_channels: 32, size: [8, 16, 16], "
+                "variants: [{kind: onnx, name: r21, file: r21.onnx}]}\n")
+    dumps = os.path.join(folder, "dumps")
+    r = subprocess.run([sys.executable, os.path.join(source, "scripts", "torch_peer.py"), spec, "--json",
+                        os.path.join(folder, "peer.json"), "--counts-only", "--dump-tensors", dumps,
+                        "--convbench", binary], capture_output=True, text=True)
+    check(r.returncode == 0, f"torch_peer on R(2+1)D: {r.stderr[-1000:]}")
+    v = subprocess.run([binary, "verify", spec, dumps, "--device", "cpu"], capture_output=True, text=True)
+    print(v.stdout[-1500:], end="")
+    check(v.returncode == 0, f"verify --device cpu of R(2+1)D: exit {v.returncode}: {v.stdout[-800:]}")
+    path = os.path.join(dumps, "r21__r21__default.json")
+    with open(path) as f:
+        doc = json.load(f)
+    del doc["float32"]
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    fixed = subprocess.run([binary, "verify", spec, dumps, "--device", "cpu"], capture_output=True, text=True)
+    check(fixed.returncode == 1, f"verify against 1e-4 alone passed R(2+1)D (exit {fixed.returncode}): the test "
+                                 f"no longer shows the float32 rule at work")
+
+
 def pytorch_counts(module, shape):
     """PyTorch's own counts of a module in training: parameters, conv MACs per direction."""
     records, _ = trace_convs(module, torch.zeros(shape), True)
@@ -585,6 +628,7 @@ def main():
         check_the_users_weights_and_step(tmp)
         check_the_default_export(tmp)
         check_the_peers_own_rows(tmp, spec)
+        check_verify_judges_float32_by_float32s_distance(tmp)
         user_blocks = {b["name"]: b for b in load_spec(spec, binary)[1]}
         for name, make, shape in USER_MODULES:
             block = user_blocks[name]

@@ -24,7 +24,15 @@ struct TensorAgreement {
   // ours is no farther from exact arithmetic than the peer's is (a peer whose half-precision
   // kernels accumulate in half precision on this CPU is the one that is off).
   std::optional<double> ours_from_truth = std::nullopt, peer_from_truth = std::nullopt;
+  // How many times the peer's own distance ours may be: 1 against an AMP step; kFloat32Slack for a
+  // float32 step on cpu or cuda against the peer's float64 one, where the dump also holds PyTorch's
+  // float32 step (its distance from float64 is what float32 arithmetic allows this tensor).
+  double truth_slack = 1;
 };
+
+// A float32 step sums in another order than PyTorch's (blocked products, other algorithms): its
+// rounding may exceed PyTorch's own by a small factor, never by orders of magnitude.
+inline constexpr double kFloat32Slack = 4;
 
 // How one variant's check against a PyTorch dump ended.
 enum class DumpCheckStatus {

@@ -84,6 +84,10 @@ def dump_row(block, variant, out_dir, scale):
     # and upstream gradient is exact arithmetic's answer ("truth"), against which `convbench
     # verify` judges a tensor on which the two AMP steps disagree: the side farther from it is off.
     exact = copy.deepcopy(module).to(torch.float64) if autocast is not None else None
+    # A plain step is dumped in float64; PyTorch's float32 step of the same input, weights and
+    # upstream gradient goes beside it ("float32"), so that `convbench verify` on cpu or cuda
+    # judges a float32 tensor by the distance float32 arithmetic gives PyTorch itself.
+    single = copy.deepcopy(module).to(torch.float32) if autocast is None else None
     io_fmt = io_memory_format(b)
     x = (torch.rand(input_shape(b), dtype=torch.float64) * 2 - 1).to(dtype).contiguous(memory_format=io_fmt)
     params = {n: tensor_json(p) for n, p in module.named_parameters()}
@@ -109,6 +113,14 @@ def dump_row(block, variant, out_dir, scale):
         extra["loss_scale"] = loss_scale
     else:
         y.backward(dy)
+    if single is not None:
+        y32 = single(x.to(torch.float32).contiguous(memory_format=io_fmt))
+        y32.backward(dy.to(torch.float32).contiguous(memory_format=io_fmt))
+        extra["float32"] = {
+            "output": tensor_json(y32),
+            "param_grads": {n: tensor_json(p.grad) for n, p in single.named_parameters()},
+            "buffers_after": {n: tensor_json(t) for n, t in named_stat_buffers(single)},
+        }
     if exact is not None:
         y64 = exact(x.to(torch.float64))
         y64.backward(dy.to(torch.float64))
