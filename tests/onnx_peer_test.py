@@ -253,6 +253,15 @@ def r2plus1d_block():
     return BasicBlock(16, 16, Conv2Plus1D)
 
 
+def timm_block(model, pick):
+    """A block of one of timm's models, as timm builds it (its own SE, activations, zero-initialised
+    biases, LayerScale's gamma reshaped, nn.Dropout(0) in ConvNeXt's Mlp)."""
+    def make():
+        import timm
+        return pick(timm.create_model(model))
+    return make
+
+
 class TimmSqueezeExcite(nn.Module):
     """timm's squeeze-excitation as its SqueezeExcite writes it: x.mean((2, 3), keepdim=True), which
     the exporters write as ReduceMean, then `x * gate`."""
@@ -282,6 +291,11 @@ TORCHVISION_MODULES = [
     ("torchvision-shufflenet-down", shufflenet_unit(2), (2, 16, 8, 8)),
     ("torchvision-densenet-layer", DenseNetLayer, (2, 16, 8, 8)),
     ("torchvision-r2plus1d-block", r2plus1d_block, (2, 16, 4, 8, 8)),
+    ("timm-efficientnet-ir", timm_block("efficientnet_b0", lambda m: m.blocks[2][1]), (2, 40, 8, 8)),
+    ("timm-mobilenetv3-ir", timm_block("mobilenetv3_large_100", lambda m: m.blocks[2][1]), (2, 40, 8, 8)),
+    ("timm-convnext-block", timm_block("convnext_atto", lambda m: m.stages[1].blocks[0]), (2, 80, 8, 8)),
+    ("timm-resnet-d-block", timm_block("resnet26d", lambda m: m.layer1[0]), (2, 64, 8, 8)),
+    ("timm-regnety-block", timm_block("regnety_002", lambda m: m.s1.b1), (2, 32, 8, 8)),
 ]
 
 # Where convbench's saved bytes differ from PyTorch's by a rule it names (configs/README.md, "ONNX

@@ -166,7 +166,7 @@ bool translate_channels_last(OnnxContext& cx, const At& at, const std::string& t
       cx.values[n.output(0)] = op->name;
     } else {  // timm's LayerScale on the channels-last tensor: gamma * x
       ImportedOp& op =
-          add_op(cx, at, "layer_scale", op_name(cx, n, at.index, n.input(k) + ".weight"), {x}, {}, channels);
+          add_op(cx, at, "layer_scale", op_name(cx, n, at.index, stored_name(at, k) + ".weight"), {x}, {}, channels);
       take_values(cx, at, k, "weight", op);
     }
     cx.channels_last.insert(n.output(0));

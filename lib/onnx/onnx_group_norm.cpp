@@ -79,6 +79,30 @@ void translate_unsqueeze(OnnxContext& cx, const At& at) {
 }
 
 void translate_reshape(OnnxContext& cx, const At& at) {
+  if (is_constant_input(at, 0)) {
+    // A constant reshaped (timm's ConvNeXt: gamma.reshape(1, -1, 1, 1)): the same values, other dims.
+    OnnxTensor t = constant_input(at, 0, "the tensor");
+    std::vector<int64_t> dims = known_integers(at, 1, "the shape");
+    int64_t known = 1, inferred = -1;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] == 0 && i < t.dims.size() && int_attribute(at.node, "allowzero", 0) == 0) dims[i] = t.dims[i];
+      if (dims[i] == -1) {
+        if (inferred >= 0) at.refuse("a shape with two -1");
+        inferred = static_cast<int64_t>(i);
+      } else if (dims[i] < 1 || __builtin_mul_overflow(known, dims[i], &known)) {
+        at.refuse("a shape with a dim below 1 or a product past 64-bit integers");
+      }
+    }
+    if (inferred >= 0) {
+      if (t.elements() % known != 0) at.refuse("a shape that does not divide the constant's elements");
+      dims[static_cast<size_t>(inferred)] = t.elements() / known;
+    } else if (known != t.elements()) {
+      at.refuse("a shape of another number of elements than the constant's");
+    }
+    t.dims = dims;
+    cx.constants[at.node.output(0)] = std::move(t);
+    return;
+  }
   if (translate_shuffle_reshape(cx, at)) return;  // ShuffleNet's (onnx_channel_shuffle.cpp)
   // torch.flatten(x, 1) or x.view(N, -1) before a classifier, as the default exporter writes it:
   // a Reshape to N x -1 (or N x C), the same values as Flatten gives (convbench's linear flattens

@@ -36,6 +36,9 @@ std::string data_input(const At& at, int k);
 // Input k as a constant (an initializer or a Constant node's output).
 const OnnxTensor& constant_input(const At& at, int k, const std::string& what);
 bool is_constant_input(const At& at, int k);
+// The name constant input k is stored under: its initializer's, through the Reshapes, Unsqueezes
+// and Identities that renamed it (timm's gamma.reshape(1, -1, 1, 1) reads "gamma"), else the input's.
+std::string stored_name(const At& at, int k);
 std::vector<int64_t> integers(const At& at, const OnnxTensor& t, const std::string& what);
 // A size an op's field takes: 1 to 2^31.
 int64_t field_size(const At& at, int64_t v, const std::string& what);

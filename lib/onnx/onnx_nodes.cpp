@@ -170,6 +170,11 @@ bool is_constant_input(const At& at, int k) {
   return has_input(at.node, k) && at.cx.constants.count(at.node.input(k)) > 0;
 }
 
+std::string stored_name(const At& at, int k) {
+  const OnnxTensor& t = constant_input(at, k, "the constant");
+  return t.proto && !t.proto->name().empty() ? t.proto->name() : at.node.input(k);
+}
+
 bool is_per_channel_constant(const At& at, int k, int64_t channels) {
   const OnnxTensor& c = constant_input(at, k, "the constant");
   const auto rank = static_cast<int64_t>(at.cx.dims + 2), crank = static_cast<int64_t>(c.dims.size());
@@ -578,7 +583,7 @@ bool take_layer_scale(OnnxContext& cx, const At& at) {
               "\", which is not one value per channel of its other operand: convbench reads a product with a "
               "constant as a per-channel layer_scale (C x 1 x ...)");
   ImportedOp& op =
-      add_op(cx, at, "layer_scale", op_name(cx, at.node, at.index, at.node.input(k) + ".weight"), {x}, {}, channels);
+      add_op(cx, at, "layer_scale", op_name(cx, at.node, at.index, stored_name(at, k) + ".weight"), {x}, {}, channels);
   take_values(cx, at, k, "weight", op);
   return true;
 }
@@ -803,6 +808,10 @@ void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx
       p = (*r.values)[0];
     }
     if (!(p >= 0 && p < 1)) at.refuse("a ratio outside [0, 1)");
+    if (p == 0) {  // nn.Dropout(0.0) (timm's Mlp by default): PyTorch returns its input, keeping nothing
+      cx.values[node.output(0)] = data_input(at, 0);
+      return;
+    }
     OpFieldValues f;
     f.set("p", p);
     unary("dropout", std::move(f));
