@@ -276,6 +276,49 @@ std::optional<std::string> node_metadata(const onnx::NodeProto& node, const std:
   return std::nullopt;
 }
 
+// The parameters the module had, by their names, from the record PyTorch's default exporter keeps
+// in the graph's metadata_props (ONNX 1.16's GraphProto field 16, unknown to Debian's libonnx):
+// "pkg.torch.export.ExportedProgram.graph_signature", one line per input such as
+// "p_conv_dw_bias: PARAMETER target='conv_dw.bias'". Empty for other files.
+std::set<std::string> exported_parameters(const onnx::GraphProto& graph) {
+  constexpr int kGraphMetadataProps = 16;
+  std::set<std::string> names;
+  const google::protobuf::UnknownFieldSet& unknown = graph.unknown_fields();
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField& field = unknown.field(i);
+    if (field.number() != kGraphMetadataProps || field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (!entry.ParseFromString(field.length_delimited()) ||
+        entry.key() != "pkg.torch.export.ExportedProgram.graph_signature")
+      continue;
+    const std::string marker = ": PARAMETER target='";
+    for (size_t at = entry.value().find(marker); at != std::string::npos; at = entry.value().find(marker, at + 1)) {
+      const size_t begin = at + marker.size(), end = entry.value().find('\'', begin);
+      if (end != std::string::npos) names.insert(entry.value().substr(begin, end - begin));
+    }
+  }
+  return names;
+}
+
+// The default exporter's optimizer drops a conv's bias whose values are all zero
+// (RemoveOptionalBiasFromConv: timm initialises its biases to zero), so that its file has fewer
+// parameters than the module. Where the exporter's record names the bias, the conv gets it back,
+// zeros, as the module holds it.
+void restore_dropped_biases(const onnx::GraphProto& graph, const OnnxContext& cx, std::vector<ImportedOp>& ops) {
+  const std::set<std::string> parameters = exported_parameters(graph);
+  if (parameters.empty()) return;
+  for (ImportedOp& op : ops) {
+    if ((op.op != "conv" && op.op != "conv_transpose") || op.fields.get<bool>("bias").value_or(false)) continue;
+    const std::string bias = op.name + ".bias";
+    if (!parameters.count(bias) || cx.constants.count(bias)) continue;
+    const auto out = op.fields.get<int64_t>("out_channels");
+    if (!out) continue;
+    op.fields.set("bias", true);
+    op.values["bias"] = std::make_shared<const std::vector<double>>(static_cast<size_t>(*out), 0.0);
+  }
+}
+
 // Which nodes the graph's outputs depend on. The others are an exporter's leftovers (PyTorch's
 // default exporter without its optimizer writes the running statistics' update shapes that nothing
 // reads), not part of the block: they are not translated, and cannot block the file.
@@ -632,6 +675,7 @@ OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path, co
     throw InputError({path, 0, 0}, "graph.output[0]",
                      "\"" + printable(g.output(0).name()) + "\" is not computed from the input by any node");
   if (cx.ops.empty()) throw InputError({path, 0, 0}, "graph.node", "no node computes anything from the input");
+  restore_dropped_biases(g, cx, cx.ops);
   block.ops = std::move(cx.ops);
   block.output = out->second;
   if (const auto c = cx.channels.find(block.output); c != cx.channels.end()) block.output_channels = c->second;
