@@ -38,12 +38,6 @@ bool is_last_axis_constant(const At& at, int k, int64_t channels) {
   return std::all_of(t.dims.begin(), t.dims.end() - 1, [](int64_t d) { return d == 1; });
 }
 
-ImportedOp* op_of_value(OnnxContext& cx, const std::string& value) {
-  for (auto it = cx.ops.rbegin(); it != cx.ops.rend(); ++it)
-    if (it->name == value) return &*it;
-  return nullptr;
-}
-
 // The 1x1 conv nn.Linear is on the channels: MatMul of the view by a (C_in, C_out) weight, or by
 // the Transpose of the Linear's own (C_out, C_in) weight, as the TorchScript exporter writes it.
 void translate_pointwise_linear(OnnxContext& cx, const At& at) {
@@ -155,7 +149,7 @@ bool translate_channels_last(OnnxContext& cx, const At& at, const std::string& t
       at.refuse("an " + type + " of a channels-last view and a constant that is not one value per channel");
     if (type == "Add") {
       // nn.Linear's bias, added to the MatMul's product that nothing else reads.
-      ImportedOp* op = op_of_value(cx, x);
+      ImportedOp* op = op_named(cx, x);
       if (!op || !cx.open_bias.count(op->name) || cx.uses[n.input(1 - k)] != 1)
         at.refuse(
             "an Add of a constant to a channels-last view that is not a MatMul's product: convbench reads "

@@ -13,14 +13,6 @@ namespace {
 
 using Step = OnnxContext::GeluStep::Step;
 
-// Input k as one number (a 0-d or one-element constant), as the float32 it is stored as.
-std::optional<double> scalar_input(const At& at, int k) {
-  if (!is_constant_input(at, k)) return std::nullopt;
-  const OnnxTensor& t = at.cx.constants.at(at.node.input(k));
-  if (!t.values || t.values->size() != 1) return std::nullopt;
-  return t.values->front();
-}
-
 bool near(std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-6 * std::abs(want); }
 
 }  // namespace
@@ -52,7 +44,7 @@ bool translate_gelu_erf(OnnxContext& cx, const At& at, const std::string& type) 
   if (type == "Div" || type == "Mul") {
     // x / sqrt(2), or x * (1 / sqrt(2)): the first step, from a value.
     const bool by_root2 =
-        type == "Div" ? near(scalar_input(at, 1), std::sqrt(2.0)) : near(scalar_input(at, 1), std::sqrt(0.5));
+        type == "Div" ? near(scalar_constant(at, 1), std::sqrt(2.0)) : near(scalar_constant(at, 1), std::sqrt(0.5));
     if (by_root2 && cx.values.count(n.input(0)) && !step_of(0)) {
       if (cx.uses[n.output(0)] != 1) return false;  // its one reader must be the Erf
       next(Step::scaled, {Step::scaled, cx.values.at(n.input(0)), cx.channels_last.count(n.input(0)) > 0});
@@ -63,7 +55,7 @@ bool translate_gelu_erf(OnnxContext& cx, const At& at, const std::string& type) 
     for (int k = 0; k < 2; ++k) {
       const OnnxContext::GeluStep* s = step_of(k);
       if (!s || s->step != Step::erf) continue;
-      if (!near(scalar_input(at, 1 - k), 1.0)) at.refuse("an Erf plus another number than 1: not GELU's erf form");
+      if (!near(scalar_constant(at, 1 - k), 1.0)) at.refuse("an Erf plus another number than 1: not GELU's erf form");
       only_reader(k);
       next(Step::one_plus, *s);
       return true;
@@ -75,7 +67,7 @@ bool translate_gelu_erf(OnnxContext& cx, const At& at, const std::string& type) 
     const OnnxContext::GeluStep* s = step_of(k);
     if (!s) continue;
     const auto other = n.input(1 - k);
-    const bool by_half = near(scalar_input(at, 1 - k), 0.5);
+    const bool by_half = near(scalar_constant(at, 1 - k), 0.5);
     const bool by_x = cx.values.count(other) && cx.values.at(other) == s->x;
     only_reader(k);
     if (s->step == Step::one_plus && by_half) {

@@ -31,13 +31,13 @@ GivenValues spread(const GivenValues& groups, int64_t channels) {
   return std::make_shared<const std::vector<double>>(std::move(v));
 }
 
+}  // namespace
+
 ImportedOp* op_named(OnnxContext& cx, const std::string& name) {
   for (auto it = cx.ops.rbegin(); it != cx.ops.rend(); ++it)
     if (it->name == name) return &*it;
   return nullptr;
 }
-
-}  // namespace
 
 void translate_shape(OnnxContext& cx, const At& at) {
   const std::string x = data_input(at, 0);

@@ -260,15 +260,15 @@ std::string read_file_bytes(const std::string& path) {
   return bytes;
 }
 
-// A node's metadata_props entry `key` (ONNX 1.16's NodeProto field 9, where PyTorch's exporter
-// names what it did to the node). Debian's libonnx 1.12 predates the field, so its parser keeps it
-// among the unknown fields, read here as the StringStringEntryProto each one is.
-std::optional<std::string> node_metadata(const onnx::NodeProto& node, const std::string& key) {
-  constexpr int kMetadataProps = 9;
-  const google::protobuf::UnknownFieldSet& unknown = node.unknown_fields();
+// A metadata_props entry `key`: ONNX 1.16's NodeProto field 9 and GraphProto field 16, where
+// PyTorch's exporter records what it did to a node and the module's signature. Debian's libonnx
+// 1.12 predates both, so its parser keeps them among the message's unknown fields, read here as
+// the StringStringEntryProto each one is.
+std::optional<std::string> metadata_entry(const google::protobuf::UnknownFieldSet& unknown, int field_number,
+                                          const std::string& key) {
   for (int i = 0; i < unknown.field_count(); ++i) {
     const google::protobuf::UnknownField& field = unknown.field(i);
-    if (field.number() != kMetadataProps || field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+    if (field.number() != field_number || field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
       continue;
     onnx::StringStringEntryProto entry;
     if (entry.ParseFromString(field.length_delimited()) && entry.key() == key) return entry.value();
@@ -276,27 +276,24 @@ std::optional<std::string> node_metadata(const onnx::NodeProto& node, const std:
   return std::nullopt;
 }
 
-// The parameters the module had, by their names, from the record PyTorch's default exporter keeps
-// in the graph's metadata_props (ONNX 1.16's GraphProto field 16, unknown to Debian's libonnx):
-// "pkg.torch.export.ExportedProgram.graph_signature", one line per input such as
-// "p_conv_dw_bias: PARAMETER target='conv_dw.bias'". Empty for other files.
+std::optional<std::string> node_metadata(const onnx::NodeProto& node, const std::string& key) {
+  constexpr int kNodeMetadataProps = 9;
+  return metadata_entry(node.unknown_fields(), kNodeMetadataProps, key);
+}
+
+// The parameters the module had, by their names, from the signature PyTorch's default exporter
+// records in the graph's metadata ("pkg.torch.export.ExportedProgram.graph_signature", one line
+// per input such as "p_conv_dw_bias: PARAMETER target='conv_dw.bias'"). Empty for other files.
 std::set<std::string> exported_parameters(const onnx::GraphProto& graph) {
   constexpr int kGraphMetadataProps = 16;
   std::set<std::string> names;
-  const google::protobuf::UnknownFieldSet& unknown = graph.unknown_fields();
-  for (int i = 0; i < unknown.field_count(); ++i) {
-    const google::protobuf::UnknownField& field = unknown.field(i);
-    if (field.number() != kGraphMetadataProps || field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
-      continue;
-    onnx::StringStringEntryProto entry;
-    if (!entry.ParseFromString(field.length_delimited()) ||
-        entry.key() != "pkg.torch.export.ExportedProgram.graph_signature")
-      continue;
-    const std::string marker = ": PARAMETER target='";
-    for (size_t at = entry.value().find(marker); at != std::string::npos; at = entry.value().find(marker, at + 1)) {
-      const size_t begin = at + marker.size(), end = entry.value().find('\'', begin);
-      if (end != std::string::npos) names.insert(entry.value().substr(begin, end - begin));
-    }
+  const auto signature =
+      metadata_entry(graph.unknown_fields(), kGraphMetadataProps, "pkg.torch.export.ExportedProgram.graph_signature");
+  if (!signature) return names;
+  const std::string marker = ": PARAMETER target='";
+  for (size_t at = signature->find(marker); at != std::string::npos; at = signature->find(marker, at + 1)) {
+    const size_t begin = at + marker.size(), end = signature->find('\'', begin);
+    if (end != std::string::npos) names.insert(signature->substr(begin, end - begin));
   }
   return names;
 }
@@ -319,11 +316,10 @@ void restore_dropped_biases(const onnx::GraphProto& graph, const OnnxContext& cx
   }
 }
 
-// Which nodes the graph's outputs depend on. The others are an exporter's leftovers (PyTorch's
-// default exporter without its optimizer writes the running statistics' update shapes that nothing
-// reads), not part of the block: they are not translated, and cannot block the file.
-// Followed through each value's producer whatever the nodes' order, so that nodes out of order
-// are still translated, and refused there. A node with no output is kept too: it is refused.
+// Which nodes the graph's outputs depend on, followed through each value's producer whatever the
+// nodes' order (nodes out of order are still translated, and refused there). The others are an
+// exporter's leftovers, not part of the block: they are not translated and cannot block the file.
+// A node with no output is kept: it is refused.
 std::vector<bool> live_nodes(const onnx::GraphProto& g) {
   std::map<std::string, int> producer;
   std::vector<bool> live(static_cast<size_t>(g.node_size()), false);
@@ -370,17 +366,16 @@ void translate_live_nodes(const onnx::GraphProto& g, const std::vector<bool>& li
   for (int i = 0; i < g.node_size(); ++i) {
     if (!live[static_cast<size_t>(i)]) continue;
     const onnx::NodeProto& node = g.node(i);
-    const bool known = (node.domain().empty() || node.domain() == "ai.onnx") &&
-                       std::find(supported.begin(), supported.end(), node.op_type()) != supported.end();
+    const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+    const bool known = standard && std::find(supported.begin(), supported.end(), node.op_type()) != supported.end();
     const bool after_unread = std::any_of(node.input().begin(), node.input().end(),
                                           [&](const std::string& in) { return unread.count(in) > 0; });
     std::optional<Blocker> refusal;
     if (!known) {
-      refusal = Blocker{onnx_node_label(node, i), node.domain().empty() || node.domain() == "ai.onnx"
-                                                      ? std::string("not an operator convbench translates")
-                                                      : "domain \"" + printable(node.domain()) +
-                                                            "\": convbench reads the standard operators only"};
-      unknown_operator = unknown_operator || node.domain().empty() || node.domain() == "ai.onnx";
+      refusal = Blocker{onnx_node_label(node, i), standard ? std::string("not an operator convbench translates")
+                                                           : "domain \"" + printable(node.domain()) +
+                                                                 "\": convbench reads the standard operators only"};
+      unknown_operator = unknown_operator || standard;
     } else if (!after_unread) {
       try {
         translate_onnx_node(node, i, cx);

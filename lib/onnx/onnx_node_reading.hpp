@@ -40,6 +40,11 @@ bool is_constant_input(const At& at, int k);
 // and Identities that renamed it (timm's gamma.reshape(1, -1, 1, 1) reads "gamma"), else the input's.
 std::string stored_name(const At& at, int k);
 std::vector<int64_t> integers(const At& at, const OnnxTensor& t, const std::string& what);
+// The one value input k holds where it is a constant of one element (a 0-d or 1-element tensor: a
+// Clip's bound, a Dropout's ratio, a survival rate); nullopt otherwise.
+std::optional<double> scalar_constant(const At& at, int k);
+// Constant input k's one value, refused as "<what> is not one number" where it holds another count.
+double one_number(const At& at, int k, const std::string& what);
 // A size an op's field takes: 1 to 2^31.
 int64_t field_size(const At& at, int64_t v, const std::string& what);
 // A unique op name: the weight's name without ".weight", else the node's, else type and index.
@@ -49,6 +54,8 @@ ImportedOp& add_op(OnnxContext& cx, const At& at, const std::string& op, const s
                    std::vector<std::string> inputs, OpFieldValues fields, std::optional<int64_t> channels,
                    int output = 0);
 std::optional<int64_t> channels_of(const OnnxContext& cx, const std::string& value);
+// The op of that name (the newest first: nearly always the one just added), or nullptr.
+ImportedOp* op_named(OnnxContext& cx, const std::string& name);
 // Constant input k's values as the starting values of the op's parameter or buffer `suffix`.
 void take_values(OnnxContext& cx, const At& at, int k, const std::string& suffix, ImportedOp& op);
 // A norm's epsilon (and batch norm's momentum) as the op's eps and momentum fields, where they are
@@ -90,9 +97,10 @@ bool translate_channels_last(OnnxContext& cx, const At& at, const std::string& t
 // the products with x and 1/2: one gelu. False when the node is no step of it.
 bool translate_gelu_erf(OnnxContext& cx, const At& at, const std::string& type);
 
-// torchvision's StochasticDepth(p, "row") as both of PyTorch's exporters write it in training
-// (onnx_stochastic_depth.cpp): RandomUniformLike of an (N, 1, ...) constant, Less than the survival
-// rate, Cast, Div by the survival rate, and the Mul of the block's value by it: one drop_path with
+// Dropout drawn in the graph, as PyTorch's exporters write torchvision's StochasticDepth(p, "row")
+// and nn.Dropout/Dropout2d/3d in training (onnx_stochastic_depth.cpp): RandomUniformLike of a
+// tensor of the units' shape, Less than the survival rate, Cast, Div by the survival rate, and the
+// Mul of the value by it: one drop_path, channel_dropout or dropout (by the noise's shape) with
 // p = 1 - the survival rate. False when the node is no step of it.
 bool translate_stochastic_depth(OnnxContext& cx, const At& at, const std::string& type);
 

@@ -170,6 +170,20 @@ bool is_constant_input(const At& at, int k) {
   return has_input(at.node, k) && at.cx.constants.count(at.node.input(k)) > 0;
 }
 
+std::optional<double> scalar_constant(const At& at, int k) {
+  if (!is_constant_input(at, k)) return std::nullopt;
+  const OnnxTensor& t = at.cx.constants.at(at.node.input(k));
+  if (!t.values || t.values->size() != 1) return std::nullopt;
+  return t.values->front();
+}
+
+double one_number(const At& at, int k, const std::string& what) {
+  constant_input(at, k, what);  // refuses a missing input or a computed value, naming it
+  const auto v = scalar_constant(at, k);
+  if (!v) at.refuse(what + " is not one number");
+  return *v;
+}
+
 std::string stored_name(const At& at, int k) {
   const OnnxTensor& t = constant_input(at, k, "the constant");
   return t.proto && !t.proto->name().empty() ? t.proto->name() : at.node.input(k);
@@ -628,9 +642,7 @@ void translate_clip(OnnxContext& cx, const At& at) {
       return float_attribute(at.node, attribute, 0.0);
     }
     if (!has_input(at.node, k)) return std::nullopt;
-    const OnnxTensor& t = constant_input(at, k, what);
-    if (!t.values || t.values->size() != 1) at.refuse(std::string(what) + " is not one number");
-    return t.values->front();
+    return one_number(at, k, what);
   };
   const std::optional<double> low = bound(1, "min", "the lower bound"), high = bound(2, "max", "the upper bound");
   if (low != 0.0 || high != 6.0)
@@ -760,8 +772,6 @@ void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx
     if (type == "Mul" && cx.spatial_one.count(a) && !cx.spatial_one.count(b)) std::swap(a, b);
     std::string op = type == "Add" ? "add" : type == "Sub" ? "sub" : "mul";
     add_op(cx, at, op, op_name(cx, node, index, ""), {a, b}, {}, channels_of(cx, a));
-  } else if (type == "Gather" || type == "ConstantOfShape") {
-    translate_shape_arithmetic(cx, at, type);  // refuses what it does not read
   } else if (type == "Concat") {
     const int64_t axis = int_attribute(node, "axis", 1);
     if (axis != 1 && axis != 1 - (spatial_dims(at) + 2)) at.refuse("concatenation along an axis other than channels");
@@ -803,9 +813,10 @@ void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx
   } else if (type == "Dropout") {
     double p = float_attribute(node, "ratio", 0.5);
     if (cx.opset >= 12 && has_input(node, 1)) {
-      const OnnxTensor& r = constant_input(at, 1, "the ratio");
-      if (!r.values || r.values->size() != 1) at.refuse("a ratio that is not one number");
-      p = (*r.values)[0];
+      constant_input(at, 1, "the ratio");
+      const auto ratio = scalar_constant(at, 1);
+      if (!ratio) at.refuse("a ratio that is not one number");
+      p = *ratio;
     }
     if (!(p >= 0 && p < 1)) at.refuse("a ratio outside [0, 1)");
     if (p == 0) {  // nn.Dropout(0.0) (timm's Mlp by default): PyTorch returns its input, keeping nothing

@@ -19,12 +19,10 @@ namespace {
 
 using Step = OnnxContext::Noise::Step;
 
-// The one number a constant input holds (the survival rate).
-double one_number(const At& at, int k, const std::string& what) {
-  const OnnxTensor& t = constant_input(at, k, what);
-  if (!t.values || t.values->size() != 1) at.refuse(what + " is not one number");
-  // As float32 (both exporters write it so): 0.9 arrives as 0.8999999762, and p = 1 - 0.9 is meant.
-  const double v = t.values->front();
+// The survival rate a constant input holds, as the decimal its float32 stands for (both exporters
+// write it so): 0.9 arrives as 0.8999999762, and p = 1 - 0.9 is meant.
+double rate(const At& at, int k, const std::string& what) {
+  const double v = one_number(at, k, what);
   return std::isfinite(v) ? onnx_float_value(static_cast<float>(v)) : v;
 }
 
@@ -81,7 +79,7 @@ bool translate_stochastic_depth(OnnxContext& cx, const At& at, const std::string
   if (type == "Less") {
     if (!first || first->step != Step::uniform) return false;
     only_reader(0);
-    const double keep = one_number(at, 1, "the survival rate (input 1)");
+    const double keep = rate(at, 1, "the survival rate (input 1)");
     if (!(keep > 0 && keep < 1))
       at.refuse("a survival rate of " + std::to_string(keep) + ": convbench's drop_path takes p = 1 - rate in (0, 1)");
     cx.noise[n.output(0)] = {Step::mask, keep, first->dims};
@@ -100,7 +98,7 @@ bool translate_stochastic_depth(OnnxContext& cx, const At& at, const std::string
   if (type == "Div") {
     if (!first || first->step != Step::mask) return false;
     only_reader(0);
-    if (one_number(at, 1, "the divisor (input 1)") != first->keep)
+    if (rate(at, 1, "the divisor (input 1)") != first->keep)
       at.refuse("the mask divided by another number than its survival rate " + std::to_string(first->keep));
     cx.noise[n.output(0)] = {Step::scaled, first->keep, first->dims};
     return true;
