@@ -40,7 +40,9 @@ Command add_analyze_command(CLI::App& app) {
   return {sub, [opt, sub] {
             opt->output.colour = colour_for(*sub, stdout);
             check_result_paths(opt->output, {opt->spec});
-            Spec spec = load_spec_file(opt->spec, opt->limits);
+            SpecLimits limits = opt->limits;
+            limits.keep_unreadable = true;  // a variant whose file cannot be read: a row of its own
+            Spec spec = load_spec_file(opt->spec, limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
             write_results(opt->output, analyze(spec, opt->device), {opt->spec});
             return 0;

@@ -126,7 +126,11 @@ Command add_compare_command(CLI::App& app) {
             check_result_paths(opt->output, inputs);
             opt->compare.backend.memory_limit_bytes = parse_byte_size(opt->memory_limit, "--memory-limit");
             if (!opt->db.empty()) check_history_addable(opt->db);  // before the run, not after it
-            Spec spec = load_spec_file(opt->spec, opt->limits);
+            // A variant whose file cannot be read is a row of its own (status unreadable) and the
+            // others run; a shard's plan and an explanation need every variant read.
+            SpecLimits limits = opt->limits;
+            limits.keep_unreadable = !shard && !opt->explain;
+            Spec spec = load_spec_file(opt->spec, limits);
             if (!opt->filter.empty()) filter_spec(spec, opt->filter);
             // Before any measurement: a missing peer environment costs nothing but the error.
             const PeerProgram peer =

@@ -787,6 +787,76 @@ TEST(OnnxImport, EveryBlockingNodeIsNamedAtOnceAndDeadNodesAreNotRead) {
   EXPECT_NE(k.err.find("; and 6 more"), std::string::npos) << k.err;
 }
 
+TEST(OnnxImport, AVariantThatCannotBeReadIsARowOfItsOwnAndTheOthersRun) {
+  // The user's file has two unknown operators: analyze and compare still count and run the
+  // block's other variants, and the file's variant is a row with status unreadable and every
+  // blocking node in its message, without counts (not zeros).
+  const onnx::ModelProto two = changed([](onnx::ModelProto& m) {
+    m.mutable_graph()->mutable_node(2)->set_op_type("Softmax");
+    m.mutable_graph()->mutable_node(5)->set_op_type("Softplus");
+  });
+  const std::string model = write_model(two, "unreadable-variant.onnx");
+  auto spec_with = [&](const std::string& baseline) {
+    const std::string path = temp_path("unreadable-variant.yaml");
+    std::ofstream(path) << "blocks:\n  - name: blk\n    batch: 2\n    dims: 3\n    in_channels: 24\n"
+                        << "    out_channels: 48\n    size: 8\n"
+                        << baseline << "    variants:\n"
+                        << "      - standard\n      - {kind: onnx, name: mine, file: " << model << "}\n"
+                        << "      - separable\n";
+    return path;
+  };
+  const std::string spec = spec_with("");
+  const std::string blockers = "2 nodes block reading this file: graph.node[2] (Softmax";
+  const std::string json = temp_path("unreadable-variant.json");
+  const auto a = run_cli("analyze " + spec + " --json " + json);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find("mine (unreadable)"), std::string::npos) << a.out;
+  EXPECT_NE(a.err.find("blk / mine: unreadable: "), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find(blockers), std::string::npos) << a.err;
+  const auto rows = nlohmann::json::parse(testing::read_file(json))["results"];
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["variant"], "standard");
+  EXPECT_EQ(rows[1]["variant"], "separable");
+  EXPECT_GT(rows[1]["params"].get<int64_t>(), 0);
+  EXPECT_FALSE(rows[0].contains("status"));  // an analysis row that was read has none
+  EXPECT_EQ(rows[2]["variant"], "mine");
+  EXPECT_EQ(rows[2]["status"], "unreadable");
+  EXPECT_NE(rows[2]["message"].get<std::string>().find(blockers), std::string::npos) << rows[2];
+  EXPECT_EQ(rows[2]["message"].get<std::string>().rfind(model + ": graph.node: ", 0), 0u) << rows[2];
+  EXPECT_FALSE(rows[2].contains("params"));
+  EXPECT_FALSE(rows[2].contains("macs"));
+  EXPECT_FALSE(rows[2].contains("memory"));
+  // Read back, the row keeps its status; the CSV leaves its counts empty.
+  const auto csv = run_cli("report " + json + " --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("blk,mine,onnx,,false,3,float32,channels_first,train,2x24x8x8x8,,,,"), std::string::npos)
+      << csv.out;
+  EXPECT_NE(csv.out.find(",unreadable,"), std::string::npos) << csv.out;
+  // compare measures the two it can read; the third says why it did not run.
+  const auto c = run_cli("compare " + spec + " --memory-only --device reference --json -");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto measured = nlohmann::json::parse(c.out)["results"];
+  ASSERT_EQ(measured.size(), 3u);
+  EXPECT_EQ(measured[0]["status"], "ok");
+  EXPECT_EQ(measured[1]["status"], "ok");
+  EXPECT_EQ(measured[2]["status"], "unreadable");
+  const auto t = run_cli("compare " + spec + " --memory-only --device reference");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("unreadable: "), std::string::npos) << t.out;
+  // --filter picks the unreadable variant like any other (the baseline stays).
+  const auto f = run_cli("analyze " + spec + " --filter mine --json -");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(nlohmann::json::parse(f.out)["results"].size(), 2u) << f.out;
+  // A check of the spec, a plan or an explanation needs every variant: refused, as before.
+  EXPECT_EQ(run_cli("validate " + spec).exit_code, 2);
+  EXPECT_EQ(run_cli("compare " + spec + " --explain --memory-only --device reference").exit_code, 2);
+  // The baseline cannot be missing: every ratio is to it.
+  const auto b = run_cli("analyze " + spec_with("    baseline: mine\n"));
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("this variant is the block's baseline"), std::string::npos) << b.err;
+  std::filesystem::remove(model);
+}
+
 // What PyTorch's default exporter writes in a node's metadata_props (ONNX 1.16's field 9, which
 // Debian's libonnx 1.12 keeps as an unknown field): here, that it folded a batch norm into a conv.
 void mark_folded(onnx::NodeProto& node) {

@@ -108,9 +108,11 @@ CheckReport check_run(HistoryReader& history, const HistoryRun& run, const Check
     const bool ran = !row.device.empty() && row.status == RunStatus::ok;
     if (!ran) {
       const bool ran_before = !window.empty() && window.back().status == "ok";
-      c.time = row.device.empty() ? Verdict::not_compared : ran_before ? Verdict::failed : Verdict::still_failing;
+      // A variant that could not be read failed as a run that failed does, in analyze files too.
+      const bool analysis = row.device.empty() && counted(row.status);
+      c.time = analysis ? Verdict::not_compared : ran_before ? Verdict::failed : Verdict::still_failing;
       c.memory = Verdict::not_compared;
-      c.note = row.device.empty() ? "not measured (an analyze file)" : to_string(row.status) + ": " + row.message;
+      c.note = analysis ? "not measured (an analyze file)" : to_string(row.status) + ": " + row.message;
       c.explanation = c.note;
       report.series.push_back(std::move(c));
       continue;

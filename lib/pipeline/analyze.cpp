@@ -1,5 +1,7 @@
 #include "pipeline/analyze.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <stdexcept>
 
@@ -9,6 +11,7 @@
 #include "measure/provenance.hpp"
 #include "pipeline/fold_facts.hpp"
 #include "spec/block_kind_registry.hpp"
+#include "util/markup_escape.hpp"
 #include "variants/graph_hash.hpp"
 #include "variants/variant_builder.hpp"
 
@@ -73,6 +76,26 @@ ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const
   return r;
 }
 
+ResultRow unreadable_row(const BlockSpec& block, const UnreadableVariant& variant) {
+  ResultRow r;
+  r.block = block.name;
+  r.variant = variant.name;
+  r.kind = variant.kind;
+  if (block.network) r.subject = "network";
+  r.point = block.point;
+  r.point_label = point_label(block);
+  r.dims = block.dims;
+  r.dtype = std::string(to_string(block.dtype));
+  r.layout = std::string(to_string(block.layout));
+  r.mode = std::string(to_string(block.mode));
+  r.input_shape = {block.batch, block.in_channels};
+  r.input_shape.insert(r.input_shape.end(), block.size.begin(), block.size.end());
+  r.kernel = block.kernel;
+  r.status = RunStatus::unreadable;
+  r.message = variant.error.what();
+  return r;
+}
+
 ResultSet analyze_spec(const Spec& spec) {
   ResultSet set;
   for (const BlockSpec& block : spec.blocks) {
@@ -87,6 +110,12 @@ ResultSet analyze_spec(const Spec& spec) {
       if (folds_another(v)) set.rows.back().fold = fold_facts(block, v);
     }
   }
+  for (const BlockSpec& block : spec.blocks)
+    for (const UnreadableVariant& u : block.unreadable) {
+      set.rows.push_back(unreadable_row(block, u));
+      // Said at once, as compare says a row that did not run; the row keeps it for every output.
+      spdlog::warn("{} / {}: unreadable: {}", printable(block.name), printable(u.name), printable(u.error.what()));
+    }
   return set;
 }
 

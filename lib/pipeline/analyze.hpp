@@ -15,8 +15,14 @@ namespace convbench {
 ResultRow analysis_row(const BlockSpec& block, const VariantSpec& variant, const Graph& graph,
                        const VariantAnalysis& analysis);
 
+// A variant whose file could not be read: status unreadable, the error as its message, the
+// block's input shape, and no counts.
+ResultRow unreadable_row(const BlockSpec& block, const UnreadableVariant& variant);
+
 // Builds and analyses every variant of every (expanded) block; throws InputError located at the
-// variant when a graph is invalid or a count overflows 64 bits.
+// variant when a graph is invalid or a count overflows 64 bits. The rows of the variants that
+// could not be read (BlockSpec::unreadable) follow all the others, so that rows[i] is the i-th
+// read variant of the spec, block by block.
 ResultSet analyze_spec(const Spec& spec);
 
 MemoryFigures figures_from(const MemoryPrediction& p);

@@ -48,7 +48,9 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
   std::vector<bool> selected(results.rows.size(), true);
   if (options.run_row)
     for (size_t k = 0; k < selected.size(); ++k) selected[k] = options.run_row(k);
-  const int to_run = static_cast<int>(std::count(selected.begin(), selected.end(), true));
+  // A variant that could not be read is a row already (analyze_spec), with nothing to run.
+  int to_run = 0;
+  for (size_t k = 0; k < selected.size(); ++k) to_run += selected[k] && counted(results.rows[k].status) ? 1 : 0;
   Progress progress(to_run, options.quiet);
   std::optional<CaughtSignals> signals;
   RunOptions run = options.run;
@@ -114,11 +116,12 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
     // run's provenance, so that every output and reader knows the run is not the whole spec.
     std::vector<std::string> not_run;
     for (size_t k = *interrupted_at; k < results.rows.size(); ++k)
-      if (selected[k]) {
+      if (selected[k] && counted(results.rows[k].status)) {
         not_run.push_back(key_of(results.rows[k]).text());
         selected[k] = false;
       }
-    const auto finished = static_cast<int64_t>(std::count(selected.begin(), selected.end(), true));
+    int64_t finished = 0;
+    for (size_t k = 0; k < selected.size(); ++k) finished += selected[k] && counted(results.rows[k].status) ? 1 : 0;
     results.provenance["interrupted"] = {{"signal", signal_name(signals->pending())},
                                          {"finished_rows", finished},
                                          {"rows", to_run},

@@ -101,9 +101,9 @@ std::string table_of(const std::vector<const ResultRow*>& group, const std::vect
   for (const ResultRow* r : group) {
     std::string name = latex_escape(r->variant);
     if (r->is_baseline) name += " (base)";
-    if (measured && !ran(*r)) name += " (" + latex_escape(to_string(r->status)) + ")";
+    if ((measured || !counted(r->status)) && !ran(*r)) name += " (" + latex_escape(to_string(r->status)) + ")";
     std::string line = name;
-    for (const ResultColumn* c : cols) line += " & " + c->latex(ColumnContext{*r, base, train});
+    for (const ResultColumn* c : cols) line += " & " + column_latex(*c, ColumnContext{*r, base, train});
     out += line + " \\\\\n";
   }
   return out + "\\bottomrule\n\\end{tabular}\n\\end{table}\n";

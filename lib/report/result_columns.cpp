@@ -224,6 +224,20 @@ void check_result_columns(const std::vector<std::string>& keys) {
   for (const std::string& k : keys) result_column(k);
 }
 
+ColumnCell column_cell(const ResultColumn& c, const ColumnContext& context) {
+  if (!counted(context.row.status) && std::string_view(c.key) != "status") return ColumnCell{"-"};
+  return c.text(context);
+}
+
+std::string column_latex(const ResultColumn& c, const ColumnContext& context) {
+  if (!counted(context.row.status) && std::string_view(c.key) != "status") return "--";
+  return c.latex(context);
+}
+
+std::string variant_cell(const ResultRow& r) {
+  return r.variant + (r.is_baseline ? " (base)" : "") + (counted(r.status) ? "" : " (" + to_string(r.status) + ")");
+}
+
 bool column_applies(const ResultColumn& c, bool measured, bool train, bool graph) {
   return !(c.measured_only && !measured) && !(c.train_only && !train) && !(c.graph_only && !graph);
 }

@@ -52,6 +52,14 @@ const std::vector<std::string>& result_column_keys();
 const ResultColumn& result_column(const std::string& key);
 // Throws std::invalid_argument naming the first unknown key.
 void check_result_columns(const std::vector<std::string>& keys);
+// A cell of `c` for the row: the column's own text, but "-" ("--" in LaTeX) in every column but
+// the status for a row that has no counts (status unreadable).
+ColumnCell column_cell(const ResultColumn& c, const ColumnContext& context);
+std::string column_latex(const ResultColumn& c, const ColumnContext& context);
+// The variant's name as a table's first cell shows it: " (base)" after the baseline's, and the
+// status after a row that has no counts (the only status an analysis row can have).
+std::string variant_cell(const ResultRow& r);
+
 // Whether the column has anything to show in a table of these rows.
 bool column_applies(const ResultColumn& c, bool measured, bool train, bool graph);
 

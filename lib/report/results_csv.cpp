@@ -46,14 +46,17 @@ void add_time_columns(std::vector<CsvColumn>& cols, const std::string& phase,
 std::vector<CsvColumn> make_csv_columns() {
   using C = const CsvRow&;
   const auto text = [](std::string ResultRow::*m) { return [m](C c) { return csv_escape(c.r.*m); }; };
-  const auto integer = [](auto get) { return [get](C c) { return std::to_string(get(c.r)); }; };
+  // A row that has no counts (status unreadable) leaves them empty, not 0.
+  const auto integer = [](auto get) {
+    return [get](C c) { return counted(c.r.status) ? std::to_string(get(c.r)) : std::string(); };
+  };
   std::vector<CsvColumn> cols = {
       {"block", text(&ResultRow::block)},
       {"variant", text(&ResultRow::variant)},
       {"kind", text(&ResultRow::kind)},
       {"point", text(&ResultRow::point_label)},
       {"baseline", [](C c) { return std::string(c.r.is_baseline ? "true" : "false"); }},
-      {"dims", integer([](const ResultRow& r) { return r.dims; })},
+      {"dims", [](C c) { return std::to_string(c.r.dims); }},
       {"dtype", text(&ResultRow::dtype)},
       {"layout", text(&ResultRow::layout)},
       {"mode", text(&ResultRow::mode)},
@@ -72,7 +75,10 @@ std::vector<CsvColumn> make_csv_columns() {
       {"predicted_peak_bytes", integer([](const ResultRow& r) { return r.predicted.peak_bytes; })},
       {"predicted_saved_bytes", integer([](const ResultRow& r) { return r.predicted.saved_bytes; })},
       {"device", text(&ResultRow::device)},
-      {"status", [](C c) { return c.r.device.empty() ? std::string() : csv_escape(to_string(c.r.status)); }},
+      {"status",
+       [](C c) {
+         return c.r.device.empty() && counted(c.r.status) ? std::string() : csv_escape(to_string(c.r.status));
+       }},
       {"message", text(&ResultRow::message)},
       {"measured_peak_bytes",
        [](C c) {

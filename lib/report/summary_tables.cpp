@@ -197,7 +197,7 @@ BlockTable block_table(const std::vector<const ResultRow*>& group, const std::ve
   if (precision_column) t.right_aligned[policy_column ? 2 : 1] = false;
   if (!shown.empty() && std::string(shown.back()->key) == "status") t.right_aligned.back() = false;
   for (const ResultRow* r : group) {
-    std::vector<std::string> row = {r->variant + (r->is_baseline ? " (base)" : "")};
+    std::vector<std::string> row = {variant_cell(*r)};
     if (policy_column) row.push_back(r->memory_policy);
     if (precision_column) row.push_back(r->precision);
     for (const std::string& f : swept) {
@@ -209,7 +209,7 @@ BlockTable block_table(const std::vector<const ResultRow*>& group, const std::ve
     std::vector<Tone> tones(t.header.size(), Tone::plain);
     const ColumnContext context{*r, *base_at.at(r->point_label), train};
     for (const ResultColumn* c : shown) {
-      ColumnCell cell = c->text(context);
+      ColumnCell cell = column_cell(*c, context);
       tones[row.size()] = cell.tone;
       row.push_back(std::move(cell.text));
     }

@@ -216,12 +216,15 @@ json row_to_json(const ResultRow& r) {
             {"layout", r.layout},
             {"mode", r.mode},
             {"input_shape", r.input_shape},
-            {"output_shape", r.output_shape},
-            {"params", r.params},
-            {"buffers", r.buffers},
-            {"macs", directions(r.macs)},
-            {"flops", directions(r.flops)},
-            {"bytes", {{"forward", r.bytes_forward}, {"backward", r.bytes_backward}}}};
+            {"output_shape", r.output_shape}};
+  // A variant that could not be read has no counts to write (not zeros: nothing was counted).
+  if (counted(r.status)) {
+    j["params"] = r.params;
+    j["buffers"] = r.buffers;
+    j["macs"] = directions(r.macs);
+    j["flops"] = directions(r.flops);
+    j["bytes"] = {{"forward", r.bytes_forward}, {"backward", r.bytes_backward}};
+  }
   // Written only where PyTorch would count more buffers, so rows without batch norm read as before.
   if (r.buffer_counters > 0) j["buffer_counters"] = r.buffer_counters;
   // Written only where the step converts, so rows without conversions read as before.
@@ -240,7 +243,11 @@ json row_to_json(const ResultRow& r) {
     if (r.measured->peak_bytes >= 0) memory["peak_bytes"] = r.measured->peak_bytes;
     memory["measured"] = memory_figures(*r.measured);
   }
-  j["memory"] = memory;
+  if (counted(r.status)) j["memory"] = memory;
+  if (r.device.empty() && !counted(r.status)) {  // analyze: the only status an unmeasured row has
+    j["status"] = to_string(r.status);
+    j["message"] = r.message;
+  }
   if (!r.device.empty()) {
     j["device"] = r.device;
     j["status"] = to_string(r.status);

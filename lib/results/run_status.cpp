@@ -8,6 +8,7 @@ std::string to_string(RunStatus status) {
     case RunStatus::oom: return "oom";
     case RunStatus::unsupported: return "unsupported";
     case RunStatus::error: return "error";
+    case RunStatus::unreadable: return "unreadable";
   }
   return "error";  // unreachable: every enumerator is handled above (-Wswitch checks it)
 }

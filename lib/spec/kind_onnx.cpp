@@ -32,6 +32,32 @@ void check_input_shape(const OnnxBlock& model, const BlockSpec& block, const Fie
   agree(1, block.in_channels, "channels");
   for (int d = 0; d < block.dims; ++d) agree(static_cast<size_t>(2 + d), block.size[static_cast<size_t>(d)], "size");
 }
+
+// The file's nodes as the variant's ops, checked against the block.
+void read_model(const std::filesystem::path& path, const BlockSpec& block, const Field& file, const Field& v,
+                VariantSpec& out) {
+  const OnnxBlock model = read_onnx_block(path.string(), {.allow_links = out.allow_links});
+  check_input_shape(model, block, file);
+  if (block.mode == RunMode::train && !model.folded_norms.empty())
+    file.fail("the exporter folded " + std::to_string(model.folded_norms.size()) + " batch norm(s) into the conv " +
+              "before each (" + join(model.folded_norms, ", ") +
+              ": onnxscript's FuseBatchNormIntoConv, which torch.onnx.export's default optimizer runs even on a "
+              "module in training, or the TorchScript exporter's constant folding of a module in eval mode), so "
+              "the file has no batch norm to train: measure it with mode: infer, or export a trainable file with "
+              "torch.onnx.export(model, (x,), f, dynamo=False, training=torch.onnx.TrainingMode.TRAINING, "
+              "do_constant_folding=False)");
+  if (model.output_channels && *model.output_channels != block.out_channels)
+    file.fail("the model's output has " + std::to_string(*model.output_channels) +
+              " channels, the block's out_channels " + std::to_string(block.out_channels));
+  out.file = path.string();
+  out.file_sha256 = model.sha256;
+  out.onnx_producer = model.producer;
+  out.onnx_opset = model.opset;
+  for (const ImportedOp& op : model.ops)
+    out.ops.push_back({op.op, op.name, op.inputs, op.fields, v.path() + ".file: " + op.node, file.where(), op.values});
+  out.output = model.output;
+  if (!v.get("name")) out.name = "onnx";
+}
 #endif
 
 }  // namespace
@@ -63,28 +89,15 @@ BlockKindDefinition define_onnx_kind() {
     if (path.is_relative() && spec_file != "-" && !spec_file.empty())
       path = std::filesystem::path(spec_file).parent_path() / path;
     if (const auto links = v.get("allow_links")) out.allow_links = links->as_bool();
-    const OnnxBlock model = read_onnx_block(path.string(), {.allow_links = out.allow_links});
-    check_input_shape(model, *block, *file);
-    if (block->mode == RunMode::train && !model.folded_norms.empty())
-      file->fail("the exporter folded " + std::to_string(model.folded_norms.size()) + " batch norm(s) into the conv " +
-                 "before each (" + join(model.folded_norms, ", ") +
-                 ": onnxscript's FuseBatchNormIntoConv, which torch.onnx.export's default optimizer runs even on a "
-                 "module in training, or the TorchScript exporter's constant folding of a module in eval mode), so "
-                 "the file has no batch norm to train: measure it with mode: infer, or export a trainable file with "
-                 "torch.onnx.export(model, (x,), f, dynamo=False, training=torch.onnx.TrainingMode.TRAINING, "
-                 "do_constant_folding=False)");
-    if (model.output_channels && *model.output_channels != block->out_channels)
-      file->fail("the model's output has " + std::to_string(*model.output_channels) +
-                 " channels, the block's out_channels " + std::to_string(block->out_channels));
-    out.file = path.string();
-    out.file_sha256 = model.sha256;
-    out.onnx_producer = model.producer;
-    out.onnx_opset = model.opset;
-    for (const ImportedOp& op : model.ops)
-      out.ops.push_back(
-          {op.op, op.name, op.inputs, op.fields, v.path() + ".file: " + op.node, file->where(), op.values});
-    out.output = model.output;
-    if (!v.get("name")) out.name = "onnx";
+    // From here on what fails is the file (or its fit to the block), not the spec: the variant
+    // becomes a row with status unreadable and the block's other variants still run.
+    try {
+      read_model(path, *block, *file, v, out);
+    } catch (const UnreadableFile&) {
+      throw;
+    } catch (const InputError& e) {
+      throw UnreadableFile(e);
+    }
 #endif
   };
   d.resolved = [](const VariantSpec& v, const std::function<Graph()>& graph, nlohmann::ordered_json& out) {

@@ -102,6 +102,21 @@ struct VariantSpec {
 
 struct NetworkSpec;  // spec/network_spec.hpp
 
+// A variant whose file could not be read (an ONNX file convbench cannot translate, or one that does
+// not fit the block): compare and analyze keep it as a row with status `unreadable` and the reason,
+// and run the block's other variants; every other command refuses the spec with `error`.
+struct UnreadableVariant {
+  std::string name, kind;
+  InputError error;  // where and why, as the spec error would have said it
+};
+
+// Thrown by a block kind's reader when the variant's own file cannot be read: the variant parser
+// keeps it as an UnreadableVariant instead of refusing the whole spec.
+class UnreadableFile : public InputError {
+ public:
+  explicit UnreadableFile(const InputError& e) : InputError(e) {}
+};
+
 struct BlockSpec {
   std::string name;
   int dims = 2;
@@ -136,6 +151,8 @@ struct BlockSpec {
   MemoryPolicyChoice memory_policy;  // every variant's, unless the variant sets its own
   std::string baseline;              // a variant name (resolved: the first variant when not given)
   std::vector<VariantSpec> variants;
+  // The variants that could not be read (never the baseline): rows of their own, after the others.
+  std::vector<UnreadableVariant> unreadable;
 
   // The swept fields and their values for this expanded block, in sweep order, each value as
   // compact JSON text (e.g. {"batch": "8", "layout": "\"channels_last\""}). Empty without sweep.

@@ -30,8 +30,15 @@ void filter_spec(Spec& spec, const std::string& pattern) {
           if (block.variants[j].name == block.variants[i].of) keep[j] = true;
     for (size_t i = 0; i < block.variants.size(); ++i)
       if (keep[i]) variants.push_back(block.variants[i]);
+    std::vector<UnreadableVariant> unreadable;
+    for (const UnreadableVariant& u : block.unreadable)
+      if (re.search(block.name + "/" + u.name)) {
+        any = true;
+        unreadable.push_back(u);
+      }
     if (!any) continue;
     block.variants = std::move(variants);
+    block.unreadable = std::move(unreadable);
     kept.push_back(std::move(block));
   }
   if (kept.empty()) {

@@ -90,15 +90,25 @@ class BlockResolver {
     check_norm(b);
     check_tensor_sizes(b);
 
-    b.variants = parse_variants(require("variants"), b);
-    b.baseline = b.variants.front().name;
-    if (auto f = find("baseline")) {
-      b.baseline = f->as_string();
+    ParsedVariants parsed = parse_variants(require("variants"), b);
+    b.variants = std::move(parsed.variants);
+    b.unreadable = std::move(parsed.unreadable);
+    const auto baseline_field = find("baseline");
+    // The first variant in the file, read or not, is the baseline unless one is named.
+    b.baseline = baseline_field ? baseline_field->as_string() : parsed.first;
+    for (const UnreadableVariant& u : b.unreadable)
+      if (u.name == b.baseline || b.variants.empty())
+        throw InputError(
+            u.error.where(), u.error.key_path(),
+            u.error.message() + (u.name == b.baseline ? " (this variant is the block's baseline, which every other is "
+                                                        "compared with: it has to be read)"
+                                                      : " (no variant of this block could be read)"));
+    if (baseline_field) {
       std::vector<std::string> names;
       for (const VariantSpec& v : b.variants) names.push_back(v.name);
       if (std::find(names.begin(), names.end(), b.baseline) == names.end())
-        f->fail("baseline \"" + b.baseline + "\" is not a variant of this block (variants: " +
-                join_alternatives(names) + ")" + did_you_mean(b.baseline, names));
+        baseline_field->fail("baseline \"" + b.baseline + "\" is not a variant of this block (variants: " +
+                             join_alternatives(names) + ")" + did_you_mean(b.baseline, names));
     }
     return b;
   }
@@ -406,12 +416,16 @@ Spec parse_root(const Field& root, const std::shared_ptr<const SourceNode>& tree
   for (const Field& block : blocks) {
     for (int64_t p = 0; p < points; ++p) {
       const SweepPoint point = sweep_point(axes, p);
+      BlockSpec labelled;  // only to reuse point_label's formatting
+      for (const auto& [key, value] : point) labelled.point.emplace_back(key, to_compact_json(value.node()));
       try {
         spec.blocks.push_back(BlockResolver(block, defaults, point).resolve());
       } catch (const InputError& e) {
-        BlockSpec labelled;  // only to reuse point_label's formatting
-        for (const auto& [key, value] : point) labelled.point.emplace_back(key, to_compact_json(value.node()));
         throw with_context(e, block, point_label(labelled));
+      }
+      for (UnreadableVariant& u : spec.blocks.back().unreadable) {
+        u.error = with_context(u.error, block, point_label(labelled));
+        if (!limits.keep_unreadable) throw u.error;
       }
     }
   }

@@ -40,6 +40,9 @@ struct SpecLimits {
   // A model file given instead of a spec: follow symbolic links to its external data
   // (--allow-links; a spec says it per variant, `allow_links: true`).
   bool allow_links = false;
+  // Keep a variant whose own file cannot be read as BlockSpec::unreadable (compare and analyze
+  // make it a row with status unreadable) instead of refusing the spec with its error.
+  bool keep_unreadable = false;
 };
 
 // Reads the file once (a regular file, or `-` for standard input; at most kMaxSpecBytes) and

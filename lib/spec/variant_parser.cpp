@@ -116,20 +116,40 @@ PrecisionChoice read_precision(const Field& f) {
   return c;
 }
 
-std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& block) {
-  std::vector<VariantSpec> out;
+ParsedVariants parse_variants(const Field& variants, const BlockSpec& block) {
+  ParsedVariants out;
   const std::vector<Field> list = variants.non_empty_list("variants");
+  std::vector<Field> read;                             // the fields of out.variants, for the fold sources' messages
   std::unordered_map<std::string, std::size_t> index;  // name -> first position: linear in variants
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    VariantSpec variant = parse_variant(list[i], block);
-    if (const auto [it, inserted] = index.emplace(variant.name, i); !inserted) {
+  auto claim = [&](const std::string& name, std::size_t i) {
+    if (const auto [it, inserted] = index.emplace(name, i); !inserted) {
       const Field at = list[i].get("name").value_or(list[i]);
-      at.fail("duplicate variant name \"" + variant.name + "\" (variants[" + std::to_string(it->second) +
+      at.fail("duplicate variant name \"" + name + "\" (variants[" + std::to_string(it->second) +
               "] has it too); give each variant its own `name:`");
     }
-    out.push_back(std::move(variant));
+  };
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    try {
+      VariantSpec variant = parse_variant(list[i], block);
+      claim(variant.name, i);
+      if (i == 0) out.first = variant.name;
+      out.variants.push_back(std::move(variant));
+      read.push_back(list[i]);
+    } catch (const UnreadableFile& e) {
+      // A map with `kind` (a reader throws only there): its name as parse_variant reads it.
+      const std::string kind = list[i].get("kind")->as_string();
+      const auto name = list[i].get("name");
+      UnreadableVariant u{.name = name ? name->as_string() : kind, .kind = kind, .error = e};
+      claim(u.name, i);
+      if (i == 0) out.first = u.name;
+      out.unreadable.push_back(std::move(u));
+    } catch (const InputError&) {
+      // The first error in the file is the one said: an earlier variant's unreadable file.
+      if (!out.unreadable.empty()) throw InputError(out.unreadable.front().error);
+      throw;
+    }
   }
-  check_fold_sources(list, out);
+  check_fold_sources(read, out.variants);
   return out;
 }
 

@@ -13,8 +13,13 @@
 namespace convbench {
 
 // `variants` is the block's (or defaults') variant list; every other field of `block` is
-// already resolved.
-std::vector<VariantSpec> parse_variants(const Field& variants, const BlockSpec& block);
+// already resolved. A variant whose file cannot be read (UnreadableFile) goes to `unreadable`.
+struct ParsedVariants {
+  std::vector<VariantSpec> variants;
+  std::vector<UnreadableVariant> unreadable;
+  std::string first;  // the name of the first variant in the file, read or not
+};
+ParsedVariants parse_variants(const Field& variants, const BlockSpec& block);
 
 // Fills out.ops and out.output from a custom variant's map (keys already checked).
 // Every op field that has a default is filled in: convs get out_channels (the input's), kernel
