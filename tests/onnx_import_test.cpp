@@ -1000,6 +1000,58 @@ TEST(OnnxImport, ThePatternsExportersWriteAreReadOnlyWhole) {
   EXPECT_NE(err.find("a mean over axes (1): convbench reads a mean over every spatial dim"), std::string::npos) << err;
 }
 
+// An int64 initializer with these values, in these dims.
+void add_integers(onnx::GraphProto& g, const std::string& name, std::vector<int64_t> dims,
+                  const std::vector<int64_t>& values) {
+  onnx::TensorProto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (const int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t)));
+}
+
+// What the default exporter writes for torchvision ConvNeXt's head: the pooled value, reshaped to
+// -1 and gathered back by indices 0..N*C-1 in its own N x C x 1 x 1 shape (as_strided).
+onnx::ModelProto strided_view_model(int64_t batch, const std::vector<int64_t>& order) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(18);
+  onnx::GraphProto& g = *m.mutable_graph();
+  value_info(g.add_input(), "x", {batch, 8, 4, 4});
+  value_info(g.add_output(), "y", {batch, 8, 1, 1});
+  add_integers(g, "flat", {1}, {-1});
+  add_integers(g, "order", {2, 8, 1, 1}, order);
+  add_node(g, "GlobalAveragePool", "/pool", {"x"}, {"p"});
+  add_node(g, "Reshape", "/flatten", {"p", "flat"}, {"f"});
+  add_node(g, "Gather", "/as_strided", {"f", "order"}, {"v"});
+  add_node(g, "Relu", "/relu", {"v"}, {"y"});
+  return m;
+}
+
+TEST(OnnxImport, AnAsStridedViewOfAPooledValueIsTheValue) {
+  std::vector<int64_t> order(16);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  const auto r = run_cli("analyze " + write_model(strided_view_model(2, order), "strided-view.onnx") +
+                         " --input 2x8x4x4 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["results"][0]["structure"], "global_avg_pool, relu");
+  // Other indices pick or reorder elements: no view of the value.
+  std::swap(order[0], order[1]);
+  const auto swapped =
+      run_cli("validate " + write_model(strided_view_model(2, order), "strided-swap.onnx") + " --input 2x8x4x4");
+  EXPECT_EQ(swapped.exit_code, 2);
+  EXPECT_NE(swapped.err.find("graph.node[2] (Gather \"/as_strided\"): a Gather of a flattened value that is not "
+                             "the value itself"),
+            std::string::npos)
+      << swapped.err;
+  // Indices of 2 samples cover a batch of 2 only: a file whose batch is symbolic is refused.
+  std::swap(order[0], order[1]);
+  const auto symbolic =
+      run_cli("validate " + write_model(strided_view_model(0, order), "strided-batch.onnx") + " --input 2x8x4x4");
+  EXPECT_EQ(symbolic.exit_code, 2);
+  EXPECT_NE(symbolic.err.find("in a file whose input batch is symbolic"), std::string::npos) << symbolic.err;
+}
+
 }  // namespace
 }  // namespace convbench
 

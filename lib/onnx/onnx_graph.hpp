@@ -48,6 +48,10 @@ struct OnnxContext {
   // convbench values whose spatial dims are all 1 (a global pool and what follows it pointwise):
   // the operand of a Mul that broadcasts over space, whichever side the exporter wrote it on.
   std::set<std::string> spatial_one;
+  // The input's batch where the file fixes it (the default exporter's static shapes).
+  std::optional<int64_t> batch;
+  // A spatial_one value reshaped to one dim (onnx_strided_view.cpp), by the Reshape's output.
+  std::map<std::string, std::string> flat_views;
 
   // Shape arithmetic (onnx_shape_arithmetic.cpp): the integer vectors an exporter computes from a
   // value's Shape (the stochastic depth's noise of N x 1 x ... with the batch left symbolic), by
@@ -120,7 +124,10 @@ OnnxTensor read_onnx_tensor(const onnx::TensorProto& t, const std::string& file,
 // bytes an external data file holds for it (inside the model's folder, at most kMaxOnnxBytes in
 // all). Read once per tensor and shared by every use; at most kMaxOnnxValueBytes held in all.
 // `where`: the key path for messages.
-GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where);
+// `kind` indices: an integer tensor's (a large Gather's indices, exact below 2^53) instead.
+enum class ValueKind { weight, indices };
+GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where,
+                             ValueKind kind = ValueKind::weight);
 // Counts `count` more values (doubles) as held for the block, refusing at `where` past
 // kMaxOnnxValueBytes: read_onnx_values calls it for each tensor it reads, the translations for
 // each copy they make (a transposed or per-channel weight).

@@ -104,6 +104,7 @@ void translate_reshape(OnnxContext& cx, const At& at) {
     return;
   }
   if (translate_shuffle_reshape(cx, at)) return;  // ShuffleNet's (onnx_channel_shuffle.cpp)
+  if (translate_flat_view(cx, at)) return;        // ConvNeXt's head, default export (onnx_strided_view.cpp)
   // torch.flatten(x, 1) or x.view(N, -1) before a classifier, as the default exporter writes it:
   // a Reshape to N x -1 (or N x C), the same values as Flatten gives (convbench's linear flattens
   // its N x C x 1 x ... input itself).

@@ -118,6 +118,8 @@ double element_value(const char* bytes, int64_t i, int32_t type) {
     case onnx::TensorProto::FLOAT: return read(0.0f);
     case onnx::TensorProto::DOUBLE: return read(0.0);
     case onnx::TensorProto::FLOAT16: return half_value(read(uint16_t{0}));
+    case onnx::TensorProto::INT64: return static_cast<double>(read(int64_t{0}));
+    case onnx::TensorProto::INT32: return read(int32_t{0});
     default: return bfloat16_value(read(uint16_t{0}));
   }
 }
@@ -298,18 +300,20 @@ std::set<std::string> exported_parameters(const onnx::GraphProto& graph) {
   return names;
 }
 
-// The default exporter's optimizer drops a conv's bias whose values are all zero
-// (RemoveOptionalBiasFromConv: timm initialises its biases to zero), so that its file has fewer
-// parameters than the module. Where the exporter's record names the bias, the conv gets it back,
-// zeros, as the module holds it.
+// The default exporter's optimizer drops a conv's or a linear's bias whose values are all zero
+// (RemoveOptionalBiasFromConv: timm initialises its biases to zero, torchvision its ConvNeXt's
+// classifier), so that its file has fewer parameters than the module. Where the exporter's record
+// names the bias, the op gets it back, zeros, as the module holds it.
 void restore_dropped_biases(const onnx::GraphProto& graph, const OnnxContext& cx, std::vector<ImportedOp>& ops) {
   const std::set<std::string> parameters = exported_parameters(graph);
   if (parameters.empty()) return;
   for (ImportedOp& op : ops) {
-    if ((op.op != "conv" && op.op != "conv_transpose") || op.fields.get<bool>("bias").value_or(false)) continue;
+    if ((op.op != "conv" && op.op != "conv_transpose" && op.op != "linear") ||
+        op.fields.get<bool>("bias").value_or(false))
+      continue;
     const std::string bias = op.name + ".bias";
     if (!parameters.count(bias) || cx.constants.count(bias)) continue;
-    const auto out = op.fields.get<int64_t>("out_channels");
+    const auto out = op.fields.get<int64_t>(op.op == "linear" ? "out_features" : "out_channels");
     if (!out) continue;
     op.fields.set("bias", true);
     op.values["bias"] = std::make_shared<const std::vector<double>>(static_cast<size_t>(*out), 0.0);
@@ -472,7 +476,7 @@ void hold_onnx_values(OnnxContext& cx, int64_t count, const std::string& where) 
   cx.held_value_bytes += count * static_cast<int64_t>(sizeof(double));
 }
 
-GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where) {
+GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::string& where, ValueKind kind) {
   if (!t.proto) {  // a Constant node's value_float(s): small, held already
     if (!t.values) throw InputError({cx.file, 0, 0}, where, "its values are not in a form convbench reads");
     return std::make_shared<const std::vector<double>>(*t.values);
@@ -480,8 +484,11 @@ GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::st
   const onnx::TensorProto& p = *t.proto;
   if (const auto known = cx.values_read.find(&p); known != cx.values_read.end()) return known->second;
   const int32_t type = p.data_type();
-  if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::DOUBLE && type != onnx::TensorProto::FLOAT16 &&
-      type != onnx::TensorProto::BFLOAT16)
+  const bool integer = type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32;
+  if (kind == ValueKind::indices && !integer)
+    throw InputError({cx.file, 0, 0}, where, "data type " + std::to_string(type) + ": indices are int64 or int32");
+  if (kind == ValueKind::weight && type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::DOUBLE &&
+      type != onnx::TensorProto::FLOAT16 && type != onnx::TensorProto::BFLOAT16)
     throw InputError({cx.file, 0, 0}, where,
                      "data type " + std::to_string(type) +
                          ": a weight or statistic convbench loads is float, double, float16 or bfloat16");
@@ -502,6 +509,8 @@ GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::st
         case onnx::TensorProto::FLOAT: values->push_back(p.float_data(k)); break;
         case onnx::TensorProto::DOUBLE: values->push_back(p.double_data(k)); break;
         case onnx::TensorProto::FLOAT16: values->push_back(half_value(static_cast<uint16_t>(p.int32_data(k)))); break;
+        case onnx::TensorProto::INT64: values->push_back(static_cast<double>(p.int64_data(k))); break;
+        case onnx::TensorProto::INT32: values->push_back(p.int32_data(k)); break;
         default: values->push_back(bfloat16_value(static_cast<uint16_t>(p.int32_data(k))));
       }
     }
@@ -635,6 +644,7 @@ OnnxBlock parse_onnx_block(const std::string& bytes, const std::string& path, co
   cx.dims = static_cast<int>(block.input_shape.size()) - 2;
   cx.values[input.name()] = "input";
   if (block.input_shape[1]) cx.channels["input"] = *block.input_shape[1];
+  cx.batch = block.input_shape[0];
   cx.names.insert("input");
 
   const std::vector<bool> live = live_nodes(g);

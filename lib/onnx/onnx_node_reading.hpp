@@ -80,6 +80,11 @@ std::vector<OnnxContext::ShapeDim> shape_dims_input(const At& at, int k, const s
 // and the Reshape back, read as one channel_shuffle. False when the node is no step of it.
 bool translate_shuffle_reshape(OnnxContext& cx, const At& at);
 bool translate_shuffle_transpose(OnnxContext& cx, const At& at);
+// A pooled value viewed through as_strided, as the default exporter writes ConvNeXt's head
+// (onnx_strided_view.cpp): the Reshape to -1, and the Gather of indices 0, 1, ... in the value's
+// shape, read as the value itself. False when the node is no step of it.
+bool translate_flat_view(OnnxContext& cx, const At& at);
+bool translate_strided_view(OnnxContext& cx, const At& at);
 // The dims of the tensor input k has where only its shape is read (RandomUniformLike's): a
 // constant's, or a ConstantOfShape's; nullopt when it is neither.
 std::optional<std::vector<OnnxContext::ShapeDim>> shape_only_input(const At& at, int k);

@@ -696,9 +696,11 @@ void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx
     const std::string x = data_input(at, 0);
     add_op(cx, at, op, op_name(cx, node, index, ""), {x}, std::move(f), channels_of(cx, x));
   };
-  if ((type == "Add" || type == "Sub" || type == "Mul" || type == "Div" || type == "Concat" || type == "Gather" ||
-       type == "ConstantOfShape" || type == "Cast") &&
-      translate_shape_arithmetic(cx, at, type)) {
+  if (type == "Gather" && translate_strided_view(cx, at)) {
+    // as_strided's view of a pooled value (onnx_strided_view.cpp)
+  } else if ((type == "Add" || type == "Sub" || type == "Mul" || type == "Div" || type == "Concat" ||
+              type == "Gather" || type == "ConstantOfShape" || type == "Cast") &&
+             translate_shape_arithmetic(cx, at, type)) {
     // shape arithmetic (onnx_shape_arithmetic.cpp)
   } else if ((type == "Div" || type == "Mul" || type == "Erf" || type == "Add") && translate_gelu_erf(cx, at, type)) {
     // nn.GELU's erf form (onnx_gelu.cpp)
