@@ -108,6 +108,23 @@ TEST(ReportFormats, TheFormatsThatStateTheWarningsAreTheOnesThatDo) {
 
 // The one table of formats: what the CLI registers, checks and writes follows from it, so its
 // entries must be distinct, and the flags keep the order --help has always shown them in.
+TEST(ReportFormats, EveryTableMarksARowWhoseTimesCannotBeTrusted) {
+  // loaded.json: every row timed beside two busy loops (tests/data/doc-examples/shared/README.md).
+  // The LaTeX body says so at each row and its caption says what it means, not only a % comment.
+  const std::string loaded = testing::source_path("tests/data/doc-examples/shared/loaded.json");
+  const auto tex = testing::run_cli("report " + loaded + " --format latex");
+  ASSERT_EQ(tex.exit_code, 0) << tex.err;
+  EXPECT_NE(tex.out.find("\\midrule\nstandard (base) (disturbed) & "), std::string::npos) << tex.out;
+  EXPECT_NE(tex.out.find("\nseparable (disturbed) & "), std::string::npos) << tex.out;
+  EXPECT_NE(tex.out.find("Rows marked disturbed were timed while the machine was busy"), std::string::npos) << tex.out;
+  // A quiet run's table has neither.
+  const auto quiet =
+      testing::run_cli("report " + testing::source_path("tests/data/doc-examples/shared/aa1.json") + " --format latex");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out.find("(disturbed)"), std::string::npos) << quiet.out;
+  EXPECT_EQ(quiet.out.find("Rows marked"), std::string::npos) << quiet.out;
+}
+
 TEST(ReportFormats, TheTableOfFormatsNamesEachOnceAndKeepsTheFlagOrder) {
   std::set<std::string> names, flags;
   for (const OutputFormat& f : output_formats()) {

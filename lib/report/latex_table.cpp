@@ -33,7 +33,7 @@ std::string comment_lines(const std::string& text) {
   return line.empty() ? out : out + "% " + line + "\n";
 }
 
-std::string caption_of(const ResultRow& r, bool measured) {
+std::string caption_of(const ResultRow& r, bool measured, bool untrusted) {
   std::string shape;
   for (size_t i = 0; i < r.input_shape.size(); ++i) shape += (i ? "$\\times$" : "") + std::to_string(r.input_shape[i]);
   std::string c = latex_escape(r.block) + (r.point_label.empty() ? "" : " (" + latex_escape(r.point_label) + ")") +
@@ -43,7 +43,11 @@ std::string caption_of(const ResultRow& r, bool measured) {
     c += ", measured on " + latex_escape(r.device) +
          "; times are medians of the samples, peaks measured where the "
          "run measured them";
-  return c + ". Ratios ($\\times$) are against the baseline, " + latex_escape(r.variant) + ".";
+  c += ". Ratios ($\\times$) are against the baseline, " + latex_escape(r.variant) + ".";
+  if (untrusted)
+    c += " Rows marked disturbed were timed while the machine was busy, noisy ones with a spread past the stopping "
+         "rule: their times are not to be trusted.";
+  return c;
 }
 
 // The default fits one column of a one-column article (345 pt) in \footnotesize.
@@ -73,15 +77,18 @@ std::vector<const ResultColumn*> latex_columns_of(const std::vector<const Result
 std::string table_of(const std::vector<const ResultRow*>& group, const std::vector<std::string>& chosen) {
   const ResultRow& base = baseline_of(group);
   const bool train = is_training(base);
-  bool measured = false;
-  for (const ResultRow* r : group) measured = measured || !r->device.empty();
+  bool measured = false, untrusted = false;
+  for (const ResultRow* r : group) {
+    measured = measured || !r->device.empty();
+    untrusted = untrusted || (!r->device.empty() && ran(*r) && !trust_suffix(*r).empty());
+  }
   const std::vector<const ResultColumn*> cols = latex_columns_of(group, chosen);
   const auto group_name = [&](const ResultColumn& c) {
     return std::string(c.latex_group) == "time" ? std::string(train ? "Step" : "Forward") : std::string(c.latex_group);
   };
 
   std::string out = "\\begin{table}[htbp]\n\\centering\n\\footnotesize\n\\setlength{\\tabcolsep}{4pt}\n\\caption{" +
-                    caption_of(base, measured) + "}\n\\label{" + label_of(base) + "}\n\\begin{tabular}{l" +
+                    caption_of(base, measured, untrusted) + "}\n\\label{" + label_of(base) + "}\n\\begin{tabular}{l" +
                     std::string(cols.size(), 'r') + "}\n\\toprule\n";
   // Header line 1: each run of columns with the same group under one \multicolumn, ruled.
   std::string groups = "Variant", rules;
@@ -102,6 +109,8 @@ std::string table_of(const std::vector<const ResultRow*>& group, const std::vect
     std::string name = latex_escape(r->variant);
     if (r->is_baseline) name += " (base)";
     if ((measured || !counted(r->status)) && !ran(*r)) name += " (" + latex_escape(to_string(r->status)) + ")";
+    // A row whose times cannot be trusted says so in the body, not only in a % comment.
+    if (measured && ran(*r)) name += latex_escape(trust_suffix(*r));
     std::string line = name;
     for (const ResultColumn* c : cols) line += " & " + column_latex(*c, ColumnContext{*r, base, train});
     out += line + " \\\\\n";

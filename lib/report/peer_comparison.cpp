@@ -4,6 +4,7 @@
 #include <set>
 
 #include "report/flop_counters_table.hpp"
+#include "report/result_columns.hpp"
 #include "results/runtime_names.hpp"
 #include "util/markup_escape.hpp"
 #include "util/text_table.hpp"
@@ -77,9 +78,11 @@ std::string median_cell(const ResultRow& r, const std::optional<TimeStats>& t) {
 
 std::string bytes_cell(MemoryMeasure m, int64_t bytes) { return m == MemoryMeasure::none ? "-" : format_bytes(bytes); }
 
+// As the main table's status column says it: a row whose times cannot be trusted says why.
 std::string status_cell(const ResultRow& r) {
   if (r.device.empty()) return "not run";
-  return to_string(r.status) + (r.status == RunStatus::ok || r.message.empty() ? "" : ": " + r.message);
+  if (r.status == RunStatus::ok) return to_string(r.status) + trust_suffix(r);
+  return to_string(r.status) + (r.message.empty() ? "" : ": " + r.message);
 }
 
 struct PeerBlockTables {

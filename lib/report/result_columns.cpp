@@ -25,12 +25,6 @@ const char* kRateNote =
     "TFLOP/s, GB/s: achieved rates of the {phase}: its FLOPs, and the minimum bytes its ops move, over its median "
     "time.";
 
-// " (disturbed)" / " (noisy)" after a status, empty when the row's times can be trusted.
-std::string trust_suffix(const ResultRow& r) {
-  const Trust t = assess_trust(r).level;
-  return t == Trust::ok ? "" : " (" + to_string(t) + ")";
-}
-
 // A ratio to a baseline that has none of the quantity (a peer file without predictions) is "-".
 std::string ratio_text(double value, double base) { return base > 0 ? format_ratio(value / base) : "-"; }
 // LaTeX's header says ($\times$), so its cells carry the bare ratio.
@@ -222,6 +216,11 @@ const ResultColumn& result_column(const std::string& key) {
 
 void check_result_columns(const std::vector<std::string>& keys) {
   for (const std::string& k : keys) result_column(k);
+}
+
+std::string trust_suffix(const ResultRow& r) {
+  const Trust t = assess_trust(r).level;
+  return t == Trust::ok ? "" : " (" + to_string(t) + ")";
 }
 
 ColumnCell column_cell(const ResultColumn& c, const ColumnContext& context) {

@@ -60,6 +60,10 @@ std::string column_latex(const ResultColumn& c, const ColumnContext& context);
 // status after a row that has no counts (the only status an analysis row can have).
 std::string variant_cell(const ResultRow& r);
 
+// " (disturbed)" / " (noisy)" after a row that ran, empty when its times can be trusted
+// (results/trust.hpp): every table says it where its reader looks, not only in the warnings.
+std::string trust_suffix(const ResultRow& r);
+
 // Whether the column has anything to show in a table of these rows.
 bool column_applies(const ResultColumn& c, bool measured, bool train, bool graph);
 
