@@ -117,12 +117,37 @@ TEST(ReportFormats, EveryTableMarksARowWhoseTimesCannotBeTrusted) {
   EXPECT_NE(tex.out.find("\\midrule\nstandard (base) (disturbed) & "), std::string::npos) << tex.out;
   EXPECT_NE(tex.out.find("\nseparable (disturbed) & "), std::string::npos) << tex.out;
   EXPECT_NE(tex.out.find("Rows marked disturbed were timed while the machine was busy"), std::string::npos) << tex.out;
+  // Its figures draw those rows' points hollow, and their legend says what hollow means.
+  const auto html = testing::run_cli("report " + loaded + " --format html");
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_NE(html.out.find("class=\"point untrusted\""), std::string::npos);
+  EXPECT_NE(html.out.find(">time not trusted<"), std::string::npos);
+  EXPECT_NE(html.out.find("<title>separable (disturbed): x "), std::string::npos);
   // A quiet run's table has neither.
   const auto quiet =
       testing::run_cli("report " + testing::source_path("tests/data/doc-examples/shared/aa1.json") + " --format latex");
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.out.find("(disturbed)"), std::string::npos) << quiet.out;
   EXPECT_EQ(quiet.out.find("Rows marked"), std::string::npos) << quiet.out;
+  const auto quiet_html =
+      testing::run_cli("report " + testing::source_path("tests/data/doc-examples/shared/aa1.json") + " --format html");
+  ASSERT_EQ(quiet_html.exit_code, 0) << quiet_html.err;
+  EXPECT_EQ(quiet_html.out.find("untrusted"), std::string::npos);
+  EXPECT_EQ(quiet_html.out.find("time not trusted"), std::string::npos);
+}
+
+TEST(ReportFormats, AHollowPointIsAnUntrustedOneAndTheLegendSaysSo) {
+  LogLogPlot plot{
+      .id = "p", .css_class = "plot", .title = "t", .x_label = "x", .y_label = "y", .points = {}, .roof = {}};
+  plot.points.push_back({.label = "a", .x = 1, .y = 2, .y_lo = 0, .y_hi = 0, .series = "", .distrust = ""});
+  plot.points.push_back({.label = "b", .x = 2, .y = 3, .y_lo = 0, .y_hi = 0, .series = "", .distrust = "noisy"});
+  const std::string svg = render_loglog_svg(plot);
+  EXPECT_EQ(svg.find("class=\"point untrusted\""), svg.rfind("class=\"point untrusted\""));  // once: b
+  EXPECT_NE(svg.find("<title>b (noisy): x 2"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>a: x 1"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">time not trusted<"), std::string::npos);
+  plot.points.pop_back();
+  EXPECT_EQ(render_loglog_svg(plot).find("not trusted"), std::string::npos);
 }
 
 TEST(ReportFormats, TheTableOfFormatsNamesEachOnceAndKeepsTheFlagOrder) {

@@ -7,11 +7,19 @@
 #include "report/svg_plot.hpp"
 #include "results/device_limits.hpp"
 #include "results/runtime_names.hpp"
+#include "results/trust.hpp"
 #include "util/markup_escape.hpp"
 #include "util/text_table.hpp"
 
 namespace convbench {
 namespace {
+
+// Why a row's times cannot be trusted ("disturbed", "noisy"), empty when they can: its points are
+// drawn hollow.
+std::string distrust(const ResultRow& r) {
+  const Trust t = assess_trust(r).level;
+  return t == Trust::ok ? "" : to_string(t);
+}
 
 bool timed(const ResultRow& r) {
   const auto& t = headline_time(r);
@@ -34,7 +42,8 @@ BlockPlot time_vs_flops(const ResultSet& results, const std::vector<const Result
   for (const ResultRow* r : group)
     if (timed(*r)) {
       const TimeStats& t = *headline_time(*r);
-      plot.points.push_back({r->variant, static_cast<double>(headline_flops(*r)), t.median, t.q1, t.q3, ""});
+      plot.points.push_back(
+          {r->variant, static_cast<double>(headline_flops(*r)), t.median, t.q1, t.q3, "", distrust(*r)});
     }
   if (plot.points.empty())
     return {"time-vs-flops", id, "",
@@ -118,7 +127,7 @@ BlockPlot roofline(const ResultSet& results, const std::vector<const ResultRow*>
     const double seconds = headline_time(*r)->median * 1e-3;
     const TimeStats& t = *headline_time(*r);  // FLOP/s over the quartiles of the time
     plot.points.push_back({r->variant, flops / bytes, flops / seconds, t.q3 > 0 ? flops / (t.q3 * 1e-3) : 0,
-                           t.q1 > 0 ? flops / (t.q1 * 1e-3) : 0, ""});
+                           t.q1 > 0 ? flops / (t.q1 * 1e-3) : 0, "", distrust(*r)});
     if (limits) {
       const double floor_s = std::max(flops / limits->peak_flops, bytes / limits->bandwidth_bytes_per_s);
       // On another GPU's datasheet the floor is that GPU's, a lower bound there: the time measured
@@ -211,10 +220,11 @@ std::vector<BlockPlot> sweep_plots(const std::vector<const ResultRow*>& block_ro
       if (!x || !timed(*r)) continue;
       const TimeStats& t = *headline_time(*r);
       const double batch = r->input_shape.empty() ? 0 : static_cast<double>(r->input_shape.front());
-      time.points.push_back({r->variant + " " + r->point_label, *x, t.median, t.q1, t.q3, r->variant});
+      time.points.push_back({r->variant + " " + r->point_label, *x, t.median, t.q1, t.q3, r->variant, distrust(*r)});
       if (batch > 0)
         rate.points.push_back({r->variant + " " + r->point_label, *x, batch / (t.median * 1e-3),
-                               t.q3 > 0 ? batch / (t.q3 * 1e-3) : 0, t.q1 > 0 ? batch / (t.q1 * 1e-3) : 0, r->variant});
+                               t.q3 > 0 ? batch / (t.q3 * 1e-3) : 0, t.q1 > 0 ? batch / (t.q1 * 1e-3) : 0, r->variant,
+                               distrust(*r)});
     }
     if (time.points.size() < 2) continue;
     const std::string block = block_rows.front()->block;

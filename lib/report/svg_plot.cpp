@@ -218,8 +218,15 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
       svg += "<g class=\"error-bar\" stroke=\"" + std::string(c) + "\">" + line(x, lo, x, hi, "error-bar") +
              line(x - 4, lo, x + 4, lo, "error-bar") + line(x - 4, hi, x + 4, hi, "error-bar") + "</g>\n";
     }
-    svg += "<circle class=\"point\" cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"5\" fill=\"" + c + "\"><title>" +
-           html_escape(p.label + ": x " + format_significant(p.x, 4) + ", y " + format_significant(p.y, 4) +
+    // An untrusted point is hollow: a ring in its series' colour (a style: .point's white stroke
+    // in the stylesheet would win over a presentation attribute).
+    const std::string paint = p.distrust.empty()
+                                  ? "fill=\"" + std::string(c) + "\""
+                                  : "fill=\"#fff\" style=\"stroke:" + std::string(c) + ";stroke-width:2.5\"";
+    svg += "<circle class=\"point" + std::string(p.distrust.empty() ? "" : " untrusted") + "\" cx=\"" + num(x) +
+           "\" cy=\"" + num(y) + "\" r=\"5\" " + paint + "><title>" +
+           html_escape(p.label + (p.distrust.empty() ? "" : " (" + p.distrust + ")") + ": x " +
+                       format_significant(p.x, 4) + ", y " + format_significant(p.y, 4) +
                        (p.y_hi > p.y_lo ? " (quartiles " + format_significant(p.y_lo, 4) + " to " +
                                               format_significant(p.y_hi, 4) + ")"
                                         : "")) +
@@ -246,7 +253,10 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
     }
   }
   svg += "</g>\n<g class=\"legend\">\n";
-  const size_t shown = std::min<size_t>(keys.size(), static_cast<size_t>(kPlotH / 18));
+  // What a hollow point means goes below the colours whenever one is drawn: two lines kept for it.
+  const bool any_untrusted =
+      std::any_of(points.begin(), points.end(), [](const auto& ip) { return !ip.second.distrust.empty(); });
+  const size_t shown = std::min<size_t>(keys.size(), static_cast<size_t>(kPlotH / 18) - (any_untrusted ? 3 : 0));
   for (size_t k = 0; k < shown; ++k) {
     const double y = kTop + 10 + 18 * static_cast<double>(k);
     svg += "<circle cx=\"" + num(kLeft + kPlotW + 22) + "\" cy=\"" + num(y - 4) + "\" r=\"5\" fill=\"" + colour(k) +
@@ -258,6 +268,12 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
   if (shown < keys.size())
     svg += text(kLeft + kPlotW + 16, kTop + 10 + 18 * static_cast<double>(shown), "legend-label",
                 "+" + std::to_string(keys.size() - shown) + " more");
+  if (any_untrusted) {
+    const double y = kTop + 10 + 18 * static_cast<double>(shown + (shown < keys.size() ? 1 : 0) + 1);
+    svg += "<circle class=\"untrusted-key\" cx=\"" + num(kLeft + kPlotW + 22) + "\" cy=\"" + num(y - 4) +
+           "\" r=\"5\" fill=\"#fff\" stroke=\"#333\" stroke-width=\"2.5\"/>\n";
+    svg += text(kLeft + kPlotW + 32, y, "legend-label", "time not trusted");
+  }
   return svg + "</g>\n</svg>\n";
 }
 

@@ -16,6 +16,9 @@ struct PlotPoint {
   double x = 0, y = 0;
   double y_lo = 0, y_hi = 0;  // an error bar (the samples' quartiles) when 0 < y_lo <= y <= y_hi
   std::string series;         // points of one series share a colour and are joined, in x order
+  // Why its y cannot be trusted ("disturbed", "noisy": results/trust.hpp), empty when it can: such a
+  // point is drawn hollow, its tooltip says why, and the legend says what hollow means.
+  std::string distrust;
 };
 
 // The roofline's roof: y = min(peak, bandwidth * x).
