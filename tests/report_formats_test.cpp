@@ -136,6 +136,29 @@ TEST(ReportFormats, EveryTableMarksARowWhoseTimesCannotBeTrusted) {
   EXPECT_EQ(quiet_html.out.find("time not trusted"), std::string::npos);
 }
 
+TEST(ReportFormats, ASweepOverTwoFieldsDrawsOneLabelledLinePerVariantAndOtherValue) {
+  // Swept over batch and layout: against batch, each variant in each layout is its own line with
+  // its own legend entry, never one line zigzagging between the layouts' points.
+  const std::string spec = testing::temp_path("two-axes.yaml");
+  std::ofstream(spec) << "sweep:\n  batch: [1, 2]\n  layout: [channels_first, channels_last]\nblocks:\n"
+                         "  - {name: b, in_channels: 4, out_channels: 4, size: 6, variants: [standard, separable]}\n";
+  const auto r = testing::run_cli("compare " + spec +
+                                  " --device reference --min-samples 2 --min-time 0 --timeout 1 -q --format html");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t begin = r.out.find("id=\"time-vs-batch-0\"");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string svg = r.out.substr(begin, r.out.find("</svg>", begin) - begin);
+  size_t lines = 0;
+  for (size_t at = svg.find("class=\"series-line\""); at != std::string::npos;
+       at = svg.find("class=\"series-line\"", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 4u) << svg;
+  // Entries past 22 characters break at a space: "standard" / "channels_first".
+  for (const char* entry :
+       {">standard<", ">channels_first<", ">standard channels_last<", ">separable<", ">channels_last<"})
+    EXPECT_NE(svg.find(entry), std::string::npos) << entry << "\n" << svg;
+}
+
 TEST(ReportFormats, AHollowPointIsAnUntrustedOneAndTheLegendSaysSo) {
   LogLogPlot plot{
       .id = "p", .css_class = "plot", .title = "t", .x_label = "x", .y_label = "y", .points = {}, .roof = {}};

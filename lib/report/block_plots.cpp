@@ -176,6 +176,19 @@ std::optional<double> swept_value(const ResultRow& r, const std::string& field) 
   return std::nullopt;
 }
 
+// The line a row's point belongs to in a plot against `x_field`: its variant, and its value of
+// every other swept field (a layout, a dtype, another size), so that the points of one variant in
+// two layouts are two labelled lines, not one line zigzagging between them.
+std::string series_of(const ResultRow& r, const std::string& x_field) {
+  std::string series = r.variant;
+  for (const auto& [f, v] : r.point) {
+    if (f == x_field) continue;
+    const bool text = v.size() >= 2 && v.front() == '"' && v.back() == '"';
+    series += " " + (text ? v.substr(1, v.size() - 2) : f + "=" + v);
+  }
+  return series;
+}
+
 }  // namespace
 
 std::vector<BlockPlot> point_plots(const ResultSet& results, const std::vector<const ResultRow*>& group, size_t index) {
@@ -220,10 +233,11 @@ std::vector<BlockPlot> sweep_plots(const std::vector<const ResultRow*>& block_ro
       if (!x || !timed(*r)) continue;
       const TimeStats& t = *headline_time(*r);
       const double batch = r->input_shape.empty() ? 0 : static_cast<double>(r->input_shape.front());
-      time.points.push_back({r->variant + " " + r->point_label, *x, t.median, t.q1, t.q3, r->variant, distrust(*r)});
+      const std::string series = series_of(*r, field);
+      time.points.push_back({r->variant + " " + r->point_label, *x, t.median, t.q1, t.q3, series, distrust(*r)});
       if (batch > 0)
         rate.points.push_back({r->variant + " " + r->point_label, *x, batch / (t.median * 1e-3),
-                               t.q3 > 0 ? batch / (t.q3 * 1e-3) : 0, t.q1 > 0 ? batch / (t.q1 * 1e-3) : 0, r->variant,
+                               t.q3 > 0 ? batch / (t.q3 * 1e-3) : 0, t.q1 > 0 ? batch / (t.q1 * 1e-3) : 0, series,
                                distrust(*r)});
     }
     if (time.points.size() < 2) continue;

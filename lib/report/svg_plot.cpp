@@ -45,6 +45,18 @@ std::string svg_open(const std::string& id, const std::string& css_class, const 
          "\" y=\"22\">" + html_escape(title) + "</text>\n";
 }
 
+// A legend entry in lines of at most 22 characters: one line when it fits, else broken at its last
+// space that fits ("separable" / "channels_last": a series' variant and its other swept values),
+// the rest cut with "…"; at most two lines.
+std::vector<std::string> legend_lines(const std::string& name) {
+  constexpr size_t kWidth = 22;
+  const auto cut = [](const std::string& s) { return s.size() > kWidth ? s.substr(0, kWidth - 1) + "…" : s; };
+  if (name.size() <= kWidth) return {name};
+  const size_t space = name.rfind(' ', kWidth);
+  if (space == std::string::npos || space == 0) return {cut(name)};
+  return {name.substr(0, space), cut(name.substr(space + 1))};
+}
+
 // A label cut to 24 characters, for places with little room.
 std::string shortened(const std::string& label) { return label.size() > 24 ? label.substr(0, 23) + "…" : label; }
 
@@ -253,23 +265,28 @@ std::string render_loglog_svg(const LogLogPlot& plot) {
     }
   }
   svg += "</g>\n<g class=\"legend\">\n";
-  // What a hollow point means goes below the colours whenever one is drawn: two lines kept for it.
+  // What a hollow point means goes below the colours whenever one is drawn: room kept for it.
   const bool any_untrusted =
       std::any_of(points.begin(), points.end(), [](const auto& ip) { return !ip.second.distrust.empty(); });
-  const size_t shown = std::min<size_t>(keys.size(), static_cast<size_t>(kPlotH / 18) - (any_untrusted ? 3 : 0));
-  for (size_t k = 0; k < shown; ++k) {
-    const double y = kTop + 10 + 18 * static_cast<double>(k);
-    svg += "<circle cx=\"" + num(kLeft + kPlotW + 22) + "\" cy=\"" + num(y - 4) + "\" r=\"5\" fill=\"" + colour(k) +
+  const double bottom = kTop + 10 + 18 * std::floor(kPlotH / 18) - (any_untrusted ? 54 : 0);
+  double y = kTop + 10;
+  size_t shown = 0;
+  for (; shown < keys.size(); ++shown) {
+    const std::vector<std::string> lines = legend_lines(keys[shown]);
+    const double last = y + 13 * static_cast<double>(lines.size() - 1);
+    if (last >= bottom) break;
+    svg += "<circle cx=\"" + num(kLeft + kPlotW + 22) + "\" cy=\"" + num(y - 4) + "\" r=\"5\" fill=\"" + colour(shown) +
            "\"/>\n";
-    std::string name = keys[k];
-    if (name.size() > 22) name = name.substr(0, 21) + "…";
-    svg += text(kLeft + kPlotW + 32, y, "legend-label", name);
+    for (size_t l = 0; l < lines.size(); ++l)
+      svg += text(kLeft + kPlotW + 32, y + 13 * static_cast<double>(l), "legend-label", lines[l]);
+    y = last + 18;
   }
-  if (shown < keys.size())
-    svg += text(kLeft + kPlotW + 16, kTop + 10 + 18 * static_cast<double>(shown), "legend-label",
-                "+" + std::to_string(keys.size() - shown) + " more");
+  if (shown < keys.size()) {
+    svg += text(kLeft + kPlotW + 16, y, "legend-label", "+" + std::to_string(keys.size() - shown) + " more");
+    y += 18;
+  }
   if (any_untrusted) {
-    const double y = kTop + 10 + 18 * static_cast<double>(shown + (shown < keys.size() ? 1 : 0) + 1);
+    y += 18;
     svg += "<circle class=\"untrusted-key\" cx=\"" + num(kLeft + kPlotW + 22) + "\" cy=\"" + num(y - 4) +
            "\" r=\"5\" fill=\"#fff\" stroke=\"#333\" stroke-width=\"2.5\"/>\n";
     svg += text(kLeft + kPlotW + 32, y, "legend-label", "time not trusted");
