@@ -8,7 +8,11 @@
 #include <filesystem>
 #include <random>
 
+#include <fstream>
+#include <sstream>
+
 #include "backends/reference/reference_backend.hpp"
+#include "build_info.hpp"
 #include "history/history_store.hpp"
 #include "measure/provenance.hpp"
 #include "results/json_results.hpp"
@@ -76,6 +80,31 @@ TEST(Provenance, AHostRunNamesNoCudaLibraries) {
     EXPECT_TRUE(p.contains("onednn_version"));
     EXPECT_TRUE(p.contains("cuda_built"));
   }
+}
+
+TEST(Provenance, ACitedRunCarriesItsSpecTextOsAndKernel) {
+  // What a paper's reader needs to rerun a result: the spec itself, not only its path and hash,
+  // and the OS and kernel beside the CPU and libraries.
+  const std::string text =
+      "blocks:\n  - {name: b, batch: 1, in_channels: 4, out_channels: 4, size: 4, variants: [standard]}\n";
+  const std::string path = (fs::temp_directory_path() / ("cite-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(path) << text;
+  const nlohmann::json p = collect_provenance(load_spec_file(path), nullptr);
+  EXPECT_EQ(p.at("spec_text"), text);
+  EXPECT_FALSE(p.at("os").get<std::string>().empty());
+  EXPECT_EQ(p.at("kernel").get<std::string>().rfind("Linux ", 0), 0u) << p.at("kernel");
+  fs::remove(path);
+}
+
+TEST(Provenance, TheCitationFileNamesThisVersion) {
+  std::ifstream in(std::string(CONVBENCH_SOURCE_DIR) + "/CITATION.cff");
+  ASSERT_TRUE(in) << "CITATION.cff is missing at the repository's root";
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string cff = all.str();
+  EXPECT_EQ(cff.rfind("cff-version: 1.2.0\n", 0), 0u);
+  EXPECT_NE(cff.find("\nversion: " + std::string(build_info::version) + "\n"), std::string::npos) << cff;
+  for (const char* key : {"\nmessage:", "\ntitle:", "\nauthors:"}) EXPECT_NE(cff.find(key), std::string::npos) << key;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -41,6 +42,31 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// The distribution, as /etc/os-release names it ("Debian GNU/Linux 12 (bookworm)").
+std::string os_name() {
+  std::ifstream in("/etc/os-release");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("PRETTY_NAME=", 0) == 0) {
+      std::string v = line.substr(12);
+      if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+      return v;
+    }
+  return "unknown";
+}
+
+// The kernel the run measured under ("Linux 6.1.0-18-amd64 x86_64"): its scheduler and its
+// frequency governor are part of what a time means.
+std::string kernel_name() {
+  utsname u{};
+  if (::uname(&u) != 0) return "unknown";
+  return std::string(u.sysname) + " " + u.release + " " + u.machine;
+}
+
+// A spec's text is recorded whole up to this size (a cited result carries the spec that made
+// it); a larger one by its path and hash alone.
+constexpr size_t kMaxRecordedSpecBytes = size_t{1} << 20;
+
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char buf[32];
@@ -69,6 +95,8 @@ nlohmann::json collect_provenance(const Spec& spec, Backend* backend, const std:
       {"date", utc_now()},
       {"spec_file", spec.file},
       {"spec_sha256", spec.sha256},
+      {"os", escape_invalid_utf8(os_name())},
+      {"kernel", escape_invalid_utf8(kernel_name())},
       {"cpu", escape_invalid_utf8(cpu_model())},
       {"hardware_threads", std::thread::hardware_concurrency()},
       // What the run computed with: a 2-thread run on a loaded 2-CPU machine and a 1-thread run
@@ -81,6 +109,7 @@ nlohmann::json collect_provenance(const Spec& spec, Backend* backend, const std:
        std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch)},
       {"cuda_built", build_info::with_cuda},
   };
+  if (!spec.text.empty() && spec.text.size() <= kMaxRecordedSpecBytes) p["spec_text"] = spec.text;
   if (const auto clock = read_host_cpu_clock()) p["cpu_mhz"] = clock->mhz;
   // The CUDA and cuDNN this build links, only for a run on the GPU: a CPU run's metadata must not
   // name libraries it never used (a reader would take them for the run's). cuda_built says the

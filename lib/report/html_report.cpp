@@ -42,8 +42,9 @@ std::string meta_table(const ResultSet& results) {
   if (!results.device.empty()) t.rows.push_back({"device", results.device});
   const std::string gpu = recorded_gpu_name(results.provenance);
   if (!gpu.empty()) t.rows.push_back({"GPU", gpu});
-  for (const char* key : {"date", "git_commit", "spec_file", "spec", "spec_sha256", "cpu", "hardware_threads",
-                          "backend", "onednn_version", "cuda_version", "cudnn_version", "torch", "command_line"}) {
+  for (const char* key :
+       {"date", "git_commit", "spec_file", "spec", "spec_sha256", "cpu", "hardware_threads", "os", "kernel", "backend",
+        "onednn_version", "cuda_version", "cudnn_version", "torch", "command_line"}) {
     if (!results.provenance.contains(key)) continue;
     const auto& v = results.provenance[key];
     t.rows.push_back({key, v.is_string() ? v.get<std::string>() : json_text(v)});

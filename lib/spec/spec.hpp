@@ -171,6 +171,7 @@ struct Spec {
   std::string name;
   std::string file;
   std::string sha256;             // of the bytes read (load_spec_file), for the provenance of results
+  std::string text;               // those bytes (UTF-8, checked), for the provenance of results; empty for a model file
   std::vector<BlockSpec> blocks;  // expanded: every block at every sweep point, block-major, then the networks
 };
 

@@ -474,6 +474,7 @@ Spec load_spec_file(const std::string& path, const SpecLimits& limits) {
   const InputText in = read_input_file(path, "spec file", kMaxSpecBytes);
   Spec spec = parse_spec_text(in.text, in.name, limits);
   spec.sha256 = in.sha256;
+  spec.text = in.text;
   return spec;
 }
 
