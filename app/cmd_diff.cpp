@@ -26,7 +26,7 @@ Command add_diff_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "diff",
       "Compare two results files: SLOWER / FASTER / SAME / AMBIGUOUS per time, MORE / LESS per memory "
-      "(exit 0 no regression, 1 regression, 3 ambiguous only, 2 bad input)");
+      "(exit 0 no regression, 1 regression, 3 ambiguous only, 4 something not judged, 2 bad input)");
   sub->add_option("base", opt->base, "Results JSON of the baseline (e.g. the main branch)")->required();
   sub->add_option("new", opt->next, "Results JSON to judge (e.g. the pull request)")->required();
   sub->add_option("--time-threshold", opt->diff.time_threshold,
@@ -41,6 +41,9 @@ Command add_diff_command(CLI::App& app) {
                 "Rows of BASE missing from NEW are listed instead of FAILED (a block or variant renamed on purpose)");
   sub->add_flag("--judge-disturbed", opt->diff.judge_disturbed,
                 "Give time verdicts to rows flagged disturbed (by default they are reported, not judged)");
+  sub->add_flag("--accept-unjudged", opt->diff.accept_unjudged,
+                "Exit 0 instead of 4 when comparisons could not be judged (a disturbed side, a time only one side "
+                "has): accept them explicitly");
   sub->add_flag("--calibrate", opt->calibrate,
                 "A/A mode: BASE and NEW are two runs of the same build; report the spread between them and "
                 "suggest --time-threshold / --memory-threshold (exit 0)");

@@ -83,9 +83,9 @@ Command add_history_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 30));
   add_step_option(*show, opt->step);
 
-  CLI::App* check = sub->add_subcommand(
-      "check",
-      "Judge a new run against the recent history of each series (exit 0 ok, 1 regression, 3 ambiguous, 2 bad input)");
+  CLI::App* check = sub->add_subcommand("check",
+                                        "Judge a new run against the recent history of each series (exit 0 ok, 1 "
+                                        "regression, 3 ambiguous, 4 something not judged, 2 bad input)");
   check->add_option("results", opt->results, "Results JSON of the new run")->required();
   add_db_option(*check, opt->db, opt->busy_s);
   check->add_option("--last", opt->check.last, "History window: the last N runs of each series")
@@ -108,6 +108,9 @@ Command add_history_command(CLI::App& app) {
       ->check(finite_in(0, 1e6))
       ->capture_default_str();
   check->add_flag("--judge-disturbed", opt->check.judge_disturbed, "Judge a new row flagged disturbed anyway");
+  check->add_flag("--accept-unjudged", opt->check.accept_unjudged,
+                  "Exit 0 instead of 4 when a row could not be judged (a new series, too few runs, a disturbed or "
+                  "untimed row): accept it explicitly, as a first run of a CI gate must");
   check->add_flag("--add", opt->add_after_check, "Add the run to the history after judging it");
   add_step_option(*check, opt->check.step);
 

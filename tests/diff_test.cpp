@@ -179,7 +179,7 @@ TEST(Diff, DisturbedRowsAreReportedNotJudged) {
   loaded.activity->cpu_pressure_share = 0.6;
   const DiffReport d = diff_results(set_of({row("a", 10.0, 100)}), set_of({loaded}), DiffOptions{});
   EXPECT_EQ(step_verdict(d), Verdict::not_compared);
-  EXPECT_EQ(d.exit_code(), 0);
+  EXPECT_EQ(d.exit_code(), 4);  // nothing regressed, but the times were not judged: no silent pass
   bool noted = false;
   for (const MetricDiff& m : d.rows[0].metrics) noted = noted || m.note == "disturbed in new: not judged";
   EXPECT_TRUE(noted);
@@ -189,7 +189,18 @@ TEST(Diff, DisturbedRowsAreReportedNotJudged) {
   EXPECT_NE(text.find("blk / a was disturbed: new: a runnable task waited for a CPU 60% of the time\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("3 time comparison(s) were not judged because a run was disturbed"), std::string::npos);
+  EXPECT_NE(text.find("Result: not judged (exit code 4): nothing regressed among what was judged, but 3 "
+                      "comparison(s) could not be judged (see above); 3 because a run was disturbed"),
+            std::string::npos)
+      << text;
+  DiffOptions accept;
+  accept.accept_unjudged = true;
+  const DiffReport accepted = diff_results(set_of({row("a", 10.0, 100)}), set_of({loaded}), accept);
+  EXPECT_EQ(accepted.exit_code(), 0);
+  EXPECT_NE(format_diff(accepted, TableStyle::terminal)
+                .find("Result: no regression (exit code 0). 3 comparison(s) could not be judged (see above), 3 "
+                      "because a run was disturbed"),
+            std::string::npos);
   EXPECT_EQ(d.rows[0].metrics.back().verdict, Verdict::same);  // memory is still judged
   DiffOptions judge;
   judge.judge_disturbed = true;

@@ -381,9 +381,15 @@ def end_to_end(binary, source, tmp, store, rng):
     first = store.new("first")
     r = run([binary, "history", "check", same, "--db", first])
     check(r.returncode == 2 and not store.exists(first), f"check of a missing history: {r.returncode}")
+    # Its rows are new series, judged against nothing: exit 4, not a silent pass, unless accepted.
     r = run([binary, "history", "check", same, "--db", first, "--add"])
-    check(r.returncode == 0 and r.stdout.count("NEW SERIES") == rows and store.exists(first),
+    check(r.returncode == 4 and r.stdout.count("NEW SERIES") == rows and store.exists(first)
+          and "Result: not judged (exit code 4)" in r.stdout,
           f"check --add of a first run: {r.returncode} {r.stdout} {r.stderr}")
+    seeded = store.new("seeded")
+    r = run([binary, "history", "check", same, "--db", seeded, "--add", "--accept-unjudged"])
+    check(r.returncode == 0 and "accepted by --accept-unjudged" in r.stdout and store.exists(seeded),
+          f"check --add --accept-unjudged of a first run: {r.returncode} {r.stdout} {r.stderr}")
 
     # Bad input: exit 2, the path in the message, the database unchanged.
     def refused(args, path, words, what, target=db):
@@ -511,7 +517,7 @@ def postgres_only(binary, tmp, store, db, good, template, rng):
     r = run([binary, "history", "add", good, "--db", owned])
     check(r.returncode == 0 and "convbench_locked:***@" in r.stdout and "right-one" not in r.stdout + r.stderr,
           f"add with a password: {r.returncode} {r.stdout} {r.stderr}")
-    r = run([binary, "history", "check", good, "--db", owned, "--add"])
+    r = run([binary, "history", "check", good, "--db", owned, "--add", "--accept-unjudged"])
     check(r.returncode == 0 and "right-one" not in r.stdout + r.stderr and "***" in r.stderr,
           f"check --add with a password: {r.returncode} {r.stdout} {r.stderr}")
 

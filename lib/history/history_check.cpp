@@ -74,12 +74,18 @@ int CheckReport::count_memory(Verdict v) const {
   return n;
 }
 
+int CheckReport::unjudged() const {
+  int n = 0;
+  for (const SeriesCheck& s : series) n += s.new_series || s.time == Verdict::not_compared;
+  return n;
+}
+
 int CheckReport::exit_code() const {
   for (const SeriesCheck& s : series)
     if (is_regression(s.time) || is_regression(s.memory)) return 1;
   for (const SeriesCheck& s : series)
     if (s.time == Verdict::ambiguous && s.change > 0) return 3;
-  return 0;
+  return unjudged() > 0 && !options.accept_unjudged ? 4 : 0;
 }
 
 CheckReport check_run(HistoryReader& history, const HistoryRun& run, const CheckOptions& o) {
@@ -274,7 +280,18 @@ std::string format_check(const CheckReport& r) {
           "Result: ambiguous (exit code 3): a slowdown beyond the threshold that the samples cannot confirm; "
           "re-run with more samples (--min-samples 30 --min-time 2) on an idle machine.\n";
       break;
-    default: out += "Result: no regression (exit code 0).\n";
+    case 4:
+      out += "Result: not judged (exit code 4): nothing regressed among what was judged, but " +
+             std::to_string(r.unjudged()) +
+             " row(s) could not be judged (new series, too few runs, disturbed or untimed: see above); "
+             "--accept-unjudged accepts them (exit 0).\n";
+      break;
+    default:
+      out += "Result: no regression (exit code 0)." +
+             (r.unjudged() > 0
+                  ? " " + std::to_string(r.unjudged()) + " row(s) could not be judged: accepted by --accept-unjudged."
+                  : std::string()) +
+             "\n";
   }
   return out;
 }

@@ -42,6 +42,7 @@ struct CheckOptions {
   double memory_threshold = 0.01;
   double spread_factor = 3.0;
   bool judge_disturbed = false;
+  bool accept_unjudged = false;  // exit 0, not 4, when a row could not be judged
   StepFitOptions step;
 };
 
@@ -74,7 +75,10 @@ struct CheckReport {
   std::vector<SeriesCheck> series;
   int count_time(Verdict v) const;    // time verdicts v
   int count_memory(Verdict v) const;  // memory verdicts v
-  int exit_code() const;              // 0, 1 or 3, as diff's
+  // Rows whose time was not judged: a new series (no history to judge against), too few runs, a
+  // disturbed or untimed row. Failures are counted as failures, not here.
+  int unjudged() const;
+  int exit_code() const;  // 0, 1, 3 or 4, as diff's (4: something not judged, unless accept_unjudged)
 };
 
 CheckReport check_run(HistoryReader& history, const HistoryRun& run, const CheckOptions& options);

@@ -216,6 +216,14 @@ int DiffReport::not_judged() const {
   return n;
 }
 
+int DiffReport::unjudged() const {
+  int n = 0;
+  for (const RowDiff& r : rows)
+    for (const MetricDiff& m : r.metrics)
+      n += m.verdict == Verdict::not_compared && m.metric != "paired across" && !m.note.empty();
+  return n;
+}
+
 int DiffReport::ambiguous_slower() const {
   int n = 0;
   for (const RowDiff& r : rows)
@@ -225,7 +233,8 @@ int DiffReport::ambiguous_slower() const {
 
 int DiffReport::exit_code() const {
   if (has_regression()) return 1;
-  return ambiguous_slower() > 0 ? 3 : 0;
+  if (ambiguous_slower() > 0) return 3;
+  return unjudged() > 0 && !options.accept_unjudged ? 4 : 0;
 }
 
 DiffReport diff_results(const ResultSet& base, const ResultSet& next, const DiffOptions& options,
@@ -280,15 +289,26 @@ std::string verdict_text(const DiffReport& report) {
              " change(s) in the slower direction are larger than the threshold but within the noise of the "
              "samples. Re-run both sides with more samples, e.g. `convbench compare SPEC --min-samples 30 "
              "--min-time 2`, on an otherwise idle machine.";
+    case 4: {
+      std::string text = "Result: not judged (exit code 4): nothing regressed among what was judged, but " +
+                         std::to_string(report.unjudged()) + " comparison(s) could not be judged (see above)";
+      if (report.not_judged() > 0)
+        text += "; " + std::to_string(report.not_judged()) +
+                " because a run was disturbed: re-run that side on a quiet machine, or pass --judge-disturbed";
+      return text + ". --accept-unjudged accepts them (exit 0).";
+    }
     default: {
       std::string text = "Result: no regression (exit code 0).";
       if (ambiguous > 0)
         text += " " + std::to_string(ambiguous) +
                 " ambiguous speed-up(s) do not count: an improvement never fails the check.";
-      if (report.not_judged() > 0)
-        text += " " + std::to_string(report.not_judged()) +
-                " time comparison(s) were not judged because a run was disturbed (see above): re-run that side "
-                "on a quiet machine, or pass --judge-disturbed.";
+      if (report.unjudged() > 0)
+        text += " " + std::to_string(report.unjudged()) + " comparison(s) could not be judged (see above)" +
+                (report.not_judged() > 0 ? ", " + std::to_string(report.not_judged()) +
+                                               " because a run was disturbed (re-run that side on a quiet machine, "
+                                               "or pass --judge-disturbed)"
+                                         : std::string()) +
+                ": accepted by --accept-unjudged.";
       return text;
     }
   }

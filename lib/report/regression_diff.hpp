@@ -16,8 +16,11 @@
 //     DiffOptions::judge_disturbed judges it anyway. Memory is judged regardless: it is counted
 //     and measured by the allocator, not timed.
 // Exit code: 1 when anything is SLOWER, MORE or FAILED; else 3 when a change in the slower
-// direction is AMBIGUOUS; else 0. FASTER, LESS and an ambiguous speed-up never fail (a CI step
-// `convbench diff a b || exit 1` must not fail on an improvement). Rows only in new are listed.
+// direction is AMBIGUOUS; else 4 when a comparison could not be judged (a disturbed side, a
+// time only one side has, rows of different workloads), unless DiffOptions::accept_unjudged;
+// else 0. FASTER, LESS and an ambiguous speed-up never fail (a CI step
+// `convbench diff a b || exit 1` must not fail on an improvement), and a gate never passes on
+// comparisons nobody made. Rows only in new are listed.
 // Two files with no row in common are an input error (exit 2): nothing would be compared.
 // A time verdict on a row whose clock fell while it was timed says so in its note.
 #pragma once
@@ -40,6 +43,7 @@ struct DiffOptions {
   double memory_threshold = 0.01;
   bool allow_missing = false;    // rows of base missing from new are listed, not FAILED
   bool judge_disturbed = false;  // give time verdicts to rows flagged disturbed
+  bool accept_unjudged = false;  // exit 0, not 4, when comparisons could not be judged
   // The fields rows pair by (results/row_pairing.hpp); a field left out may differ between the
   // paired rows (e.g. layout: channels-first against channels-last) and the row says so.
   std::vector<std::string> pair_by = default_pairing_fields();
@@ -72,10 +76,12 @@ struct DiffReport {
   std::vector<RowKey> only_in_base, only_in_new;
 
   int count(Verdict v) const;
-  int not_judged() const;        // time metrics left unjudged because a side was disturbed
+  int not_judged() const;  // time metrics left unjudged because a side was disturbed
+  // Every comparison left unjudged: those, a time only one side has, a workload that differs.
+  int unjudged() const;
   int ambiguous_slower() const;  // AMBIGUOUS verdicts whose median moved in the slower direction
   bool has_regression() const;
-  int exit_code() const;  // 0, 1 or 3 (see above)
+  int exit_code() const;  // 0, 1, 3 or 4 (see above)
 };
 
 // Throws InputError (exit 2) when no row of `next` pairs with a row of `base`, naming the blocks
