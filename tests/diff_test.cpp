@@ -66,6 +66,31 @@ Verdict step_verdict(const DiffReport& d, size_t row = 0) {
   return Verdict::not_compared;
 }
 
+// A block edited between the two runs: still judged (same block, variant and workload), and the
+// report says what changed in its graph.
+TEST(Diff, ABlockEditedBetweenTheRunsIsJudgedAndSaysWhatChangedInItsGraph) {
+  ResultRow base = row("a", 10.0, 1000000), edited = row("a", 10.0, 1380000);
+  base.graph_hash = "1111";
+  base.params = 9248;
+  base.structure = "conv3x3 -> bn -> relu";
+  edited.graph_hash = "2222";
+  edited.params = 18496;
+  edited.structure = "conv1x1 -> conv3x3 -> bn -> relu";
+  const DiffReport d = diff_results(set_of({base}), set_of({edited}), DiffOptions{});
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(d.rows[0].graph_change.rfind(
+                "the graph changed: structure: conv3x3 -> bn -> relu -> conv1x1 -> conv3x3 -> bn -> relu; params "
+                "9,248 -> 18,496 (+100.0%); predicted peak ",
+                0),
+            0u)
+      << d.rows[0].graph_change;
+  EXPECT_EQ(d.exit_code(), 1);  // 38% more memory
+  const std::string text = format_diff(d, TableStyle::terminal);
+  EXPECT_NE(text.find("blk / a: the graph changed: structure: "), std::string::npos) << text;
+  // The same graph says nothing.
+  EXPECT_EQ(diff_results(set_of({base}), set_of({base}), DiffOptions{}).rows[0].graph_change, "");
+}
+
 TEST(Diff, TimeVerdictRules) {
   const TimeStats base = stats(10.0);
   EXPECT_EQ(time_verdict(base, stats(10.2), 0.05), Verdict::same);            // +2%

@@ -47,7 +47,7 @@ def run(args, **kw):
 class SqliteStore:
     """Histories as SQLite files in the test's folder, read with the sqlite3 shell."""
     name = "sqlite"
-    tables = ["measurements", "runs", "series", "trend"]
+    tables = ["graph_facts", "measurements", "runs", "series", "trend"]
 
     def __init__(self, tmp):
         self.tmp = tmp
@@ -97,7 +97,7 @@ class SqliteStore:
 class PostgresStore:
     """Histories as databases of a throwaway server (scripts/test-postgres.sh), read with psql."""
     name = "postgresql"
-    tables = ["convbench_history", "measurements", "runs", "series", "trend"]
+    tables = ["convbench_history", "graph_facts", "measurements", "runs", "series", "trend"]
     lock_key = 0x63626831  # every convbench writer's advisory lock: 'cbh1', the history's application id
 
     def __init__(self, source):
@@ -427,12 +427,20 @@ def end_to_end(binary, source, tmp, store, rng):
             check(-r.returncode not in (signal.SIGSEGV, signal.SIGBUS) and "(in:" not in r.stderr,
                   f"{args[1]} at schema version {version}: {r.returncode} {r.stderr}")
     # An older schema: readers ask for an add, which migrates it (here: version 1, before the
-    # trend view), on either store.
+    # trend view and the graph facts), on either store.
     older = store.copy(db, "older")
-    store.sql(older, "DROP VIEW trend")
+    store.sql(older, "DROP VIEW trend", "DROP TABLE graph_facts")
     store.set_version(older, 1)
     r = run([binary, "history", "list", "--db", older])
     check(r.returncode == 2 and "older than this convbench's" in r.stderr, f"list of an older schema: {r.stderr}")
+    # Version 2 (before the graph facts) is read as it is: readers take the facts as absent.
+    two = store.copy(db, "version2")
+    store.sql(two, "DROP TABLE graph_facts")
+    store.set_version(two, 2)
+    r = run([binary, "history", "list", "--db", two])
+    check(r.returncode == 0 and f"{rows} series" in r.stdout, f"list of a version 2 history: {r.stdout}{r.stderr}")
+    r = run([binary, "history", "check", same, "--db", two])
+    check(r.returncode in (0, 4) and "Result:" in r.stdout, f"check against a version 2 history: {r.stdout}{r.stderr}")
     r = run([binary, "history", "add", good, "--db", older])
     counts = store.sql(older, "SELECT count(*) FROM trend", "SELECT count(*) FROM runs")
     check(r.returncode == 0 and counts == [str(14 * rows), "14"], f"add to an older schema: {counts} {r.stderr}")

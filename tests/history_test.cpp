@@ -199,6 +199,60 @@ HistoryRun synthetic_run(int index, int series, const std::string& gpu, const st
   return history_run_from_results(set, "run" + std::to_string(index) + ".json");
 }
 
+// A block edited between runs is a new series (another workload's time), but its memory is judged
+// against the series of its previous graph, and the check says what changed in the graph.
+TEST(HistoryChangeRule, AnEditedBlockIsJudgedOnMemoryAgainstItsPreviousGraphAndSaysWhatChanged) {
+  TempDb tmp;
+  std::mt19937 rng(7);
+  auto flat = [](int) { return 1.0; };
+  for (int run = 0; run < 3; ++run) {
+    HistoryRun r = synthetic_run(run, 2, "G", flat, rng);
+    for (ResultRow& row : r.results.rows) {
+      row.params = 9248;
+      row.structure = "conv3x3 -> bn -> relu";
+    }
+    add_runs(tmp.path(), {history_run_from_results(r.results, r.source)});
+  }
+  auto edited_run = [&](double memory_factor, const std::string& dtype) {
+    HistoryRun r = synthetic_run(3, 2, "G", flat, rng);
+    ResultRow& row = r.results.rows[0];
+    row.graph_hash = sha256_hex("the edited graph of v0");
+    row.params = 18496;
+    row.structure = "conv1x1 -> conv3x3 -> bn -> relu";
+    row.dtype = dtype;
+    row.predicted.peak_bytes = static_cast<int64_t>((1 << 20) * memory_factor);
+    return history_run_from_results(r.results, "edited.json");
+  };
+  HistoryReader history(tmp.path());
+  const CheckReport more = check_run(history, edited_run(1.38, "float32"), CheckOptions{});
+  const SeriesCheck& c = more.series[0];
+  EXPECT_TRUE(c.new_series);
+  EXPECT_EQ(c.previous_graph_series, 1) << c.note;
+  EXPECT_EQ(c.memory, Verdict::more);
+  EXPECT_EQ(c.time, Verdict::not_compared);
+  EXPECT_NE(c.graph_change.find("structure: conv3x3 -> bn -> relu -> conv1x1 -> conv3x3 -> bn -> relu"),
+            std::string::npos)
+      << c.graph_change;
+  EXPECT_NE(c.graph_change.find("params 9,248 -> 18,496 (+100.0%)"), std::string::npos) << c.graph_change;
+  EXPECT_NE(c.graph_change.find("predicted peak 1.00 MiB -> 1.38 MiB (+38.0%)"), std::string::npos) << c.graph_change;
+  EXPECT_EQ(more.exit_code(), 1);
+  EXPECT_NE(format_check(more).find("graph changed since series #1 (run #3)"), std::string::npos) << format_check(more);
+
+  // The same memory: nothing regressed, but the time could not be judged.
+  CheckOptions o;
+  const CheckReport same = check_run(history, edited_run(1.0, "float32"), o);
+  EXPECT_EQ(same.series[0].memory, Verdict::same);
+  EXPECT_EQ(same.exit_code(), 4);
+  o.accept_unjudged = true;
+  EXPECT_EQ(check_run(history, edited_run(1.0, "float32"), o).exit_code(), 0);
+
+  // Another dtype is another workload, not an edit: nothing to judge the memory against.
+  const CheckReport other = check_run(history, edited_run(1.38, "float16"), CheckOptions{});
+  EXPECT_EQ(other.series[0].previous_graph_series, 0);
+  EXPECT_EQ(other.series[0].memory, Verdict::not_compared);
+  EXPECT_EQ(other.exit_code(), 4);
+}
+
 TEST(HistoryChangeRule, FindsTheStepAtItsRunWithoutFalseAlarmsAndADeviceChangeStartsNewSeries) {
   TempDb tmp;
   const std::string db = tmp.path();

@@ -60,6 +60,44 @@ void judge_memory(const ResultRow& row, const std::vector<StoredMeasurement>& al
       }
 }
 
+// The same workload on the same machine, but another graph: the block or variant was edited.
+bool only_graph_differs(const SeriesKey& a, const SeriesKey& b) {
+  SeriesKey x = a;
+  x.graph_hash = b.graph_hash;
+  x.graph_hash_source = b.graph_hash_source;
+  // As unordered JSON: a key read back from the database has its device fields in another order.
+  return nlohmann::json::parse(x.to_json().dump()) == nlohmann::json::parse(b.to_json().dump()) &&
+         a.graph_hash != b.graph_hash;
+}
+
+// A new series whose block or variant was edited: the memory judged against the series of its
+// previous graph (the one measured last), and the change said. Its time is another workload's.
+void judge_across_graph_change(HistoryReader& history, const ResultRow& row, const std::vector<StoredSeries>& relatives,
+                               double memory_threshold, SeriesCheck& c) {
+  std::vector<StoredMeasurement> last;
+  for (const StoredSeries& other : relatives) {
+    if (!only_graph_differs(c.key, other.key)) continue;
+    std::vector<StoredMeasurement> window = history.measurements(other.id, 1);
+    if (window.empty()) continue;
+    if (last.empty() || window.back().run_id > last.back().run_id) {
+      last = std::move(window);
+      c.previous_graph_series = other.id;
+    }
+  }
+  if (last.empty()) return;
+  // Its whole window for the memory: the last run that has a peak of the same source.
+  judge_memory(row, history.measurements(c.previous_graph_series, 0), memory_threshold, c);
+  const StoredMeasurement& before = last.back();
+  std::string what;
+  if (before.graph)
+    what = graph_change_text(*before.graph, graph_facts(row));
+  else
+    what = "the history keeps no structure or counts of the earlier graph (added before they were kept)";
+  c.graph_change = "the graph changed since series #" + std::to_string(c.previous_graph_series) + " (run #" +
+                   std::to_string(before.run_id) + ")" + (what.empty() ? " (same structure and counts)" : ": " + what);
+  c.note = "new series: " + c.graph_change + "; peak memory judged against that series, time not judged";
+}
+
 }  // namespace
 
 int CheckReport::count_time(Verdict v) const {
@@ -101,10 +139,12 @@ CheckReport check_run(HistoryReader& history, const HistoryRun& run, const Check
     const std::optional<StoredSeries> stored = history.find_series(c.key);
     if (!stored) {
       c.new_series = true;
-      for (const StoredSeries& other : history.relatives(c.key))
+      const std::vector<StoredSeries> relatives = history.relatives(c.key);
+      for (const StoredSeries& other : relatives)
         c.relatives += (c.relatives.empty() ? "" : "; ") + std::string("differs from series #") +
                        std::to_string(other.id) + " in " + key_difference(c.key, other.key);
       c.note = "new series: no history yet" + (c.relatives.empty() ? "" : " (" + c.relatives + ")");
+      judge_across_graph_change(history, row, relatives, o.memory_threshold, c);
       c.explanation = c.note;
       report.series.push_back(std::move(c));
       continue;

@@ -21,8 +21,12 @@
 //             (q <= fdr) or the drift rule fired; AMBIGUOUS beyond it otherwise.
 // Peak memory (deterministic): the new peak against the last run's, MORE / LESS beyond
 // `memory_threshold`. A row that fails where the series last ran: FAILED.
-// Exit code: 1 for any SLOWER, MORE or FAILED; else 3 for an AMBIGUOUS slowdown; else 0; bad
-// input 2. New series (no history yet) are listed, not judged.
+// A new series whose key differs from an existing series only in the graph (the block or variant
+// was edited): its peak memory is judged against that series' last run, as above, and the change
+// is said (results/graph_facts.hpp: structure, parameters, MACs, bytes); its time, another
+// workload's, is not judged.
+// Exit code: 1 for any SLOWER, MORE or FAILED; else 3 for an AMBIGUOUS slowdown; else 4 when a
+// row could not be judged (a new series among them), unless accept_unjudged; else 0; bad input 2.
 #pragma once
 
 #include <string>
@@ -49,7 +53,10 @@ struct CheckOptions {
 struct SeriesCheck {
   SeriesKey key;
   bool new_series = false;
-  std::string relatives;   // for a new series: how it differs from series of the same block/variant/point
+  std::string relatives;  // for a new series: how it differs from series of the same block/variant/point
+  // For a new series that differs from one only in its graph: that series, and what changed.
+  int64_t previous_graph_series = 0;
+  std::string graph_change;
   int history_runs = 0;    // usable runs in the window
   int reference_runs = 0;  // of them, the runs since the last level change: what the new run is tested against
   int history_samples = 0;

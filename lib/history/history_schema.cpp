@@ -65,6 +65,17 @@ CREATE VIEW trend AS
          m.peak_bytes
   FROM measurements m JOIN runs r ON r.id = m.run_id JOIN series s ON s.id = m.series_id;
 )sql",
+      // 2 -> 3: the measured graph's facts, so that a block whose graph changed is compared with
+      // its previous graph's series.
+      R"sql(
+CREATE TABLE graph_facts (
+  run_id INTEGER NOT NULL,
+  series_id INTEGER NOT NULL,
+  facts TEXT NOT NULL,              -- JSON: structure, params, MACs, saved and predicted bytes (results/graph_facts.hpp)
+  PRIMARY KEY (run_id, series_id),
+  FOREIGN KEY (run_id, series_id) REFERENCES measurements(run_id, series_id)
+) WITHOUT ROWID;
+)sql",
   };
   // PostgreSQL: bigint ids the server numbers, double precision (its REAL is 4 bytes), no
   // WITHOUT ROWID, and text compared byte by byte (COLLATE "C", SQLite's BINARY) whatever the
@@ -129,6 +140,16 @@ CREATE VIEW trend AS
          m.peak_bytes
   FROM measurements m JOIN runs r ON r.id = m.run_id JOIN series s ON s.id = m.series_id;
 )sql",
+      // 2 -> 3: the graph's facts, as SQLite's.
+      R"sql(
+CREATE TABLE graph_facts (
+  run_id bigint NOT NULL,
+  series_id bigint NOT NULL,
+  facts text NOT NULL,
+  PRIMARY KEY (run_id, series_id),
+  FOREIGN KEY (run_id, series_id) REFERENCES measurements(run_id, series_id)
+);
+)sql",
   };
   return dialect == HistoryDialect::sqlite ? sqlite : postgresql;
 }
@@ -181,14 +202,15 @@ void migrate_history(HistoryDb& db) {
   }
 }
 
-void check_history_readable(HistoryDb& db) {
+int64_t check_history_readable(HistoryDb& db) {
   const int64_t version = history_schema_version(db);
   if (version == 0)
     throw HistoryDbError("history database " + db.path() + ": empty (no run added yet; `convbench history add` adds)");
-  if (version < kHistorySchemaVersion)
+  if (version < kHistoryOldestReadableVersion)
     throw HistoryDbError("history database " + db.path() + ": schema version " + std::to_string(version) +
                          " is older than this convbench's " + std::to_string(kHistorySchemaVersion) +
                          "; `convbench history add` upgrades it (readers never write)");
+  return version;
 }
 
 }  // namespace convbench

@@ -16,7 +16,10 @@ namespace convbench {
 
 // 'cbh1' in ASCII: PRAGMA application_id of every convbench history (`file` names it too).
 inline constexpr int64_t kHistoryApplicationId = 0x63626831;
-inline constexpr int64_t kHistorySchemaVersion = 2;
+inline constexpr int64_t kHistorySchemaVersion = 3;
+// Readers read this version and newer without an upgrade: version 2 lacks only the graph_facts
+// table (version 3), whose facts readers then take as absent.
+inline constexpr int64_t kHistoryOldestReadableVersion = 2;
 
 // The SQL of each migration: element i takes user_version i to i + 1.
 const std::vector<std::string>& history_migrations(HistoryDialect dialect = HistoryDialect::sqlite);
@@ -30,8 +33,9 @@ int64_t history_schema_version(HistoryDb& db);
 // held, so two processes never migrate at once). Throws HistoryDbError for a newer or foreign
 // database.
 void migrate_history(HistoryDb& db);
-// For readers: the schema must be present and current (an older one asks for `history add`,
-// which migrates; readers never write). Throws HistoryDbError otherwise.
-void check_history_readable(HistoryDb& db);
+// For readers: the schema must be present and at least kHistoryOldestReadableVersion (an older
+// one asks for `history add`, which migrates; readers never write). Returns the version; throws
+// HistoryDbError otherwise.
+int64_t check_history_readable(HistoryDb& db);
 
 }  // namespace convbench

@@ -134,6 +134,7 @@ AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& r
       "INSERT INTO measurements (run_id, series_id, status, trust, trust_evidence, phase, median_ms, q1_ms, q3_ms, "
       "samples, raw_ms, peak_bytes, peak_source, clock, host_activity) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+  Statement insert_graph_facts(db, "INSERT INTO graph_facts (run_id, series_id, facts) VALUES (?1, ?2, ?3)");
   const std::string now = utc_now();
   std::map<std::string, bool> seen_in_this_add;
   for (const HistoryRun& run : runs) {
@@ -223,6 +224,7 @@ AddSummary add_runs(const std::string& db_path, const std::vector<HistoryRun>& r
         throw InputError({run.source, 0, 0}, "results",
                          "two rows of the same series (" + key.label() + "): a results file has one row per series");
       insert_measurement.run();
+      insert_graph_facts.bind(1, run_id).bind(2, series_id).bind(3, to_json(graph_facts(row)).dump()).run();
       summary.measurements += 1;
     }
   }
@@ -276,7 +278,7 @@ StoredSeries series_from(const Statement& s, const std::string& db, bool with_co
 
 HistoryReader::HistoryReader(const std::string& db_path, int busy_timeout_ms)
     : db_(open_history_db(db_path, HistoryAccess::read_only, busy_timeout_ms)) {
-  check_history_readable(*db_);
+  version_ = check_history_readable(*db_);
 }
 
 HistoryReader::~HistoryReader() = default;
@@ -314,7 +316,12 @@ std::vector<StoredMeasurement> HistoryReader::measurements(int64_t series_id, in
   // the index on (series_id, run_id), then oldest first.
   Statement s(*db_, std::string("SELECT * FROM (SELECT m.run_id, r.date, r.git_commit, r.host, r.source, m.status, "
                                 "m.trust, m.trust_evidence, m.phase, m.median_ms, m.q1_ms, m.q3_ms, m.raw_ms, "
-                                "m.peak_bytes, m.peak_source FROM measurements m JOIN runs r ON r.id = m.run_id "
+                                "m.peak_bytes, m.peak_source, " +
+                                std::string(version_ >= 3 ? "g.facts" : "NULL") +
+                                " FROM measurements m JOIN runs r ON r.id = m.run_id " +
+                                std::string(version_ >= 3 ? "LEFT JOIN graph_facts g ON g.run_id = m.run_id AND "
+                                                            "g.series_id = m.series_id "
+                                                          : "") +
                                 "WHERE m.series_id = ?1 AND r.run_sha256 != ?2 ORDER BY m.run_id DESC") +
                         (last > 0 ? " LIMIT ?3" : "") + ") AS newest ORDER BY run_id");
   s.bind(1, series_id).bind(2, exclude_run);
@@ -340,6 +347,7 @@ std::vector<StoredMeasurement> HistoryReader::measurements(int64_t series_id, in
         if (v.is_number()) m.raw_ms.push_back(v.get<double>());
     m.peak_bytes = s.integer(13);
     m.peak_source = s.text(14);
+    if (!s.is_null(15)) m.graph = graph_facts_from_json(json::parse(s.text(15), nullptr, false));
     out.push_back(std::move(m));
   }
   return out;

@@ -15,6 +15,7 @@
 
 #include "history/history_db.hpp"
 #include "history/series_key.hpp"
+#include "results/graph_facts.hpp"
 #include "results/results.hpp"
 
 namespace convbench {
@@ -71,6 +72,7 @@ struct StoredMeasurement {
   std::vector<double> raw_ms;  // the headline phase's samples
   int64_t peak_bytes = 0;
   std::string peak_source;
+  std::optional<GraphFacts> graph;  // absent in histories written before they were kept (schema 2)
   // Usable to judge a change: it ran, was timed, and was not disturbed.
   bool usable() const { return status == "ok" && median && trust != "disturbed"; }
 };
@@ -95,6 +97,7 @@ class HistoryReader {
 
  private:
   std::unique_ptr<HistoryDb> db_;
+  int64_t version_ = 0;  // the schema version read (kHistoryOldestReadableVersion or newer)
 };
 
 }  // namespace convbench

@@ -279,13 +279,21 @@ class PostgresDb final : public HistoryDb {
                       "LEFT JOIN runs r ON r.id = m.run_id LEFT JOIN series s ON s.id = m.series_id "
                       "WHERE r.id IS NULL OR s.id IS NULL LIMIT 100");
     while (orphans.step()) problems.push_back(orphans.text(0));
+    if (query_integer("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND "
+                      "table_name = 'graph_facts'") > 0) {
+      Statement facts(*this,
+                      "SELECT 'graph facts (run ' || g.run_id || ', series ' || g.series_id || ') of a missing "
+                      "measurement' FROM graph_facts g LEFT JOIN measurements m ON m.run_id = g.run_id AND "
+                      "m.series_id = g.series_id WHERE m.run_id IS NULL LIMIT 100");
+      while (facts.step()) problems.push_back(facts.text(0));
+    }
     if (query_integer("SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'amcheck'") > 0) {
       Statement indexes(
           *this,
           "SELECT c.relname FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
           "JOIN pg_catalog.pg_class t ON t.oid = i.indrelid JOIN pg_catalog.pg_namespace n ON "
           "n.oid = t.relnamespace WHERE n.nspname = current_schema() AND t.relname IN "
-          "('runs', 'series', 'measurements') ORDER BY c.relname");
+          "('runs', 'series', 'measurements', 'graph_facts') ORDER BY c.relname");
       std::vector<std::string> names;
       while (indexes.step()) names.push_back(indexes.text(0));
       for (const std::string& name : names) {

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "report/run_warnings.hpp"
+#include "results/graph_facts.hpp"
 #include "results/trust.hpp"
 #include "util/input_error.hpp"
 #include "util/markup_escape.hpp"
@@ -114,6 +115,12 @@ RowDiff diff_row(const ResultRow& base, const ResultRow& next, const DiffOptions
   if (options.pair_by != default_pairing_fields())
     if (const std::string across = paired_across(base, next); !across.empty())
       d.metrics.push_back({"paired across", "", "", 0, Verdict::not_compared, across});
+  // An edit of the block, not a row paired across a layout or dtype (which says so itself).
+  if (!base.graph_hash.empty() && !next.graph_hash.empty() && base.graph_hash != next.graph_hash &&
+      workload_difference(base, next, DiffOptions{}).empty()) {
+    const std::string what = graph_change_text(graph_facts(base), graph_facts(next));
+    d.graph_change = "the graph changed" + (what.empty() ? " (same structure and counts)" : ": " + what);
+  }
   const std::string changed = workload_difference(base, next, options);
   if (!changed.empty()) {
     d.metrics.push_back({"workload", "", "", 0, Verdict::not_compared,
@@ -264,11 +271,13 @@ DiffReport diff_results(const ResultSet& base, const ResultSet& next, const Diff
   // A row that disappeared is a failure unless the caller says rows may go (a renamed block,
   // a dropped sweep point): otherwise a rename would pass a CI gate without being measured.
   if (!options.allow_missing)
-    for (const RowKey& k : pairing.only_in_left)
-      report.rows.push_back(
-          {k,
-           {{"status", "present", "missing", 0, Verdict::failed, "missing from new (--allow-missing accepts this)"}},
-           ""});
+    for (const RowKey& k : pairing.only_in_left) {
+      RowDiff missing;
+      missing.key = k;
+      missing.metrics = {
+          {"status", "present", "missing", 0, Verdict::failed, "missing from new (--allow-missing accepts this)"}};
+      report.rows.push_back(std::move(missing));
+    }
   report.only_in_base = std::move(pairing.only_in_left);
   report.only_in_new = std::move(pairing.only_in_right);
   return report;
@@ -370,12 +379,11 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
       for (const RowKey& k : *keys)
         only +=
             std::string(md ? "- " : "") + label + ": " + (md ? markdown_escape(k.text()) : printable(k.text())) + "\n";
-  // The evidence once per disturbed row, not in every metric's note.
+  // The evidence once per disturbed row, not in every metric's note; what changed in a graph.
   for (const RowDiff& r : report.rows)
-    if (!r.disturbed.empty()) {
-      const std::string line = r.key.text() + " was disturbed: " + r.disturbed;
-      only += std::string(md ? "- " : "") + (md ? markdown_escape(line) : printable(line)) + "\n";
-    }
+    for (const std::string& line : {r.disturbed.empty() ? "" : r.key.text() + " was disturbed: " + r.disturbed,
+                                    r.graph_change.empty() ? "" : r.key.text() + ": " + r.graph_change})
+      if (!line.empty()) only += std::string(md ? "- " : "") + (md ? markdown_escape(line) : printable(line)) + "\n";
 
   if (md) {
     // A pull-request comment: the verdict first, what changed next, the rest folded away.

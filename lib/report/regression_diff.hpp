@@ -22,7 +22,9 @@
 // `convbench diff a b || exit 1` must not fail on an improvement), and a gate never passes on
 // comparisons nobody made. Rows only in new are listed.
 // Two files with no row in common are an input error (exit 2): nothing would be compared.
-// A time verdict on a row whose clock fell while it was timed says so in its note.
+// A time verdict on a row whose clock fell while it was timed says so in its note. A row whose
+// graph changed between the files is still judged (same block, variant and workload) and says
+// what changed: structure, parameters, MACs, saved and predicted bytes.
 #pragma once
 
 #include <string>
@@ -66,6 +68,10 @@ struct RowDiff {
   // Why the row's times were not judged (or, with judge_disturbed, why to doubt them): "new: a
   // runnable task waited for a CPU 98% of the time, ..." per disturbed side; empty otherwise.
   std::string disturbed;
+  // When the two rows' graphs differ (a block edited between the runs): what changed, in
+  // structure and counts (results/graph_facts.hpp); empty when the graphs are the same or a file
+  // does not say.
+  std::string graph_change;
 };
 
 struct DiffReport {
