@@ -5,6 +5,10 @@
 #   CONVBENCH_BUILD_DIR=DIR        build there instead of build/
 #   CONVBENCH_BUILD_TARGET=NAME    build only that target (scripts/convbench builds `convbench`)
 #   CONVBENCH_QUIET_BUILD=1        print nothing unless something fails
+#   CONVBENCH_CUDA_NEEDS_DRIVER=1  (scripts/convbench) on a machine without an NVIDIA driver, the
+#                                  first configure leaves the CUDA backend out, since nothing
+#                                  there could run it; it marks the folder so that scripts/test.sh
+#                                  configures it back in (it always builds and checks the backend)
 #
 # Configure runs when there is no configured build yet, when arguments are given, and when the
 # last configure did not finish (it failed, or was interrupted): a CMakeCache.txt alone does not
@@ -31,9 +35,22 @@ configured() {
   [ -f "$build_dir/CMakeCache.txt" ] && [ ! -e "$unfinished" ] &&
     { [ -f "$build_dir/Makefile" ] || [ -f "$build_dir/build.ninja" ]; }
 }
+# An NVIDIA driver: its kernel module (also what a container with GPUs sees) or WSL's GPU device.
+has_nvidia_driver() { [ -e /proc/driver/nvidia/version ] || [ -e /dev/dxg ]; }
+without_driver=$build_dir/.convbench-cuda-off-without-driver
 if [ $# -gt 0 ] || ! configured; then
   mkdir -p "$build_dir"
   : >"$unfinished"
+  rm -f "$without_driver"
+  args=("$@")
+  if [ "${CONVBENCH_CUDA_NEEDS_DRIVER:-0}" = 1 ] && ! has_nvidia_driver &&
+    ! printf '%s\n' "$@" | grep -q '^-DCONVBENCH_CUDA='; then
+    echo "convbench build: no NVIDIA driver on this machine, so the CUDA backend is not built" \
+      "(scripts/build.sh -DCONVBENCH_CUDA=AUTO builds it; scripts/test.sh does)" >&2
+    args+=(-DCONVBENCH_CUDA=OFF)
+    : >"$without_driver"
+  fi
+  set -- "${args[@]}"
   if ! run cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@"; then
     echo "convbench build: CMake configure failed (see above); the next run configures again" >&2
     exit 1
