@@ -54,6 +54,9 @@ void add_table_options(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--latex-columns", o.latex_columns,
                  "LaTeX tables with these columns (the names --columns takes), comma-separated, in order "
                  "(default: one that fits a single column)");
+  sub.add_flag("--latex-sweep-table", o.latex_whole_sweeps,
+               "LaTeX: one table per block with every sweep point of it (rows: point x variant, ratios against "
+               "the baseline at each point; default columns: params, forward GFLOP, ms and MiB beside the ratios)");
 }
 
 namespace {
@@ -78,6 +81,7 @@ TableOptions table_options(const OutputOptions& o) {
   t.wide = o.wide;
   t.columns = column_list(o.columns, "--columns");
   t.latex_columns = column_list(o.latex_columns, "--latex-columns");
+  t.latex_whole_sweeps = o.latex_whole_sweeps;
   return t;
 }
 

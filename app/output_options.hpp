@@ -26,6 +26,7 @@ struct OutputOptions {
   bool wide = false;
   std::string columns;                   // comma-separated column names
   std::string latex_columns;             // comma-separated LaTeX column names
+  bool latex_whole_sweeps = false;       // --latex-sweep-table
   std::string plots;                     // --plots DIR: standalone SVG (and PDF) figures
   double peak_flops = 0, bandwidth = 0;  // --peak-flops / --bandwidth: the roof of a device convbench cannot name
   std::string limits_device;             // --limits NAME: a GPU's datasheet (results/gpu_datasheets.hpp)

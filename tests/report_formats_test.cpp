@@ -579,6 +579,44 @@ TEST(ReportFormats, LatexFitsOneColumnOfAOneColumnArticle) {
   EXPECT_EQ(compile_one_column(analysis.out, "latex-analysis").find("Overfull"), std::string::npos);
 }
 
+// --latex-sweep-table: a whole sweep in one table per block (rows: point x variant), absolute
+// columns beside the ratios, each ratio against the baseline at its own point; it compiles and fits
+// one column. A caption speaks of ratios only when a ratio column is shown.
+TEST(ReportFormats, LatexPutsAWholeSweepInOneTable) {
+  const ResultSet set = measured();  // two blocks, each swept over batch = 1, 2
+  const std::string one = format_latex(set, {}, LatexGrouping::per_block);
+  size_t tables = 0;
+  for (size_t at = one.find("\\begin{table}"); at != std::string::npos; at = one.find("\\begin{table}", at + 1))
+    ++tables;
+  EXPECT_EQ(tables, 2u) << one;
+  EXPECT_NE(one.find("conv\\_2d, swept over batch (a group of rows per point)"), std::string::npos) << one;
+  EXPECT_NE(one.find("batch & Variant & Params & "), std::string::npos) << one;
+  EXPECT_NE(one.find("at the same point."), std::string::npos) << one;
+  // The point's value once, on its first row; a rule between points; ratios per point.
+  EXPECT_NE(one.find("\n1 & standard (base) & "), std::string::npos) << one;
+  EXPECT_NE(one.find("\\midrule\n2 & standard (base) & "), std::string::npos) << one;
+  EXPECT_NE(one.find("\n & bottleneck"), std::string::npos) << one;
+  for (const std::string& line : {std::string("\n1 & standard (base) & "), std::string("\n2 & standard (base) & ")}) {
+    const size_t at = one.find(line);
+    ASSERT_NE(at, std::string::npos);
+    const std::string row = one.substr(at, one.find('\n', at + 1) - at);
+    EXPECT_NE(row.find("& 1.00 &"), std::string::npos) << row;  // the baseline's own ratio at each point
+  }
+  // Without a ratio column the caption does not speak of ratios.
+  const std::string absolute = format_latex(set, {"params", "time_ms"}, LatexGrouping::per_block);
+  EXPECT_EQ(absolute.find("Ratios"), std::string::npos) << absolute;
+  EXPECT_NE(format_latex(set, {"params", "time_x"}).find("Ratios ($\\times$) are against the baseline"),
+            std::string::npos);
+  // The command line's flag gives the same tables.
+  const auto r = run_cli("report " + source_path(kMeasured) + " --format latex --latex-sweep-table");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, one);
+  if (std::system("command -v pdflatex > /dev/null 2>&1") != 0) GTEST_SKIP() << "pdflatex is not installed";
+  const std::string log = compile_one_column(one, "latex-sweep");
+  EXPECT_NE(log.find("Output written on doc.pdf"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Overfull"), std::string::npos) << log;
+}
+
 TEST(ReportFormats, LatexOfTheSeedBlockMeasuredFitsOneColumn) {
   if (std::system("command -v pdflatex > /dev/null 2>&1") != 0) GTEST_SKIP() << "pdflatex is not installed";
   // The seed block measured for real (a short budget: the widths are under test, not the times).

@@ -58,7 +58,11 @@ const std::vector<OutputFormat>& output_formats() {
        .flag_position = 3,
        .states_warnings = true,
        .draws_roofline = false,
-       .render = [](const ResultSet& r, const RenderOptions& o) { return format_latex(r, o.tables.latex_columns); },
+       .render =
+           [](const ResultSet& r, const RenderOptions& o) {
+             return format_latex(r, o.tables.latex_columns,
+                                 o.tables.latex_whole_sweeps ? LatexGrouping::per_block : LatexGrouping::per_point);
+           },
        .render_comparison = nullptr},
       {.name = "html",
        .flag = "--html",

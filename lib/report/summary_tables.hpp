@@ -39,6 +39,7 @@ struct TableOptions {
   std::vector<std::string> columns;        // chosen columns, in order; empty: the default
   bool wide = false;                       // every column that applies (the default of Markdown)
   std::vector<std::string> latex_columns;  // the LaTeX tables' columns; empty: its default
+  bool latex_whole_sweeps = false;         // LaTeX: one table per block, every sweep point in it
 };
 
 // One table per block (every sweep point of it, the swept fields as columns, ratios against the
