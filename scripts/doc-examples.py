@@ -6,7 +6,7 @@ An example is a fenced code block right after a marker comment:
     <!-- example -->                      run it; its output must match exactly
     <!-- example: measured -->            measured output: numbers, column widths, trust
                                           annotations and warning lines may differ, the rest
-                                          must match
+                                          must match; progress lines are left out
     <!-- example: measured vary=REGEX --> also ignore the lines matching REGEX (sentences whose
                                           wording follows the measured times)
     <!-- example: measured cpu="MODEL" -->  the output names the CPU it ran on (a history's
@@ -70,6 +70,9 @@ TRUST = re.compile(r"\bok \((?:noisy|disturbed)\)|\s\[(?:noisy|disturbed)\]")
 TRUST_LINE = re.compile(r"^- Its run is (?:noisy|disturbed)")
 # Warning lines: under a table, in an explanation, or on stderr (a busy machine's, in measured output).
 WARNINGS = ("warning: ", "[warning] ", "convbench: warning: ")
+# A progress line per finished variant: a redirected run prints them once it has taken 3 s, so
+# whether a measured example shows them depends on the machine's speed.
+PROGRESS = re.compile(r"^convbench: \d+/\d+ done, \d+ left")
 RULE = re.compile(r"-{2,}")
 SPACES = re.compile(r"\s+")
 
@@ -199,7 +202,8 @@ def normalise(lines, options, cpu=None):
         vary = re.compile(options["vary"]) if isinstance(options.get("vary"), str) else None
         kept = []
         for line in out:
-            if line.startswith(WARNINGS) or TRUST_LINE.match(line) or (vary and vary.search(line)):
+            if line.startswith(WARNINGS) or PROGRESS.match(line) or TRUST_LINE.match(line) or (
+                    vary and vary.search(line)):
                 continue
             line = TRUST.sub(lambda m: "ok" if m.group(0).startswith("ok") else "", line)
             line = NUMBER.sub("#", line)

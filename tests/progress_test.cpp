@@ -20,5 +20,15 @@ TEST(Progress, FitsTheTerminalWidthAndCutsTheLabelFirst) {
   EXPECT_EQ(cut.size(), 59u);
 }
 
+// Without a terminal: a line per finished item, with what is done and left and an estimate.
+TEST(Progress, AFinishedItemsLineSaysWhatIsDoneAndLeft) {
+  EXPECT_EQ(Progress::finished_line(2, 32, "vnet-block / bottleneck on cpu", "ok (disturbed)", 4.12, 30.0),
+            "convbench: 3/32 done, 29 left (about 4m50s): vnet-block / bottleneck on cpu: ok (disturbed), 4.1 s");
+  EXPECT_EQ(Progress::finished_line(1, 2, "a / b on cpu", "oom", 0.25, 3.5),
+            "convbench: 2/2 done, 0 left: a / b on cpu: oom, 0.2 s");
+  EXPECT_EQ(Progress::finished_line(0, 200, "a / b on cuda", "ok", 36, 36),
+            "convbench: 1/200 done, 199 left (about 1h59m): a / b on cuda: ok, 36.0 s");
+}
+
 }  // namespace
 }  // namespace convbench

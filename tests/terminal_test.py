@@ -5,7 +5,8 @@
   cannot be erased and leaves a stale line per redraw), and it is erased before the tables;
 - warnings and logs go to stderr: `compare ... > file` puts only the tables in the file;
 - colour: on by default on a terminal, off with NO_COLOR or --color never, on with --color
-  always even into a pipe.
+  always even into a pipe;
+- a run past a few seconds with stderr redirected prints a line per finished variant; -q none.
 
 usage: terminal_test.py CONVBENCH
 """
@@ -109,6 +110,17 @@ def main():
         check(COLOUR.search(bad.stdout) is None, "colour codes in redirected output")
         always = subprocess.run(run + ["--color", "always"], capture_output=True, env=env)
         check(COLOUR.search(always.stdout) is not None, "--color always does not colour a pipe")
+
+        # 4. A run past a few seconds with stderr redirected (a CI log): a line per finished
+        # variant with the count done and left, its outcome and time; none with -q.
+        longer = run[:run.index("--min-time") + 1] + ["1.5", "--timeout", "2", "--min-samples", "3"]
+        piped = subprocess.run(longer, capture_output=True, env=env)
+        done = re.findall(rb"convbench: (\d)/2 done, (\d) left[^:]*: a-block[^:]*: ok[^,]*, \d+\.\d s\n", piped.stderr)
+        check(piped.returncode == 0 and done and done[-1] == (b"2", b"0"),
+              f"no progress line for the last variant of a run past 3 s on a redirected stderr: {piped.stderr!r}")
+        check(b"done," not in piped.stdout, "progress lines on stdout")
+        quiet = subprocess.run(longer + ["-q"], capture_output=True, env=env)
+        check(quiet.returncode == 0 and b"done," not in quiet.stderr, f"-q still prints progress: {quiet.stderr!r}")
 
     for f in failures:
         print("FAIL:", f)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -43,8 +44,36 @@ std::string Progress::render(int index, int total, const std::string& label, dou
   return line;
 }
 
+namespace {
+// "45s", "1m50s", "2h05m".
+std::string duration_text(double s) {
+  const long t = std::lround(std::max(0.0, s));
+  char buf[32];
+  if (t < 60)
+    std::snprintf(buf, sizeof buf, "%lds", t);
+  else if (t < 3600)
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+  return buf;
+}
+}  // namespace
+
+std::string Progress::finished_line(int index, int total, const std::string& label, const std::string& outcome,
+                                    double item_s, double elapsed_s) {
+  const int done = index + 1, left = std::max(0, total - done);
+  char item[32];
+  std::snprintf(item, sizeof item, "%.1f s", item_s);
+  return "convbench: " + std::to_string(done) + "/" + std::to_string(total) + " done, " + std::to_string(left) +
+         " left" + (left > 0 ? " (about " + duration_text(elapsed_s / done * left) + ")" : "") + ": " + label + ": " +
+         outcome + ", " + item;
+}
+
 Progress::Progress(int total, bool quiet)
-    : total_(total), enabled_(!quiet && ::isatty(STDERR_FILENO)), start_s_(steady_seconds()) {
+    : total_(total),
+      enabled_(!quiet && ::isatty(STDERR_FILENO)),
+      lines_(!quiet && !::isatty(STDERR_FILENO)),
+      start_s_(steady_seconds()) {
   if (enabled_) timer_ = std::thread([this] { timer_loop(); });
 }
 
@@ -60,11 +89,21 @@ Progress::~Progress() {
 }
 
 void Progress::start(int index, const std::string& label) {
+  item_start_s_ = steady_seconds();
   if (!enabled_) return;
   std::lock_guard<std::mutex> lock(mutex_);
   index_ = index;
   label_ = label;
   draw_locked();
+}
+
+void Progress::finish(int index, const std::string& label, const std::string& outcome) {
+  if (!lines_) return;
+  const double now = steady_seconds();
+  if (now - start_s_ < kProgressLinesAfterS) return;
+  const std::string line = finished_line(index, total_, label, outcome, now - item_start_s_, now - start_s_);
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
 }
 
 void Progress::above(const std::function<void()>& write) {

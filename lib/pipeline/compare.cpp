@@ -7,6 +7,7 @@
 #include "measure/progress.hpp"
 #include "measure/provenance.hpp"
 #include "pipeline/analyze.hpp"
+#include "report/result_columns.hpp"
 #include "report/run_warnings.hpp"
 #include "results/row_pairing.hpp"
 #include "util/caught_signals.hpp"
@@ -71,8 +72,10 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
         continue;
       }
       ResultRow& row = results.rows[index];
-      progress.start(started++, printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
-                                          " / " + row.variant + " on " + backend->name()));
+      const std::string label = printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
+                                          " / " + row.variant + " on " + backend->name());
+      const int item = started++;
+      progress.start(item, label);
       progress.above([&] {
         spdlog::info("{} / {} [{}] on {}", printable(row.block), printable(row.variant), printable(row.point_label),
                      backend->name());
@@ -99,6 +102,7 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
                        printable(row.message));
           spdlog::default_logger()->flush();
         });
+      progress.finish(item, label, to_string(row.status) + (ran(row) ? trust_suffix(row) : ""));
       if (options.row_done) options.row_done(results, index);
     }
     if (options.after_block && started > started_before && !interrupted_at) {
