@@ -27,6 +27,8 @@ Command add_plan_command(CLI::App& app);
 Command add_merge_command(CLI::App& app);
 Command add_slurm_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
+// Prints a completion script for every command registered on `app` (read when it runs).
+Command add_completion_command(CLI::App& app);
 
 // "convbench 0.1.0 (commit ...)" and the backends this binary was built with.
 std::string version_text();

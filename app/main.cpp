@@ -27,13 +27,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   const std::vector<convbench::cli::Command> commands = {
-      convbench::cli::add_analyze_command(app),  convbench::cli::add_compare_command(app),
-      convbench::cli::add_report_command(app),   convbench::cli::add_diff_command(app),
-      convbench::cli::add_validate_command(app), convbench::cli::add_list_command(app),
-      convbench::cli::add_verify_command(app),   convbench::cli::add_explain_command(app),
-      convbench::cli::add_advise_command(app),   convbench::cli::add_plan_command(app),
-      convbench::cli::add_merge_command(app),    convbench::cli::add_slurm_command(app),
-      convbench::cli::add_history_command(app),  convbench::cli::add_export_command(app)};
+      convbench::cli::add_analyze_command(app),   convbench::cli::add_compare_command(app),
+      convbench::cli::add_report_command(app),    convbench::cli::add_diff_command(app),
+      convbench::cli::add_validate_command(app),  convbench::cli::add_list_command(app),
+      convbench::cli::add_verify_command(app),    convbench::cli::add_explain_command(app),
+      convbench::cli::add_advise_command(app),    convbench::cli::add_plan_command(app),
+      convbench::cli::add_merge_command(app),     convbench::cli::add_slurm_command(app),
+      convbench::cli::add_history_command(app),   convbench::cli::add_export_command(app),
+      convbench::cli::add_completion_command(app)};
 
   try {
     app.parse(argc, argv);

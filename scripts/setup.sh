@@ -73,6 +73,8 @@ test_packages=(
   slurmctld slurmd slurm-client
   # the SQLite shell reads the history in a test, as a user inspecting the documented tables would
   sqlite3
+  # zsh loads the zsh completion `cmake --install` installs (tests/install_test.sh), as bash does its own
+  zsh
 )
 
 case "${1:-}" in

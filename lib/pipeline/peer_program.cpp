@@ -16,6 +16,18 @@ namespace fs = std::filesystem;
 // build/convbench, build/app/convbench, a build folder of its own beside the checkout's scripts.
 constexpr int kLevelsUp = 4;
 
+// Where `cmake --install` puts the peer's scripts, from the installed program's folder (BINDIR to
+// DATADIR/convbench; CMakeLists.txt sets it from GNUInstallDirs).
+#ifndef CONVBENCH_DATA_FROM_BIN
+#define CONVBENCH_DATA_FROM_BIN "../share/convbench"
+#endif
+
+bool holds_peer(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "scripts" / "torch_peer.py", ec) &&
+         fs::is_regular_file(dir / "scripts" / "peer-python.sh", ec);
+}
+
 [[noreturn]] void refuse(const std::string& why) { throw InputError({"command line", 0, 0}, "--peer", why); }
 
 std::string first_line(const std::string& text) {
@@ -30,10 +42,11 @@ std::string peer_checkout_of(const std::string& executable) {
   std::error_code ec;
   fs::path dir = fs::weakly_canonical(fs::path(executable), ec).parent_path();
   if (ec) return "";
+  // An installed program uses the copy installed with it, never a checkout it happens to sit in.
+  const fs::path installed = fs::weakly_canonical(dir / CONVBENCH_DATA_FROM_BIN, ec);
+  if (!ec && holds_peer(installed)) return installed.string();
   for (int level = 0; level <= kLevelsUp && !dir.empty(); ++level) {
-    if (fs::is_regular_file(dir / "scripts" / "torch_peer.py", ec) &&
-        fs::is_regular_file(dir / "scripts" / "peer-python.sh", ec))
-      return dir.string();
+    if (holds_peer(dir)) return dir.string();
     if (dir == dir.parent_path()) break;
     dir = dir.parent_path();
   }
@@ -43,8 +56,10 @@ std::string peer_checkout_of(const std::string& executable) {
 PeerProgram find_torch_peer(const std::string& executable, const char* peer_python) {
   const std::string checkout = peer_checkout_of(executable);
   if (checkout.empty())
-    refuse("torch: scripts/torch_peer.py is not in the checkout this convbench (" + executable +
-           ") was built in: run the convbench of a repository checkout (scripts/build.sh builds it)");
+    refuse("torch: scripts/torch_peer.py is neither installed with this convbench (" + executable + ", in " +
+           CONVBENCH_DATA_FROM_BIN +
+           "/scripts from its folder) nor in the checkout it was built in: run the convbench "
+           "of a repository checkout (scripts/build.sh builds it) or an installed one (cmake --install)");
   PeerProgram peer;
   peer.script = (fs::path(checkout) / "scripts" / "torch_peer.py").string();
   const bool from_env = peer_python != nullptr && peer_python[0] != '\0';
