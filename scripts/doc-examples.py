@@ -66,7 +66,8 @@ FENCE = re.compile(r"^(\s*)(```|~~~)")
 DEFAULT_TIMEOUT = 120
 # Measured output: what may change between two runs of the same command.
 NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
-TRUST = re.compile(r"\bok \((?:noisy|disturbed)\)|\s\[(?:noisy|disturbed)\]")
+TRUST = re.compile(r"\bok \((?:noisy|disturbed)\)|\s\[(?:noisy|disturbed)\]"
+                   r"|; \d+ of \d+ round\(s\) disturbed, both sides side by side in each")
 TRUST_LINE = re.compile(r"^- Its run is (?:noisy|disturbed)")
 # Warning lines: under a table, in an explanation, or on stderr (a busy machine's, in measured output).
 WARNINGS = ("warning: ", "[warning] ", "convbench: warning: ")

@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "cli_harness.hpp"
 #include "report/diff_calibration.hpp"
+#include "report/interleaved_verdict.hpp"
 #include "report/regression_diff.hpp"
 #include "results/json_results.hpp"
 #include "util/input_error.hpp"
@@ -196,6 +198,46 @@ TEST(Diff, OnlyAnAmbiguousSlowdownMakesTheResultAmbiguous) {
   const DiffReport slower = diff_results(base, set_of({row("a", 12.0, 100, 0.6)}), DiffOptions{});
   EXPECT_EQ(step_verdict(slower), Verdict::ambiguous);
   EXPECT_EQ(slower.exit_code(), 3);
+}
+
+// --interleave: the headline time judged over rounds that alternate which side ran first. Every
+// round is disturbed here (a shared runner), and the verdict still comes: from the pairing.
+TEST(Diff, InterleavedRoundsGiveAVerdictOnADisturbedRunner) {
+  auto rounds_of = [](const std::vector<double>& new_ms) {
+    std::vector<ResultSet> base, next;
+    for (double ms : new_ms) {
+      ResultRow b = row("a", 10.0, 100), n = row("a", ms, 100);
+      for (ResultRow* r : {&b, &n}) {
+        r->activity = HostActivity{};
+        r->activity->cpu_pressure_share = 0.9;
+      }
+      base.push_back(set_of({b}));
+      next.push_back(set_of({n}));
+    }
+    return std::pair{base, next};
+  };
+  auto headline = [](const DiffReport& d) { return d.rows[0].metrics.front(); };
+  const auto [b1, n1] = rounds_of({11.0, 11.5, 10.8, 11.2, 11.1});  // +11% in every round
+  const DiffReport slower = interleaved_report(b1, n1, DiffOptions{}, "base.yaml", "new.yaml");
+  EXPECT_EQ(headline(slower).metric, "step time, 5 rounds interleaved");
+  EXPECT_EQ(headline(slower).verdict, Verdict::slower) << headline(slower).note;
+  EXPECT_NE(headline(slower).note.find("5 of 5 round(s) disturbed"), std::string::npos) << headline(slower).note;
+  EXPECT_EQ(slower.exit_code(), 1);
+  const std::string text = format_diff(slower, TableStyle::terminal);
+  EXPECT_NE(text.find("time 5.0% over 5 interleaved rounds that agree on the direction"), std::string::npos) << text;
+  EXPECT_EQ(text.find("was disturbed:"), std::string::npos) << text;
+
+  const auto [b2, n2] = rounds_of({10.1, 9.9, 10.2, 10.0, 10.1});  // the same build twice
+  EXPECT_EQ(headline(interleaved_report(b2, n2, DiffOptions{}, "a", "b")).verdict, Verdict::same);
+  EXPECT_EQ(interleaved_report(b2, n2, DiffOptions{}, "a", "b").exit_code(), 0);
+
+  const auto [b3, n3] = rounds_of({12.0, 9.5, 12.5, 11.0, 11.5});  // beyond 5%, one round the other way
+  const DiffReport unclear = interleaved_report(b3, n3, DiffOptions{}, "a", "b");
+  EXPECT_EQ(headline(unclear).verdict, Verdict::ambiguous);
+  EXPECT_EQ(unclear.exit_code(), 3);
+
+  const auto [b4, n4] = rounds_of({9.0, 8.8, 9.1, 9.2, 8.9});
+  EXPECT_EQ(headline(interleaved_report(b4, n4, DiffOptions{}, "a", "b")).verdict, Verdict::faster);
 }
 
 TEST(Diff, DisturbedRowsAreReportedNotJudged) {
@@ -485,6 +527,33 @@ TEST_F(DiffCli, BadInputExitsTwo) {
   EXPECT_TRUE(unpaired.out.empty());
   EXPECT_EQ(run_cli("diff " + good).exit_code, 2);                                        // NEW missing
   EXPECT_EQ(run_cli("diff " + good + " " + good + " --time-threshold -1").exit_code, 2);  // negative threshold
+}
+
+// diff --interleave end to end: two specs measured here in alternating rounds. A block whose
+// kernel grew needs more memory (deterministic: exit 1) and gets an interleaved time verdict.
+TEST_F(DiffCli, InterleaveMeasuresTwoSpecsInRoundsAndJudgesThem) {
+  const std::string spec =
+      "name: ci\nblocks:\n  - name: blk\n    dims: 2\n    batch: 2\n    size: 8\n    in_channels: 8\n"
+      "    out_channels: 8\n    kernel: KERNEL\n    variants: [standard, separable]\n";
+  const std::string base = temp_path("interleave-base.yaml"), next = temp_path("interleave-new.yaml");
+  std::ofstream(base) << std::regex_replace(spec, std::regex("KERNEL"), "3");
+  std::ofstream(next) << std::regex_replace(spec, std::regex("KERNEL"), "5");
+  files_ = {base, next};
+  const std::string budget = " --device cpu --min-time 0 --min-samples 3 --timeout 0.2 --rounds 2 -q";
+  const auto r = run_cli("diff --interleave " + base + " " + next + budget);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("blk / standard   step time, 2 rounds interleaved"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MORE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("blk / standard: the graph changed: structure: conv 3x3"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("not judged: "), std::string::npos) << r.out;
+  // The same spec twice: every row's time is judged (whatever the load), its memory the same.
+  const auto same = run_cli("diff --interleave " + base + " " + base + budget);
+  EXPECT_NE(same.exit_code, 2) << same.err;
+  EXPECT_NE(same.out.find(", 0 not judged; memory: 0 more, 0 less"), std::string::npos) << same.out;
+  // Results-file options that do not apply to two specs are refused.
+  const auto bad = run_cli("diff --interleave --calibrate " + base + " " + next + budget);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--calibrate"), std::string::npos) << bad.err;
 }
 
 }  // namespace

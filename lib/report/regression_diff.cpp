@@ -362,9 +362,9 @@ std::string format_diff(const DiffReport& report, TableStyle style) {
   const std::string header = report.base_name + " (" + report.base_engine +
                              (report.base_device.empty() ? "" : ", " + report.base_device) + ") -> " + report.new_name +
                              " (" + report.new_engine + (report.new_device.empty() ? "" : ", " + report.new_device) +
-                             "); thresholds: time " + format_fixed(report.options.time_threshold * 100.0, 1) +
-                             "% with separated quartiles, memory " +
-                             format_fixed(report.options.memory_threshold * 100.0, 1) + "%";
+                             "); thresholds: time " + format_fixed(report.options.time_threshold * 100.0, 1) + "% " +
+                             report.time_rule + ", memory " + format_fixed(report.options.memory_threshold * 100.0, 1) +
+                             "%";
   const std::string device_warning = report.base_device == report.new_device
                                          ? ""
                                          : "warning: the files were measured on different devices (" +

@@ -78,6 +78,9 @@ struct DiffReport {
   std::string base_name, new_name;  // file names as given
   std::string base_engine, new_engine, base_device, new_device;
   DiffOptions options;
+  // What a time change must also show to count, for the header: diff's quartiles; the rounds'
+  // agreement for an interleaved run (report/interleaved_verdict.hpp).
+  std::string time_rule = "with separated quartiles";
   std::vector<RowDiff> rows;
   std::vector<RowKey> only_in_base, only_in_new;
 
