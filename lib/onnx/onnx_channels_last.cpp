@@ -42,8 +42,8 @@ bool is_last_axis_constant(const At& at, int k, int64_t channels) {
 // the Transpose of the Linear's own (C_out, C_in) weight, as the TorchScript exporter writes it.
 void translate_pointwise_linear(OnnxContext& cx, const At& at) {
   const std::string x = data_input(at, 0);
-  const auto transposed =
-      has_input(at.node, 1) ? cx.transposed_weights.find(at.node.input(1)) : cx.transposed_weights.end();
+  if (!has_input(at.node, 1)) at.refuse("input 1 (the weight) is missing");
+  const auto transposed = cx.transposed_weights.find(at.node.input(1));
   const bool stored_out_in = transposed != cx.transposed_weights.end();
   const std::string weight_name = stored_out_in ? transposed->second : at.node.input(1);
   const auto w = cx.constants.find(weight_name);
