@@ -73,21 +73,20 @@ bool only_graph_differs(const SeriesKey& a, const SeriesKey& b) {
 // A new series whose block or variant was edited: the memory judged against the series of its
 // previous graph (the one measured last), and the change said. Its time is another workload's.
 void judge_across_graph_change(HistoryReader& history, const ResultRow& row, const std::vector<StoredSeries>& relatives,
-                               double memory_threshold, SeriesCheck& c) {
-  std::vector<StoredMeasurement> last;
+                               const CheckOptions& o, SeriesCheck& c) {
+  std::vector<StoredMeasurement> window;  // the window of the series measured last, as a series' own check reads it
   for (const StoredSeries& other : relatives) {
     if (!only_graph_differs(c.key, other.key)) continue;
-    std::vector<StoredMeasurement> window = history.measurements(other.id, 1);
-    if (window.empty()) continue;
-    if (last.empty() || window.back().run_id > last.back().run_id) {
-      last = std::move(window);
+    std::vector<StoredMeasurement> candidate = history.measurements(other.id, o.last);
+    if (candidate.empty()) continue;
+    if (window.empty() || candidate.back().run_id > window.back().run_id) {
+      window = std::move(candidate);
       c.previous_graph_series = other.id;
     }
   }
-  if (last.empty()) return;
-  // Its whole window for the memory: the last run that has a peak of the same source.
-  judge_memory(row, history.measurements(c.previous_graph_series, 0), memory_threshold, c);
-  const StoredMeasurement& before = last.back();
+  if (window.empty()) return;
+  judge_memory(row, window, o.memory_threshold, c);
+  const StoredMeasurement& before = window.back();
   std::string what;
   if (before.graph)
     what = graph_change_text(*before.graph, graph_facts(row));
@@ -144,7 +143,7 @@ CheckReport check_run(HistoryReader& history, const HistoryRun& run, const Check
         c.relatives += (c.relatives.empty() ? "" : "; ") + std::string("differs from series #") +
                        std::to_string(other.id) + " in " + key_difference(c.key, other.key);
       c.note = "new series: no history yet" + (c.relatives.empty() ? "" : " (" + c.relatives + ")");
-      judge_across_graph_change(history, row, relatives, o.memory_threshold, c);
+      judge_across_graph_change(history, row, relatives, o, c);
       c.explanation = c.note;
       report.series.push_back(std::move(c));
       continue;

@@ -72,8 +72,7 @@ ResultSet compare(const Spec& input_spec, const CompareOptions& options, std::os
         continue;
       }
       ResultRow& row = results.rows[index];
-      const std::string label = printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") +
-                                          " / " + row.variant + " on " + backend->name());
+      const std::string label = printable(key_of(row).text() + " on " + backend->name());
       const int item = started++;
       progress.start(item, label);
       progress.above([&] {

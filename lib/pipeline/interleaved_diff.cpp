@@ -38,9 +38,8 @@ InterleavedRuns measure_interleaved(const Spec& base, const Spec& next, const In
     one.quiet = true;
     one.run_row = [index](size_t i) { return i == index; };
     const ResultRow& row = into.rows[index];
-    const std::string label =
-        printable(row.block + (row.point_label.empty() ? "" : " [" + row.point_label + "]") + " / " + row.variant +
-                  " (" + (base_side ? "base" : "new") + ", round " + std::to_string(round + 1) + ")");
+    const std::string label = printable(key_of(row).text() + " (" + (base_side ? "base" : "new") + ", round " +
+                                        std::to_string(round + 1) + ")");
     const int item = started++;
     progress.start(item, label);
     std::ostringstream quiet;
