@@ -240,10 +240,11 @@ TEST(AutocastGraph, CpuCastsAsTheReferenceDoesAndRefersFloat16StepsToIt) {
       Tensor x = make_tensor(backend->allocator(), from, MemoryCategory::inputs);
       upload(*backend, x, xs);
       Tensor y = make_tensor(backend->allocator(), half, MemoryCategory::temporaries);
-      backend->forward(ForwardCall{g, cast, {&x}, {}, {}, &y, {}, true, 0, nullptr});
+      backend->forward(ForwardCall{.graph = g, .op = cast, .inputs = {&x}, .output = &y, .training = true});
       outs.push_back(download(*backend, y));
       Tensor dx = make_tensor(backend->allocator(), from, MemoryCategory::temporaries);
-      backend->backward(BackwardCall{g, cast, {nullptr}, nullptr, {}, {}, &y, {&dx}, {}, nullptr});
+      backend->backward(
+          BackwardCall{.graph = g, .op = cast, .inputs = {nullptr}, .grad_output = &y, .grad_inputs = {&dx}});
       grads.push_back(download(*backend, dx));
     }
     EXPECT_EQ(outs[0], outs[1]) << to_string(to);

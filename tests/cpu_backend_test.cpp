@@ -141,7 +141,8 @@ OpResults run_last_op(Backend& backend, const Graph& g, const OpValues& v, bool 
     }
   {
     GuardedWorkspace ws(backend.workspace_bytes(g, op, Phase::forward, training));
-    ForwardCall call{g, op, {}, {}, {}, &output, {}, training, v.dropout_seed, ws.data()};
+    ForwardCall call{
+        .graph = g, .op = op, .output = &output, .training = training, .seed = v.dropout_seed, .workspace = ws.data()};
     for (const Tensor& t : inputs) call.inputs.push_back(&t);
     for (const Tensor& t : params) call.params.push_back(&t);
     for (Tensor& t : buffers) call.buffers.push_back(&t);
@@ -157,7 +158,7 @@ OpResults run_last_op(Backend& backend, const Graph& g, const OpValues& v, bool 
   const std::vector<bool> needs_grad = g.requires_grad();
   const SavedTensors saved = saved_tensors(op, inputs_requiring_grad(op, needs_grad));
   GuardedWorkspace ws(backend.workspace_bytes(g, op, Phase::backward, true));
-  BackwardCall call{g, op, {}, saved.output ? &output : nullptr, {}, {}, nullptr, {}, {}, ws.data()};
+  BackwardCall call{.graph = g, .op = op, .output = saved.output ? &output : nullptr, .workspace = ws.data()};
   call.inputs.assign(op.inputs.size(), nullptr);
   for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &inputs[static_cast<size_t>(pos)];
   for (const Tensor& t : aux) call.aux.push_back(&t);
@@ -725,11 +726,12 @@ TEST(CpuAmp, BFloat16ReluKeepsEverySpecialValueAsTheReference) {
     Tensor x = make_tensor(backend->allocator(), g.desc(g.input), MemoryCategory::inputs);
     upload(*backend, x, xs);
     Tensor y = make_tensor(backend->allocator(), g.desc(g.output), MemoryCategory::temporaries);
-    backend->forward(ForwardCall{g, g.ops[0], {&x}, {}, {}, &y, {}, true, 0, nullptr});
+    backend->forward(ForwardCall{.graph = g, .op = g.ops[0], .inputs = {&x}, .output = &y, .training = true});
     Tensor dy = make_tensor(backend->allocator(), g.desc(g.output), MemoryCategory::inputs);
     upload(*backend, dy, gs);
     Tensor dx = make_tensor(backend->allocator(), g.desc(g.input), MemoryCategory::temporaries);
-    backend->backward(BackwardCall{g, g.ops[0], {nullptr}, &y, {}, {}, &dy, {&dx}, {}, nullptr});
+    backend->backward(BackwardCall{
+        .graph = g, .op = g.ops[0], .inputs = {nullptr}, .output = &y, .grad_output = &dy, .grad_inputs = {&dx}});
     outs.push_back(download(*backend, y));
     grads.push_back(download(*backend, dx));
   }

@@ -158,7 +158,12 @@ OpResults run_op(Backend& backend, const Graph& g, const OpValues& v, bool train
     }
   {
     std::optional<Tensor> ws = workspace(backend, g, op, Phase::forward, training);
-    ForwardCall call{g, op, {}, {}, {}, &output, {}, training, seed, ws ? ws->raw() : nullptr};
+    ForwardCall call{.graph = g,
+                     .op = op,
+                     .output = &output,
+                     .training = training,
+                     .seed = seed,
+                     .workspace = ws ? ws->raw() : nullptr};
     for (const Tensor& t : inputs) call.inputs.push_back(&t);
     for (const Tensor& t : params) call.params.push_back(&t);
     for (Tensor& t : buffers) call.buffers.push_back(&t);
@@ -173,7 +178,7 @@ OpResults run_op(Backend& backend, const Graph& g, const OpValues& v, bool train
 
   const std::vector<bool> needs_grad = g.requires_grad();
   const SavedTensors saved = saved_tensors(op, inputs_requiring_grad(op, needs_grad));
-  BackwardCall call{g, op, {}, saved.output ? &output : nullptr, {}, {}, nullptr, {}, {}, nullptr};
+  BackwardCall call{.graph = g, .op = op, .output = saved.output ? &output : nullptr};
   call.inputs.assign(op.inputs.size(), nullptr);
   for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &inputs[static_cast<size_t>(pos)];
   for (const Tensor& t : aux) call.aux.push_back(&t);

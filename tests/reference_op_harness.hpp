@@ -134,7 +134,7 @@ class OpHarness {
         poison(backend_, aux_.back());
       }
     }
-    ForwardCall call{graph_, o, {}, {}, {}, &output_, {}, training, dropout_seed, nullptr};
+    ForwardCall call{.graph = graph_, .op = o, .output = &output_, .training = training, .seed = dropout_seed};
     for (const Tensor& t : input_tensors_) call.inputs.push_back(&t);
     for (const Tensor& t : param_tensors_) call.params.push_back(&t);
     for (Tensor& t : buffer_tensors_) call.buffers.push_back(&t);
@@ -155,7 +155,7 @@ class OpHarness {
     const Op& o = op();
     // Every input's gradient is computed here, so the op saves what it keeps when all need one.
     const SavedTensors saved = saved_tensors(o, std::vector<bool>(o.inputs.size(), true));
-    BackwardCall call{graph_, o, {}, saved.output ? &output_ : nullptr, {}, {}, nullptr, {}, {}, nullptr};
+    BackwardCall call{.graph = graph_, .op = o, .output = saved.output ? &output_ : nullptr};
     call.inputs.assign(o.inputs.size(), nullptr);
     for (int pos : saved.inputs) call.inputs[static_cast<size_t>(pos)] = &input_tensors_[static_cast<size_t>(pos)];
     for (const Tensor& t : aux_) call.aux.push_back(&t);

@@ -89,7 +89,7 @@ TEST(VariantRunnerStatus, AnOpKindWithoutKernelsIsUnsupportedNotAFailure) {
   EXPECT_NE(row.message.find("no kernels for relu"), std::string::npos) << row.message;
 
   // Called anyway (the executor does not ask first), the kernel lookup says the same.
-  ForwardCall call{g, relu, {}, {}, {}, nullptr, {}, false, 0, nullptr};
+  ForwardCall call{.graph = g, .op = relu};
   EXPECT_THROW(backend.forward(call), UnsupportedOp);
 }
 

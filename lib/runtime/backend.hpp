@@ -33,17 +33,19 @@ class UnsupportedOp : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The calls' fields have defaults where a call may leave them out, so that every call site names
+// what it sets (designated initialisers) instead of ten positional fields.
 struct ForwardCall {
   const Graph& graph;
   const Op& op;
-  std::vector<const Tensor*> inputs;  // one per op.inputs
-  std::vector<const Tensor*> params;  // one per op.params
-  std::vector<Tensor*> buffers;       // one per op.buffers (BN running stats; updated in training)
-  Tensor* output;
-  std::vector<Tensor*> aux;  // aux_tensors(graph, op) in training, empty in inference
-  bool training;
-  uint64_t seed;    // dropout: the mask is dropout_keep(i, seed, p)
-  void* workspace;  // workspace_bytes(graph, op, Phase::forward, training) bytes
+  std::vector<const Tensor*> inputs = {};  // one per op.inputs
+  std::vector<const Tensor*> params = {};  // one per op.params
+  std::vector<Tensor*> buffers = {};       // one per op.buffers (BN running stats; updated in training)
+  Tensor* output = nullptr;
+  std::vector<Tensor*> aux = {};  // aux_tensors(graph, op) in training, empty in inference
+  bool training = false;
+  uint64_t seed = 0;          // dropout: the mask is dropout_keep(i, seed, p)
+  void* workspace = nullptr;  // workspace_bytes(graph, op, Phase::forward, training) bytes
   // Training, where fills_statistics_of(graph, this op) names an op: that op's aux tensors, made
   // before this call, which it fills for that op's call (a batch norm's saved statistics, filled
   // with the per-channel sums of this conv's output). Empty otherwise.
@@ -53,16 +55,16 @@ struct ForwardCall {
 struct BackwardCall {
   const Graph& graph;
   const Op& op;
-  std::vector<const Tensor*> inputs;  // saved inputs (saved_tensors(op)); nullptr where not saved
-  const Tensor* output;               // the saved output (relu), else nullptr
-  std::vector<const Tensor*> aux;     // the tensors forward filled in `aux`
-  std::vector<const Tensor*> params;
-  const Tensor* grad_output;
+  std::vector<const Tensor*> inputs = {};  // saved inputs (saved_tensors(op)); nullptr where not saved
+  const Tensor* output = nullptr;          // the saved output (relu), else nullptr
+  std::vector<const Tensor*> aux = {};     // the tensors forward filled in `aux`
+  std::vector<const Tensor*> params = {};
+  const Tensor* grad_output = nullptr;
   // One per op.inputs: where to write that input's gradient; nullptr when it needs none or when
   // the gradient is an alias of grad_output (see grad_flow()). Written, never accumulated.
-  std::vector<Tensor*> grad_inputs;
-  std::vector<Tensor*> grad_params;         // one per op.params; written, never accumulated
-  void* workspace;                          // workspace_bytes(graph, op, Phase::backward, true) bytes
+  std::vector<Tensor*> grad_inputs = {};
+  std::vector<Tensor*> grad_params = {};    // one per op.params; written, never accumulated
+  void* workspace = nullptr;                // workspace_bytes(graph, op, Phase::backward, true) bytes
   std::vector<const Tensor*> buffers = {};  // one per op.buffers (a frozen conv's weight and bias)
 };
 

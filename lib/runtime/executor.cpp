@@ -181,7 +181,7 @@ Tensor Executor::cast_copy(const Tensor& src, DType dtype, MemoryCategory catego
   cast.kind = OpKind::cast;
   cast.name = "autocast";
   cast.cast_to = dtype;
-  ForwardCall call{graph_, cast, {&src}, {}, {}, &dst, {}, false, 0, nullptr};
+  ForwardCall call{.graph = graph_, .op = cast, .inputs = {&src}, .output = &dst};
   backend_.forward(call);
   return dst;
 }
@@ -231,8 +231,11 @@ void Executor::run_forward_op(size_t i, std::vector<Tensor>& values, ModelState&
         filled_aux_[static_cast<size_t>(filled)].push_back(allocate(
             a, records_forward_[static_cast<size_t>(filled)] ? MemoryCategory::saved : MemoryCategory::temporaries));
     }
-    ForwardCall call{
-        graph_, op, {}, {}, {}, &values[out], {}, training_, dropout_seed_ + (dropout_seed_per_op_ ? i : 0), nullptr};
+    ForwardCall call{.graph = graph_,
+                     .op = op,
+                     .output = &values[out],
+                     .training = training_,
+                     .seed = dropout_seed_ + (dropout_seed_per_op_ ? i : 0)};
     for (int v : op.inputs) call.inputs.push_back(&values[static_cast<size_t>(v)]);
     // Under mixed precision the op reads its weights' cast copies: parameters first, then buffers.
     for (size_t k = 0; k < op.params.size(); ++k)
@@ -367,7 +370,7 @@ void Executor::backward(ModelState& state, const Tensor& grad_output) {
     Tensor g = std::move(grads[static_cast<size_t>(op.output)]);
     if (!g.defined()) throw std::logic_error(op.name + ": no gradient reached this op");
     std::vector<Tensor> grad_in(op.inputs.size());
-    BackwardCall call{graph_, op, {}, nullptr, {}, {}, &g, {}, {}, nullptr};
+    BackwardCall call{.graph = graph_, .op = op, .grad_output = &g};
     for (size_t pos = 0; pos < op.inputs.size(); ++pos) {
       const int v = op.inputs[pos];
       // An op that saved nothing (a recompute segment's add after its last saving op) has no tape.

@@ -46,8 +46,14 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
     auto* registers = static_cast<float*>(arena.take(FoldLayout(p).elements * kFloat));
     fold_forward(p, operands(call.params, call.op), registers, kernel.data<float>(),
                  p.has_bias() ? bias.data<float>() : nullptr);
-    ForwardCall c{call.graph,  conv, call.inputs,   {&kernel}, {},
-                  call.output, {},   call.training, call.seed, arena.rest()};
+    ForwardCall c{.graph = call.graph,
+                  .op = conv,
+                  .inputs = call.inputs,
+                  .params = {&kernel},
+                  .output = call.output,
+                  .training = call.training,
+                  .seed = call.seed,
+                  .workspace = arena.rest()};
     if (p.has_bias()) c.params.push_back(&bias);
     conv_forward(context, c);
   };
@@ -62,8 +68,13 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
     const int64_t elements = FoldLayout(p).elements;
     auto* registers = static_cast<float*>(arena.take(elements * kFloat));
     auto* register_grads = static_cast<float*>(arena.take(elements * kFloat));
-    BackwardCall c{call.graph,       conv,           call.inputs, nullptr, {}, {}, call.grad_output,
-                   call.grad_inputs, {&grad_kernel}, arena.rest()};
+    BackwardCall c{.graph = call.graph,
+                   .op = conv,
+                   .inputs = call.inputs,
+                   .grad_output = call.grad_output,
+                   .grad_inputs = call.grad_inputs,
+                   .grad_params = {&grad_kernel},
+                   .workspace = arena.rest()};
     c.params.push_back(at_or_null(call.aux, 0));
     if (p.has_bias()) c.grad_params.push_back(&grad_bias);
     conv_backward(context, c);

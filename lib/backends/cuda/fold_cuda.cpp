@@ -49,8 +49,14 @@ void CudaBackend::folded_conv_forward(const ForwardCall& call) {
   auto* registers = static_cast<float*>(arena.take(FoldLayout(p).elements * kFloat));
   fold_program_forward(p, dtype, operands(call.params, call.op), registers, kernel.raw(),
                        p.has_bias() ? bias.raw() : nullptr, stream_);
-  ForwardCall c{call.graph,  call.op, call.inputs,   {&kernel}, {},
-                call.output, {},      call.training, call.seed, arena.rest()};
+  ForwardCall c{.graph = call.graph,
+                .op = call.op,
+                .inputs = call.inputs,
+                .params = {&kernel},
+                .output = call.output,
+                .training = call.training,
+                .seed = call.seed,
+                .workspace = arena.rest()};
   if (p.has_bias()) c.params.push_back(&bias);
   conv_forward(c);
 }
@@ -64,8 +70,13 @@ void CudaBackend::folded_conv_backward(const BackwardCall& call) {
   const int64_t elements = FoldLayout(p).elements;
   auto* registers = static_cast<float*>(arena.take(elements * kFloat));
   auto* register_grads = static_cast<float*>(arena.take(elements * kFloat));
-  BackwardCall c{call.graph, call.op,          call.inputs,      nullptr,        {},
-                 {},         call.grad_output, call.grad_inputs, {&grad_kernel}, arena.rest()};
+  BackwardCall c{.graph = call.graph,
+                 .op = call.op,
+                 .inputs = call.inputs,
+                 .grad_output = call.grad_output,
+                 .grad_inputs = call.grad_inputs,
+                 .grad_params = {&grad_kernel},
+                 .workspace = arena.rest()};
   c.params.push_back(at(call.aux, 0));
   if (p.has_bias()) c.grad_params.push_back(&grad_bias);
   conv_backward(c);

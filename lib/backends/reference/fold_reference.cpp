@@ -40,7 +40,13 @@ void folded_conv_forward(const ForwardCall& call) {
   store(kernel, w);
   if (p.has_bias()) store(bias, b);
   const Op conv = folded_conv_as_conv(call.op);
-  ForwardCall c{call.graph, conv, call.inputs, {&kernel}, {}, call.output, {}, call.training, call.seed, nullptr};
+  ForwardCall c{.graph = call.graph,
+                .op = conv,
+                .inputs = call.inputs,
+                .params = {&kernel},
+                .output = call.output,
+                .training = call.training,
+                .seed = call.seed};
   if (p.has_bias()) c.params.push_back(&bias);
   conv_forward(c);
 }
@@ -52,8 +58,12 @@ void folded_conv_backward(const BackwardCall& call) {
   Tensor grad_kernel = arena.tensor(fold_kernel_desc(p, dtype)), grad_bias;
   if (p.has_bias()) grad_bias = arena.tensor(fold_bias_desc(p, dtype));
   const Op conv = folded_conv_as_conv(call.op);
-  BackwardCall c{call.graph,       conv,           call.inputs, nullptr, {}, {}, call.grad_output,
-                 call.grad_inputs, {&grad_kernel}, nullptr};
+  BackwardCall c{.graph = call.graph,
+                 .op = conv,
+                 .inputs = call.inputs,
+                 .grad_output = call.grad_output,
+                 .grad_inputs = call.grad_inputs,
+                 .grad_params = {&grad_kernel}};
   c.params.push_back(&required(optional_at(call.aux, 0), "folded_conv", "kernel (aux)"));
   if (p.has_bias()) c.grad_params.push_back(&grad_bias);
   conv_backward(c);
