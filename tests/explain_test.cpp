@@ -45,7 +45,7 @@ const DeviceLimits kLimits{1e11, 1e10, "test"};  // ridge point 10 FLOP/B
 TEST(ExplainRules, ComputeBoundOpAgainstItsFloor) {
   OpFacts o = op("c", "conv", 1'000'000'000, 1'000'000, 20.0);  // intensity 1000: floor 10 ms of compute
   classify_op(o, kLimits);
-  EXPECT_EQ(o.bound, "compute");
+  EXPECT_EQ(o.bound, Bound::compute);
   ASSERT_TRUE(o.floor_ms && o.of_floor);
   EXPECT_DOUBLE_EQ(*o.floor_ms, 10.0);
   EXPECT_DOUBLE_EQ(*o.of_floor, 0.5);
@@ -54,12 +54,12 @@ TEST(ExplainRules, ComputeBoundOpAgainstItsFloor) {
 TEST(ExplainRules, MemoryBoundOpAgainstItsFloor) {
   OpFacts o = op("r", "relu", 1'000'000, 100'000'000, 40.0);  // intensity 0.01: floor 10 ms of traffic
   classify_op(o, kLimits);
-  EXPECT_EQ(o.bound, "memory");
+  EXPECT_EQ(o.bound, Bound::memory);
   EXPECT_DOUBLE_EQ(*o.floor_ms, 10.0);
   EXPECT_DOUBLE_EQ(*o.of_floor, 0.25);
   OpFacts ridge = op("e", "conv", 10'000, 1'000, std::nullopt);  // exactly at the ridge point
   classify_op(ridge, kLimits);
-  EXPECT_EQ(ridge.bound, "compute");
+  EXPECT_EQ(ridge.bound, Bound::compute);
   EXPECT_FALSE(ridge.of_floor);  // no time, no fraction
 }
 
@@ -206,12 +206,12 @@ TEST(ExplainRules, AnotherGpusDatasheetGivesLowerBoundsNotShares) {
 TEST(ExplainRules, UnknownLimitsClassifyNothing) {
   const VariantFacts f = variant("v", true, 10.0, {op("c", "conv", 1000, 1000, 9.0)});
   const Explanation e = build_explanation({f}, "reference", std::nullopt);
-  EXPECT_EQ(e.blocks[0].variants[0].facts.ops[0].bound, "");
+  EXPECT_EQ(e.blocks[0].variants[0].facts.ops[0].bound, Bound::unknown);
   EXPECT_TRUE(contains(e.blocks[0].variants[0].sentences, "the device's limits are unknown"));
   EXPECT_NE(limits_line(e).find("unknown"), std::string::npos);
   // Limits for another dtype do not apply.
   const Explanation other = build_explanation({f}, "cpu", kLimits, "float16");
-  EXPECT_EQ(other.blocks[0].variants[0].facts.ops[0].bound, "");
+  EXPECT_EQ(other.blocks[0].variants[0].facts.ops[0].bound, Bound::unknown);
 }
 
 // Every config variant in training: the saved tensors the model lists add up to its saved bytes,

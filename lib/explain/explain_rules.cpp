@@ -75,7 +75,7 @@ std::vector<std::string> other_device_bound_sentences(const VariantFacts& f, con
                                                       const DeviceLimits& limits) {
   std::vector<std::string> out;
   const double ridge = limits.peak_flops / limits.bandwidth_bytes_per_s;
-  for (const char* bound : {"memory", "compute"}) {
+  for (const Bound bound : {Bound::memory, Bound::compute}) {
     std::vector<std::string> names;
     double lo = 0, hi = 0, floor_sum = 0;
     for (const std::string& name : ops) {
@@ -90,12 +90,11 @@ std::vector<std::string> other_device_bound_sentences(const VariantFacts& f, con
     if (names.empty()) continue;
     const bool one = names.size() == 1;
     const std::string range = format_significant(lo, 2) + (hi > lo ? "-" + format_significant(hi, 2) : "");
-    out.push_back(join_names(names) + (one ? " is " : " are ") + bound + "-bound on " + limits.datasheet +
-                  ": arithmetic intensity " + range + " FLOP/B, " +
-                  (std::string(bound) == "memory" ? "below" : "at or above") + " its ridge point " +
-                  format_significant(ridge, 2) + " FLOP/B; " + (one ? "its floor" : "their floors") + " on " +
-                  limits.datasheet + " from its datasheet " + (one ? "is " : "add up to ") + ms_text(floor_sum) +
-                  ": a lower bound, not a prediction.");
+    out.push_back(join_names(names) + (one ? " is " : " are ") + to_string(bound) + "-bound on " + limits.datasheet +
+                  ": arithmetic intensity " + range + " FLOP/B, " + (bound == Bound::memory ? "below" : "at or above") +
+                  " its ridge point " + format_significant(ridge, 2) + " FLOP/B; " +
+                  (one ? "its floor" : "their floors") + " on " + limits.datasheet + " from its datasheet " +
+                  (one ? "is " : "add up to ") + ms_text(floor_sum) + ": a lower bound, not a prediction.");
   }
   return out;
 }
@@ -108,7 +107,7 @@ std::vector<std::string> bound_sentences(const VariantExplanation& v, const Devi
   if (limits.other_device) return other_device_bound_sentences(v.facts, v.main_ops, limits);
   std::vector<std::string> out;
   const double ridge = limits.peak_flops / limits.bandwidth_bytes_per_s;
-  for (const char* bound : {"memory", "compute"}) {
+  for (const Bound bound : {Bound::memory, Bound::compute}) {
     std::vector<std::string> names, within;
     double lo = 0, hi = 0, floor_sum = 0, time_sum = 0;
     for (const std::string& name : v.main_ops) {
@@ -126,8 +125,8 @@ std::vector<std::string> bound_sentences(const VariantExplanation& v, const Devi
     if (names.empty()) continue;
     const bool one = names.size() == 1;
     const std::string range = format_significant(lo, 2) + (hi > lo ? "-" + format_significant(hi, 2) : "");
-    std::string s = join_names(names) + (one ? " is " : " are ") + bound + "-bound: arithmetic intensity " + range +
-                    " FLOP/B, " + (std::string(bound) == "memory" ? "below" : "at or above") + " the ridge point " +
+    std::string s = join_names(names) + (one ? " is " : " are ") + to_string(bound) + "-bound: arithmetic intensity " +
+                    range + " FLOP/B, " + (bound == Bound::memory ? "below" : "at or above") + " the ridge point " +
                     format_significant(ridge, 2) + " FLOP/B";
     if (!within.empty() && time_sum > 0) {
       const bool all = within.size() == names.size(), one_within = within.size() == 1;
@@ -147,7 +146,7 @@ std::vector<std::string> bound_sentences(const VariantExplanation& v, const Devi
 std::vector<std::string> beyond_floor_sentences(const VariantFacts& f, const DeviceLimits& limits) {
   std::vector<std::string> out;
   const std::string remedy = limits.remedy.empty() ? "" : "; " + limits.remedy;
-  for (const char* bound : {"compute", "memory"}) {
+  for (const Bound bound : {Bound::compute, Bound::memory}) {
     std::vector<std::string> names, shares;
     for (const OpFacts& o : f.ops)
       if (o.bound == bound && beyond_floor(o)) {
@@ -157,7 +156,7 @@ std::vector<std::string> beyond_floor_sentences(const VariantFacts& f, const Dev
     if (names.empty()) continue;
     const std::string ran =
         join_names(names) + " ran faster than the floor drawn from these limits (" + join_names(shares) + " of it)";
-    out.push_back(std::string(bound) == "compute"
+    out.push_back(bound == Bound::compute
                       ? ran + ": the limits are too low, as no cache makes FLOPs faster" + remedy + "."
                       : ran + ": the bandwidth is too low, or " + (names.size() == 1 ? "its" : "their") +
                             " data stayed in a cache, which the floor does not count" + remedy + ".");
@@ -177,13 +176,13 @@ std::vector<std::string> counted_bound_sentences(const VariantFacts& f, const De
   }
   std::vector<std::string> out;
   const double ridge = limits.peak_flops / limits.bandwidth_bytes_per_s;
-  for (const char* bound : {"memory", "compute"}) {
+  for (const Bound bound : {Bound::memory, Bound::compute}) {
     std::vector<std::string> names;
     for (const OpFacts& o : f.ops)
       if (o.bound == bound) names.push_back(o.name);
     if (names.empty()) continue;
     out.push_back("Not timed; by counted intensity " + join_names(names) + (names.size() == 1 ? " is " : " are ") +
-                  bound + "-bound (" + (std::string(bound) == "memory" ? "below" : "at or above") +
+                  to_string(bound) + "-bound (" + (bound == Bound::memory ? "below" : "at or above") +
                   " the ridge point " + format_significant(ridge, 2) + " FLOP/B).");
   }
   return out;
@@ -305,10 +304,19 @@ std::string precision_sentence(const VariantFacts& f) {
 
 }  // namespace
 
+const char* to_string(Bound b) {
+  switch (b) {
+    case Bound::memory: return "memory";
+    case Bound::compute: return "compute";
+    case Bound::unknown: break;
+  }
+  return "";
+}
+
 void classify_op(OpFacts& op, const DeviceLimits& limits) {
   if (limits.peak_flops <= 0 || limits.bandwidth_bytes_per_s <= 0) return;
   const double ridge = limits.peak_flops / limits.bandwidth_bytes_per_s;
-  op.bound = op.intensity() >= ridge ? "compute" : "memory";
+  op.bound = op.intensity() >= ridge ? Bound::compute : Bound::memory;
   const double floor_s = std::max(static_cast<double>(op.flops) / limits.peak_flops,
                                   static_cast<double>(op.bytes) / limits.bandwidth_bytes_per_s);
   op.floor_ms = floor_s * 1e3;

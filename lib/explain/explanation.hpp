@@ -16,6 +16,12 @@
 
 namespace convbench {
 
+// Where an op sits against the device's ridge point (peak FLOP/s over bandwidth): at or above it
+// compute-bound, below it memory-bound; unknown when the limits are.
+enum class Bound { unknown, memory, compute };
+// "memory", "compute", "" for unknown: the word the sentences, the table and the JSON use.
+const char* to_string(Bound b);
+
 // One op over the row's headline phase: forward + backward in training, forward in inference.
 struct OpFacts {
   std::string name, kind;
@@ -27,7 +33,7 @@ struct OpFacts {
 
   // Derived from the device's limits (absent when they are unknown).
   double intensity() const { return bytes > 0 ? static_cast<double>(flops) / static_cast<double>(bytes) : 0; }
-  std::string bound;                 // "compute" | "memory" | "" (limits unknown)
+  Bound bound = Bound::unknown;
   std::optional<double> floor_ms;    // max(FLOPs / peak, bytes / bandwidth)
   std::optional<double> of_floor;    // floor_ms / time_ms: 1 means at the roofline
   std::optional<double> time_share;  // time_ms / the row's headline time

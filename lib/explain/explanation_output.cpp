@@ -44,7 +44,7 @@ TextTable op_table(const VariantFacts& f, const DeviceLimits* other) {
     t.rows.push_back({o.name, o.kind, opt_fixed(o.time_ms, 3), opt_percent(o.time_share),
                       format_fixed(static_cast<double>(o.flops) / 1e9, 3),
                       format_fixed(static_cast<double>(o.bytes) / 1e6, 1), format_significant(o.intensity(), 2),
-                      o.bound.empty() ? "-" : o.bound,
+                      o.bound == Bound::unknown ? "-" : to_string(o.bound),
                       other ? (o.floor_ms ? format_significant(*o.floor_ms, 3) : "-") : opt_percent(o.of_floor),
                       o.saved_bytes > 0 ? format_mib(o.saved_bytes) : "-"});
   return t;
@@ -189,7 +189,7 @@ nlohmann::json op_json(const OpFacts& o) {
                       {"params", o.params}};
   j["time_ms"] = o.time_ms ? nlohmann::json(*o.time_ms) : nlohmann::json(nullptr);
   j["time_share"] = o.time_share ? nlohmann::json(*o.time_share) : nlohmann::json(nullptr);
-  j["bound"] = o.bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.bound);
+  j["bound"] = o.bound == Bound::unknown ? nlohmann::json(nullptr) : nlohmann::json(to_string(o.bound));
   j["floor_ms"] = o.floor_ms ? nlohmann::json(*o.floor_ms) : nlohmann::json(nullptr);
   j["of_floor"] = o.of_floor ? nlohmann::json(*o.of_floor) : nlohmann::json(nullptr);
   return j;
