@@ -2,7 +2,96 @@
 
 #include "spec/variant_parser.hpp"
 
+#include <algorithm>
+
 namespace convbench {
+
+const std::vector<BlockFieldKey>& block_field_keys() {
+  // clang-format off
+  static const std::vector<BlockFieldKey> keys = {
+      {.key = "name",              .in_block = true,  .in_network = true},
+      {.key = "dims",              .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "batch",             .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "in_channels",       .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "out_channels",      .in_block = true,  .in_network = false, .block_sweepable = true, .in_slot = true},
+      {.key = "size",              .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "kernel",            .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true, .in_slot = true},
+      {.key = "stride",            .in_block = true,  .in_network = false, .block_sweepable = true, .in_slot = true},
+      {.key = "padding",           .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true, .in_slot = true},
+      {.key = "dilation",          .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true, .in_slot = true},
+      {.key = "bias",              .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true, .in_slot = true},
+      {.key = "norm",              .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true, .in_slot = true},
+      {.key = "norm_groups",       .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "act",               .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true, .in_slot = true},
+      {.key = "negative_slope",    .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "dropout",           .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true, .in_slot = true},
+      {.key = "dropout_kind",      .in_block = false, .in_network = true,  .network_sweepable = true},
+      {.key = "residual",          .in_block = true,  .in_network = false, .block_sweepable = true},
+      {.key = "dtype",             .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "precision",         .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "layout",            .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "layout_conversion", .in_block = true,  .in_network = false, .block_sweepable = true},
+      {.key = "mode",              .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      {.key = "memory_policy",     .in_block = true,  .in_network = true,  .block_sweepable = true, .network_sweepable = true},
+      // A block's baseline may be swept (each point names its own); a network's may not.
+      {.key = "baseline",          .in_block = true,  .in_network = true,  .block_sweepable = true},
+      {.key = "variants",          .in_block = true,  .in_network = true},
+      {.key = "units",             .in_block = false, .in_network = true},
+      {.key = "stages",            .in_block = false, .in_network = true},
+  };
+  // clang-format on
+  return keys;
+}
+
+namespace {
+
+std::vector<std::string> keys_where(bool BlockFieldKey::*allowed) {
+  std::vector<std::string> out;
+  for (const BlockFieldKey& k : block_field_keys())
+    if (k.*allowed) out.emplace_back(k.key);
+  return out;
+}
+
+bool has(const std::vector<std::string>& keys, const std::string& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+}  // namespace
+
+const std::vector<std::string>& block_fields() {
+  static const std::vector<std::string> keys = keys_where(&BlockFieldKey::in_block);
+  return keys;
+}
+
+const std::vector<std::string>& slot_fields() {
+  static const std::vector<std::string> keys = keys_where(&BlockFieldKey::in_slot);
+  return keys;
+}
+
+const std::vector<std::string>& network_fields() {
+  static const std::vector<std::string> keys = keys_where(&BlockFieldKey::in_network);
+  return keys;
+}
+
+const std::vector<std::string>& sweepable_fields() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out = keys_where(&BlockFieldKey::block_sweepable);
+    for (const BlockFieldKey& k : block_field_keys())
+      if (k.network_sweepable && !k.in_block) out.emplace_back(k.key);
+    return out;
+  }();
+  return keys;
+}
+
+bool is_block_sweepable(const std::string& key) {
+  static const std::vector<std::string> keys = keys_where(&BlockFieldKey::block_sweepable);
+  return has(keys, key);
+}
+
+bool is_network_sweepable(const std::string& key) {
+  static const std::vector<std::string> keys = keys_where(&BlockFieldKey::network_sweepable);
+  return has(keys, key);
+}
 
 void read_layer_fields(const FieldLookup& find, BlockSpec& b) {
   if (auto f = find("bias")) b.bias = f->as_bool();

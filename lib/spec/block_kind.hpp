@@ -55,8 +55,8 @@ struct BlockKindDefinition {
 
   // --- the spec ---
   // The keys a variant map of this kind may have besides kind, name and memory_policy (and fills,
-  // in a network), in the order messages list them. A kind with parameters of its own adds their
-  // fields to VariantSpec (spec/spec.hpp), as an op adds its attributes to Op.
+  // in a network), in the order messages list them. A kind with parameters of its own keeps them
+  // in a struct of its own file, stored in VariantSpec::kind_parameters (kind_parameters<T> below).
   std::vector<std::string> keys;
   std::optional<RequiredParameter> required;
   // Why a network does not take this kind (empty: networks take it; `fit` then runs per slot).

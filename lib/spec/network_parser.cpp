@@ -98,22 +98,6 @@ void check_stages(const Field& network) {
 
 }  // namespace
 
-const std::vector<std::string>& network_fields() {
-  static const std::vector<std::string> fields = {
-      "name",      "dims",   "batch",       "in_channels",   "size",           "kernel",   "padding",      "dilation",
-      "bias",      "norm",   "norm_groups", "act",           "negative_slope", "dropout",  "dropout_kind", "dtype",
-      "precision", "layout", "mode",        "memory_policy", "baseline",       "variants", "units",        "stages"};
-  return fields;
-}
-
-bool is_network_sweepable(const std::string& key) {
-  static const std::vector<std::string> sweepable = {
-      "dims",  "batch",     "in_channels", "size", "kernel",         "padding", "dilation",
-      "bias",  "norm",      "norm_groups", "act",  "negative_slope", "dropout", "dropout_kind",
-      "dtype", "precision", "layout",      "mode", "memory_policy"};
-  return std::find(sweepable.begin(), sweepable.end(), key) != sweepable.end();
-}
-
 BlockSpec parse_network(const Field& network, const std::shared_ptr<const SourceNode>& tree,
                         const std::vector<std::pair<std::string, Field>>& point, int64_t max_ops) {
   if (!network.is_map()) network.fail("expected a map of network fields, got " + network.describe());

@@ -15,10 +15,6 @@
 
 namespace convbench {
 
-// The keys a network map may have, and those a sweep may set for a network.
-const std::vector<std::string>& network_fields();
-bool is_network_sweepable(const std::string& key);
-
 // `point`: the swept fields at this point (each overrides the network's own value). `tree` owns
 // the nodes `network` refers to. `max_ops`: NetworkSpec::max_ops, checked when a variant expands.
 BlockSpec parse_network(const Field& network, const std::shared_ptr<const SourceNode>& tree,

@@ -26,11 +26,6 @@ namespace convbench {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "defaults", "blocks", "networks", "sweep"};
-const std::vector<std::string> kBlockFields = {
-    "name",           "dims",          "batch",    "in_channels", "out_channels", "size",        "kernel",
-    "stride",         "padding",       "dilation", "bias",        "norm",         "norm_groups", "act",
-    "negative_slope", "dropout",       "residual", "dtype",       "precision",    "layout",      "layout_conversion",
-    "mode",           "memory_policy", "baseline", "variants"};
 
 // A sweep this large is a typo, not a benchmark; refusing it keeps memory bounded.
 constexpr int64_t kMaxExpandedBlocks = 100'000;
@@ -198,7 +193,7 @@ std::optional<Field> read_defaults(const Field& root) {
   auto defaults = root.get("defaults");
   if (!defaults) return std::nullopt;
   if (!defaults->is_map()) defaults->fail("expected a map of block fields, got " + defaults->describe());
-  defaults->check_keys(kBlockFields);
+  defaults->check_keys(block_fields());
   if (auto name = defaults->get("name")) name->fail("a block name cannot have a default: every block names itself");
   return defaults;
 }
@@ -221,10 +216,7 @@ void apply_sweep_overrides(const SpecLimits& limits, std::vector<std::shared_ptr
     if (values_text.empty())
       throw InputError({"command line", 0, 0}, kSweepFlag,
                        "expected FIELD=V1,V2,... (e.g. batch=1,2,4), got no values for \"" + key + "\"");
-    const bool sweepable = (key != "name" && key != "variants" &&
-                            std::find(kBlockFields.begin(), kBlockFields.end(), key) != kBlockFields.end()) ||
-                           is_network_sweepable(key);
-    if (!sweepable)
+    if (std::find(sweepable_fields().begin(), sweepable_fields().end(), key) == sweepable_fields().end())
       throw InputError({"command line", 0, 0}, kSweepFlag,
                        "\"" + key + "\" is not a block field that can be swept (" + key + "=" + values_text + ")");
     // A field given twice is refused, as a spec's sweep map refuses a duplicate key: silently
@@ -256,13 +248,7 @@ std::vector<SweepAxis> read_sweep(const Field& root) {
   for (const Field& key : sweep->keys())
     if (key.node().text == "name" || key.node().text == "variants")
       key.fail("\"" + key.node().text + "\" cannot be swept (sweep values apply to every block)");
-  std::vector<std::string> sweepable;
-  for (const std::string& field : kBlockFields)
-    if (field != "name" && field != "variants") sweepable.push_back(field);
-  for (const std::string& field : network_fields())
-    if (is_network_sweepable(field) && std::find(sweepable.begin(), sweepable.end(), field) == sweepable.end())
-      sweepable.push_back(field);
-  sweep->check_keys(sweepable);
+  sweep->check_keys(sweepable_fields());
   for (const auto& [key, values] : sweep->entries()) axes.push_back({key, values.non_empty_list("values to sweep")});
   return axes;
 }
@@ -334,7 +320,7 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
 // sweep's key (or --sweep) rather than silently duplicating rows.
 void check_sweep_applies(const Field& root, const std::vector<SweepAxis>& axes, bool has_blocks, bool has_networks) {
   for (const SweepAxis& axis : axes) {
-    const bool block_field = std::find(kBlockFields.begin(), kBlockFields.end(), axis.key) != kBlockFields.end();
+    const bool block_field = is_block_sweepable(axis.key);
     std::string why;
     if (has_networks && !is_network_sweepable(axis.key))
       why = "\"" + axis.key +
@@ -393,7 +379,7 @@ Spec parse_root(const Field& root, const std::shared_ptr<const SourceNode>& tree
   std::map<std::string, std::string> names;  // block name -> key path of its first use
   for (const Field& block : blocks) {
     if (!block.is_map()) block.fail("expected a map of block fields, got " + block.describe());
-    block.check_keys(kBlockFields);
+    block.check_keys(block_fields());
     const auto name = block.get("name");
     if (!name) block.fail_missing("name", " (every block needs a unique name)");
     const std::string text = name->as_string();

@@ -10,6 +10,7 @@
 #include "ops/graph_builder.hpp"
 #include "ops/op_json.hpp"
 #include "ops/op_registry.hpp"
+#include "spec/block_fields.hpp"
 #include "spec/block_kind_registry.hpp"
 #include "spec/network_spec.hpp"
 #include "spec/spec_field.hpp"
@@ -24,9 +25,13 @@ namespace {
 constexpr int64_t kMaxRepeat = 10'000;
 constexpr int kMaxUnitDepth = 32;
 
-const std::vector<std::string> kSlotKeys = {"op",     "name",   "inputs",  "repeat",   "out_channels",
-                                            "kernel", "stride", "padding", "dilation", "bias",
-                                            "norm",   "act",    "dropout", "class"};
+// A slot's keys: what the slot is, the block fields it may set for its conv, and its class.
+std::vector<std::string> slot_keys() {
+  std::vector<std::string> keys = {"op", "name", "inputs", "repeat"};
+  keys.insert(keys.end(), slot_fields().begin(), slot_fields().end());
+  keys.push_back("class");
+  return keys;
+}
 const std::vector<std::string> kUnitInstanceKeys = {"unit", "name", "args", "repeat", "inputs"};
 // Fields of a network custom variant's ops that may say a channel count relative to the slot.
 const std::vector<std::string> kChannelFields = {"out_channels", "out_features", "groups"};
@@ -421,7 +426,8 @@ class NetworkExpander {
   }
 
   int fill_slot(const Field& e, const std::string& full_name, const std::vector<int>& inputs, const Scope& s) {
-    e.check_keys(kSlotKeys, " for a slot");
+    static const std::vector<std::string> keys = slot_keys();
+    e.check_keys(keys, " for a slot");
     check_one_input(e, inputs, "a slot");
     const int x = inputs.front();
     const TensorDesc& in = b_.desc(x);
@@ -448,19 +454,13 @@ class NetworkExpander {
     } else {
       for (int d = 0; d < dims; ++d) slot.padding.push_back(slot.dilation[d] * (slot.kernel[d] - 1) / 2);
     }
-    if (auto f = e.get("bias")) slot.bias = value(*f, s).as_bool();
-    if (auto f = e.get("norm")) {
-      const std::string norm = value(*f, s).as_choice({"batch", "group", "none"}, "norm");
-      slot.norm = norm == "batch" ? NormKind::batch : norm == "group" ? NormKind::group : NormKind::none;
-    }
-    if (auto f = e.get("act")) {
-      slot.act = act_kind_of(value(*f, s).as_choice(act_kind_words(), "act"));
-    }
-    if (auto f = e.get("dropout")) {
-      const Field d = value(*f, s);
-      slot.dropout = d.as_number();
-      if (slot.dropout < 0.0 || slot.dropout >= 1.0) d.fail("dropout must be in [0, 1), got " + d.node().text);
-    }
+    // bias, norm, act and dropout as a block reads them (the slot's keys allow no others).
+    read_layer_fields(
+        [&](const std::string& key) {
+          const auto f = e.get(key);
+          return f ? std::optional<Field>(value(*f, s)) : std::nullopt;
+        },
+        slot);
     slot.residual = false;
     std::string cls = "conv";
     if (auto f = e.get("class")) cls = value(*f, s).as_string();
