@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "spec/block_kind_registry.hpp"
 #include "spec/spec_loader.hpp"
 #include "variants/resolved_spec.hpp"
+#include "variants/variant_builder.hpp"
 
 namespace convbench {
 namespace {
@@ -105,6 +107,122 @@ blocks:
       for (const std::string& key : kind.keys) EXPECT_TRUE(v.contains(key)) << kind.name << " lacks " << key;
     }
   for (const VariantSpec& v : spec.blocks[0].variants) EXPECT_EQ(folds_another(v), v.kind == "folded") << v.kind;
+}
+
+// The size check counts a variant's ops before anything is built, from its kind's counted_ops:
+// every kind's graph, with each optional part present (dropout, a projected shortcut, the layout
+// conversions at the block's boundary, squeeze-excitation, stochastic depth), has at most that
+// many ops.
+// Every variant of the spec's first block, at every sweep point; returns the most ops each kind had.
+std::map<std::string, int64_t> check_counted_ops(const std::string& text) {
+  const std::shared_ptr<const SourceNode> tree = parse_source_tree(text, "counted.yaml");
+  const SourceNode* variants = nullptr;
+  for (const auto& [key, value] : tree->entries)
+    if (key->text == "blocks") variants = variant_entry(*value->items.at(0), "variants");
+  EXPECT_NE(variants, nullptr);
+  if (!variants) return {};
+  const std::vector<int64_t> counted = counted_variant_ops(*variants);
+  const Spec spec = parse_spec_text(text, "counted.yaml");
+  EXPECT_GT(spec.blocks.size(), 1u);
+  std::map<std::string, int64_t> most;
+  for (const BlockSpec& block : spec.blocks) {
+    EXPECT_EQ(block.variants.size(), counted.size());
+    for (size_t i = 0; i < counted.size() && i < block.variants.size(); ++i) {
+      const VariantSpec& v = block.variants[i];
+      const int64_t ops = static_cast<int64_t>(build_variant_graph(block, v).ops.size());
+      most[v.kind] = std::max(most[v.kind], ops);
+      EXPECT_LE(ops, counted[i]) << v.name << " (" << v.kind << ") at " << block.point.size() << " swept fields";
+    }
+  }
+  return most;
+}
+
+// The size check counts a variant's ops before anything is built, from its kind's counted_ops:
+// every kind's graph, with each optional part present (dropout, a projected shortcut, the layout
+// conversions at the block's boundary, squeeze-excitation, stochastic depth), has at most that
+// many ops.
+TEST(BlockKinds, CountedOpsBoundTheGraph) {
+  const std::string sweep = R"(
+sweep:
+  dropout: [0, 0.25]
+  layout: [channels_first, channels_last]
+)";
+  std::map<std::string, int64_t> most = check_counted_ops(sweep + R"(
+  stride: [1, 2]
+  out_channels: [8, 16]
+blocks:
+  - name: b
+    batch: 2
+    in_channels: 8
+    out_channels: 8
+    size: 8
+    mode: train
+    residual: true
+    layout_conversion: boundary
+    variants:
+      - standard
+      - bottleneck
+      - {kind: bottleneck, name: b2, ratio: 2, groups: 2}
+      - separable
+      - {kind: separable, name: s2, multiplier: 2}
+      - {kind: grouped, groups: 2}
+      - {kind: branches, count: 2}
+      - {kind: branches, name: br4, count: 4, split: none}
+      - {kind: folded, name: folded, of: br4, fold: online}
+      - repvgg
+      - inverted_residual
+      - {kind: inverted_residual, name: v3, hidden: 16, act: hardswish, se: true}
+      - mbconv
+      - {kind: mbconv, name: mb, drop_path: 0.2}
+      - {kind: fused_mbconv, drop_path: 0.2}
+      - {kind: fused_mbconv, name: fm1, expand: 1, drop_path: 0.2}
+)");
+  // ShuffleNetV2's stride-2 unit doubles the channels.
+  most.merge(check_counted_ops(sweep + R"(
+blocks:
+  - name: down
+    batch: 2
+    in_channels: 8
+    out_channels: 16
+    stride: 2
+    size: 8
+    mode: train
+    layout_conversion: boundary
+    variants: [shufflenet_unit]
+)"));
+  // ConvNeXt's block, ShuffleNetV2's unit at stride 1 and this custom variant keep their
+  // shape; DenseNet's layer grows the channels at stride 1.
+  most.merge(check_counted_ops(sweep + R"(
+blocks:
+  - name: keeps
+    batch: 2
+    in_channels: 8
+    out_channels: 8
+    size: 8
+    mode: train
+    layout_conversion: boundary
+    variants:
+      - {kind: convnext, drop_path: 0.2}
+      - shufflenet_unit
+      - {kind: custom, ops: [{op: conv, name: c}, {op: batch_norm, name: n}, {op: relu, name: r}]}
+)"));
+  most.merge(check_counted_ops(sweep + R"(
+blocks:
+  - name: grows
+    batch: 2
+    in_channels: 8
+    out_channels: 12
+    size: 8
+    mode: train
+    layout_conversion: boundary
+    variants: [densenet_layer]
+)"));
+  // Every kind but onnx (whose file is read after the count) was built here.
+  std::vector<std::string> tried, every = block_kind_names();
+  for (const auto& [kind, ops] : most) tried.push_back(kind);
+  std::erase(every, "onnx");
+  std::sort(every.begin(), every.end());
+  EXPECT_EQ(tried, every) << "a kind this test does not build";
 }
 
 }  // namespace

@@ -90,7 +90,29 @@ struct BlockKindDefinition {
   // added where the stride is 1 and the channels match): the block's dropout and residual do not
   // apply to it.
   bool own_shortcut = false;
+
+  // --- the spec's size check (spec_loader.cpp), made on the file before anything is built ---
+  // The most ops a variant of this kind puts in one block: its main path with every optional part
+  // present, the block's dropout and shortcut, and the two layout conversions at the block's
+  // boundary; not the casts that mixed precision adds. `variant` is its entry as written (a map,
+  // or the bare kind name): branches reads its count, custom its ops. Required, but for folded
+  // (counted as the variant it folds, which has at least as many ops) and onnx (counted as one:
+  // its file is read later, and onnx_model.cpp caps its nodes). BlockKinds.CountedOpsBoundTheGraph
+  // checks the bound against every kind's graphs.
+  std::function<int64_t(const SourceNode& variant)> counted_ops;
 };
+
+// The value of `key` in a variant's map as written, or nullptr (a bare kind name, no such key).
+inline const SourceNode* variant_entry(const SourceNode& variant, std::string_view key) {
+  for (const auto& [k, v] : variant.entries)
+    if (k->text == key) return v.get();
+  return nullptr;
+}
+
+// A kind whose variants have at most `n` ops whatever their parameters.
+inline std::function<int64_t(const SourceNode&)> ops_at_most(int64_t n) {
+  return [n](const SourceNode&) { return n; };
+}
 
 // A kind's own parameters (VariantSpec::kind_parameters), or their defaults for a variant that
 // named the bare kind.

@@ -39,6 +39,7 @@ BlockKindDefinition define_bottleneck_kind() {
     y = a.cna("spatial.", y, mid, true, block.stride, v.groups);
     return a.cna("expand.", y, block.out_channels, false, one, 1);
   };
+  d.counted_ops = ops_at_most(15);
   return d;
 }
 

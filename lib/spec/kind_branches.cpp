@@ -2,6 +2,9 @@
 // padding, dilation and bias, out_channels each), each reading its channel slice of the input
 // ("split.<i>", split: channels) or the whole input (split: none), concatenated ("cat"), then one
 // norm and act on the concatenation (the same as a norm and act per branch: both work per channel).
+#include <algorithm>
+#include <string>
+
 #include "spec/block_kind_registry.hpp"
 
 namespace convbench {
@@ -71,6 +74,13 @@ BlockKindDefinition define_branches_kind() {
       outs.push_back(b.conv(a.name("branches." + index), in, conv));
     }
     return a.norm_act("", b.concat(a.name("cat"), outs));
+  };
+  // count slices and convs, concat, norm, act, dropout, the shortcut's conv, norm and add, and the
+  // two conversions. A count that is no integer is refused when the variant is read.
+  d.counted_ops = [](const SourceNode& v) -> int64_t {
+    const SourceNode* count = variant_entry(v, "count");
+    if (!count || scalar_type(*count) != ScalarType::integer || count->text.size() > 9) return 0;
+    return 2 * std::max<int64_t>(0, std::stoll(count->text)) + 9;
   };
   return d;
 }

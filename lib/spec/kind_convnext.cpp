@@ -68,6 +68,7 @@ BlockKindDefinition define_convnext_kind() {
     y = b.layer_scale(t.name("layer_scale"), y);
     return t.drop_path_and_add(x, y, p.drop_path);
   };
+  d.counted_ops = ops_at_most(10);
   return d;
 }
 

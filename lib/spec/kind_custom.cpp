@@ -106,6 +106,11 @@ BlockKindDefinition define_custom_kind() {
     if (graph) write_resolved_custom_ops(v, graph(), out);
   };
   d.block_ops = build_custom_ops;
+  // Its ops are the block (no dropout, no shortcut), and the two conversions at its boundary.
+  d.counted_ops = [](const SourceNode& v) -> int64_t {
+    const SourceNode* ops = variant_entry(v, "ops");
+    return (ops && ops->kind == SourceNode::Kind::sequence ? static_cast<int64_t>(ops->items.size()) : 0) + 2;
+  };
   return d;
 }
 

@@ -71,6 +71,7 @@ BlockKindDefinition define_densenet_layer_kind() {
     y = b.conv(t.name("conv2"), y, c2);
     return b.concat(t.name("cat"), {x, y});
   };
+  d.counted_ops = ops_at_most(9);
   return d;
 }
 

@@ -67,6 +67,7 @@ BlockKindDefinition define_fused_mbconv_kind() {
     }
     return t.keeps_shape() ? t.drop_path_and_add(x, y, p.drop_path) : y;
   };
+  d.counted_ops = ops_at_most(9);
   return d;
 }
 

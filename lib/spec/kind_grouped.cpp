@@ -28,6 +28,7 @@ BlockKindDefinition define_grouped_kind() {
   d.main_path = [](BlockAssembler& a, const VariantSpec& v, int x) {
     return a.cna("", x, a.block().out_channels, true, a.block().stride, v.groups);
   };
+  d.counted_ops = ops_at_most(9);
   return d;
 }
 

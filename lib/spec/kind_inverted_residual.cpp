@@ -74,6 +74,7 @@ BlockKindDefinition define_inverted_residual_kind() {
     const int y = t.inverted_bottleneck(x, hidden, act, se);
     return t.keeps_shape() ? t.builder().add(t.name("add"), y, x) : y;
   };
+  d.counted_ops = ops_at_most(17);
   return d;
 }
 

@@ -75,6 +75,7 @@ BlockKindDefinition define_mbconv_kind() {
     const int y = t.inverted_bottleneck(x, expanded_width(p, in), act, se);
     return t.keeps_shape() ? t.drop_path_and_add(x, y, p.drop_path) : y;
   };
+  d.counted_ops = ops_at_most(18);
   return d;
 }
 

@@ -109,6 +109,8 @@ BlockKindDefinition define_onnx_kind() {
     if (graph) write_resolved_custom_ops(v, graph(), out);
   };
   d.block_ops = build_custom_ops;
+  // Its file is read after this count, and onnx_model.cpp caps its nodes (kMaxOnnxNodes).
+  d.counted_ops = ops_at_most(1);
   return d;
 }
 

@@ -32,6 +32,7 @@ BlockKindDefinition define_repvgg_kind() {
     if (identity >= 0) y = a.builder().add(a.name("sum2"), y, identity);
     return a.act("", y);
   };
+  d.counted_ops = ops_at_most(12);
   return d;
 }
 

@@ -33,6 +33,7 @@ BlockKindDefinition define_separable_kind() {
     const int y = a.cna("depthwise.", x, wide, true, block.stride, block.in_channels);
     return a.cna("pointwise.", y, block.out_channels, false, one, 1);
   };
+  d.counted_ops = ops_at_most(12);
   return d;
 }
 

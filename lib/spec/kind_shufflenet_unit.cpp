@@ -67,6 +67,7 @@ BlockKindDefinition define_shufflenet_unit_kind() {
     }
     return b.channel_shuffle(t.name("shuffle"), b.concat(t.name("cat"), {first, second}), 2);
   };
+  d.counted_ops = ops_at_most(17);
   return d;
 }
 

@@ -10,6 +10,7 @@ BlockKindDefinition define_standard_kind() {
   d.main_path = [](BlockAssembler& a, const VariantSpec&, int x) {
     return a.cna("", x, a.block().out_channels, true, a.block().stride, 1);
   };
+  d.counted_ops = ops_at_most(9);
   return d;
 }
 

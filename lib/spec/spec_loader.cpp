@@ -12,6 +12,7 @@
 
 #include "ops/graph_builder.hpp"
 #include "spec/block_fields.hpp"
+#include "spec/block_kind_registry.hpp"
 #include "spec/model_file_spec.hpp"
 #include "spec/network_parser.hpp"
 #include "spec/source_tree.hpp"
@@ -287,16 +288,8 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
     std::optional<Field> list = block.get("variants");
     if (!list && defaults) list = defaults->get("variants");
     if (!list || !list->is_sequence()) continue;  // reported where the block is read
-    for (const auto& v : list->node().items) {
-      ++variants;
-      // A custom variant's ops are counted; a built-in kind is at most 13 ops (a bottleneck
-      // with dropout and a projected shortcut).
-      int64_t count = 13;
-      for (const auto& [key, value] : v->entries)
-        if (key->text == "ops" && value->kind == SourceNode::Kind::sequence)
-          count = static_cast<int64_t>(value->items.size());
-      ops += count;
-    }
+    variants += static_cast<int64_t>(list->node().items.size());
+    for (const int64_t count : counted_variant_ops(list->node())) ops += count;
   }
   // Every factor is below 2^31 (points by the sweep check, variants and ops by the document's
   // size), so the products fit.
@@ -313,6 +306,15 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
     at.fail("the spec expands to " + std::to_string(runs) + " runs with up to " + std::to_string(all_ops) +
             " ops in all, more than the limit of " + std::to_string(max_ops) + " (" + std::to_string(kMaxOpsPerRun) +
             " per run of --max-runs " + std::to_string(limits.max_runs) + ", which raises it)");
+}
+
+// The largest count of any kind's variant: what a variant whose kind is not known yet counts (its
+// kind is refused, with the kinds listed, when the variant is read).
+int64_t largest_counted_ops(const SourceNode& variant) {
+  int64_t most = 0;
+  for (const BlockKindDefinition* kind : block_kinds())
+    if (kind->counted_ops) most = std::max(most, kind->counted_ops(variant));
+  return most;
 }
 
 // A swept field must mean something for every block and network it is applied to: a sweep of
@@ -462,6 +464,29 @@ Spec load_spec_file(const std::string& path, const SpecLimits& limits) {
   spec.sha256 = in.sha256;
   spec.text = in.text;
   return spec;
+}
+
+std::vector<int64_t> counted_variant_ops(const SourceNode& variants) {
+  std::vector<int64_t> counts;
+  std::vector<std::string> names, of;
+  for (const auto& v : variants.items) {
+    const SourceNode* kind_node = v->kind == SourceNode::Kind::scalar ? v.get() : variant_entry(*v, "kind");
+    const std::string kind = kind_node && kind_node->kind == SourceNode::Kind::scalar ? kind_node->text : "";
+    const SourceNode* name = variant_entry(*v, "name");
+    names.push_back(name && name->kind == SourceNode::Kind::scalar ? name->text : kind);
+    const SourceNode* source = variant_entry(*v, "of");
+    of.push_back(source && source->kind == SourceNode::Kind::scalar ? source->text : "");
+    const BlockKindDefinition* definition = find_block_kind(kind);
+    counts.push_back(definition && definition->counted_ops ? definition->counted_ops(*v) : largest_counted_ops(*v));
+  }
+  // A folded variant has at most the ops of the variant it folds (one of the others, itself not
+  // folded; the parser refuses any other `of`).
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (of[i].empty()) continue;
+    for (size_t j = 0; j < counts.size(); ++j)
+      if (j != i && names[j] == of[i] && of[j].empty()) counts[i] = counts[j];
+  }
+  return counts;
 }
 
 }  // namespace convbench

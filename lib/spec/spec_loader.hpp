@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "spec/network_spec.hpp"
+#include "spec/source_tree.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench {
@@ -56,5 +57,10 @@ Spec load_spec_file(const std::string& path, const SpecLimits& limits = {});
 // recorded, never refused. The text must be valid UTF-8 (a bad byte is an error at its line and
 // column, naming the key path of the name that holds it; spec/utf8_error.hpp).
 Spec parse_spec_text(const std::string& text, const std::string& path, const SpecLimits& limits = {});
+
+// What the size check counts for each variant of a `variants:` list as written, before anything is
+// built: its kind's BlockKindDefinition::counted_ops (a folded variant: the variant it folds; a
+// kind not known yet: the most of any kind).
+std::vector<int64_t> counted_variant_ops(const SourceNode& variants);
 
 }  // namespace convbench
