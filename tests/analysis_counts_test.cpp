@@ -4,6 +4,7 @@
 
 #include "analysis/variant_analysis.hpp"
 #include "graph/checked_math.hpp"
+#include "spec/kind_grouped.hpp"
 #include "test_blocks.hpp"
 #include "variants/variant_builder.hpp"
 
@@ -82,7 +83,7 @@ TEST(AnalysisCounts, GroupedAndStridedConv) {
   BlockSpec b = small_block(2, 64, 128, 16);
   b.stride = {2, 2};
   VariantSpec g = variant("grouped");
-  g.groups = 8;
+  g.kind_parameters = GroupedParameters{.groups = 8};
   const VariantAnalysis a = analyze(b, g);
   // weight 128 * 64/8 * 9 + bias 128 + BN 256; output 8x8.
   EXPECT_EQ(a.params, 128 * 8 * 9 + 128 + 256);

@@ -22,6 +22,7 @@
 #include "reference_op_harness.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
+#include "spec/kind_grouped.hpp"
 #include "test_blocks.hpp"
 #include "value_agreement.hpp"
 #include "variants/autocast_graph.hpp"
@@ -458,9 +459,9 @@ std::vector<std::pair<BlockSpec, VariantSpec>> variant_cases() {
       BlockSpec b = small_block(dims, 16, 32, dims == 2 ? 10 : 6);
       b.layout = layout;
       VariantSpec bottleneck = variant("bottleneck");
-      bottleneck.ratio = 2;
+      bottleneck.kind_parameters = BottleneckParameters{.ratio = 2};
       VariantSpec grouped = variant("grouped");
-      grouped.groups = 4;
+      grouped.kind_parameters = GroupedParameters{.groups = 4};
       for (const VariantSpec& v : {variant("standard"), bottleneck, variant("separable"), grouped})
         cases.emplace_back(b, v);
       BlockSpec residual = b;

@@ -796,8 +796,7 @@ TEST(GpuVariants, BlockOptionsBeyondTheConfigsMatchTheReference) {
         identity.residual = true;
         identity.dropout = 0.25;
         VariantSpec bottleneck = testing::variant("bottleneck");
-        bottleneck.ratio = 2;
-        bottleneck.groups = 2;
+        bottleneck.kind_parameters = BottleneckParameters{.ratio = 2, .groups = 2};
         for (BlockSpec block : {strided, identity})
           for (const VariantSpec& v : {testing::variant("standard"), bottleneck, testing::variant("separable")}) {
             block.dtype = dtype;

@@ -11,6 +11,7 @@
 #include "measure/variant_runner.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/host_io.hpp"
+#include "spec/kind_grouped.hpp"
 #include "test_blocks.hpp"
 #include "variants/variant_builder.hpp"
 
@@ -99,10 +100,9 @@ std::vector<std::pair<BlockSpec, VariantSpec>> gradient_cases() {
       b.dtype = DType::float64;
       b.layout = layout;
       VariantSpec bottleneck = variant("bottleneck");
-      bottleneck.ratio = 2;
-      bottleneck.groups = 2;
+      bottleneck.kind_parameters = BottleneckParameters{.ratio = 2, .groups = 2};
       VariantSpec grouped = variant("grouped");
-      grouped.groups = 2;
+      grouped.kind_parameters = GroupedParameters{.groups = 2};
       for (const VariantSpec& v : {variant("standard"), bottleneck, variant("separable"), grouped})
         cases.emplace_back(b, v);
       BlockSpec strided = b;
@@ -131,7 +131,7 @@ std::vector<std::pair<BlockSpec, VariantSpec>> gradient_cases() {
     boundary.layout_conversion = LayoutConversion::boundary;
     boundary.residual = true;
     VariantSpec bottleneck = variant("bottleneck");
-    bottleneck.ratio = 2;
+    bottleneck.kind_parameters = BottleneckParameters{.ratio = 2};
     cases.emplace_back(boundary, bottleneck);
   }
   BlockSpec custom_boundary = c;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/graph_outline.hpp"
+#include "spec/kind_branches.hpp"
 #include "test_blocks.hpp"
 #include "variants/variant_builder.hpp"
 
@@ -23,8 +24,7 @@ TEST(GraphOutline, SaysEveryOpOfTheMainPathAndTheShortcut) {
   b.residual = false;
   b.stride = {2, 2, 2};
   VariantSpec bottleneck = variant("bottleneck");
-  bottleneck.ratio = 2;
-  bottleneck.groups = 4;
+  bottleneck.kind_parameters = BottleneckParameters{.ratio = 2, .groups = 4};
   EXPECT_EQ(graph_outline(build_variant_graph(b, bottleneck)),
             "reduce: conv 1x1x1 16→16, batch_norm, relu; spatial: conv 3x3x3 16→16 /2x2x2 g4, batch_norm, relu; "
             "expand: conv 1x1x1 16→32, batch_norm, relu");
@@ -35,18 +35,15 @@ TEST(GraphOutline, SaysARepeatedRunOnceWithItsCount) {
   // last inputs rather than all of them.
   const BlockSpec b = testing::small_block(2, 48, 48, 8);
   VariantSpec branches = variant("branches");
-  branches.count = 4;
-  branches.branch_out_channels = 12;
+  branches.kind_parameters = BranchesParameters{.count = 4, .branch_out_channels = 12};
   EXPECT_EQ(graph_outline(build_variant_graph(b, branches)),
             "4 × [split: slice; branches: conv 3x3 12→12]; concat(branches.0 … branches.3), batch_norm, relu");
   // Without the split, the four convs read the whole input: one group, its run counted.
-  branches.split_channels = false;
+  branches.kind_parameters = BranchesParameters{.count = 4, .split_channels = false, .branch_out_channels = 12};
   EXPECT_EQ(graph_outline(build_variant_graph(b, branches)),
             "branches: 4 × conv 3x3 48→12; concat(branches.0 … branches.3), batch_norm, relu");
-  branches.split_channels = true;
   // Two branches are said as they are.
-  branches.count = 2;
-  branches.branch_out_channels = 24;
+  branches.kind_parameters = BranchesParameters{.count = 2, .branch_out_channels = 24};
   EXPECT_EQ(graph_outline(build_variant_graph(b, branches)),
             "split: slice; branches: conv 3x3 24→24; split: slice; branches: conv 3x3 24→24; "
             "concat(branches.0 + branches.1), batch_norm, relu");

@@ -74,7 +74,7 @@ TEST(LayoutConversion, ComputesExactlyWhatTheBlockComputesWithoutConversions) {
   for (const char* kind : {"standard", "bottleneck", "separable"}) {
     SCOPED_TRACE(kind);
     VariantSpec v = variant(kind);
-    v.ratio = 2;
+    if (v.kind == "bottleneck") v.kind_parameters = BottleneckParameters{.ratio = 2};
     BlockSpec converted = boundary_block(Layout::channels_last);
     converted.dtype = DType::float64;
     BlockSpec plain = converted;

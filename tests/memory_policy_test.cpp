@@ -58,7 +58,7 @@ std::vector<std::pair<BlockSpec, VariantSpec>> policy_cases() {
     b.dtype = DType::float64;
     b.layout = layout;
     VariantSpec bottleneck = variant("bottleneck");
-    bottleneck.ratio = 2;
+    bottleneck.kind_parameters = BottleneckParameters{.ratio = 2};
     for (const VariantSpec& v : {variant("standard"), bottleneck, variant("separable")}) cases.emplace_back(b, v);
     BlockSpec residual = b;
     residual.out_channels = residual.in_channels;
@@ -344,7 +344,7 @@ TEST(InplaceAct, LeakyReluInPlaceSavesOneTensorInsteadOfTwo) {
   BlockSpec b = small_block(2, 8, 8, 6);
   b.act = ActKind::leaky_relu;
   VariantSpec bottleneck = variant("bottleneck");
-  bottleneck.ratio = 2;
+  bottleneck.kind_parameters = BottleneckParameters{.ratio = 2};
   const Graph plain = build_variant_graph(b, bottleneck);
   const Graph g = build_variant_graph(b, with_policy(bottleneck, MemoryPolicy::inplace_act));
   for (const char* act : {"reduce.act", "spatial.act", "expand.act"}) EXPECT_TRUE(runs_in_place(g, act)) << act;

@@ -7,6 +7,10 @@
 
 #include "ops/op_registry.hpp"
 #include "shipped_configs.hpp"
+#include "spec/block_kind.hpp"
+#include "spec/kind_bottleneck.hpp"
+#include "spec/kind_grouped.hpp"
+#include "spec/kind_separable.hpp"
 #include "spec/spec_loader.hpp"
 #include "util/input_error.hpp"
 #include "util/input_file.hpp"
@@ -17,6 +21,17 @@ namespace convbench {
 namespace {
 
 const std::string kSpecs = std::string(CONVBENCH_SOURCE_DIR) + "/tests/data/specs/";
+
+// The parameters of the kinds whose parameters these tests read, as the dump shows them.
+std::string kind_parameters_text(const VariantSpec& v) {
+  if (v.kind == "bottleneck") {
+    const auto p = kind_parameters<BottleneckParameters>(v);
+    return " ratio " + std::to_string(p.ratio) + " groups " + std::to_string(p.groups);
+  }
+  if (v.kind == "grouped") return " groups " + std::to_string(kind_parameters<GroupedParameters>(v).groups);
+  if (v.kind == "separable") return " multiplier " + std::to_string(kind_parameters<SeparableParameters>(v).multiplier);
+  return "";
+}
 
 std::string ints(const std::vector<int64_t>& v) {
   std::string out = "[";
@@ -39,8 +54,8 @@ std::string describe(const Spec& spec) {
         << " baseline " << b.baseline << "\n";
     for (const auto& [key, value] : b.point) out << "  point " << key << " = " << value << "\n";
     for (const VariantSpec& v : b.variants) {
-      out << "  variant " << v.name << " @" << v.key_path << " kind " << v.kind << " ratio " << v.ratio << " groups "
-          << v.groups << " multiplier " << v.multiplier << " output " << v.output << "\n";
+      out << "  variant " << v.name << " @" << v.key_path << " kind " << v.kind << kind_parameters_text(v) << " output "
+          << v.output << "\n";
       // A custom op's fields as its definition resolved them (defaults applied) in the graph.
       const Graph g = v.kind == "custom" ? build_variant_graph(b, v) : Graph{};
       for (std::size_t i = 0; i < v.ops.size(); ++i) {
@@ -102,10 +117,10 @@ TEST(SpecLoader, FillsEveryDefault) {
   EXPECT_EQ(b.variants[0].kind, "standard");
   EXPECT_EQ(b.variants[0].name, "standard");
   EXPECT_EQ(b.variants[1].kind, "bottleneck");
-  EXPECT_EQ(b.variants[1].ratio, 4);
-  EXPECT_EQ(b.variants[1].groups, 1);
+  EXPECT_EQ(kind_parameters<BottleneckParameters>(b.variants[1]).ratio, 4);
+  EXPECT_EQ(kind_parameters<BottleneckParameters>(b.variants[1]).groups, 1);
   EXPECT_EQ(b.variants[2].kind, "separable");
-  EXPECT_EQ(b.variants[2].multiplier, 1);
+  EXPECT_EQ(kind_parameters<SeparableParameters>(b.variants[2]).multiplier, 1);
   EXPECT_EQ(b.variants[2].key_path, "blocks[0].variants[2]");
   EXPECT_EQ(b.variants[2].where.line, 7);
   EXPECT_EQ(b.variants[2].where.column, 38);
@@ -208,15 +223,15 @@ TEST(SpecLoader, YamlAndJsonGiveIdenticalSpecs) {
   EXPECT_EQ(plain.mode, RunMode::infer);
   EXPECT_EQ(plain.baseline, "bottleneck");
   EXPECT_EQ(plain.variants[1].key_path, "defaults.variants[1]");
-  EXPECT_EQ(plain.variants[1].ratio, 2);
-  EXPECT_EQ(plain.variants[1].groups, 2);
+  EXPECT_EQ(kind_parameters<BottleneckParameters>(plain.variants[1]).ratio, 2);
+  EXPECT_EQ(kind_parameters<BottleneckParameters>(plain.variants[1]).groups, 2);
 
   const BlockSpec& volume = json.blocks[4];
   EXPECT_EQ(volume.dims, 3);
   EXPECT_EQ(volume.kernel, (std::vector<int64_t>{3, 1, 3}));
   EXPECT_EQ(volume.baseline, "separable");
   ASSERT_EQ(volume.variants.size(), 3u);
-  EXPECT_EQ(volume.variants[0].multiplier, 2);
+  EXPECT_EQ(kind_parameters<SeparableParameters>(volume.variants[0]).multiplier, 2);
   EXPECT_EQ(volume.variants[1].name, "g4");
   EXPECT_EQ(volume.variants[2].output, "out");
   EXPECT_EQ(volume.variants[2].ops.size(), 12u);
@@ -353,9 +368,10 @@ TEST(SpecLoader, SeedConfigDescribesThePyTorchBlock) {
     return co * (ci / groups) * kv + (b.bias ? co : 0) + 2 * co;
   };
   EXPECT_EQ(conv(in, out, k, 1), 13920);
-  const int64_t mid = out / b.variants[1].ratio;
-  EXPECT_EQ(conv(in, mid, 1, 1) + conv(mid, mid, k, b.variants[1].groups) + conv(mid, out, 1, 1), 7872);
-  const int64_t dw = in * b.variants[2].multiplier;
+  const auto bottleneck = kind_parameters<BottleneckParameters>(b.variants[1]);
+  const int64_t mid = out / bottleneck.ratio;
+  EXPECT_EQ(conv(in, mid, 1, 1) + conv(mid, mid, k, bottleneck.groups) + conv(mid, out, 1, 1), 7872);
+  const int64_t dw = in * kind_parameters<SeparableParameters>(b.variants[2]).multiplier;
   EXPECT_EQ(conv(in, dw, k, in) + conv(dw, out, 1, 1), 1088);
 }
 
@@ -383,7 +399,7 @@ blocks:
   ASSERT_EQ(spec.blocks.size(), 2u);
   EXPECT_EQ(spec.blocks[0].layout, Layout::channels_last);
   ASSERT_EQ(spec.blocks[1].variants.size(), 2u);
-  EXPECT_EQ(spec.blocks[1].variants[1].groups, 2);
+  EXPECT_EQ(kind_parameters<GroupedParameters>(spec.blocks[1].variants[1]).groups, 2);
 }
 
 TEST(SpecLoader, JsonWithTabsAndCompactSyntaxLoads) {

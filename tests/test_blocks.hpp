@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "graph/graph.hpp"
+#include "spec/block_kind.hpp"
+#include "spec/kind_bottleneck.hpp"
 #include "spec/spec.hpp"
 
 namespace convbench::testing {
@@ -31,7 +33,7 @@ inline BlockSpec seed_block() {
   b.padding = {1, 1, 1};
   b.dilation = {1, 1, 1};
   VariantSpec bottleneck = variant("bottleneck");
-  bottleneck.ratio = 2;
+  bottleneck.kind_parameters = BottleneckParameters{.ratio = 2};
   b.variants = {variant("standard"), bottleneck, variant("separable")};
   b.baseline = "standard";
   b.key_path = "blocks[0]";

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "spec/kind_branches.hpp"
+
 #include "spec/block_kind_registry.hpp"
 
 namespace convbench {
@@ -19,14 +21,16 @@ BlockKindDefinition define_branches_kind() {
   d.read = [](const Field& v, const BlockSpec* block, VariantSpec& out) {
     const auto count = v.get("count");
     if (!count) v.fail_missing("count", " (the number of branches)");
-    out.count = count->as_int(2);
+    BranchesParameters p;
+    p.count = count->as_int(2);
     if (const auto split = v.get("split"))
-      out.split_channels = split->as_choice({"channels", "none"}, "split") == "channels";
+      p.split_channels = split->as_choice({"channels", "none"}, "split") == "channels";
     // Each branch's share of the block's out_channels by default; `fit` checks that it divides.
-    out.branch_out_channels =
-        v.get("out_channels") ? v.get("out_channels")->as_int(1) : block->out_channels / out.count;
+    p.branch_out_channels = v.get("out_channels") ? v.get("out_channels")->as_int(1) : block->out_channels / p.count;
+    out.kind_parameters = p;
   };
-  d.fit = [](const VariantSpec& v, const BlockSpec& block, const FitSite& at) {
+  d.fit = [](const VariantSpec& variant, const BlockSpec& block, const FitSite& at) {
+    const auto v = kind_parameters<BranchesParameters>(variant);
     if (v.split_channels && block.in_channels % v.count != 0)
       at.fail("count", "split: channels gives each branch in_channels / count channels: in_channels " +
                            std::to_string(block.in_channels) + " is not divisible by count " + std::to_string(v.count) +
@@ -43,12 +47,14 @@ BlockKindDefinition define_branches_kind() {
                            " (each branch gives out_channels / count)");
     }
   };
-  d.resolved = [](const VariantSpec& v, const std::function<Graph()>&, nlohmann::ordered_json& out) {
+  d.resolved = [](const VariantSpec& variant, const std::function<Graph()>&, nlohmann::ordered_json& out) {
+    const auto v = kind_parameters<BranchesParameters>(variant);
     out["count"] = v.count;
     out["split"] = v.split_channels ? "channels" : "none";
     out["out_channels"] = v.branch_out_channels;
   };
-  d.main_path = [](BlockAssembler& a, const VariantSpec& v, int x) {
+  d.main_path = [](BlockAssembler& a, const VariantSpec& variant, int x) {
+    const auto v = kind_parameters<BranchesParameters>(variant);
     const BlockSpec& block = a.block();
     GraphBuilder& b = a.builder();
     ConvAttrs conv;

@@ -1,4 +1,6 @@
 // grouped: the standard conv with `groups` (required), which must divide both channel counts.
+#include "spec/kind_grouped.hpp"
+
 #include "spec/block_kind_registry.hpp"
 
 namespace convbench {
@@ -12,9 +14,10 @@ BlockKindDefinition define_grouped_kind() {
   d.read = [](const Field& v, const BlockSpec*, VariantSpec& out) {
     const auto groups = v.get("groups");
     if (!groups) v.fail_missing("groups", " (a grouped variant needs its number of groups)");
-    out.groups = groups->as_int(1);
+    out.kind_parameters = GroupedParameters{.groups = groups->as_int(1)};
   };
-  d.fit = [](const VariantSpec& v, const BlockSpec& block, const FitSite& at) {
+  d.fit = [](const VariantSpec& variant, const BlockSpec& block, const FitSite& at) {
+    const auto v = kind_parameters<GroupedParameters>(variant);
     if (block.in_channels % v.groups != 0)
       at.fail("groups", "in_channels " + std::to_string(block.in_channels) + " is not divisible by groups " +
                             std::to_string(v.groups));
@@ -22,10 +25,12 @@ BlockKindDefinition define_grouped_kind() {
       at.fail("groups", "out_channels " + std::to_string(block.out_channels) + " is not divisible by groups " +
                             std::to_string(v.groups));
   };
-  d.resolved = [](const VariantSpec& v, const std::function<Graph()>&, nlohmann::ordered_json& out) {
+  d.resolved = [](const VariantSpec& variant, const std::function<Graph()>&, nlohmann::ordered_json& out) {
+    const auto v = kind_parameters<GroupedParameters>(variant);
     out["groups"] = v.groups;
   };
-  d.main_path = [](BlockAssembler& a, const VariantSpec& v, int x) {
+  d.main_path = [](BlockAssembler& a, const VariantSpec& variant, int x) {
+    const auto v = kind_parameters<GroupedParameters>(variant);
     return a.cna("", x, a.block().out_channels, true, a.block().stride, v.groups);
   };
   d.counted_ops = ops_at_most(9);

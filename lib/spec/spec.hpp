@@ -63,9 +63,6 @@ struct PrecisionChoice {
 struct VariantSpec {
   std::string kind;               // a kind of spec/block_kinds.def (its definition: spec/block_kind.hpp)
   std::string name;               // defaults to kind; names are unique within a block
-  int64_t ratio = 4;              // bottleneck
-  int64_t groups = 1;             // bottleneck (middle conv), grouped (required there)
-  int64_t multiplier = 1;         // separable
   std::vector<CustomOpSpec> ops;  // custom
   std::string output;             // custom: the value that is the block output (default last op)
   // onnx: the model file (as found from the spec's folder), its SHA-256, producer and opset; its
@@ -78,15 +75,11 @@ struct VariantSpec {
   // "once" (the kernel computed at build time: inference) or "online" (inside every step).
   std::string of;
   std::string fold = "once";
-  // branches: `count` copies of a conv (the block's kernel, stride, padding, dilation and bias;
-  // branch_out_channels each) reading the whole input (split none) or one channel slice each
-  // (split channels: in_channels / count), concatenated, then the block's norm and act.
-  int64_t count = 0;
-  bool split_channels = true;
-  int64_t branch_out_channels = 0;
-  // The parameters of a kind that keeps them in its own file (a struct there, read and written by
-  // its definition: lib/spec/kind_<kind>.cpp); empty for the bare kind name, whose parameters all
-  // take their defaults. The kinds above predate it and keep their fields.
+  // The kind's own parameters: a struct of its own file (read and written by its definition,
+  // lib/spec/kind_<kind>.cpp; kind_parameters<T>(v) in block_kind.hpp gives them); empty for the
+  // bare kind name, whose parameters all take their defaults. The fields above are those other
+  // code reads too: a custom or onnx variant's ops (the network builder, the model-file spec)
+  // and a folded variant's source (the folding layers).
   std::any kind_parameters;
   // In a network: the slot classes this variant goes into (empty: every slot); slots of other
   // classes get `standard`. A network's custom variant keeps its ops unresolved (NetworkSpec).
