@@ -2,6 +2,7 @@
 // custom op resolution, the shipped configs, and file handling.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "spec/kind_bottleneck.hpp"
 #include "spec/kind_grouped.hpp"
 #include "spec/kind_separable.hpp"
+#include "spec/network_spec.hpp"
 #include "spec/spec_loader.hpp"
 #include "util/input_error.hpp"
 #include "util/input_file.hpp"
@@ -538,6 +540,36 @@ TEST(SpecFile, TheRunCountIsBoundedBeforeAnythingIsBuilt) {
       "sweep: {batch: [1, 2, 3]}\n";
   EXPECT_EQ(parse_spec_text(spec, "s.yaml", SpecLimits{6, {}}).blocks.size(), 3u);
   EXPECT_THROW(parse_spec_text(spec, "s.yaml", SpecLimits{5, {}}), InputError);
+}
+
+}  // namespace
+}  // namespace convbench
+
+namespace convbench {
+namespace {
+
+// Each enum's spellings come from one table: every word is distinct, reads back as its value, and
+// is what to_string writes.
+template <class Enum>
+void expect_one_word_each(const EnumWords<Enum>& table, size_t enumerators) {
+  EXPECT_EQ(table.size(), enumerators);
+  std::vector<std::string> words = words_of(table);
+  std::sort(words.begin(), words.end());
+  EXPECT_EQ(std::adjacent_find(words.begin(), words.end()), words.end());
+  for (const EnumWord<Enum>& row : table) {
+    EXPECT_EQ(value_of(table, row.word), row.value) << row.word;
+    EXPECT_EQ(to_string(row.value), row.word);
+  }
+  EXPECT_EQ(value_of(table, "no-such-word"), std::nullopt);
+}
+
+TEST(SpecWords, EveryEnumeratorHasOneWordFromOneTable) {
+  expect_one_word_each(norm_kind_words(), 3);
+  expect_one_word_each(act_kind_table(), 7);
+  expect_one_word_each(run_mode_words(), 2);
+  expect_one_word_each(layout_conversion_words(), 2);
+  expect_one_word_each(dropout_kind_words(), 2);
+  EXPECT_EQ(act_kind_words(), words_of(act_kind_table()));
 }
 
 }  // namespace

@@ -95,14 +95,9 @@ bool is_network_sweepable(const std::string& key) {
 
 void read_layer_fields(const FieldLookup& find, BlockSpec& b) {
   if (auto f = find("bias")) b.bias = f->as_bool();
-  if (auto f = find("norm")) {
-    const std::string norm = f->as_choice({"batch", "group", "none"}, "norm");
-    b.norm = norm == "batch" ? NormKind::batch : norm == "group" ? NormKind::group : NormKind::none;
-  }
+  if (auto f = find("norm")) b.norm = f->as_enum(norm_kind_words(), "norm");
   if (auto f = find("norm_groups")) b.norm_groups = f->as_int(1);
-  if (auto f = find("act")) {
-    b.act = act_kind_of(f->as_choice(act_kind_words(), "act"));
-  }
+  if (auto f = find("act")) b.act = f->as_enum(act_kind_table(), "act");
   if (auto f = find("negative_slope")) b.negative_slope = f->as_number();
   if (auto f = find("dropout")) {
     b.dropout = f->as_number();
@@ -118,8 +113,7 @@ void read_run_fields(const FieldLookup& find, BlockSpec& b) {
   }
   if (auto f = find("precision")) b.precision = read_precision(*f);
   if (auto f = find("layout")) b.layout = *parse_layout(f->as_choice({"channels_first", "channels_last"}, "layout"));
-  if (auto f = find("mode"))
-    b.mode = f->as_choice({"train", "infer"}, "mode") == "train" ? RunMode::train : RunMode::infer;
+  if (auto f = find("mode")) b.mode = f->as_enum(run_mode_words(), "mode");
   if (auto f = find("memory_policy")) b.memory_policy = read_memory_policy(*f);
 }
 

@@ -142,9 +142,7 @@ BlockSpec parse_network(const Field& network, const std::shared_ptr<const Source
   if (!spec->padding)
     for (int d = 0; d < b.dims; ++d) b.padding.push_back(b.dilation[d] * (b.kernel[d] - 1) / 2);
   read_layer_fields(find, b);
-  if (auto f = find("dropout_kind"))
-    spec->dropout_kind =
-        f->as_choice({"element", "channel"}, "dropout_kind") == "channel" ? DropoutKind::channel : DropoutKind::element;
+  if (auto f = find("dropout_kind")) spec->dropout_kind = f->as_enum(dropout_kind_words(), "dropout_kind");
   read_run_fields(find, b);
   std::vector<int64_t> input = {b.batch, b.in_channels};
   input.insert(input.end(), b.size.begin(), b.size.end());
@@ -179,6 +177,12 @@ BlockSpec parse_network(const Field& network, const std::shared_ptr<const Source
   return b;
 }
 
-std::string_view to_string(DropoutKind kind) { return kind == DropoutKind::channel ? "channel" : "element"; }
+const EnumWords<DropoutKind>& dropout_kind_words() {
+  static const EnumWords<DropoutKind> words = {{.value = DropoutKind::element, .word = "element"},
+                                               {.value = DropoutKind::channel, .word = "channel"}};
+  return words;
+}
+
+std::string_view to_string(DropoutKind kind) { return word_of(dropout_kind_words(), kind); }
 
 }  // namespace convbench

@@ -41,6 +41,7 @@ struct NetworkSpec {
   Field field() const { return Field(*node, key_path, file); }
 };
 
+const EnumWords<DropoutKind>& dropout_kind_words();
 std::string_view to_string(DropoutKind kind);
 
 }  // namespace convbench

@@ -4,53 +4,52 @@
 
 namespace convbench {
 
-std::string_view to_string(NormKind kind) {
-  switch (kind) {
-    case NormKind::batch: return "batch";
-    case NormKind::group: return "group";
-    case NormKind::none: return "none";
-  }
-  return "?";
+const EnumWords<NormKind>& norm_kind_words() {
+  static const EnumWords<NormKind> words = {
+      {.value = NormKind::batch, .word = "batch"},
+      {.value = NormKind::group, .word = "group"},
+      {.value = NormKind::none, .word = "none"},
+  };
+  return words;
 }
 
-std::string_view to_string(ActKind kind) {
-  switch (kind) {
-    case ActKind::relu: return "relu";
-    case ActKind::leaky_relu: return "leaky_relu";
-    case ActKind::relu6: return "relu6";
-    case ActKind::silu: return "silu";
-    case ActKind::hardswish: return "hardswish";
-    case ActKind::gelu: return "gelu";
-    case ActKind::none: return "none";
-  }
-  return "?";
+const EnumWords<ActKind>& act_kind_table() {
+  static const EnumWords<ActKind> words = {
+      {.value = ActKind::relu, .word = "relu"},           {.value = ActKind::leaky_relu, .word = "leaky_relu"},
+      {.value = ActKind::relu6, .word = "relu6"},         {.value = ActKind::silu, .word = "silu"},
+      {.value = ActKind::hardswish, .word = "hardswish"}, {.value = ActKind::gelu, .word = "gelu"},
+      {.value = ActKind::none, .word = "none"},
+  };
+  return words;
 }
 
-namespace {
-constexpr ActKind kActKinds[] = {ActKind::relu,      ActKind::leaky_relu, ActKind::relu6, ActKind::silu,
-                                 ActKind::hardswish, ActKind::gelu,       ActKind::none};
-}  // namespace
+const EnumWords<RunMode>& run_mode_words() {
+  static const EnumWords<RunMode> words = {{.value = RunMode::train, .word = "train"},
+                                           {.value = RunMode::infer, .word = "infer"}};
+  return words;
+}
+
+const EnumWords<LayoutConversion>& layout_conversion_words() {
+  static const EnumWords<LayoutConversion> words = {{.value = LayoutConversion::none, .word = "none"},
+                                                    {.value = LayoutConversion::boundary, .word = "boundary"}};
+  return words;
+}
+
+std::string_view to_string(NormKind kind) { return word_of(norm_kind_words(), kind); }
+std::string_view to_string(ActKind kind) { return word_of(act_kind_table(), kind); }
 
 const std::vector<std::string>& act_kind_words() {
-  static const std::vector<std::string> words = [] {
-    std::vector<std::string> w;
-    for (const ActKind k : kActKinds) w.emplace_back(to_string(k));
-    return w;
-  }();
+  static const std::vector<std::string> words = words_of(act_kind_table());
   return words;
 }
 
 ActKind act_kind_of(const std::string& word) {
-  for (const ActKind k : kActKinds)
-    if (to_string(k) == word) return k;
+  if (const auto kind = value_of(act_kind_table(), word)) return *kind;
   throw std::logic_error("act_kind_of: \"" + word + "\" is no activation (act_kind_words() lists them)");
 }
 
-std::string_view to_string(RunMode mode) { return mode == RunMode::train ? "train" : "infer"; }
-
-std::string_view to_string(LayoutConversion conversion) {
-  return conversion == LayoutConversion::boundary ? "boundary" : "none";
-}
+std::string_view to_string(RunMode mode) { return word_of(run_mode_words(), mode); }
+std::string_view to_string(LayoutConversion conversion) { return word_of(layout_conversion_words(), conversion); }
 
 const PrecisionChoice& precision_of(const BlockSpec& block, const VariantSpec& variant) {
   return variant.precision ? *variant.precision : block.precision;

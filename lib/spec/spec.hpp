@@ -14,6 +14,7 @@
 #include "graph/graph.hpp"
 #include "graph/tensor_desc.hpp"
 #include "ops/op_fields.hpp"
+#include "util/enum_words.hpp"
 #include "util/input_error.hpp"
 
 namespace convbench {
@@ -168,6 +169,11 @@ struct Spec {
   std::vector<BlockSpec> blocks;  // expanded: every block at every sweep point, block-major, then the networks
 };
 
+// Each enum's spellings in a spec and in results (util/enum_words.hpp), and its word.
+const EnumWords<NormKind>& norm_kind_words();
+const EnumWords<ActKind>& act_kind_table();
+const EnumWords<RunMode>& run_mode_words();
+const EnumWords<LayoutConversion>& layout_conversion_words();
 std::string_view to_string(NormKind kind);
 std::string_view to_string(ActKind kind);
 // Every ActKind's spelling, in the enum's order: what `act:` accepts, in blocks and network slots.

@@ -9,6 +9,7 @@
 
 #include "graph/shape_rules.hpp"
 #include "spec/source_tree.hpp"
+#include "util/enum_words.hpp"
 #include "util/input_error.hpp"
 
 namespace convbench {
@@ -68,6 +69,11 @@ class Field {
   std::string as_string() const;  // a non-empty string
   // One of `choices`; `what` names the value in messages ("norm").
   std::string as_choice(const std::vector<std::string>& choices, const std::string& what) const;
+  // One of the table's words, as its value (util/enum_words.hpp); refused as as_choice refuses.
+  template <class Enum>
+  Enum as_enum(const EnumWords<Enum>& table, const std::string& what) const {
+    return *value_of(table, as_choice(words_of(table), what));
+  }
   // An integer (repeated) or a list of exactly `dims` integers, each >= `min`.
   std::vector<int64_t> as_per_dim(int dims, int64_t min) const;
   // Like as_per_dim, but also "same": nullopt means "same".

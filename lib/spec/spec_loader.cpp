@@ -77,9 +77,7 @@ class BlockResolver {
     read_layer_fields([this](const std::string& key) { return find(key); }, b);
     if (auto f = find("residual")) b.residual = f->as_bool();
     if (auto f = find("layout_conversion"))
-      b.layout_conversion = f->as_choice({"none", "boundary"}, "layout_conversion") == "boundary"
-                                ? LayoutConversion::boundary
-                                : LayoutConversion::none;
+      b.layout_conversion = f->as_enum(layout_conversion_words(), "layout_conversion");
     read_run_fields([this](const std::string& key) { return find(key); }, b);
 
     check_window(b);
