@@ -68,6 +68,32 @@ struct BackwardCall {
   std::vector<const Tensor*> buffers = {};  // one per op.buffers (a frozen conv's weight and bias)
 };
 
+// The call a kernel makes of another op in its place (a folded conv runs the plain conv it
+// stands for): the same graph, inputs and output, mode and seed, with that op's weights (and
+// weight gradients) and the rest of the workspace.
+inline ForwardCall forward_call_as(const ForwardCall& call, const Op& op, std::vector<const Tensor*> params,
+                                   void* workspace) {
+  return ForwardCall{.graph = call.graph,
+                     .op = op,
+                     .inputs = call.inputs,
+                     .params = std::move(params),
+                     .output = call.output,
+                     .training = call.training,
+                     .seed = call.seed,
+                     .workspace = workspace};
+}
+inline BackwardCall backward_call_as(const BackwardCall& call, const Op& op, std::vector<const Tensor*> params,
+                                     std::vector<Tensor*> grad_params, void* workspace) {
+  return BackwardCall{.graph = call.graph,
+                      .op = op,
+                      .inputs = call.inputs,
+                      .params = std::move(params),
+                      .grad_output = call.grad_output,
+                      .grad_inputs = call.grad_inputs,
+                      .grad_params = std::move(grad_params),
+                      .workspace = workspace};
+}
+
 // What a conv computes with as its weight and bias: its parameters, or its buffers when it is
 // frozen (its weight and bias are buffers then, conv.cpp).
 template <class Call>

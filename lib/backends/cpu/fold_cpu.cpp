@@ -46,16 +46,9 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
     auto* registers = static_cast<float*>(arena.take(FoldLayout(p).elements * kFloat));
     fold_forward(p, operands(call.params, call.op), registers, kernel.data<float>(),
                  p.has_bias() ? bias.data<float>() : nullptr);
-    ForwardCall c{.graph = call.graph,
-                  .op = conv,
-                  .inputs = call.inputs,
-                  .params = {&kernel},
-                  .output = call.output,
-                  .training = call.training,
-                  .seed = call.seed,
-                  .workspace = arena.rest()};
-    if (p.has_bias()) c.params.push_back(&bias);
-    conv_forward(context, c);
+    std::vector<const Tensor*> weights = {&kernel};
+    if (p.has_bias()) weights.push_back(&bias);
+    conv_forward(context, forward_call_as(call, conv, weights, arena.rest()));
   };
   auto backward = [context, &onednn](const BackwardCall& call) {
     const FoldProgram& p = *call.op.fold;
@@ -68,16 +61,9 @@ void register_fold_kernels(KernelTable& table, CpuKernelContext context) {
     const int64_t elements = FoldLayout(p).elements;
     auto* registers = static_cast<float*>(arena.take(elements * kFloat));
     auto* register_grads = static_cast<float*>(arena.take(elements * kFloat));
-    BackwardCall c{.graph = call.graph,
-                   .op = conv,
-                   .inputs = call.inputs,
-                   .grad_output = call.grad_output,
-                   .grad_inputs = call.grad_inputs,
-                   .grad_params = {&grad_kernel},
-                   .workspace = arena.rest()};
-    c.params.push_back(at_or_null(call.aux, 0));
-    if (p.has_bias()) c.grad_params.push_back(&grad_bias);
-    conv_backward(context, c);
+    std::vector<Tensor*> grad_weights = {&grad_kernel};
+    if (p.has_bias()) grad_weights.push_back(&grad_bias);
+    conv_backward(context, backward_call_as(call, conv, {at_or_null(call.aux, 0)}, grad_weights, arena.rest()));
     // The adjoint of the composition, from the registers recomputed from the parameters.
     const std::vector<const float*> ops = operands(call.params, call.op);
     std::vector<float*> grads;

@@ -49,16 +49,9 @@ void CudaBackend::folded_conv_forward(const ForwardCall& call) {
   auto* registers = static_cast<float*>(arena.take(FoldLayout(p).elements * kFloat));
   fold_program_forward(p, dtype, operands(call.params, call.op), registers, kernel.raw(),
                        p.has_bias() ? bias.raw() : nullptr, stream_);
-  ForwardCall c{.graph = call.graph,
-                .op = call.op,
-                .inputs = call.inputs,
-                .params = {&kernel},
-                .output = call.output,
-                .training = call.training,
-                .seed = call.seed,
-                .workspace = arena.rest()};
-  if (p.has_bias()) c.params.push_back(&bias);
-  conv_forward(c);
+  std::vector<const Tensor*> weights = {&kernel};
+  if (p.has_bias()) weights.push_back(&bias);
+  conv_forward(forward_call_as(call, call.op, weights, arena.rest()));
 }
 
 void CudaBackend::folded_conv_backward(const BackwardCall& call) {
@@ -70,16 +63,9 @@ void CudaBackend::folded_conv_backward(const BackwardCall& call) {
   const int64_t elements = FoldLayout(p).elements;
   auto* registers = static_cast<float*>(arena.take(elements * kFloat));
   auto* register_grads = static_cast<float*>(arena.take(elements * kFloat));
-  BackwardCall c{.graph = call.graph,
-                 .op = call.op,
-                 .inputs = call.inputs,
-                 .grad_output = call.grad_output,
-                 .grad_inputs = call.grad_inputs,
-                 .grad_params = {&grad_kernel},
-                 .workspace = arena.rest()};
-  c.params.push_back(at(call.aux, 0));
-  if (p.has_bias()) c.grad_params.push_back(&grad_bias);
-  conv_backward(c);
+  std::vector<Tensor*> grad_weights = {&grad_kernel};
+  if (p.has_bias()) grad_weights.push_back(&grad_bias);
+  conv_backward(backward_call_as(call, call.op, {at(call.aux, 0)}, grad_weights, arena.rest()));
   // The adjoint of the composition, from the registers recomputed from the parameters.
   std::vector<void*> operand_grads;
   for (Tensor* g : call.grad_params) operand_grads.push_back(g ? g->raw() : nullptr);

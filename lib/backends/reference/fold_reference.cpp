@@ -40,15 +40,9 @@ void folded_conv_forward(const ForwardCall& call) {
   store(kernel, w);
   if (p.has_bias()) store(bias, b);
   const Op conv = folded_conv_as_conv(call.op);
-  ForwardCall c{.graph = call.graph,
-                .op = conv,
-                .inputs = call.inputs,
-                .params = {&kernel},
-                .output = call.output,
-                .training = call.training,
-                .seed = call.seed};
-  if (p.has_bias()) c.params.push_back(&bias);
-  conv_forward(c);
+  std::vector<const Tensor*> weights = {&kernel};
+  if (p.has_bias()) weights.push_back(&bias);
+  conv_forward(forward_call_as(call, conv, weights, nullptr));
 }
 
 void folded_conv_backward(const BackwardCall& call) {
@@ -58,15 +52,10 @@ void folded_conv_backward(const BackwardCall& call) {
   Tensor grad_kernel = arena.tensor(fold_kernel_desc(p, dtype)), grad_bias;
   if (p.has_bias()) grad_bias = arena.tensor(fold_bias_desc(p, dtype));
   const Op conv = folded_conv_as_conv(call.op);
-  BackwardCall c{.graph = call.graph,
-                 .op = conv,
-                 .inputs = call.inputs,
-                 .grad_output = call.grad_output,
-                 .grad_inputs = call.grad_inputs,
-                 .grad_params = {&grad_kernel}};
-  c.params.push_back(&required(optional_at(call.aux, 0), "folded_conv", "kernel (aux)"));
-  if (p.has_bias()) c.grad_params.push_back(&grad_bias);
-  conv_backward(c);
+  std::vector<Tensor*> grad_weights = {&grad_kernel};
+  if (p.has_bias()) grad_weights.push_back(&grad_bias);
+  conv_backward(backward_call_as(call, conv, {&required(optional_at(call.aux, 0), "folded_conv", "kernel (aux)")},
+                                 grad_weights, nullptr));
   // The adjoint of the composition, from the registers recomputed from the parameters.
   const std::vector<std::vector<double>> operands = operand_values(call.params);
   const FoldLayout layout(p);
