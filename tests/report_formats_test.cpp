@@ -550,7 +550,7 @@ TEST(ReportFormats, EveryColumnIsOneEntryThatEveryTabularFormatShows) {
     const std::string md = format_tables(set, TableStyle::markdown, false, options);
     const std::string tex = format_latex(set, {c.key});
     // measured.json has training and inference blocks, no graph: every other column applies somewhere.
-    if (c.graph_only) continue;
+    if (!column_applies(c, ColumnNeeds::measured | ColumnNeeds::train)) continue;
     EXPECT_NE(table.find(c.header_train), std::string::npos) << table;
     EXPECT_NE(md.find(c.header_train), std::string::npos) << md;
     EXPECT_NE(tex.find(c.latex_unit), std::string::npos) << tex;
@@ -566,6 +566,29 @@ TEST(ReportFormats, EveryColumnIsOneEntryThatEveryTabularFormatShows) {
   // One set of names: what --columns refuses, --latex-columns refuses too.
   EXPECT_THROW(check_result_columns({"time"}), std::invalid_argument);
   EXPECT_THROW(format_latex(set, {"gmac"}), std::invalid_argument);
+}
+
+// A default set is a query on the catalogue: each of its columns says its place, once, and the
+// places count 1, 2, 3, ... (two columns in one place would leave their order to chance).
+TEST(ReportFormats, EveryDefaultSetHasEachPlaceOnce) {
+  for (const ColumnSet set : {ColumnSet::compact, ColumnSet::compact_network, ColumnSet::compact_analysis,
+                              ColumnSet::latex, ColumnSet::latex_analysis, ColumnSet::latex_sweep}) {
+    SCOPED_TRACE(static_cast<int>(set));
+    std::vector<int> places;
+    for (const ResultColumn& c : result_columns()) {
+      size_t in_set = 0;
+      for (const SetPlace& p : c.sets)
+        if (p.set == set) {
+          places.push_back(p.order);
+          ++in_set;
+        }
+      EXPECT_LE(in_set, 1u) << c.key;
+    }
+    std::sort(places.begin(), places.end());
+    ASSERT_FALSE(places.empty());
+    for (size_t i = 0; i < places.size(); ++i) EXPECT_EQ(places[i], static_cast<int>(i) + 1);
+    EXPECT_EQ(column_set(set).size(), places.size());
+  }
 }
 
 TEST(ReportFormats, LatexFitsOneColumnOfAOneColumnArticle) {

@@ -97,17 +97,6 @@ std::string group_title(const std::vector<const ResultRow*>& group) {
   return t;
 }
 
-// The compact default fits 100 columns for a block of three variants with a swept field: the
-// headline time and its ratio, throughput, the peak and its ratio, FLOPs ratio, status.
-const std::vector<std::string> kCompact = {"time_ms", "graph_ms", "time_x", "samples_per_s",
-                                           "peak",    "peak_x",   "flop_x", "status"};
-// A whole network's run also shows its forward GFLOP and GMAC: what papers compare networks by
-// (their "FLOPs" are usually MACs).
-const std::vector<std::string> kCompactNetwork = {"time_ms", "graph_ms",  "time_x",   "samples_per_s", "peak",
-                                                  "peak_x",  "gflop_fwd", "gmac_fwd", "flop_x",        "status"};
-// params x gives way to GMAC fwd (params are shown whole); --wide has both.
-const std::vector<std::string> kCompactAnalysis = {"params",         "gflop_fwd", "gflop_bwd", "gmac_fwd",
-                                                   "peak_predicted", "saved",     "flop_x",    "peak_x"};
 const std::vector<std::string> kWide = {"params",   "gflop_fwd", "gflop_bwd",     "gmac_fwd",       "gmac_bwd",
                                         "fwd_ms",   "bwd_ms",    "step_ms",       "graph_ms",       "samples_per_s",
                                         "tflops",   "gbs",       "peak_measured", "peak_predicted", "saved",
@@ -162,7 +151,8 @@ std::vector<const ResultColumn*> shown_columns(const std::vector<const ResultRow
   std::vector<const ResultColumn*> shown;
   for (const std::string& key : chosen) {
     const ResultColumn& c = result_column(key);
-    if (column_applies(c, measured, is_training(*group.front()), measured && any_graph(group))) shown.push_back(&c);
+    if (column_applies(c, table_has(measured, is_training(*group.front()), measured && any_graph(group))))
+      shown.push_back(&c);
   }
   return shown;
 }
@@ -195,7 +185,7 @@ BlockTable block_table(const std::vector<const ResultRow*>& group, const std::ve
   t.right_aligned[0] = false;
   if (policy_column) t.right_aligned[1] = false;
   if (precision_column) t.right_aligned[policy_column ? 2 : 1] = false;
-  if (!shown.empty() && std::string(shown.back()->key) == "status") t.right_aligned.back() = false;
+  if (!shown.empty() && shown.back()->align == ColumnAlign::words) t.right_aligned.back() = false;
   for (const ResultRow* r : group) {
     std::vector<std::string> row = {variant_cell(*r)};
     if (policy_column) row.push_back(r->memory_policy);
@@ -247,11 +237,15 @@ std::string markdown_notes(const std::string& notes) {
   return out + "\n";
 }
 
+// The compact sets fit 100 columns for a block of three variants with a swept field: the
+// headline time and its ratio, throughput, the peak and its ratio, FLOPs ratio, status. A whole
+// network's run also shows its forward GFLOP and GMAC: what papers compare networks by (their
+// "FLOPs" are usually MACs). An analysis shows params, costs and predicted memory.
 std::vector<std::string> columns_for(const TableOptions& options, TableStyle style, bool measured, bool network) {
   if (!options.columns.empty()) return options.columns;
   if (options.wide || style == TableStyle::markdown) return kWide;
-  if (measured && network) return kCompactNetwork;
-  return measured ? kCompact : kCompactAnalysis;
+  if (measured && network) return column_set(ColumnSet::compact_network);
+  return column_set(measured ? ColumnSet::compact : ColumnSet::compact_analysis);
 }
 
 }  // namespace
