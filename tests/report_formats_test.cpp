@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -566,6 +567,44 @@ TEST(ReportFormats, EveryColumnIsOneEntryThatEveryTabularFormatShows) {
   // One set of names: what --columns refuses, --latex-columns refuses too.
   EXPECT_THROW(check_result_columns({"time"}), std::invalid_argument);
   EXPECT_THROW(format_latex(set, {"gmac"}), std::invalid_argument);
+}
+
+// The header cells of a terminal table's header line: cells are set apart by two spaces or more.
+std::vector<std::string> header_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  const std::regex gap(" {2,}");
+  for (std::sregex_token_iterator it(line.begin(), line.end(), gap, -1), end; it != end; ++it)
+    if (!it->str().empty()) cells.push_back(*it);
+  return cells;
+}
+
+// --wide is every column of the catalogue that applies: a table of rows that have every quantity
+// (measured training rows, a recorded graph) shows every column, as many times as the catalogue
+// has it (step ms is both step_ms and time_ms), in the terminal, Markdown and HTML tables alike.
+TEST(ReportFormats, WideShowsEveryColumnOfTheCatalogue) {
+  ResultSet set;
+  set.rows = {round_row("base", 1000.0), round_row("other", 500.0)};
+  set.rows[0].is_baseline = true;
+  for (ResultRow& r : set.rows) r.graph = r.step;
+  std::vector<std::string> expected = {"variant"};
+  for (const ResultColumn& c : result_columns()) {
+    ASSERT_TRUE(column_applies(c, table_has(true, true, true))) << c.key;
+    expected.emplace_back(c.header_train);
+  }
+  TableOptions wide;
+  wide.wide = true;
+  const std::string terminal = format_tables(set, TableStyle::terminal, false, wide);
+  std::istringstream lines(terminal);
+  std::string title, header;
+  std::getline(lines, title);
+  std::getline(lines, header);
+  EXPECT_EQ(header_cells(header), expected) << terminal;
+  // Markdown is wide by default; its header row lists the same cells between pipes.
+  const std::string md = format_tables(set, TableStyle::markdown);
+  std::string md_header = "|";
+  for (const std::string& h : expected) md_header += " " + h + " |";
+  EXPECT_NE(md.find(md_header + "\n"), std::string::npos) << md_header << "\n" << md;
+  EXPECT_EQ(block_tables(set).front().table.header, expected);
 }
 
 // A default set is a query on the catalogue: each of its columns says its place, once, and the

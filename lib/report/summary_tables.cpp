@@ -97,11 +97,6 @@ std::string group_title(const std::vector<const ResultRow*>& group) {
   return t;
 }
 
-const std::vector<std::string> kWide = {"params",   "gflop_fwd", "gflop_bwd",     "gmac_fwd",       "gmac_bwd",
-                                        "fwd_ms",   "bwd_ms",    "step_ms",       "graph_ms",       "samples_per_s",
-                                        "tflops",   "gbs",       "peak_measured", "peak_predicted", "saved",
-                                        "params_x", "flop_x",    "time_x",        "peak_x",         "status"};
-
 // "variant = what it builds", once per variant; a variant whose structure changes along the sweep
 // (swept channels) says it at each point.
 std::vector<std::string> structure_lines(const std::vector<const ResultRow*>& group) {
@@ -243,7 +238,7 @@ std::string markdown_notes(const std::string& notes) {
 // "FLOPs" are usually MACs). An analysis shows params, costs and predicted memory.
 std::vector<std::string> columns_for(const TableOptions& options, TableStyle style, bool measured, bool network) {
   if (!options.columns.empty()) return options.columns;
-  if (options.wide || style == TableStyle::markdown) return kWide;
+  if (options.wide || style == TableStyle::markdown) return result_column_keys();
   if (measured && network) return column_set(ColumnSet::compact_network);
   return column_set(measured ? ColumnSet::compact : ColumnSet::compact_analysis);
 }
@@ -252,14 +247,14 @@ std::vector<std::string> columns_for(const TableOptions& options, TableStyle sty
 
 std::vector<BlockTable> block_tables(const ResultSet& results) {
   std::vector<BlockTable> tables;
-  for (const auto& group : group_by_block(results)) tables.push_back(block_table(group, kWide));
+  for (const auto& group : group_by_block(results)) tables.push_back(block_table(group, result_column_keys()));
   return tables;
 }
 
 std::vector<std::string> block_tables_columns(const ResultSet& results) {
   std::vector<std::string> keys;
   for (const auto& group : group_by_block(results))
-    for (const ResultColumn* c : shown_columns(group, kWide))
+    for (const ResultColumn* c : shown_columns(group, result_column_keys()))
       if (std::find(keys.begin(), keys.end(), c->key) == keys.end()) keys.emplace_back(c->key);
   return keys;
 }
