@@ -243,6 +243,50 @@ std::vector<std::string> columns_for(const TableOptions& options, TableStyle sty
   return column_set(measured ? ColumnSet::compact : ColumnSet::compact_analysis);
 }
 
+// What the tables' output is made of, once for both formats: each part is tables (a title
+// each), then lines about them (what each variant builds), then a note; terminal_part and
+// markdown_part write it, each in its own way.
+struct TitledTable {
+  std::string title;
+  TextTable table;
+};
+// How a note reads in Markdown (the terminal shows its lines as they are).
+enum class NoteShape {
+  lines,                 // its lines as they are, one paragraph
+  paragraph,             // one paragraph line (Markdown would show a line break as "\n")
+  paragraphs_and_items,  // a line starts a paragraph, its indented lines are list items
+};
+struct TablesPart {
+  std::vector<TitledTable> tables = {};
+  std::vector<std::string> items = {};
+  std::string note = {};
+  NoteShape note_shape = NoteShape::lines;
+};
+
+std::string terminal_part(const TablesPart& part, bool colour) {
+  std::string out;
+  for (const TitledTable& t : part.tables) out += printable(t.title) + "\n" + t.table.render_terminal(colour);
+  for (const std::string& line : part.items) out += wrapped(printable(line), 100);
+  if (!part.note.empty()) out += part.note + (part.note.back() == '\n' ? "" : "\n");
+  return out + "\n";
+}
+
+std::string markdown_part(const TablesPart& part) {
+  std::string out;
+  for (const TitledTable& t : part.tables)
+    out += "### " + markdown_escape(t.title) + "\n\n" + t.table.render_markdown() + "\n";
+  for (const std::string& line : part.items) out += "- " + markdown_escape(line) + "\n";
+  if (!part.items.empty()) out += "\n";
+  switch (part.note_shape) {
+    case NoteShape::lines: return part.note.empty() ? out : out + markdown_escape(part.note) + "\n";
+    // Written even when empty (an analysis of several networks has no side-by-side note): the
+    // Markdown has always had its blank lines there.
+    case NoteShape::paragraph: return out + markdown_escape(one_line(part.note)) + "\n\n";
+    case NoteShape::paragraphs_and_items: return part.note.empty() ? out : out + markdown_notes(part.note);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<BlockTable> block_tables(const ResultSet& results) {
@@ -290,63 +334,44 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
 }
 
 std::string format_tables(const ResultSet& results, TableStyle style, bool colour, const TableOptions& options) {
-  std::string out;
+  std::vector<TablesPart> parts;
   std::vector<std::string> shown;  // every column some table shows: the note explains those
   for (const auto& group : rows_by_block(results)) {
     const std::vector<std::string> chosen =
         columns_for(options, style, any_measured(group), is_network(*group.front()));
     for (const ResultColumn* c : shown_columns(group, chosen))
       if (std::find(shown.begin(), shown.end(), c->key) == shown.end()) shown.emplace_back(c->key);
-    const BlockTable b = block_table(group, chosen);
-    if (style == TableStyle::markdown) {
-      out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
-      for (const std::string& line : b.structure) out += "- " + markdown_escape(line) + "\n";
-      if (!b.structure.empty()) out += "\n";
-    } else {
-      out += printable(b.title) + "\n" + b.table.render_terminal(colour);
-      for (const std::string& line : b.structure) out += wrapped(printable(line), 100);
-      out += "\n";
-    }
+    BlockTable b = block_table(group, chosen);
+    parts.push_back(
+        {.tables = {{.title = std::move(b.title), .table = std::move(b.table)}}, .items = std::move(b.structure)});
     // A variant run with and without a memory policy: what the policy buys.
-    if (const std::optional<BlockTable> pt = policies_table(group)) {
-      if (style == TableStyle::markdown)
-        out += "### " + markdown_escape(pt->title) + "\n\n" + pt->table.render_markdown() + "\n" +
-               markdown_escape(policies_note(group)) + "\n";
-      else
-        out += printable(pt->title) + "\n" + pt->table.render_terminal(colour) + policies_note(group) + "\n";
-    }
+    if (std::optional<BlockTable> pt = policies_table(group))
+      parts.push_back({.tables = {{.title = std::move(pt->title), .table = std::move(pt->table)}},
+                       .note = policies_note(group),
+                       .note_shape = NoteShape::lines});
     // Folded variants: what each folds into what, its proof, and what it buys against its source.
-    if (const std::string notes = fold_notes(group); !notes.empty())
-      out += style == TableStyle::markdown ? markdown_notes(notes) : notes + "\n";
+    if (std::string notes = fold_notes(group); !notes.empty())
+      parts.push_back({.note = std::move(notes), .note_shape = NoteShape::paragraphs_and_items});
     // A block run in both layouts: its variants' two layouts side by side, after its own table.
-    if (const std::optional<BlockTable> l = layouts_table(group)) {
-      if (style == TableStyle::markdown)
-        out += "### " + markdown_escape(l->title) + "\n\n" + l->table.render_markdown() + "\n" +
-               markdown_escape(one_line(layouts_note(group))) + "\n\n";
-      else
-        out += printable(l->title) + "\n" + l->table.render_terminal(colour) + layouts_note(group) + "\n\n";
-    }
+    if (std::optional<BlockTable> l = layouts_table(group))
+      parts.push_back({.tables = {{.title = std::move(l->title), .table = std::move(l->table)}},
+                       .note = layouts_note(group),
+                       .note_shape = NoteShape::paragraph});
   }
   // Networks and blocks in one run: each variant's effect at both scales, side by side.
-  if (const std::optional<BlockTable> nb = network_vs_block_table(results)) {
-    if (style == TableStyle::markdown)
-      out += "### " + markdown_escape(nb->title) + "\n\n" + nb->table.render_markdown() + "\n" +
-             markdown_escape(one_line(network_vs_block_note(results))) + "\n\n";
-    else
-      out += printable(nb->title) + "\n" + nb->table.render_terminal(colour) + network_vs_block_note(results) + "\n";
-  }
+  if (std::optional<BlockTable> nb = network_vs_block_table(results))
+    parts.push_back({.tables = {{.title = std::move(nb->title), .table = std::move(nb->table)}},
+                     .note = network_vs_block_note(results),
+                     .note_shape = NoteShape::paragraph});
   // Several networks at one input (seed 001): each against the first, FLOPs beside time.
-  const std::vector<BlockTable> side = networks_side_by_side_tables(results);
-  for (const BlockTable& t : side) {
-    if (style == TableStyle::markdown)
-      out += "### " + markdown_escape(t.title) + "\n\n" + t.table.render_markdown() + "\n";
-    else
-      out += printable(t.title) + "\n" + t.table.render_terminal(colour);
+  if (std::vector<BlockTable> side = networks_side_by_side_tables(results); !side.empty()) {
+    TablesPart part{.note = networks_side_by_side_note(results), .note_shape = NoteShape::paragraph};
+    for (BlockTable& t : side) part.tables.push_back({.title = std::move(t.title), .table = std::move(t.table)});
+    parts.push_back(std::move(part));
   }
-  if (!side.empty()) {
-    const std::string note = networks_side_by_side_note(results);
-    out += style == TableStyle::markdown ? markdown_escape(one_line(note)) + "\n\n" : note + "\n";
-  }
+  std::string out;
+  for (const TablesPart& part : parts)
+    out += style == TableStyle::markdown ? markdown_part(part) : terminal_part(part, colour);
   return out + tables_footnote(results, shown);
 }
 
