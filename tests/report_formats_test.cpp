@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -550,7 +551,7 @@ TEST(ReportFormats, EveryColumnIsOneEntryThatEveryTabularFormatShows) {
     const std::string md = format_tables(set, TableStyle::markdown, false, options);
     const std::string tex = format_latex(set, {c.key});
     // measured.json has training and inference blocks, no graph: every other column applies somewhere.
-    if (c.graph_only) continue;
+    if (!column_applies(c, ColumnNeeds::measured | ColumnNeeds::train)) continue;
     EXPECT_NE(table.find(c.header_train), std::string::npos) << table;
     EXPECT_NE(md.find(c.header_train), std::string::npos) << md;
     EXPECT_NE(tex.find(c.latex_unit), std::string::npos) << tex;
@@ -566,6 +567,67 @@ TEST(ReportFormats, EveryColumnIsOneEntryThatEveryTabularFormatShows) {
   // One set of names: what --columns refuses, --latex-columns refuses too.
   EXPECT_THROW(check_result_columns({"time"}), std::invalid_argument);
   EXPECT_THROW(format_latex(set, {"gmac"}), std::invalid_argument);
+}
+
+// The header cells of a terminal table's header line: cells are set apart by two spaces or more.
+std::vector<std::string> header_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  const std::regex gap(" {2,}");
+  for (std::sregex_token_iterator it(line.begin(), line.end(), gap, -1), end; it != end; ++it)
+    if (!it->str().empty()) cells.push_back(*it);
+  return cells;
+}
+
+// --wide is every column of the catalogue that applies: a table of rows that have every quantity
+// (measured training rows, a recorded graph) shows every column, as many times as the catalogue
+// has it (step ms is both step_ms and time_ms), in the terminal, Markdown and HTML tables alike.
+TEST(ReportFormats, WideShowsEveryColumnOfTheCatalogue) {
+  ResultSet set;
+  set.rows = {round_row("base", 1000.0), round_row("other", 500.0)};
+  set.rows[0].is_baseline = true;
+  for (ResultRow& r : set.rows) r.graph = r.step;
+  std::vector<std::string> expected = {"variant"};
+  for (const ResultColumn& c : result_columns()) {
+    ASSERT_TRUE(column_applies(c, table_has(true, true, true))) << c.key;
+    expected.emplace_back(c.header_train);
+  }
+  TableOptions wide;
+  wide.wide = true;
+  const std::string terminal = format_tables(set, TableStyle::terminal, false, wide);
+  std::istringstream lines(terminal);
+  std::string title, header;
+  std::getline(lines, title);
+  std::getline(lines, header);
+  EXPECT_EQ(header_cells(header), expected) << terminal;
+  // Markdown is wide by default; its header row lists the same cells between pipes.
+  const std::string md = format_tables(set, TableStyle::markdown);
+  std::string md_header = "|";
+  for (const std::string& h : expected) md_header += " " + h + " |";
+  EXPECT_NE(md.find(md_header + "\n"), std::string::npos) << md_header << "\n" << md;
+  EXPECT_EQ(block_tables(set).front().table.header, expected);
+}
+
+// A default set is a query on the catalogue: each of its columns says its place, once, and the
+// places count 1, 2, 3, ... (two columns in one place would leave their order to chance).
+TEST(ReportFormats, EveryDefaultSetHasEachPlaceOnce) {
+  for (const ColumnSet set : {ColumnSet::compact, ColumnSet::compact_network, ColumnSet::compact_analysis,
+                              ColumnSet::latex, ColumnSet::latex_analysis, ColumnSet::latex_sweep}) {
+    SCOPED_TRACE(static_cast<int>(set));
+    std::vector<int> places;
+    for (const ResultColumn& c : result_columns()) {
+      size_t in_set = 0;
+      for (const SetPlace& p : c.sets)
+        if (p.set == set) {
+          places.push_back(p.order);
+          ++in_set;
+        }
+      EXPECT_LE(in_set, 1u) << c.key;
+    }
+    std::sort(places.begin(), places.end());
+    ASSERT_FALSE(places.empty());
+    for (size_t i = 0; i < places.size(); ++i) EXPECT_EQ(places[i], static_cast<int>(i) + 1);
+    EXPECT_EQ(column_set(set).size(), places.size());
+  }
 }
 
 TEST(ReportFormats, LatexFitsOneColumnOfAOneColumnArticle) {

@@ -61,18 +61,6 @@ std::string caption_of(const ResultRow& r, bool measured, bool untrusted, bool r
   return c;
 }
 
-// The default fits one column of a one-column article (345 pt) in \footnotesize.
-const std::vector<std::string> kMeasuredDefault = {"time_ms", "time_x", "graph_ms", "peak",
-                                                   "peak_x",  "flop_x", "params_x"};
-// The forward pass's GFLOP and GMAC (what papers compare blocks by); params x gives way to them
-// to fit the column.
-const std::vector<std::string> kAnalysisDefault = {"params", "gflop_fwd", "gmac_fwd", "peak", "peak_x", "flop_x"};
-
-// A whole sweep in one table: absolute figures (params, forward GFLOP, ms, MiB) beside the
-// ratios that fit (a column more than the per-point default, so no FLOP or params ratio).
-const std::vector<std::string> kSweepMeasuredDefault = {"params", "gflop_fwd", "time_ms", "time_x", "peak", "peak_x"};
-const std::vector<std::string> kSweepAnalysisDefault = {"params", "gflop_fwd", "gmac_fwd", "peak", "peak_x", "flop_x"};
-
 bool is_ratio(const ResultColumn& c) { return std::string(c.key).ends_with("_x"); }
 
 // The default columns of a table of these rows, or the chosen ones, that apply to it.
@@ -84,14 +72,16 @@ std::vector<const ResultColumn*> latex_columns_of(const std::vector<const Result
     measured = measured || !r->device.empty();
     graph = graph || ran_with_graph(*r);
   }
+  // The defaults fit one column of a one-column article (345 pt) in \footnotesize. A whole sweep
+  // in one table has absolute figures (params, forward GFLOP, ms, MiB) beside the ratios that fit.
   const bool sweep = grouping == LatexGrouping::per_block;
-  const std::vector<std::string>& names = !chosen.empty() ? chosen
-                                          : measured      ? (sweep ? kSweepMeasuredDefault : kMeasuredDefault)
-                                                          : (sweep ? kSweepAnalysisDefault : kAnalysisDefault);
+  const std::vector<std::string> names = !chosen.empty() ? chosen
+                                         : !measured     ? column_set(ColumnSet::latex_analysis)
+                                                     : column_set(sweep ? ColumnSet::latex_sweep : ColumnSet::latex);
   std::vector<const ResultColumn*> cols;
   for (const std::string& n : names) {
     const ResultColumn& c = result_column(n);
-    if (column_applies(c, measured, is_training(baseline_of(group)), graph)) cols.push_back(&c);
+    if (column_applies(c, table_has(measured, is_training(baseline_of(group)), graph))) cols.push_back(&c);
   }
   return cols;
 }

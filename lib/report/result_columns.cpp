@@ -76,119 +76,299 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
+SetPlace in(ColumnSet set, int order) { return SetPlace{.set = set, .order = order}; }
+
 std::vector<ResultColumn> make_result_columns() {
   using C = const ColumnContext&;
+  using N = ColumnNeeds;
+  using S = ColumnSet;
   return {
-      {"params", "params", "params", "Params", "", false, false, false, "",
-       [](C c) { return ColumnCell{format_count(c.row.params)}; }, [](C c) { return format_count(c.row.params); }},
-      {"gflop_fwd", "GFLOP fwd", "GFLOP fwd", "Forward cost", "(GFLOP)", false, false, false, kGflopNote,
-       [](C c) { return ColumnCell{format_giga(c.row.flops.forward)}; },
-       [](C c) { return giga_latex(c.row.flops.forward); }},
-      {"gflop_bwd", "GFLOP bwd", "GFLOP bwd", "Backward cost", "(GFLOP)", false, true, false, kGflopNote,
-       [](C c) { return ColumnCell{format_giga(c.row.flops.backward())}; },
-       [](C c) { return giga_latex(c.row.flops.backward()); }},
-      {"gflop_step", "GFLOP step", "GFLOP step", "Step cost", "(GFLOP)", false, true, false, kGflopNote,
-       [](C c) { return ColumnCell{format_giga(headline_flops(c.row))}; },
-       [](C c) { return giga_latex(headline_flops(c.row)); }},
+      {.key = "params",
+       .header_train = "params",
+       .header_infer = "params",
+       .latex_group = "Params",
+       .sets = {in(S::compact_analysis, 1), in(S::latex_analysis, 1), in(S::latex_sweep, 1)},
+       .text = [](C c) { return ColumnCell{format_count(c.row.params)}; },
+       .latex = [](C c) { return format_count(c.row.params); }},
+      {.key = "gflop_fwd",
+       .header_train = "GFLOP fwd",
+       .header_infer = "GFLOP fwd",
+       .latex_group = "Forward cost",
+       .latex_unit = "(GFLOP)",
+       .note = kGflopNote,
+       .sets = {in(S::compact_network, 7), in(S::compact_analysis, 2), in(S::latex_analysis, 2), in(S::latex_sweep, 2)},
+       .text = [](C c) { return ColumnCell{format_giga(c.row.flops.forward)}; },
+       .latex = [](C c) { return giga_latex(c.row.flops.forward); }},
+      {.key = "gflop_bwd",
+       .header_train = "GFLOP bwd",
+       .header_infer = "GFLOP bwd",
+       .latex_group = "Backward cost",
+       .latex_unit = "(GFLOP)",
+       .needs = N::train,
+       .note = kGflopNote,
+       .sets = {in(S::compact_analysis, 3)},
+       .text = [](C c) { return ColumnCell{format_giga(c.row.flops.backward())}; },
+       .latex = [](C c) { return giga_latex(c.row.flops.backward()); }},
+      {.key = "gflop_step",
+       .header_train = "GFLOP step",
+       .header_infer = "GFLOP step",
+       .latex_group = "Step cost",
+       .latex_unit = "(GFLOP)",
+       .needs = N::train,
+       .note = kGflopNote,
+       .text = [](C c) { return ColumnCell{format_giga(headline_flops(c.row))}; },
+       .latex = [](C c) { return giga_latex(headline_flops(c.row)); }},
       // MACs next to GFLOP: papers and posts often quote MACs and call them FLOPs (a 2x gap).
-      {"gmac_fwd", "GMAC fwd", "GMAC fwd", "Forward cost", "(GMAC)", false, false, false, kGmacNote,
-       [](C c) { return ColumnCell{format_giga(c.row.macs.forward)}; },
-       [](C c) { return giga_latex(c.row.macs.forward); }},
-      {"gmac_bwd", "GMAC bwd", "GMAC bwd", "Backward cost", "(GMAC)", false, true, false, kGmacNote,
-       [](C c) { return ColumnCell{format_giga(c.row.macs.backward())}; },
-       [](C c) { return giga_latex(c.row.macs.backward()); }},
-      {"gmac_step", "GMAC step", "GMAC step", "Step cost", "(GMAC)", false, true, false, kGmacNote,
-       [](C c) { return ColumnCell{format_giga(step_macs(c.row))}; }, [](C c) { return giga_latex(step_macs(c.row)); }},
-      {"fwd_ms", "fwd ms", "fwd ms", "Forward", "(ms)", true, false, false, kTimeNote,
-       [](C c) { return ColumnCell{time_cell(c.row, c.row.forward)}; },
-       [](C c) { return median_latex(c.row, c.row.forward); }},
-      {"bwd_ms", "bwd ms", "bwd ms", "Backward", "(ms)", true, true, false, kTimeNote,
-       [](C c) { return ColumnCell{time_cell(c.row, c.row.backward)}; },
-       [](C c) { return median_latex(c.row, c.row.backward); }},
-      {"step_ms", "step ms", "step ms", "Step", "(ms)", true, true, false, kTimeNote,
-       [](C c) { return ColumnCell{time_cell(c.row, c.row.step)}; },
-       [](C c) { return median_latex(c.row, c.row.step); }},
-      {"time_ms", "step ms", "fwd ms", "time", "(ms)", true, false, false, kTimeNote,
-       [](C c) { return ColumnCell{time_cell(c.row, headline_time(c.row))}; },
-       [](C c) { return median_latex(c.row, headline_time(c.row)); }},
-      {"noise", "step ±", "fwd ±", "time", "$\\pm$ (\\%)", true, false, false, kTimeNote,
-       [](C c) {
-         const auto& t = headline_time(c.row);
-         return ColumnCell{ran(c.row) && t ? format_fixed(t->noise * 100.0, 1) + "%" : "-"};
-       },
-       [](C c) {
-         const auto& t = headline_time(c.row);
-         return ran(c.row) && t ? format_fixed(t->noise * 100.0, 1) : std::string("--");
-       }},
-      {"graph_ms", "graph ms", "graph ms", "Graph", "(ms)", true, false, true,
-       "graph ms: the {phase} recorded once as a CUDA graph and replayed (no host work between kernels); eager time "
-       "minus graph time is what launching op by op costs.",
-       [](C c) { return ColumnCell{time_cell(c.row, c.row.graph)}; },
-       [](C c) { return median_latex(c.row, c.row.graph); }},
-      {"samples_per_s", "samples/s", "samples/s", "Throughput", "(samples/s)", true, false, false,
-       "samples/s: the batch over the median time of the {phase}.",
-       [](C c) {
-         const std::optional<double> v = samples_per_second(c.row);
-         return ColumnCell{ran(c.row) && v ? format_significant(*v, 3) : "-"};
-       },
-       [](C c) {
-         const std::optional<double> v = samples_per_second(c.row);
-         return ran(c.row) && v ? sig(*v) : std::string("--");
-       }},
-      {"tflops", "TFLOP/s", "TFLOP/s", "Achieved", "(TFLOP/s)", true, false, false, kRateNote,
-       [](C c) { return ColumnCell{rate_text(c.row, headline_flops(c.row), 1e12)}; },
-       [](C c) { return rate_latex(c.row, headline_flops(c.row), 1e12); }},
-      {"gbs", "GB/s", "GB/s", "Achieved", "(GB/s)", true, false, false, kRateNote,
-       [](C c) { return ColumnCell{rate_text(c.row, headline_bytes(c.row), 1e9)}; },
-       [](C c) { return rate_latex(c.row, headline_bytes(c.row), 1e9); }},
-      {"peak_measured", "peak meas.", "peak meas.", "Peak memory", "meas. (MiB)", true, false, false, kPeakNote,
-       [](C c) { return ColumnCell{has_measured_peak(c.row) ? format_mib(c.row.measured->peak_bytes) : "-"}; },
-       [](C c) { return has_measured_peak(c.row) ? mib_latex(c.row.measured->peak_bytes) : std::string("--"); }},
-      {"peak_predicted", "peak pred.", "peak pred.", "Peak memory", "pred. (MiB)", false, false, false, kPeakNote,
-       [](C c) { return ColumnCell{format_mib(c.row.predicted.peak_bytes)}; },
-       [](C c) { return mib_latex(c.row.predicted.peak_bytes); }},
-      {"peak", "peak", "peak", "Peak memory", "(MiB)", false, false, false, kPeakNote,
-       [](C c) { return ColumnCell{format_mib(shown_peak(c.row))}; }, [](C c) { return mib_latex(shown_peak(c.row)); }},
-      {"saved", "saved", "saved", "Saved", "(MiB)", false, false, false, "saved: activations kept for backward.",
-       [](C c) { return ColumnCell{format_mib(c.row.predicted.saved_bytes)}; },
-       [](C c) { return mib_latex(c.row.predicted.saved_bytes); }},
-      {"params_x", "params x", "params x", "Cost", "Params ($\\times$)", false, false, false, kRatioNote,
-       [](C c) {
-         return ColumnCell{ratio_text(static_cast<double>(c.row.params), static_cast<double>(c.base.params))};
-       },
-       [](C c) { return ratio_latex(static_cast<double>(c.row.params), static_cast<double>(c.base.params)); }},
-      {"flop_x", "FLOP x", "FLOP x", "Cost", "FLOP ($\\times$)", false, false, false, kRatioNote,
-       [](C c) {
-         return ColumnCell{
-             ratio_text(static_cast<double>(headline_flops(c.row)), static_cast<double>(headline_flops(c.base)))};
-       },
-       [](C c) {
-         return ratio_latex(static_cast<double>(headline_flops(c.row)), static_cast<double>(headline_flops(c.base)));
-       }},
-      {"time_x", "step x", "fwd x", "time", "($\\times$)", true, false, false, kRatioNote,
-       [](C c) {
-         const auto x = time_ratio(c);
-         return x ? ColumnCell{format_ratio(*x), ratio_tone(*x)} : ColumnCell{"-"};
-       },
-       [](C c) {
-         const auto x = time_ratio(c);
-         return x ? format_fixed(*x, 2) : std::string("--");
-       }},
-      {"peak_x", "peak x", "peak x", "Peak memory", "($\\times$)", false, false, false, kRatioNote,
-       [](C c) {
-         return ColumnCell{ratio_text(static_cast<double>(shown_peak(c.row)), static_cast<double>(shown_peak(c.base)))};
-       },
-       [](C c) {
-         return ratio_latex(static_cast<double>(shown_peak(c.row)), static_cast<double>(shown_peak(c.base)));
-       }},
+      {.key = "gmac_fwd",
+       .header_train = "GMAC fwd",
+       .header_infer = "GMAC fwd",
+       .latex_group = "Forward cost",
+       .latex_unit = "(GMAC)",
+       .note = kGmacNote,
+       .sets = {in(S::compact_network, 8), in(S::compact_analysis, 4), in(S::latex_analysis, 3)},
+       .text = [](C c) { return ColumnCell{format_giga(c.row.macs.forward)}; },
+       .latex = [](C c) { return giga_latex(c.row.macs.forward); }},
+      {.key = "gmac_bwd",
+       .header_train = "GMAC bwd",
+       .header_infer = "GMAC bwd",
+       .latex_group = "Backward cost",
+       .latex_unit = "(GMAC)",
+       .needs = N::train,
+       .note = kGmacNote,
+       .text = [](C c) { return ColumnCell{format_giga(c.row.macs.backward())}; },
+       .latex = [](C c) { return giga_latex(c.row.macs.backward()); }},
+      {.key = "gmac_step",
+       .header_train = "GMAC step",
+       .header_infer = "GMAC step",
+       .latex_group = "Step cost",
+       .latex_unit = "(GMAC)",
+       .needs = N::train,
+       .note = kGmacNote,
+       .text = [](C c) { return ColumnCell{format_giga(step_macs(c.row))}; },
+       .latex = [](C c) { return giga_latex(step_macs(c.row)); }},
+      {.key = "fwd_ms",
+       .header_train = "fwd ms",
+       .header_infer = "fwd ms",
+       .latex_group = "Forward",
+       .latex_unit = "(ms)",
+       .needs = N::measured,
+       .note = kTimeNote,
+       .text = [](C c) { return ColumnCell{time_cell(c.row, c.row.forward)}; },
+       .latex = [](C c) { return median_latex(c.row, c.row.forward); }},
+      {.key = "bwd_ms",
+       .header_train = "bwd ms",
+       .header_infer = "bwd ms",
+       .latex_group = "Backward",
+       .latex_unit = "(ms)",
+       .needs = N::measured | N::train,
+       .note = kTimeNote,
+       .text = [](C c) { return ColumnCell{time_cell(c.row, c.row.backward)}; },
+       .latex = [](C c) { return median_latex(c.row, c.row.backward); }},
+      {.key = "step_ms",
+       .header_train = "step ms",
+       .header_infer = "step ms",
+       .latex_group = "Step",
+       .latex_unit = "(ms)",
+       .needs = N::measured | N::train,
+       .note = kTimeNote,
+       .text = [](C c) { return ColumnCell{time_cell(c.row, c.row.step)}; },
+       .latex = [](C c) { return median_latex(c.row, c.row.step); }},
+      // The headline time: the step's in training, the forward pass's in inference.
+      {.key = "time_ms",
+       .header_train = "step ms",
+       .header_infer = "fwd ms",
+       .latex_group = "time",
+       .latex_unit = "(ms)",
+       .needs = N::measured,
+       .note = kTimeNote,
+       .sets = {in(S::compact, 1), in(S::compact_network, 1), in(S::latex, 1), in(S::latex_sweep, 3)},
+       .text = [](C c) { return ColumnCell{time_cell(c.row, headline_time(c.row))}; },
+       .latex = [](C c) { return median_latex(c.row, headline_time(c.row)); }},
+      {.key = "noise",
+       .header_train = "step ±",
+       .header_infer = "fwd ±",
+       .latex_group = "time",
+       .latex_unit = "$\\pm$ (\\%)",
+       .needs = N::measured,
+       .note = kTimeNote,
+       .text =
+           [](C c) {
+             const auto& t = headline_time(c.row);
+             return ColumnCell{ran(c.row) && t ? format_fixed(t->noise * 100.0, 1) + "%" : "-"};
+           },
+       .latex =
+           [](C c) {
+             const auto& t = headline_time(c.row);
+             return ran(c.row) && t ? format_fixed(t->noise * 100.0, 1) : std::string("--");
+           }},
+      {.key = "graph_ms",
+       .header_train = "graph ms",
+       .header_infer = "graph ms",
+       .latex_group = "Graph",
+       .latex_unit = "(ms)",
+       .needs = N::measured | N::graph,
+       .note = "graph ms: the {phase} recorded once as a CUDA graph and replayed (no host work between kernels); "
+               "eager time minus graph time is what launching op by op costs.",
+       .sets = {in(S::compact, 2), in(S::compact_network, 2), in(S::latex, 3)},
+       .text = [](C c) { return ColumnCell{time_cell(c.row, c.row.graph)}; },
+       .latex = [](C c) { return median_latex(c.row, c.row.graph); }},
+      {.key = "samples_per_s",
+       .header_train = "samples/s",
+       .header_infer = "samples/s",
+       .latex_group = "Throughput",
+       .latex_unit = "(samples/s)",
+       .needs = N::measured,
+       .note = "samples/s: the batch over the median time of the {phase}.",
+       .sets = {in(S::compact, 4), in(S::compact_network, 4)},
+       .text =
+           [](C c) {
+             const std::optional<double> v = samples_per_second(c.row);
+             return ColumnCell{ran(c.row) && v ? format_significant(*v, 3) : "-"};
+           },
+       .latex =
+           [](C c) {
+             const std::optional<double> v = samples_per_second(c.row);
+             return ran(c.row) && v ? sig(*v) : std::string("--");
+           }},
+      {.key = "tflops",
+       .header_train = "TFLOP/s",
+       .header_infer = "TFLOP/s",
+       .latex_group = "Achieved",
+       .latex_unit = "(TFLOP/s)",
+       .needs = N::measured,
+       .note = kRateNote,
+       .text = [](C c) { return ColumnCell{rate_text(c.row, headline_flops(c.row), 1e12)}; },
+       .latex = [](C c) { return rate_latex(c.row, headline_flops(c.row), 1e12); }},
+      {.key = "gbs",
+       .header_train = "GB/s",
+       .header_infer = "GB/s",
+       .latex_group = "Achieved",
+       .latex_unit = "(GB/s)",
+       .needs = N::measured,
+       .note = kRateNote,
+       .text = [](C c) { return ColumnCell{rate_text(c.row, headline_bytes(c.row), 1e9)}; },
+       .latex = [](C c) { return rate_latex(c.row, headline_bytes(c.row), 1e9); }},
+      {.key = "peak_measured",
+       .header_train = "peak meas.",
+       .header_infer = "peak meas.",
+       .latex_group = "Peak memory",
+       .latex_unit = "meas. (MiB)",
+       .needs = N::measured,
+       .note = kPeakNote,
+       .text = [](C c) { return ColumnCell{has_measured_peak(c.row) ? format_mib(c.row.measured->peak_bytes) : "-"}; },
+       .latex =
+           [](C c) { return has_measured_peak(c.row) ? mib_latex(c.row.measured->peak_bytes) : std::string("--"); }},
+      {.key = "peak_predicted",
+       .header_train = "peak pred.",
+       .header_infer = "peak pred.",
+       .latex_group = "Peak memory",
+       .latex_unit = "pred. (MiB)",
+       .note = kPeakNote,
+       .sets = {in(S::compact_analysis, 5)},
+       .text = [](C c) { return ColumnCell{format_mib(c.row.predicted.peak_bytes)}; },
+       .latex = [](C c) { return mib_latex(c.row.predicted.peak_bytes); }},
+      // The peak a reader compares by: measured when the row has it, else predicted.
+      {.key = "peak",
+       .header_train = "peak",
+       .header_infer = "peak",
+       .latex_group = "Peak memory",
+       .latex_unit = "(MiB)",
+       .note = kPeakNote,
+       .sets = {in(S::compact, 5), in(S::compact_network, 5), in(S::latex, 4), in(S::latex_analysis, 4),
+                in(S::latex_sweep, 5)},
+       .text = [](C c) { return ColumnCell{format_mib(shown_peak(c.row))}; },
+       .latex = [](C c) { return mib_latex(shown_peak(c.row)); }},
+      {.key = "saved",
+       .header_train = "saved",
+       .header_infer = "saved",
+       .latex_group = "Saved",
+       .latex_unit = "(MiB)",
+       .note = "saved: activations kept for backward.",
+       .sets = {in(S::compact_analysis, 6)},
+       .text = [](C c) { return ColumnCell{format_mib(c.row.predicted.saved_bytes)}; },
+       .latex = [](C c) { return mib_latex(c.row.predicted.saved_bytes); }},
+      {.key = "params_x",
+       .header_train = "params x",
+       .header_infer = "params x",
+       .latex_group = "Cost",
+       .latex_unit = "Params ($\\times$)",
+       .note = kRatioNote,
+       .sets = {in(S::latex, 7)},
+       .text =
+           [](C c) {
+             return ColumnCell{ratio_text(static_cast<double>(c.row.params), static_cast<double>(c.base.params))};
+           },
+       .latex = [](C c) { return ratio_latex(static_cast<double>(c.row.params), static_cast<double>(c.base.params)); }},
+      {.key = "flop_x",
+       .header_train = "FLOP x",
+       .header_infer = "FLOP x",
+       .latex_group = "Cost",
+       .latex_unit = "FLOP ($\\times$)",
+       .note = kRatioNote,
+       .sets = {in(S::compact, 7), in(S::compact_network, 9), in(S::compact_analysis, 7), in(S::latex, 6),
+                in(S::latex_analysis, 6)},
+       .text =
+           [](C c) {
+             return ColumnCell{
+                 ratio_text(static_cast<double>(headline_flops(c.row)), static_cast<double>(headline_flops(c.base)))};
+           },
+       .latex =
+           [](C c) {
+             return ratio_latex(static_cast<double>(headline_flops(c.row)),
+                                static_cast<double>(headline_flops(c.base)));
+           }},
+      {.key = "time_x",
+       .header_train = "step x",
+       .header_infer = "fwd x",
+       .latex_group = "time",
+       .latex_unit = "($\\times$)",
+       .needs = N::measured,
+       .note = kRatioNote,
+       .sets = {in(S::compact, 3), in(S::compact_network, 3), in(S::latex, 2), in(S::latex_sweep, 4)},
+       .text =
+           [](C c) {
+             const auto x = time_ratio(c);
+             return x ? ColumnCell{format_ratio(*x), ratio_tone(*x)} : ColumnCell{"-"};
+           },
+       .latex =
+           [](C c) {
+             const auto x = time_ratio(c);
+             return x ? format_fixed(*x, 2) : std::string("--");
+           }},
+      {.key = "peak_x",
+       .header_train = "peak x",
+       .header_infer = "peak x",
+       .latex_group = "Peak memory",
+       .latex_unit = "($\\times$)",
+       .note = kRatioNote,
+       .sets = {in(S::compact, 6), in(S::compact_network, 6), in(S::compact_analysis, 8), in(S::latex, 5),
+                in(S::latex_analysis, 5), in(S::latex_sweep, 6)},
+       .text =
+           [](C c) {
+             return ColumnCell{
+                 ratio_text(static_cast<double>(shown_peak(c.row)), static_cast<double>(shown_peak(c.base)))};
+           },
+       .latex =
+           [](C c) {
+             return ratio_latex(static_cast<double>(shown_peak(c.row)), static_cast<double>(shown_peak(c.base)));
+           }},
       // A row that ran but whose times cannot be trusted says so where the reader looks; the
       // evidence is in the warnings under the table.
-      {"status", "status", "status", "Status", "", true, false, false, "",
-       [](C c) {
-         return ColumnCell{ran(c.row) ? to_string(c.row.status) + trust_suffix(c.row)
-                                      : to_string(c.row.status) + (c.row.message.empty() ? "" : ": " + c.row.message)};
-       },
-       [](C c) { return latex_escape(to_string(c.row.status) + (ran(c.row) ? trust_suffix(c.row) : "")); }},
+      {.key = "status",
+       .header_train = "status",
+       .header_infer = "status",
+       .latex_group = "Status",
+       .needs = N::measured,
+       .align = ColumnAlign::words,
+       .without_counts = WithoutCounts::own_cell,
+       .sets = {in(S::compact, 8), in(S::compact_network, 10)},
+       .text =
+           [](C c) {
+             return ColumnCell{ran(c.row)
+                                   ? to_string(c.row.status) + trust_suffix(c.row)
+                                   : to_string(c.row.status) + (c.row.message.empty() ? "" : ": " + c.row.message)};
+           },
+       .latex = [](C c) { return latex_escape(to_string(c.row.status) + (ran(c.row) ? trust_suffix(c.row) : "")); }},
   };
 }
 
@@ -197,6 +377,17 @@ std::vector<ResultColumn> make_result_columns() {
 const std::vector<ResultColumn>& result_columns() {
   static const std::vector<ResultColumn> all = make_result_columns();
   return all;
+}
+
+std::vector<std::string> column_set(ColumnSet set) {
+  std::vector<std::pair<int, std::string>> placed;
+  for (const ResultColumn& c : result_columns())
+    for (const SetPlace& p : c.sets)
+      if (p.set == set) placed.emplace_back(p.order, c.key);
+  std::sort(placed.begin(), placed.end());
+  std::vector<std::string> keys;
+  for (const auto& [order, key] : placed) keys.push_back(key);
+  return keys;
 }
 
 const std::vector<std::string>& result_column_keys() {
@@ -224,12 +415,12 @@ std::string trust_suffix(const ResultRow& r) {
 }
 
 ColumnCell column_cell(const ResultColumn& c, const ColumnContext& context) {
-  if (!counted(context.row.status) && std::string_view(c.key) != "status") return ColumnCell{"-"};
+  if (!counted(context.row.status) && c.without_counts == WithoutCounts::dash) return ColumnCell{"-"};
   return c.text(context);
 }
 
 std::string column_latex(const ResultColumn& c, const ColumnContext& context) {
-  if (!counted(context.row.status) && std::string_view(c.key) != "status") return "--";
+  if (!counted(context.row.status) && c.without_counts == WithoutCounts::dash) return "--";
   return c.latex(context);
 }
 
@@ -237,8 +428,13 @@ std::string variant_cell(const ResultRow& r) {
   return r.variant + (r.is_baseline ? " (base)" : "") + (counted(r.status) ? "" : " (" + to_string(r.status) + ")");
 }
 
-bool column_applies(const ResultColumn& c, bool measured, bool train, bool graph) {
-  return !(c.measured_only && !measured) && !(c.train_only && !train) && !(c.graph_only && !graph);
+ColumnNeeds table_has(bool measured, bool train, bool graph) {
+  return (measured ? ColumnNeeds::measured : ColumnNeeds::nothing) |
+         (train ? ColumnNeeds::train : ColumnNeeds::nothing) | (graph ? ColumnNeeds::graph : ColumnNeeds::nothing);
+}
+
+bool column_applies(const ResultColumn& c, ColumnNeeds has) {
+  return (static_cast<unsigned>(c.needs) & ~static_cast<unsigned>(has)) == 0;
 }
 
 std::string column_notes(const std::vector<std::string>& keys, const NoteContext& context) {

@@ -29,18 +29,23 @@ std::string dim_from_end(const std::vector<int64_t>& v, size_t k) {
   return v.size() >= k ? std::to_string(v[v.size() - k]) : std::string();
 }
 
-// median, q1 and q3 of one phase, in milliseconds.
-void add_time_columns(std::vector<CsvColumn>& cols, const std::string& phase,
-                      std::optional<TimeStats> ResultRow::*member) {
+// median, q1 and q3 of one phase, in milliseconds: three columns.
+std::vector<CsvColumn> time_columns(const std::string& phase, std::optional<TimeStats> ResultRow::*member) {
   const auto stat = [member](double TimeStats::*field) {
     return [member, field](const CsvRow& c) {
       const auto& t = c.r.*member;
       return t ? format_fixed((*t).*field, 6) : std::string();
     };
   };
-  cols.push_back({phase + "_median_ms", stat(&TimeStats::median)});
-  cols.push_back({phase + "_q1_ms", stat(&TimeStats::q1)});
-  cols.push_back({phase + "_q3_ms", stat(&TimeStats::q3)});
+  return {{.name = phase + "_median_ms", .value = stat(&TimeStats::median)},
+          {.name = phase + "_q1_ms", .value = stat(&TimeStats::q1)},
+          {.name = phase + "_q3_ms", .value = stat(&TimeStats::q3)}};
+}
+
+std::vector<CsvColumn> concatenated(std::initializer_list<std::vector<CsvColumn>> runs) {
+  std::vector<CsvColumn> all;
+  for (const std::vector<CsvColumn>& run : runs) all.insert(all.end(), run.begin(), run.end());
+  return all;
 }
 
 std::vector<CsvColumn> make_csv_columns() {
@@ -50,90 +55,109 @@ std::vector<CsvColumn> make_csv_columns() {
   const auto integer = [](auto get) {
     return [get](C c) { return counted(c.r.status) ? std::to_string(get(c.r)) : std::string(); };
   };
-  std::vector<CsvColumn> cols = {
-      {"block", text(&ResultRow::block)},
-      {"variant", text(&ResultRow::variant)},
-      {"kind", text(&ResultRow::kind)},
-      {"point", text(&ResultRow::point_label)},
-      {"baseline", [](C c) { return std::string(c.r.is_baseline ? "true" : "false"); }},
-      {"dims", [](C c) { return std::to_string(c.r.dims); }},
-      {"dtype", text(&ResultRow::dtype)},
-      {"layout", text(&ResultRow::layout)},
-      {"mode", text(&ResultRow::mode)},
-      {"input_shape", [](C c) { return shape_text(c.r.input_shape); }},
-      {"output_shape", [](C c) { return shape_text(c.r.output_shape); }},
-      {"params", integer([](const ResultRow& r) { return r.params; })},
-      {"buffers", integer([](const ResultRow& r) { return r.buffers; })},
-      {"macs_forward", integer([](const ResultRow& r) { return r.macs.forward; })},
-      {"macs_backward_data", integer([](const ResultRow& r) { return r.macs.backward_data; })},
-      {"macs_backward_weight", integer([](const ResultRow& r) { return r.macs.backward_weight; })},
-      {"flops_forward", integer([](const ResultRow& r) { return r.flops.forward; })},
-      {"flops_backward_data", integer([](const ResultRow& r) { return r.flops.backward_data; })},
-      {"flops_backward_weight", integer([](const ResultRow& r) { return r.flops.backward_weight; })},
-      {"bytes_forward", integer([](const ResultRow& r) { return r.bytes_forward; })},
-      {"bytes_backward", integer([](const ResultRow& r) { return r.bytes_backward; })},
-      {"predicted_peak_bytes", integer([](const ResultRow& r) { return r.predicted.peak_bytes; })},
-      {"predicted_saved_bytes", integer([](const ResultRow& r) { return r.predicted.saved_bytes; })},
-      {"device", text(&ResultRow::device)},
-      {"status",
-       [](C c) {
-         return c.r.device.empty() && counted(c.r.status) ? std::string() : csv_escape(to_string(c.r.status));
-       }},
-      {"message", text(&ResultRow::message)},
-      {"measured_peak_bytes",
-       [](C c) {
-         return c.r.measured && c.r.measured->peak_bytes >= 0 ? std::to_string(c.r.measured->peak_bytes)
-                                                              : std::string();
-       }},
-  };
-  add_time_columns(cols, "forward", &ResultRow::forward);
-  add_time_columns(cols, "backward", &ResultRow::backward);
-  add_time_columns(cols, "step", &ResultRow::step);
-  cols.push_back({"step_noise", [](C c) { return c.r.step ? format_fixed(c.r.step->noise, 6) : std::string(); }});
-  add_time_columns(cols, "graph", &ResultRow::graph);
-  const std::vector<CsvColumn> rest = {
-      {"clock_domain", [](C c) { return c.r.clock ? csv_escape(c.r.clock->domain) : std::string(); }},
-      {"clock_before_mhz", [](C c) { return c.r.clock ? format_fixed(c.r.clock->before_mhz, 1) : std::string(); }},
-      {"clock_after_mhz", [](C c) { return c.r.clock ? format_fixed(c.r.clock->after_mhz, 1) : std::string(); }},
-      {"trust", [](C c) { return c.r.device.empty() ? std::string() : to_string(c.trust.level); }},
-      {"trust_evidence", [](C c) { return csv_escape(join(c.trust.evidence, "; ")); }},
-      {"cpu_pressure_share",
-       [](C c) {
-         const auto& a = c.r.activity;
-         return a && a->cpu_pressure_share ? format_fixed(*a->cpu_pressure_share, 4) : std::string();
-       }},
-      {"steal_share",
-       [](C c) {
-         const auto& a = c.r.activity;
-         return a && a->steal_share ? format_fixed(*a->steal_share, 4) : std::string();
-       }},
-      {"threads", [](C c) { return c.r.activity ? std::to_string(c.r.activity->threads) : std::string(); }},
-      // The block's fields as numbers: 2-D blocks leave the depth columns empty.
-      {"batch", [](C c) { return c.r.input_shape.empty() ? std::string() : std::to_string(c.r.input_shape.front()); }},
-      {"in_channels",
-       [](C c) { return c.r.input_shape.empty() ? std::string() : std::to_string(channels_of(c.r, c.r.input_shape)); }},
-      {"out_channels",
-       [](C c) {
-         return c.r.output_shape.empty() ? std::string() : std::to_string(channels_of(c.r, c.r.output_shape));
-       }},
-      {"in_depth", [](C c) { return dim_from_end(spatial_of(c.r, c.r.input_shape), 3); }},
-      {"in_height", [](C c) { return dim_from_end(spatial_of(c.r, c.r.input_shape), 2); }},
-      {"in_width", [](C c) { return dim_from_end(spatial_of(c.r, c.r.input_shape), 1); }},
-      {"kernel_depth", [](C c) { return dim_from_end(c.r.kernel, 3); }},
-      {"kernel_height", [](C c) { return dim_from_end(c.r.kernel, 2); }},
-      {"kernel_width", [](C c) { return dim_from_end(c.r.kernel, 1); }},
-      {"samples_per_s",
-       [](C c) {
-         const std::optional<double> sps = samples_per_second(c.r);
-         return sps && c.r.status == RunStatus::ok ? format_significant(*sps, 6) : std::string();
-       }},
-      {"layout_conversion", text(&ResultRow::layout_conversion)},
-      {"memory_policy", text(&ResultRow::memory_policy)},
-      {"flops_recompute", integer([](const ResultRow& r) { return r.flops.recompute; })},
-      {"buffer_counters", integer([](const ResultRow& r) { return r.buffer_counters; })},
-  };
-  cols.insert(cols.end(), rest.begin(), rest.end());
-  return cols;
+  // Every column, in the header's order: one list, in runs (a phase's times are three columns).
+  return concatenated({
+      {
+          {.name = "block", .value = text(&ResultRow::block)},
+          {.name = "variant", .value = text(&ResultRow::variant)},
+          {.name = "kind", .value = text(&ResultRow::kind)},
+          {.name = "point", .value = text(&ResultRow::point_label)},
+          {.name = "baseline", .value = [](C c) { return std::string(c.r.is_baseline ? "true" : "false"); }},
+          {.name = "dims", .value = [](C c) { return std::to_string(c.r.dims); }},
+          {.name = "dtype", .value = text(&ResultRow::dtype)},
+          {.name = "layout", .value = text(&ResultRow::layout)},
+          {.name = "mode", .value = text(&ResultRow::mode)},
+          {.name = "input_shape", .value = [](C c) { return shape_text(c.r.input_shape); }},
+          {.name = "output_shape", .value = [](C c) { return shape_text(c.r.output_shape); }},
+          {.name = "params", .value = integer([](const ResultRow& r) { return r.params; })},
+          {.name = "buffers", .value = integer([](const ResultRow& r) { return r.buffers; })},
+          {.name = "macs_forward", .value = integer([](const ResultRow& r) { return r.macs.forward; })},
+          {.name = "macs_backward_data", .value = integer([](const ResultRow& r) { return r.macs.backward_data; })},
+          {.name = "macs_backward_weight", .value = integer([](const ResultRow& r) { return r.macs.backward_weight; })},
+          {.name = "flops_forward", .value = integer([](const ResultRow& r) { return r.flops.forward; })},
+          {.name = "flops_backward_data", .value = integer([](const ResultRow& r) { return r.flops.backward_data; })},
+          {.name = "flops_backward_weight",
+           .value = integer([](const ResultRow& r) { return r.flops.backward_weight; })},
+          {.name = "bytes_forward", .value = integer([](const ResultRow& r) { return r.bytes_forward; })},
+          {.name = "bytes_backward", .value = integer([](const ResultRow& r) { return r.bytes_backward; })},
+          {.name = "predicted_peak_bytes", .value = integer([](const ResultRow& r) { return r.predicted.peak_bytes; })},
+          {.name = "predicted_saved_bytes",
+           .value = integer([](const ResultRow& r) { return r.predicted.saved_bytes; })},
+          {.name = "device", .value = text(&ResultRow::device)},
+          {.name = "status",
+           .value =
+               [](C c) {
+                 return c.r.device.empty() && counted(c.r.status) ? std::string() : csv_escape(to_string(c.r.status));
+               }},
+          {.name = "message", .value = text(&ResultRow::message)},
+          {.name = "measured_peak_bytes",
+           .value =
+               [](C c) {
+                 return c.r.measured && c.r.measured->peak_bytes >= 0 ? std::to_string(c.r.measured->peak_bytes)
+                                                                      : std::string();
+               }},
+      },
+      time_columns("forward", &ResultRow::forward),
+      time_columns("backward", &ResultRow::backward),
+      time_columns("step", &ResultRow::step),
+      {{.name = "step_noise",
+        .value = [](C c) { return c.r.step ? format_fixed(c.r.step->noise, 6) : std::string(); }}},
+      time_columns("graph", &ResultRow::graph),
+      {
+          {.name = "clock_domain",
+           .value = [](C c) { return c.r.clock ? csv_escape(c.r.clock->domain) : std::string(); }},
+          {.name = "clock_before_mhz",
+           .value = [](C c) { return c.r.clock ? format_fixed(c.r.clock->before_mhz, 1) : std::string(); }},
+          {.name = "clock_after_mhz",
+           .value = [](C c) { return c.r.clock ? format_fixed(c.r.clock->after_mhz, 1) : std::string(); }},
+          {.name = "trust", .value = [](C c) { return c.r.device.empty() ? std::string() : to_string(c.trust.level); }},
+          {.name = "trust_evidence", .value = [](C c) { return csv_escape(join(c.trust.evidence, "; ")); }},
+          {.name = "cpu_pressure_share",
+           .value =
+               [](C c) {
+                 const auto& a = c.r.activity;
+                 return a && a->cpu_pressure_share ? format_fixed(*a->cpu_pressure_share, 4) : std::string();
+               }},
+          {.name = "steal_share",
+           .value =
+               [](C c) {
+                 const auto& a = c.r.activity;
+                 return a && a->steal_share ? format_fixed(*a->steal_share, 4) : std::string();
+               }},
+          {.name = "threads",
+           .value = [](C c) { return c.r.activity ? std::to_string(c.r.activity->threads) : std::string(); }},
+          // The block's fields as numbers: 2-D blocks leave the depth columns empty.
+          {.name = "batch",
+           .value =
+               [](C c) { return c.r.input_shape.empty() ? std::string() : std::to_string(c.r.input_shape.front()); }},
+          {.name = "in_channels",
+           .value =
+               [](C c) {
+                 return c.r.input_shape.empty() ? std::string() : std::to_string(channels_of(c.r, c.r.input_shape));
+               }},
+          {.name = "out_channels",
+           .value =
+               [](C c) {
+                 return c.r.output_shape.empty() ? std::string() : std::to_string(channels_of(c.r, c.r.output_shape));
+               }},
+          {.name = "in_depth", .value = [](C c) { return dim_from_end(spatial_of(c.r, c.r.input_shape), 3); }},
+          {.name = "in_height", .value = [](C c) { return dim_from_end(spatial_of(c.r, c.r.input_shape), 2); }},
+          {.name = "in_width", .value = [](C c) { return dim_from_end(spatial_of(c.r, c.r.input_shape), 1); }},
+          {.name = "kernel_depth", .value = [](C c) { return dim_from_end(c.r.kernel, 3); }},
+          {.name = "kernel_height", .value = [](C c) { return dim_from_end(c.r.kernel, 2); }},
+          {.name = "kernel_width", .value = [](C c) { return dim_from_end(c.r.kernel, 1); }},
+          {.name = "samples_per_s",
+           .value =
+               [](C c) {
+                 const std::optional<double> sps = samples_per_second(c.r);
+                 return sps && c.r.status == RunStatus::ok ? format_significant(*sps, 6) : std::string();
+               }},
+          {.name = "layout_conversion", .value = text(&ResultRow::layout_conversion)},
+          {.name = "memory_policy", .value = text(&ResultRow::memory_policy)},
+          {.name = "flops_recompute", .value = integer([](const ResultRow& r) { return r.flops.recompute; })},
+          {.name = "buffer_counters", .value = integer([](const ResultRow& r) { return r.buffer_counters; })},
+      },
+  });
 }
 
 const std::vector<CsvColumn>& csv_columns() {

@@ -97,22 +97,6 @@ std::string group_title(const std::vector<const ResultRow*>& group) {
   return t;
 }
 
-// The compact default fits 100 columns for a block of three variants with a swept field: the
-// headline time and its ratio, throughput, the peak and its ratio, FLOPs ratio, status.
-const std::vector<std::string> kCompact = {"time_ms", "graph_ms", "time_x", "samples_per_s",
-                                           "peak",    "peak_x",   "flop_x", "status"};
-// A whole network's run also shows its forward GFLOP and GMAC: what papers compare networks by
-// (their "FLOPs" are usually MACs).
-const std::vector<std::string> kCompactNetwork = {"time_ms", "graph_ms",  "time_x",   "samples_per_s", "peak",
-                                                  "peak_x",  "gflop_fwd", "gmac_fwd", "flop_x",        "status"};
-// params x gives way to GMAC fwd (params are shown whole); --wide has both.
-const std::vector<std::string> kCompactAnalysis = {"params",         "gflop_fwd", "gflop_bwd", "gmac_fwd",
-                                                   "peak_predicted", "saved",     "flop_x",    "peak_x"};
-const std::vector<std::string> kWide = {"params",   "gflop_fwd", "gflop_bwd",     "gmac_fwd",       "gmac_bwd",
-                                        "fwd_ms",   "bwd_ms",    "step_ms",       "graph_ms",       "samples_per_s",
-                                        "tflops",   "gbs",       "peak_measured", "peak_predicted", "saved",
-                                        "params_x", "flop_x",    "time_x",        "peak_x",         "status"};
-
 // "variant = what it builds", once per variant; a variant whose structure changes along the sweep
 // (swept channels) says it at each point.
 std::vector<std::string> structure_lines(const std::vector<const ResultRow*>& group) {
@@ -162,7 +146,8 @@ std::vector<const ResultColumn*> shown_columns(const std::vector<const ResultRow
   std::vector<const ResultColumn*> shown;
   for (const std::string& key : chosen) {
     const ResultColumn& c = result_column(key);
-    if (column_applies(c, measured, is_training(*group.front()), measured && any_graph(group))) shown.push_back(&c);
+    if (column_applies(c, table_has(measured, is_training(*group.front()), measured && any_graph(group))))
+      shown.push_back(&c);
   }
   return shown;
 }
@@ -195,7 +180,7 @@ BlockTable block_table(const std::vector<const ResultRow*>& group, const std::ve
   t.right_aligned[0] = false;
   if (policy_column) t.right_aligned[1] = false;
   if (precision_column) t.right_aligned[policy_column ? 2 : 1] = false;
-  if (!shown.empty() && std::string(shown.back()->key) == "status") t.right_aligned.back() = false;
+  if (!shown.empty() && shown.back()->align == ColumnAlign::words) t.right_aligned.back() = false;
   for (const ResultRow* r : group) {
     std::vector<std::string> row = {variant_cell(*r)};
     if (policy_column) row.push_back(r->memory_policy);
@@ -247,25 +232,73 @@ std::string markdown_notes(const std::string& notes) {
   return out + "\n";
 }
 
+// The compact sets fit 100 columns for a block of three variants with a swept field: the
+// headline time and its ratio, throughput, the peak and its ratio, FLOPs ratio, status. A whole
+// network's run also shows its forward GFLOP and GMAC: what papers compare networks by (their
+// "FLOPs" are usually MACs). An analysis shows params, costs and predicted memory.
 std::vector<std::string> columns_for(const TableOptions& options, TableStyle style, bool measured, bool network) {
   if (!options.columns.empty()) return options.columns;
-  if (options.wide || style == TableStyle::markdown) return kWide;
-  if (measured && network) return kCompactNetwork;
-  return measured ? kCompact : kCompactAnalysis;
+  if (options.wide || style == TableStyle::markdown) return result_column_keys();
+  if (measured && network) return column_set(ColumnSet::compact_network);
+  return column_set(measured ? ColumnSet::compact : ColumnSet::compact_analysis);
+}
+
+// What the tables' output is made of, once for both formats: each part is tables (a title
+// each), then lines about them (what each variant builds), then a note; terminal_part and
+// markdown_part write it, each in its own way.
+struct TitledTable {
+  std::string title;
+  TextTable table;
+};
+// How a note reads in Markdown (the terminal shows its lines as they are).
+enum class NoteShape {
+  lines,                 // its lines as they are, one paragraph
+  paragraph,             // one paragraph line (Markdown would show a line break as "\n")
+  paragraphs_and_items,  // a line starts a paragraph, its indented lines are list items
+};
+struct TablesPart {
+  std::vector<TitledTable> tables = {};
+  std::vector<std::string> items = {};
+  std::string note = {};
+  NoteShape note_shape = NoteShape::lines;
+};
+
+std::string terminal_part(const TablesPart& part, bool colour) {
+  std::string out;
+  for (const TitledTable& t : part.tables) out += printable(t.title) + "\n" + t.table.render_terminal(colour);
+  for (const std::string& line : part.items) out += wrapped(printable(line), 100);
+  if (!part.note.empty()) out += part.note + (part.note.back() == '\n' ? "" : "\n");
+  return out + "\n";
+}
+
+std::string markdown_part(const TablesPart& part) {
+  std::string out;
+  for (const TitledTable& t : part.tables)
+    out += "### " + markdown_escape(t.title) + "\n\n" + t.table.render_markdown() + "\n";
+  for (const std::string& line : part.items) out += "- " + markdown_escape(line) + "\n";
+  if (!part.items.empty()) out += "\n";
+  switch (part.note_shape) {
+    case NoteShape::lines: return part.note.empty() ? out : out + markdown_escape(part.note) + "\n";
+    // Written even when empty (an analysis of several networks has no side-by-side note): the
+    // Markdown has always had its blank lines there.
+    case NoteShape::paragraph: return out + markdown_escape(one_line(part.note)) + "\n\n";
+    case NoteShape::paragraphs_and_items: return part.note.empty() ? out : out + markdown_notes(part.note);
+  }
+  return out;
 }
 
 }  // namespace
 
 std::vector<BlockTable> block_tables(const ResultSet& results) {
   std::vector<BlockTable> tables;
-  for (const auto& group : group_by_block(results)) tables.push_back(block_table(group, kWide));
+  for (const auto& group : group_by_block(results)) tables.push_back(block_table(group, result_column_keys()));
   return tables;
 }
 
 std::vector<std::string> block_tables_columns(const ResultSet& results) {
   std::vector<std::string> keys;
   for (const auto& group : group_by_block(results))
-    for (const ResultColumn* c : shown_columns(group, kWide))
+    for (const ResultColumn* c : shown_columns(group, result_column_keys()))
       if (std::find(keys.begin(), keys.end(), c->key) == keys.end()) keys.emplace_back(c->key);
   return keys;
 }
@@ -301,63 +334,44 @@ std::string format_tables(const ResultSet& results, TableStyle style, bool colou
 }
 
 std::string format_tables(const ResultSet& results, TableStyle style, bool colour, const TableOptions& options) {
-  std::string out;
+  std::vector<TablesPart> parts;
   std::vector<std::string> shown;  // every column some table shows: the note explains those
   for (const auto& group : rows_by_block(results)) {
     const std::vector<std::string> chosen =
         columns_for(options, style, any_measured(group), is_network(*group.front()));
     for (const ResultColumn* c : shown_columns(group, chosen))
       if (std::find(shown.begin(), shown.end(), c->key) == shown.end()) shown.emplace_back(c->key);
-    const BlockTable b = block_table(group, chosen);
-    if (style == TableStyle::markdown) {
-      out += "### " + markdown_escape(b.title) + "\n\n" + b.table.render_markdown() + "\n";
-      for (const std::string& line : b.structure) out += "- " + markdown_escape(line) + "\n";
-      if (!b.structure.empty()) out += "\n";
-    } else {
-      out += printable(b.title) + "\n" + b.table.render_terminal(colour);
-      for (const std::string& line : b.structure) out += wrapped(printable(line), 100);
-      out += "\n";
-    }
+    BlockTable b = block_table(group, chosen);
+    parts.push_back(
+        {.tables = {{.title = std::move(b.title), .table = std::move(b.table)}}, .items = std::move(b.structure)});
     // A variant run with and without a memory policy: what the policy buys.
-    if (const std::optional<BlockTable> pt = policies_table(group)) {
-      if (style == TableStyle::markdown)
-        out += "### " + markdown_escape(pt->title) + "\n\n" + pt->table.render_markdown() + "\n" +
-               markdown_escape(policies_note(group)) + "\n";
-      else
-        out += printable(pt->title) + "\n" + pt->table.render_terminal(colour) + policies_note(group) + "\n";
-    }
+    if (std::optional<BlockTable> pt = policies_table(group))
+      parts.push_back({.tables = {{.title = std::move(pt->title), .table = std::move(pt->table)}},
+                       .note = policies_note(group),
+                       .note_shape = NoteShape::lines});
     // Folded variants: what each folds into what, its proof, and what it buys against its source.
-    if (const std::string notes = fold_notes(group); !notes.empty())
-      out += style == TableStyle::markdown ? markdown_notes(notes) : notes + "\n";
+    if (std::string notes = fold_notes(group); !notes.empty())
+      parts.push_back({.note = std::move(notes), .note_shape = NoteShape::paragraphs_and_items});
     // A block run in both layouts: its variants' two layouts side by side, after its own table.
-    if (const std::optional<BlockTable> l = layouts_table(group)) {
-      if (style == TableStyle::markdown)
-        out += "### " + markdown_escape(l->title) + "\n\n" + l->table.render_markdown() + "\n" +
-               markdown_escape(one_line(layouts_note(group))) + "\n\n";
-      else
-        out += printable(l->title) + "\n" + l->table.render_terminal(colour) + layouts_note(group) + "\n\n";
-    }
+    if (std::optional<BlockTable> l = layouts_table(group))
+      parts.push_back({.tables = {{.title = std::move(l->title), .table = std::move(l->table)}},
+                       .note = layouts_note(group),
+                       .note_shape = NoteShape::paragraph});
   }
   // Networks and blocks in one run: each variant's effect at both scales, side by side.
-  if (const std::optional<BlockTable> nb = network_vs_block_table(results)) {
-    if (style == TableStyle::markdown)
-      out += "### " + markdown_escape(nb->title) + "\n\n" + nb->table.render_markdown() + "\n" +
-             markdown_escape(one_line(network_vs_block_note(results))) + "\n\n";
-    else
-      out += printable(nb->title) + "\n" + nb->table.render_terminal(colour) + network_vs_block_note(results) + "\n";
-  }
+  if (std::optional<BlockTable> nb = network_vs_block_table(results))
+    parts.push_back({.tables = {{.title = std::move(nb->title), .table = std::move(nb->table)}},
+                     .note = network_vs_block_note(results),
+                     .note_shape = NoteShape::paragraph});
   // Several networks at one input (seed 001): each against the first, FLOPs beside time.
-  const std::vector<BlockTable> side = networks_side_by_side_tables(results);
-  for (const BlockTable& t : side) {
-    if (style == TableStyle::markdown)
-      out += "### " + markdown_escape(t.title) + "\n\n" + t.table.render_markdown() + "\n";
-    else
-      out += printable(t.title) + "\n" + t.table.render_terminal(colour);
+  if (std::vector<BlockTable> side = networks_side_by_side_tables(results); !side.empty()) {
+    TablesPart part{.note = networks_side_by_side_note(results), .note_shape = NoteShape::paragraph};
+    for (BlockTable& t : side) part.tables.push_back({.title = std::move(t.title), .table = std::move(t.table)});
+    parts.push_back(std::move(part));
   }
-  if (!side.empty()) {
-    const std::string note = networks_side_by_side_note(results);
-    out += style == TableStyle::markdown ? markdown_escape(one_line(note)) + "\n\n" : note + "\n";
-  }
+  std::string out;
+  for (const TablesPart& part : parts)
+    out += style == TableStyle::markdown ? markdown_part(part) : terminal_part(part, colour);
   return out + tables_footnote(results, shown);
 }
 
