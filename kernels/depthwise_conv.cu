@@ -44,32 +44,48 @@ __global__ void dw_grad_input_kernel(DepthwiseShape s, const T* w, const T* dy, 
 // ---- weight gradient, stage 1: partial[(split * K + k) * taps + tap] ---------------------------
 
 // Channels-first: a block of kThreads per (output channel, tap group, chunk); neighbouring
-// threads take neighbouring output positions, so dy and x are read along W.
+// threads take neighbouring output positions, so dy and x are read along W. Each warp adds its
+// lanes' sums of every tap by shuffles, then one barrier, then warp 0 adds the warps' sums of each
+// tap in warp order: the sums block_sum gives, with one barrier in all instead of three per tap.
 template <int KD, int KH, int KW, int Taps, class T>
 __global__ void dw_grad_weight_partial_cf(DepthwiseShape s, DepthwiseWeightGradPlan plan, const T* x, const T* dy,
                                           float* partial) {
-  __shared__ float scratch[kWarpSize];
+  __shared__ float warp_sums[kThreads / kWarpSize][Taps];
   const int k = blockIdx.x, tap_begin = blockIdx.y * Taps, split = blockIdx.z;
   const int64_t begin = int64_t{split} * plan.rows_per_split;
   const int64_t end = min(int64_t{plan.rows}, begin + plan.rows_per_split);
   float acc[Taps] = {};
   for (int64_t row = begin + threadIdx.x; row < end; row += blockDim.x)
     depthwise_grad_weight_terms<KD, KH, KW, Taps>(s, x, dy, k, static_cast<int>(row), tap_begin, acc);
-  const int64_t base = (int64_t{split} * s.out_channels() + k) * s.taps() + tap_begin;
+  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize, warps = blockDim.x / kWarpSize;
 #pragma unroll
   for (int j = 0; j < Taps; ++j) {
-    const float total = block_sum(acc[j], scratch);
-    if (threadIdx.x == 0) partial[base + j] = total;
+    float value = acc[j];
+    for (int offset = kWarpSize / 2; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+    if (lane == 0) warp_sums[warp][j] = value;
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  const int64_t base = (int64_t{split} * s.out_channels() + k) * s.taps() + tap_begin;
+  for (int j = 0; j < Taps; ++j) {
+    float value = lane < warps ? warp_sums[lane][j] : 0.0f;
+    for (int offset = kWarpSize / 2; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+    if (lane == 0) partial[base + j] = value;
   }
 }
 
 // Channels-last: a block of (32 output channels, 8 row lanes) per (channel tile, tap group,
 // chunk); a warp reads 32 neighbouring channels of one position. The 8 lanes' sums are added in
-// lane order through shared memory, one tap at a time (a tile per tap would not fit 7x7's 49).
+// lane order through shared memory, kTapsPerRound taps at a time (a tile of every tap would not
+// fit 7x7's 49): two barriers per round, 4 for a 3x3x3 kernel where one tap at a time took 54, and
+// each row lane adds the taps of its own, so no lane waits idle while one adds them all.
+constexpr int kTapsPerRound = 16;  // 8 rows x 16 taps x 32 channels x 4 B = 16 KiB of shared memory
+
 template <int KD, int KH, int KW, int Taps, class T>
 __global__ void dw_grad_weight_partial_cl(DepthwiseShape s, DepthwiseWeightGradPlan plan, const T* x, const T* dy,
                                           float* partial) {
-  __shared__ float tile[kTileRows][kTileChannels];
+  constexpr int kRoundTaps = Taps < kTapsPerRound ? Taps : kTapsPerRound;
+  __shared__ float tile[kTileRows][kRoundTaps][kTileChannels];
   const int k = blockIdx.x * kTileChannels + threadIdx.x, tap_begin = blockIdx.y * Taps, split = blockIdx.z;
   const int channels = s.out_channels();
   const int64_t begin = int64_t{split} * plan.rows_per_split;
@@ -80,14 +96,17 @@ __global__ void dw_grad_weight_partial_cl(DepthwiseShape s, DepthwiseWeightGradP
       depthwise_grad_weight_terms<KD, KH, KW, Taps>(s, x, dy, k, static_cast<int>(row), tap_begin, acc);
   const int64_t base = (int64_t{split} * channels + k) * s.taps() + tap_begin;
 #pragma unroll
-  for (int j = 0; j < Taps; ++j) {
-    tile[threadIdx.y][threadIdx.x] = acc[j];
+  for (int first = 0; first < Taps; first += kRoundTaps) {
+#pragma unroll
+    for (int t = 0; t < kRoundTaps; ++t)
+      if (first + t < Taps) tile[threadIdx.y][t][threadIdx.x] = acc[first + t];
     __syncthreads();
-    if (threadIdx.y == 0 && k < channels) {
-      float total = 0.0f;
-      for (int r = 0; r < kTileRows; ++r) total += tile[r][threadIdx.x];
-      partial[base + j] = total;
-    }
+    if (k < channels)
+      for (int t = threadIdx.y; t < kRoundTaps && first + t < Taps; t += kTileRows) {
+        float total = 0.0f;
+        for (int r = 0; r < kTileRows; ++r) total += tile[r][t][threadIdx.x];
+        partial[base + first + t] = total;
+      }
     __syncthreads();
   }
 }

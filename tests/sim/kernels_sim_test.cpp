@@ -569,6 +569,8 @@ void depthwise_case(std::mt19937_64& rng, const std::vector<DType>& dtypes) {
       {{{1, 9, 7}}, {{1, 3, 3}}, {{1, 1, 1}}, {{0, 1, 1}}, {{1, 1, 1}}, 1},
       {{{1, 11, 10}}, {{1, 5, 3}}, {{1, 2, 1}}, {{0, 2, 0}}, {{1, 1, 2}}, 2},
       {{{5, 6, 7}}, {{3, 3, 3}}, {{2, 1, 2}}, {{1, 1, 1}}, {{1, 1, 1}}, 1},
+      // 7x7's 49 taps: the channels-last weight gradient adds them in four rounds of 16.
+      {{{1, 9, 8}}, {{1, 7, 7}}, {{1, 1, 1}}, {{0, 3, 3}}, {{1, 1, 1}}, 1},
   };
   for (DType dtype : dtypes)
     for (bool cl : {false, true})
