@@ -144,7 +144,10 @@ struct AbnElement {
   const P* beta;
   float slope;
   __device__ void operator()(int offset, int c, float& xhat, float& dz) const {
-    const float yv = to_float(y[offset]), gv = to_float(g[offset]);
+    of_values(to_float(y[offset]), to_float(g[offset]), c, xhat, dz);
+  }
+  // The same from y and g already loaded (a vectorised fragment).
+  __device__ void of_values(float yv, float gv, int c, float& xhat, float& dz) const {
     const bool positive = yv > 0.0f;
     xhat = ((positive ? yv : yv / slope) - to_float(beta[c])) / to_float(gamma[c]);
     dz = positive ? gv : gv * slope;
@@ -164,25 +167,31 @@ struct LoadAbnGradSums {
 };
 
 // grad_x = gamma * invstd * (dz - mean(dz) - xhat * mean(dz * xhat)), a fragment of N
-// consecutive elements per thread, so that their channels come from one decode (ActPosition).
+// consecutive elements per thread, so that their channels come from one decode (ActPosition);
+// y, g and grad_x are read and written 16 bytes at a time where all three are aligned (`vec`),
+// as batch_norm_grad_input does.
 template <class T, class P>
 __global__ void batch_norm_act_grad_input(ActShape s, AbnElement<T, P> e, const float* invstd, const float* sums,
-                                          float inv_count, T* grad_x) {
+                                          float inv_count, T* grad_x, bool vec) {
   constexpr int N = Vec<T>::N;
   const int64_t count = s.numel();
   const int64_t p0 = frag_start<T>();
   if (p0 >= count) return;
+  float vy[N], vg[N], out[N];
+  load_frag(e.y, p0, count, vec, vy);
+  load_frag(e.g, p0, count, vec, vg);
   ActPosition pos = ActPosition::at(p0, s);
 #pragma unroll
   for (int k = 0; k < N; ++k, pos.next(s)) {
-    const int64_t p = p0 + k;
-    if (p >= count) break;
+    out[k] = 0.0f;
+    if (p0 + k >= count) continue;
     const int c = pos.c;
     float xhat, dz;
-    e(static_cast<int>(p), c, xhat, dz);
+    e.of_values(vy[k], vg[k], c, xhat, dz);
     const float a = to_float(e.gamma[c]) * invstd[c];
-    grad_x[p] = from_float<T>(a * (dz - sums[c] * inv_count - xhat * sums[s.c + c] * inv_count));
+    out[k] = a * (dz - sums[c] * inv_count - xhat * sums[s.c + c] * inv_count);
   }
+  store_frag(grad_x, p0, count, vec, out);
 }
 
 // Workspace regions: the chunk partials, then 2 * C floats of per-channel results.
@@ -287,7 +296,7 @@ void batch_norm_act_backward(DType dtype, const BatchNormActBackward& a, void* w
     if (a.grad_x) {
       const float inv_count = static_cast<float>(1.0 / (static_cast<double>(s.n) * s.s));
       CONVBENCH_LAUNCH(frag_blocks<T>(s.numel()), kThreads, 0, stream, batch_norm_act_grad_input<T, P>)
-      (s, e, a.save_invstd, sums, inv_count, static_cast<T*>(a.grad_x));
+      (s, e, a.save_invstd, sums, inv_count, static_cast<T*>(a.grad_x), all_aligned16(a.y, a.g, a.grad_x));
     }
   });
   CONVBENCH_CUDA_CHECK_LAUNCH();
