@@ -55,7 +55,8 @@ OpDefinition define_batch_norm_act() {
   // slope that is not positive). No activation for inplace_act: inplace_abn makes it, runs it in place.
   // autocast: as batch_norm (Inplace-ABN's batch norm), the activation following its dtype.
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = false, .in_place_safe = [](const Op&) { return true; }};
+  d.traits =
+      OpTraits{.activation = false, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = std::nullopt};
   return d;
 }
 

@@ -19,7 +19,8 @@ OpDefinition define_convert_layout() {
   };
   // autocast: a copy in its input's dtype.
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = false, .in_place_safe = nullptr, .changes_layout = true};
+  d.traits =
+      OpTraits{.activation = false, .in_place_safe = nullptr, .changes_layout = true, .conv_epilogue = std::nullopt};
   return d;
 }
 

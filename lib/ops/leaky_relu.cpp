@@ -27,7 +27,9 @@ OpDefinition define_leaky_relu() {
   // In place it saves its output, whose sign is the input's only for a slope >= 0.
   // autocast: activations run in their input's dtype.
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op& op) { return op.negative_slope >= 0; }};
+  d.traits = OpTraits{.activation = true,
+                      .in_place_safe = [](const Op& op) { return op.negative_slope >= 0; },
+                      .conv_epilogue = ConvEpilogueAct::leaky_relu};
   return d;
 }
 

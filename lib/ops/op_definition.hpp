@@ -89,6 +89,11 @@ struct OpShape {
   std::vector<ParamDecl> buffers;
 };
 
+// The activations a conv's fused epilogue can compute (backends/conv_fusion.hpp): the ones
+// oneDNN's eltwise post-ops and cuDNN's pointwise ops both have. Each backend maps them to its
+// library's own mode; an op names the one it is (OpTraits::conv_epilogue).
+enum class ConvEpilogueAct { relu, leaky_relu, sigmoid };
+
 // What generic code asks of an op instead of keeping its own list of kinds: the memory policies,
 // `explain`, the fold's reasons and the backends' checks. Every definition states its traits (the
 // registry refuses one that leaves them unset), so that a new op's author answers each question:
@@ -105,6 +110,9 @@ struct OpTraits {
   // The op's output may be in another memory layout than its inputs (convert_layout); every other
   // op keeps its inputs' layout, which the backends check.
   bool changes_layout = false;
+  // The fused conv epilogue (ConvEpilogueAct above) that computes this activation after a conv,
+  // when one does; nullopt: a conv followed by it is never fused (conv_fusion conv_act).
+  std::optional<ConvEpilogueAct> conv_epilogue;
 };
 
 // How torch.autocast treats an op (PyTorch 2.x; configs/README.md "Mixed precision" has the table

@@ -17,7 +17,8 @@ OpDefinition define_relu() {
   // In place it still saves its output, which says where the input was positive.
   // autocast: activations run in their input's dtype.
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op&) { return true; }};
+  d.traits = OpTraits{
+      .activation = true, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = ConvEpilogueAct::relu};
   return d;
 }
 

@@ -19,7 +19,8 @@ OpDefinition define_sigmoid() {
   // In place it still saves its output, all its backward reads.
   // autocast: activations run in their input's dtype.
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op&) { return true; }};
+  d.traits = OpTraits{
+      .activation = true, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = ConvEpilogueAct::sigmoid};
   return d;
 }
 
