@@ -11,6 +11,7 @@
 // the inversion 3 (z: 1, xhat: 2), which the weight gradients need even when the input needs none.
 #include <sstream>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -57,6 +58,12 @@ OpDefinition define_batch_norm_act() {
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits =
       OpTraits{.activation = false, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = std::nullopt};
+  // Inplace-ABN's fused op: the norm, then its leaky ReLU.
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) {
+    using namespace onnx_export;
+    const std::string normed = batch_norm_node(w, op, w.fresh(op.name + "/normalized"));
+    w.node("LeakyRelu", w.fresh(op.name + "/LeakyRelu"), {normed}, {out(w, op)}).number("alpha", op.negative_slope);
+  };
   return d;
 }
 

@@ -3,14 +3,16 @@
 // validation with the parameters and buffers it owns, its autograd saving rule (what backward
 // reads, the aux tensors forward makes for it, which input gradients are passed on instead of
 // computed, whether it is the identity in inference), its work (MACs and elementwise FLOPs per
-// direction), its attributes as the resolved spec spells them, and its traits: the questions
-// generic code asks of any op (is it an activation, may it run in place, does it change layout).
+// direction), its attributes as the resolved spec spells them, its traits: the questions
+// generic code asks of any op (is it an activation, may it run in place, does it change layout,
+// which fused conv epilogue computes it) and its ONNX form (the nodes export writes, the operator
+// import reads).
 //
 // The registry (op_registry.hpp) maps op kind -> definition. The spec's custom-op parser, the
 // graph builder, the custom variant builder, the autograd rules the executor and the memory
-// model read, the counts and the resolved spec all consult it instead of switches and string
-// lists of their own. Each backend's kernels for the op are registered in that backend's file
-// for the op's family.
+// model read, the counts, the resolved spec, the conv fusion rule, the ONNX exporter and importer
+// all consult it instead of switches and string lists of their own. Each backend's kernels for
+// the op are registered in that backend's file for the op's family.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,8 @@
 
 #include "graph/graph.hpp"
 #include "graph/shape_rules.hpp"
+#include "ops/onnx_node_reader.hpp"
+#include "ops/onnx_node_writer.hpp"
 #include "ops/op_fields.hpp"
 
 namespace convbench {
@@ -195,6 +199,17 @@ struct OpDefinition {
 
   // --- traits (OpTraits above): required; `OpTraits{}` states that none applies ---
   std::optional<OpTraits> traits;
+
+  // --- ONNX (`convbench export`, lib/onnx/README.md) ---
+  // The op's inference forward as ONNX opset-17 nodes: the nodes PyTorch's exporter writes for its
+  // module, named after the op, with its weights named as convbench's parameters (what the
+  // importer reads back). Empty: the op has no ONNX form, and export refuses it with
+  // `onnx_refusal`, or "op kind <op> has no ONNX form" when that is empty too.
+  std::function<void(OnnxNodeWriter&, const Op&)> onnx_export;
+  std::string_view onnx_refusal;
+  // The ONNX operator the importer reads as this op, one node to one op (OnnxImport in
+  // onnx_node_reader.hpp); nullopt: none does, or the importer's own readers take its form.
+  std::optional<OnnxImport> onnx_import;
 };
 
 }  // namespace convbench

@@ -1,4 +1,5 @@
 // relu: backward reads the output (PyTorch saves the result); 1 FLOP per element each way.
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -19,6 +20,8 @@ OpDefinition define_relu() {
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{
       .activation = true, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = ConvEpilogueAct::relu};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "Relu"); };
+  d.onnx_import = OnnxImport{.node = "Relu", .fields = {}};
   return d;
 }
 
