@@ -21,6 +21,7 @@ OpDefinition define_add() {
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::binary(w, op, "Add"); };
+  d.peer_module = "Add";
   return d;
 }
 

@@ -45,6 +45,7 @@ OpDefinition define_batch_norm() {
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::batch_norm_node(w, op, onnx_export::out(w, op)); };
+  d.peer_module = "nn.BatchNorm2d";
   return d;
 }
 

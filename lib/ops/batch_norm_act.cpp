@@ -64,6 +64,7 @@ OpDefinition define_batch_norm_act() {
     const std::string normed = batch_norm_node(w, op, w.fresh(op.name + "/normalized"));
     w.node("LeakyRelu", w.fresh(op.name + "/LeakyRelu"), {normed}, {out(w, op)}).number("alpha", op.negative_slope);
   };
+  d.peer_module = "InPlaceABN";
   return d;
 }
 

@@ -52,6 +52,7 @@ OpDefinition define_channel_shuffle() {
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   d.onnx_export = channel_shuffle_onnx;
+  d.peer_module = "ChannelShuffle";
   return d;
 }
 

@@ -47,6 +47,7 @@ OpDefinition define_concat() {
     for (size_t k = 0; k < op.inputs.size(); ++k) inputs.push_back(onnx_export::in(w, op, k));
     w.node("Concat", op.name, inputs, {onnx_export::out(w, op)}).integer("axis", 1);
   };
+  d.peer_module = "Concat";
   return d;
 }
 

@@ -215,13 +215,17 @@ OpDefinition define_conv() {
   std::vector<OpField> fields = kConvFields;
   fields.push_back({"frozen", FieldKind::boolean});
   fields.push_back({"init", FieldKind::keyword, {"default", "blur"}});
-  return conv_like(OpKind::conv, fields);
+  OpDefinition d = conv_like(OpKind::conv, fields);
+  d.peer_module = "nn.Conv2d";
+  return d;
 }
 
 OpDefinition define_conv_transpose() {
   std::vector<OpField> fields = kConvFields;
   fields.push_back({"output_padding", FieldKind::per_dim_nonneg});
-  return conv_like(OpKind::conv_transpose, fields);
+  OpDefinition d = conv_like(OpKind::conv_transpose, fields);
+  d.peer_module = "nn.ConvTranspose2d";
+  return d;
 }
 
 }  // namespace convbench

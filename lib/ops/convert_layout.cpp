@@ -24,6 +24,7 @@ OpDefinition define_convert_layout() {
       OpTraits{.activation = false, .in_place_safe = nullptr, .changes_layout = true, .conv_epilogue = std::nullopt};
   // ONNX tensors are logical NCHW: a layout change is no change there.
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "Identity"); };
+  d.peer_module = "ToMemoryFormat";
   return d;
 }
 

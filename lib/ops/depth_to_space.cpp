@@ -79,6 +79,7 @@ OpDefinition define_depth_to_space() {
     return s;
   };
   d.onnx_export = depth_to_space_onnx;
+  d.peer_module = "DepthToSpace";
   return d;
 }
 

@@ -38,6 +38,7 @@ OpDefinition define_drop_path() {
   d.aux_names = {"noise"};
   // The identity in inference, where StochasticDepth returns its input and writes no node.
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "Identity"); };
+  d.peer_module = "StochasticDepth";
   return d;
 }
 

@@ -53,6 +53,7 @@ OpDefinition define_dropout() {
     return std::vector<TensorDesc>{mask};
   };
   d.aux_names = {"mask"};
+  d.peer_module = "nn.Dropout";
   return d;
 }
 

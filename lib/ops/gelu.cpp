@@ -59,6 +59,7 @@ OpDefinition define_gelu() {
     return w;
   };
   d.onnx_export = gelu_onnx;
+  d.peer_module = "nn.GELU";
   // ONNX's Gelu (opset 20 on); the erf form PyTorch writes before it is lib/onnx/onnx_gelu.cpp's.
   d.onnx_import =
       OnnxImport{.node = "Gelu", .fields = [](const OnnxNodeAttributes& a) {

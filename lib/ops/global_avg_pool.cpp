@@ -27,6 +27,7 @@ OpDefinition define_global_avg_pool() {
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "GlobalAveragePool"); };
+  d.peer_module = "nn.AdaptiveAvgPool2d";
   d.onnx_import = OnnxImport{.node = "GlobalAveragePool", .fields = {}};
   return d;
 }

@@ -80,6 +80,7 @@ OpDefinition define_group_norm() {
   };
   d.traits = OpTraits{};
   d.onnx_export = group_norm_onnx;
+  d.peer_module = "nn.GroupNorm";
   return d;
 }
 

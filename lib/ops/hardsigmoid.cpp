@@ -16,6 +16,7 @@ OpDefinition define_hardsigmoid() {
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) {
     w.node("HardSigmoid", op.name, {onnx_export::in(w, op)}, {onnx_export::out(w, op)}).number("alpha", 1.0 / 6.0);
   };
+  d.peer_module = "nn.Hardsigmoid";
   // nn.Hardsigmoid's form only (alpha 1/6, written as a float, and beta 1/2): other slopes are no
   // convbench op.
   d.onnx_import =

@@ -10,6 +10,7 @@ namespace convbench {
 OpDefinition define_hardswish() {
   OpDefinition d = input_saving_activation(OpKind::hardswish, 5, 4);
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "HardSwish"); };
+  d.peer_module = "nn.Hardswish";
   d.onnx_import = OnnxImport{.node = "HardSwish", .fields = {}};
   return d;
 }

@@ -69,6 +69,7 @@ OpDefinition define_layer_norm() {
   };
   d.traits = OpTraits{};
   d.onnx_export = layer_norm_onnx;
+  d.peer_module = "ChannelLayerNorm";
   return d;
 }
 

@@ -37,6 +37,7 @@ OpDefinition define_layer_scale() {
     shape[0] = weight.desc.numel();
     w.node("Mul", op.name, {w.weights(weight.name, shape, w.param(op.params.at(0))), in(w, op)}, {out(w, op)});
   };
+  d.peer_module = "LayerScale";
   return d;
 }
 

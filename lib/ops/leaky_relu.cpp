@@ -37,6 +37,7 @@ OpDefinition define_leaky_relu() {
     w.node("LeakyRelu", op.name, {onnx_export::in(w, op)}, {onnx_export::out(w, op)})
         .number("alpha", op.negative_slope);
   };
+  d.peer_module = "nn.LeakyReLU";
   d.onnx_import = OnnxImport{.node = "LeakyRelu", .fields = [](const OnnxNodeAttributes& a) {
                                OpFieldValues f;
                                const double alpha = a.number("alpha", 0.01);

@@ -80,6 +80,7 @@ OpDefinition define_linear() {
   d.autocast = autocast_always(AutocastClass::lower);
   d.traits = OpTraits{};
   d.onnx_export = linear_onnx;
+  d.peer_module = "FlatLinear";
   return d;
 }
 

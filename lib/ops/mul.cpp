@@ -68,6 +68,7 @@ OpDefinition define_mul() {
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::binary(w, op, "Mul"); };
+  d.peer_module = "Mul";
   return d;
 }
 

@@ -5,8 +5,8 @@
 // computed, whether it is the identity in inference), its work (MACs and elementwise FLOPs per
 // direction), its attributes as the resolved spec spells them, its traits: the questions
 // generic code asks of any op (is it an activation, may it run in place, does it change layout,
-// which fused conv epilogue computes it) and its ONNX form (the nodes export writes, the operator
-// import reads).
+// which fused conv epilogue computes it), its ONNX form (the nodes export writes, the operator
+// import reads) and the PyTorch peer's module for it.
 //
 // The registry (op_registry.hpp) maps op kind -> definition. The spec's custom-op parser, the
 // graph builder, the custom variant builder, the autograd rules the executor and the memory
@@ -199,6 +199,12 @@ struct OpDefinition {
 
   // --- traits (OpTraits above): required; `OpTraits{}` states that none applies ---
   std::optional<OpTraits> traits;
+
+  // --- the PyTorch peer (scripts/peer/modules.py) ---
+  // The module the peer builds for the op, as modules.py spells it: PyTorch's own ("nn.ReLU"; the
+  // 2-D class where the dims choose one, "nn.Conv2d") or the peer's ("InPlaceABN"). Required for an
+  // op a spec may name (spec_op); the PeerModules tests check that modules.py builds it.
+  std::string_view peer_module;
 
   // --- ONNX (`convbench export`, lib/onnx/README.md) ---
   // The op's inference forward as ONNX opset-17 nodes: the nodes PyTorch's exporter writes for its

@@ -99,6 +99,7 @@ OpDefinition define_max_pool() {
   d.autocast = pool_autocast;
   d.traits = OpTraits{};
   d.onnx_export = pool_onnx;
+  d.peer_module = "nn.MaxPool2d";
   return d;
 }
 
@@ -119,6 +120,7 @@ OpDefinition define_avg_pool() {
   d.autocast = pool_autocast;
   d.traits = OpTraits{};
   d.onnx_export = pool_onnx;
+  d.peer_module = "nn.AvgPool2d";
   return d;
 }
 

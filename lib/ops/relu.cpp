@@ -21,6 +21,7 @@ OpDefinition define_relu() {
   d.traits = OpTraits{
       .activation = true, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = ConvEpilogueAct::relu};
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "Relu"); };
+  d.peer_module = "nn.ReLU";
   d.onnx_import = OnnxImport{.node = "Relu", .fields = {}};
   return d;
 }

@@ -13,6 +13,7 @@ OpDefinition define_relu6() {
     using namespace onnx_export;
     w.node("Clip", op.name, {in(w, op), scalar(w, op, "min", 0.0), scalar(w, op, "max", 6.0)}, {out(w, op)});
   };
+  d.peer_module = "nn.ReLU6";
   return d;
 }
 

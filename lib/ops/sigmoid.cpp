@@ -23,6 +23,7 @@ OpDefinition define_sigmoid() {
   d.traits = OpTraits{
       .activation = true, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = ConvEpilogueAct::sigmoid};
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "Sigmoid"); };
+  d.peer_module = "nn.Sigmoid";
   d.onnx_import = OnnxImport{.node = "Sigmoid", .fields = {}};
   return d;
 }

@@ -22,6 +22,7 @@ void silu_onnx(OnnxNodeWriter& w, const Op& op) {
 OpDefinition define_silu() {
   OpDefinition d = input_saving_activation(OpKind::silu, 5, 9);
   d.onnx_export = silu_onnx;
+  d.peer_module = "nn.SiLU";
   return d;
 }
 

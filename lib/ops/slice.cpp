@@ -47,6 +47,7 @@ OpDefinition define_slice() {
             w.int64s(op.name + ".ends", {op.slice.start + op.slice.length}), w.int64s(op.name + ".axes", {1})},
            {out(w, op)});
   };
+  d.peer_module = "Slice";
   return d;
 }
 

@@ -102,6 +102,7 @@ OpDefinition define_space_to_depth() {
     return s;
   };
   d.onnx_export = space_to_depth_onnx;
+  d.peer_module = "SpaceToDepth";
   return d;
 }
 

@@ -21,6 +21,7 @@ OpDefinition define_sub() {
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
   d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::binary(w, op, "Sub"); };
+  d.peer_module = "Sub";
   return d;
 }
 

@@ -120,6 +120,7 @@ OpDefinition define_upsample() {
   };
   d.traits = OpTraits{};
   d.onnx_export = upsample_onnx;
+  d.peer_module = "nn.Upsample";
   return d;
 }
 
