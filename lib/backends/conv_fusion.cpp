@@ -3,6 +3,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "ops/op_registry.hpp"
+
 namespace convbench {
 
 std::string_view to_string(ConvFusion fusion) {
@@ -32,7 +34,7 @@ std::string ConvEpilogue::name() const {
     return out.str();
   }
   out << to_string(act);
-  if (act == OpKind::leaky_relu) out << "(" << negative_slope << ")";
+  if (function == ConvEpilogueAct::leaky_relu) out << "(" << negative_slope << ")";
   return out.str();
 }
 
@@ -90,8 +92,10 @@ std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, 
   const Op& conv = graph.ops[static_cast<size_t>(conv_index)];
   const Op& act = *next_op;
   const size_t next = static_cast<size_t>(conv_index) + 1;
-  // The activations oneDNN's eltwise post-ops and cuDNN's pointwise ops both have.
-  if (act.kind != OpKind::relu && act.kind != OpKind::leaky_relu && act.kind != OpKind::sigmoid)
+  // The activations oneDNN's eltwise post-ops and cuDNN's pointwise ops both have: the op's
+  // definition says which it is, if any.
+  const std::optional<ConvEpilogueAct> function = op_traits(act.kind).conv_epilogue;
+  if (!function)
     return no([&] {
       return "the next op, " + std::string(to_string(act.kind)) + ", is not an activation a fused epilogue has";
     });
@@ -106,7 +110,8 @@ std::optional<ConvEpilogue> conv_act_fusion(const Graph& graph, int conv_index, 
   ConvEpilogue e;
   e.bias = conv.conv.bias;
   e.act = act.kind;
-  e.negative_slope = act.kind == OpKind::leaky_relu ? act.negative_slope : 0.0;
+  e.function = *function;
+  e.negative_slope = *function == ConvEpilogueAct::leaky_relu ? act.negative_slope : 0.0;
   e.act_op = static_cast<int>(next);
   return e;
 }

@@ -34,6 +34,7 @@
 #include <string_view>
 
 #include "graph/graph.hpp"
+#include "ops/op_definition.hpp"
 
 namespace convbench {
 
@@ -50,7 +51,9 @@ struct ConvEpilogue {
   enum class Kind { activation, bn_statistics };
   Kind kind = Kind::activation;
   bool bias = false;
-  OpKind act = OpKind::relu;    // relu, leaky_relu or sigmoid
+  OpKind act = OpKind::relu;  // the activation op, whose definition names `function`
+  // What the epilogue computes (its op's OpTraits::conv_epilogue), in each library's terms.
+  ConvEpilogueAct function = ConvEpilogueAct::relu;
   double negative_slope = 0.0;  // leaky_relu's
   int act_op = -1;              // the activation's index in the graph
   int bn_op = -1;               // bn_statistics: the batch norm's index in the graph

@@ -59,7 +59,7 @@ onnx::ModelProto export_onnx_model(const Graph& graph, const GraphValues& values
   value_info(*g.add_input(), w.tensor(graph.input), type, graph.desc(graph.input).shape);
   for (const Op& op : graph.ops) write_onnx_op(w, op);
   std::vector<int64_t> output = graph.desc(graph.output).shape;
-  // A linear op's output is written as (N, out) when it ends the graph (onnx_export_ops.cpp).
+  // A linear op's output is written as (N, out) when it ends the graph (ops/linear.cpp).
   for (const Op& op : graph.ops)
     if (op.kind == OpKind::linear && op.output == graph.output) output.resize(2);
   value_info(*g.add_output(), w.tensor(graph.output), type, output);

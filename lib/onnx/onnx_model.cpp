@@ -18,6 +18,7 @@
 #include <google/protobuf/unknown_field_set.h>
 
 #include "onnx/onnx_graph.hpp"
+#include "ops/op_registry.hpp"
 #include "util/input_error.hpp"
 #include "util/join.hpp"
 #include "util/markup_escape.hpp"
@@ -520,50 +521,51 @@ GivenValues read_onnx_values(OnnxContext& cx, const OnnxTensor& t, const std::st
 }
 
 const std::vector<std::string>& supported_onnx_operators() {
-  static const std::vector<std::string> ops = {"Add",
-                                               "AveragePool",
-                                               "BatchNormalization",
-                                               "Cast",
-                                               "Clip",
-                                               "Concat",
-                                               "Constant",
-                                               "ConstantOfShape",
-                                               "Conv",
-                                               "ConvTranspose",
-                                               "DepthToSpace",
-                                               "Div",
-                                               "Dropout",
-                                               "Erf",
-                                               "Flatten",
-                                               "Gather",
-                                               "Gelu",
-                                               "Gemm",
-                                               "GlobalAveragePool",
-                                               "GroupNormalization",
-                                               "HardSigmoid",
-                                               "HardSwish",
-                                               "Identity",
-                                               "InstanceNormalization",
-                                               "LayerNormalization",
-                                               "LeakyRelu",
-                                               "Less",
-                                               "MatMul",
-                                               "MaxPool",
-                                               "Mul",
-                                               "RandomUniformLike",
-                                               "ReduceMean",
-                                               "Relu",
-                                               "Reshape",
-                                               "Resize",
-                                               "Shape",
-                                               "Sigmoid",
-                                               "Slice",
-                                               "SpaceToDepth",
-                                               "Split",
-                                               "Sub",
-                                               "Transpose",
-                                               "Unsqueeze",
-                                               "Upsample"};
+  // The operators onnx_nodes.cpp reads itself (patterns, shapes, constants, the ops with several
+  // forms), then every one an op's definition imports one-to-one (OpDefinition::onnx_import).
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> v = {"Add",
+                                  "AveragePool",
+                                  "BatchNormalization",
+                                  "Cast",
+                                  "Clip",
+                                  "Concat",
+                                  "Constant",
+                                  "ConstantOfShape",
+                                  "Conv",
+                                  "ConvTranspose",
+                                  "DepthToSpace",
+                                  "Div",
+                                  "Dropout",
+                                  "Erf",
+                                  "Flatten",
+                                  "Gather",
+                                  "Gemm",
+                                  "GroupNormalization",
+                                  "Identity",
+                                  "InstanceNormalization",
+                                  "LayerNormalization",
+                                  "Less",
+                                  "MatMul",
+                                  "MaxPool",
+                                  "Mul",
+                                  "RandomUniformLike",
+                                  "ReduceMean",
+                                  "Reshape",
+                                  "Resize",
+                                  "Shape",
+                                  "Slice",
+                                  "SpaceToDepth",
+                                  "Split",
+                                  "Sub",
+                                  "Transpose",
+                                  "Unsqueeze",
+                                  "Upsample"};
+    for (const OpDefinition* d : op_definitions())
+      if (d->onnx_import) v.emplace_back(d->onnx_import->node);
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
   return ops;
 }
 

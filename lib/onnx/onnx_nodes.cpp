@@ -9,6 +9,7 @@
 
 #include "onnx/onnx_float.hpp"
 #include "onnx/onnx_node_reading.hpp"
+#include "ops/op_registry.hpp"
 #include "util/input_error.hpp"
 #include "util/join.hpp"
 #include "util/markup_escape.hpp"
@@ -654,7 +655,37 @@ void translate_clip(OnnxContext& cx, const At& at) {
 }  // namespace
 
 namespace {
+
 void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx);
+
+// A node's attributes as an op's definition reads them (OpDefinition::onnx_import), refused at the node.
+class NodeAttributes final : public OnnxNodeAttributes {
+ public:
+  explicit NodeAttributes(const onnx_reading::At& at) : at_(at) {}
+  double number(const std::string& name, double fallback) const override {
+    return onnx_reading::float_attribute(at_.node, name, fallback);
+  }
+  std::string text(const std::string& name, const std::string& fallback) const override {
+    return onnx_reading::string_attribute(at_.node, name, fallback);
+  }
+  [[noreturn]] void refuse(const std::string& why) const override { at_.refuse(why); }
+
+ private:
+  const onnx_reading::At& at_;
+};
+
+// The pointwise operators convbench reads on a channels-last view: every activation an op's
+// definition imports one-to-one, and the arithmetic and identities of the patterns it reads there.
+const std::set<std::string>& channels_last_pointwise() {
+  static const std::set<std::string> pointwise = [] {
+    std::set<std::string> s = {"Clip", "Dropout", "Identity", "Add", "Sub", "Mul", "Div", "Erf"};
+    for (const OpDefinition* d : op_definitions())
+      if (d->onnx_import && d->traits->activation) s.insert(std::string(d->onnx_import->node));
+    return s;
+  }();
+  return pointwise;
+}
+
 }  // namespace
 
 void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx) {
@@ -672,10 +703,7 @@ void translate_onnx_node(const onnx::NodeProto& node, int index, OnnxContext& cx
   const bool channels_last = reads_channels_last(at);
   if (translate_channels_last(cx, at, type)) return;
   if (channels_last) {
-    static const std::set<std::string> pointwise = {"Relu", "LeakyRelu", "Sigmoid", "HardSwish", "HardSigmoid",
-                                                    "Gelu", "Clip",      "Dropout", "Identity",  "Add",
-                                                    "Sub",  "Mul",       "Div",     "Erf"};
-    if (!pointwise.count(type))
+    if (!channels_last_pointwise().count(type))
       at.refuse("a " + type +
                 " of a channels-last view (a Transpose to N x spatial x C): convbench reads there pointwise ops, "
                 "LayerNormalization over the last axis, MatMul by a weight and its bias, and the Transpose back");
@@ -726,35 +754,12 @@ void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx
     translate_shape(cx, at);
   } else if (type == "Unsqueeze") {
     translate_unsqueeze(cx, at);
-  } else if (type == "Relu") {
-    unary("relu");
-  } else if (type == "Sigmoid") {
-    unary("sigmoid");
-  } else if (type == "HardSwish") {
-    unary("hardswish");
-  } else if (type == "HardSigmoid") {
-    // nn.Hardsigmoid's form only (alpha 1/6, written as a float, and beta 1/2): other slopes are
-    // no convbench op.
-    const double alpha = float_attribute(node, "alpha", 0.2), beta = float_attribute(node, "beta", 0.5);
-    if (std::abs(alpha - 1.0 / 6.0) > 1e-7 || beta != 0.5)
-      at.refuse("a HardSigmoid with alpha " + std::to_string(alpha) + " and beta " + std::to_string(beta) +
-                ": convbench's hardsigmoid is PyTorch's, alpha 1/6 and beta 1/2");
-    unary("hardsigmoid");
+  } else if (const OpDefinition* d = find_onnx_import(type)) {
+    // One node, one op, as the op's definition says (Relu, LeakyRelu, Sigmoid, GlobalAveragePool, ...).
+    const NodeAttributes attributes(at);
+    unary(std::string(d->name), d->onnx_import->fields ? d->onnx_import->fields(attributes) : OpFieldValues{});
   } else if (type == "Clip") {
     translate_clip(cx, at);
-  } else if (type == "LeakyRelu") {
-    OpFieldValues f;
-    const double alpha = float_attribute(node, "alpha", 0.01);
-    if (!std::isfinite(alpha)) at.refuse("alpha is not a finite number");
-    f.set("negative_slope", alpha);
-    unary("leaky_relu", std::move(f));
-  } else if (type == "Gelu") {  // opset 20 on
-    OpFieldValues f;
-    const std::string approximate = string_attribute(node, "approximate", "none");
-    if (approximate != "none" && approximate != "tanh")
-      at.refuse("approximate \"" + printable(approximate) + "\": ONNX's Gelu has none and tanh");
-    f.set("approximate", FieldKeyword{approximate});
-    unary("gelu", std::move(f));
   } else if ((type == "RandomUniformLike" || type == "Less" || type == "Cast" || type == "Div" || type == "Mul") &&
              translate_stochastic_depth(cx, at, type)) {
     // torchvision's stochastic depth (onnx_stochastic_depth.cpp)
@@ -806,8 +811,6 @@ void translate_node_kind(const onnx::NodeProto& node, int index, OnnxContext& cx
         f.get<std::vector<int64_t>>("padding") != std::vector<int64_t>(kernel->size(), 0))
       at.refuse("padded average pooling without count_include_pad: convbench's counts the padding (PyTorch's default)");
     unary(type == "MaxPool" ? "max_pool" : "avg_pool", std::move(f));
-  } else if (type == "GlobalAveragePool") {
-    unary("global_avg_pool");
   } else if (type == "ReduceMean") {
     translate_reduce_mean(cx, at);
   } else if (type == "Resize" || type == "Upsample") {

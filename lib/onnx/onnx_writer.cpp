@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "onnx/onnx_export.hpp"
+#include "ops/op_registry.hpp"
+
 namespace convbench {
 namespace {
 
@@ -24,7 +27,7 @@ onnx::TensorProto& add_tensor(onnx::GraphProto& g, const std::string& name, cons
 }  // namespace
 
 OnnxWriter::OnnxWriter(const Graph& g, const GraphValues& v, onnx::GraphProto& o, int32_t type)
-    : graph(g), values(v), out(o), elem_type(type) {
+    : OnnxNodeWriter(g, v), out(o), elem_type(type) {
   for (const Param& p : g.params) taken_.insert(p.name);
   for (const Param& b : g.buffers) taken_.insert(b.name);
   for (const Value& value : g.values) tensors_.push_back(fresh(value.name.empty() ? "value" : value.name));
@@ -37,42 +40,39 @@ std::string OnnxWriter::fresh(const std::string& base) {
   return name;
 }
 
-onnx::NodeProto& OnnxWriter::node(const std::string& type, const std::string& name,
-                                  const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
+OnnxNode OnnxWriter::node(const std::string& type, const std::string& name, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs) {
   onnx::NodeProto& n = *out.add_node();
   n.set_op_type(type);
   n.set_name(name);
   for (const std::string& s : inputs) n.add_input(s);
   for (const std::string& s : outputs) n.add_output(s);
-  return n;
+  return OnnxNode(*this, out.node_size() - 1);
 }
 
-void OnnxWriter::ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto& a = *n.add_attribute();
+onnx::AttributeProto& OnnxWriter::attribute(int node, const std::string& name,
+                                            onnx::AttributeProto::AttributeType type) {
+  onnx::AttributeProto& a = *out.mutable_node(node)->add_attribute();
   a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
+  a.set_type(type);
+  return a;
+}
+
+void OnnxWriter::set_ints(int node, const std::string& name, const std::vector<int64_t>& v) {
+  onnx::AttributeProto& a = attribute(node, name, onnx::AttributeProto::INTS);
   for (const int64_t x : v) a.add_ints(x);
 }
 
-void OnnxWriter::integer(onnx::NodeProto& n, const std::string& name, int64_t v) {
-  onnx::AttributeProto& a = *n.add_attribute();
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
+void OnnxWriter::set_integer(int node, const std::string& name, int64_t v) {
+  attribute(node, name, onnx::AttributeProto::INT).set_i(v);
 }
 
-void OnnxWriter::number(onnx::NodeProto& n, const std::string& name, double v) {
-  onnx::AttributeProto& a = *n.add_attribute();
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(static_cast<float>(v));
+void OnnxWriter::set_number(int node, const std::string& name, double v) {
+  attribute(node, name, onnx::AttributeProto::FLOAT).set_f(static_cast<float>(v));
 }
 
-void OnnxWriter::text(onnx::NodeProto& n, const std::string& name, const std::string& v) {
-  onnx::AttributeProto& a = *n.add_attribute();
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRING);
-  a.set_s(v);
+void OnnxWriter::set_text(int node, const std::string& name, const std::string& v) {
+  attribute(node, name, onnx::AttributeProto::STRING).set_s(v);
 }
 
 std::string OnnxWriter::weights(const std::string& name, const std::vector<int64_t>& dims,
@@ -98,6 +98,16 @@ std::string OnnxWriter::floats(const std::string& base, const std::vector<int64_
   const std::string name = fresh(base);
   add_tensor(out, name, dims, onnx::TensorProto::FLOAT).set_raw_data(raw_bytes(v));
   return name;
+}
+
+void write_onnx_op(OnnxWriter& w, const Op& op) {
+  const OpDefinition& d = op_definition(op.kind);
+  if (d.onnx_export) {
+    d.onnx_export(w, op);
+    return;
+  }
+  if (!d.onnx_refusal.empty()) throw OnnxExportError(op.name, std::string(d.onnx_refusal));
+  throw OnnxExportError(op.name, "op kind " + std::string(to_string(op.kind)) + " has no ONNX form");
 }
 
 }  // namespace convbench

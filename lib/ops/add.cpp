@@ -1,5 +1,6 @@
 // add: two inputs of one shape; both gradients are the output's, passed on (no allocation, no
 // work); 1 FLOP per element forward.
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -19,6 +20,8 @@ OpDefinition define_add() {
   // autocast: runs in its operands' dtype; mixed operands are promoted to the wider one.
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::binary(w, op, "Add"); };
+  d.peer_module = "Add";
   return d;
 }
 

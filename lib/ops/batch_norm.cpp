@@ -3,6 +3,7 @@
 // PyTorch's (defaults 1e-5 and 0.1; torchvision's MobileNetV3 and EfficientNet use 1e-3 and 0.01
 // or 0.1). They appear among the op's attributes only when they differ from the defaults, so that
 // a default batch norm's graph hash (the key of every history series) stays what it was.
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -43,6 +44,8 @@ OpDefinition define_batch_norm() {
   // and statistics (verified on CPU; on CUDA cuDNN's batch norm takes half inputs so).
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::batch_norm_node(w, op, onnx_export::out(w, op)); };
+  d.peer_module = "nn.BatchNorm2d";
   return d;
 }
 

@@ -11,6 +11,7 @@
 // the inversion 3 (z: 1, xhat: 2), which the weight gradients need even when the input needs none.
 #include <sstream>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -55,7 +56,15 @@ OpDefinition define_batch_norm_act() {
   // slope that is not positive). No activation for inplace_act: inplace_abn makes it, runs it in place.
   // autocast: as batch_norm (Inplace-ABN's batch norm), the activation following its dtype.
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = false, .in_place_safe = [](const Op&) { return true; }};
+  d.traits =
+      OpTraits{.activation = false, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = std::nullopt};
+  // Inplace-ABN's fused op: the norm, then its leaky ReLU.
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) {
+    using namespace onnx_export;
+    const std::string normed = batch_norm_node(w, op, w.fresh(op.name + "/normalized"));
+    w.node("LeakyRelu", w.fresh(op.name + "/LeakyRelu"), {normed}, {out(w, op)}).number("alpha", op.negative_slope);
+  };
+  d.peer_module = "InPlaceABN";
   return d;
 }
 

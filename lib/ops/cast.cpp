@@ -26,6 +26,9 @@ OpDefinition define_cast() {
   // A cast is what autocast inserts; it never meets autocast's rules itself.
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  // Mixed precision is how a step runs (torch.autocast), not a model's own: the model is the
+  // float32 graph, which the same variant with `precision: plain` builds.
+  d.onnx_refusal = "a cast that mixed precision inserts: export the variant with precision: plain";
   return d;
 }
 

@@ -13,6 +13,7 @@ OpDefinition define_channel_dropout() {
   OpDefinition d = dropout_family_definition(OpKind::channel_dropout);
   d.aux = [](const Graph& graph, const Op& op) { return unit_noise(graph, op, 2); };
   d.aux_names = {"noise"};
+  d.peer_module = "nn.Dropout2d";
   return d;
 }
 

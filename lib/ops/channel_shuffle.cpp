@@ -4,10 +4,32 @@
 // permutation of the gradient, as PyTorch's view-transpose-contiguous keeps nothing.
 #include <string>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
 namespace convbench {
+
+namespace {
+
+// channel_shuffle as ShuffleNetV2's view-transpose-view exports: Reshape to (N, g, C/g, ...),
+// Transpose the two group axes, Reshape back.
+void channel_shuffle_onnx(OnnxNodeWriter& w, const Op& op) {
+  using namespace onnx_export;
+  const TensorDesc& x = in_desc(w, op);
+  const int64_t g = op.shuffle_groups;
+  std::vector<int64_t> split = {x.batch(), g, x.channels() / g}, perm = {0, 2, 1};
+  for (int i = 2; i < x.rank(); ++i) {
+    split.push_back(x.shape[static_cast<size_t>(i)]);
+    perm.push_back(i + 1);
+  }
+  const std::string split_t = w.fresh(op.name + "/split"), moved = w.fresh(op.name + "/moved");
+  w.node("Reshape", w.fresh(op.name + "/Reshape"), {in(w, op), w.int64s(op.name + ".split_shape", split)}, {split_t});
+  w.node("Transpose", w.fresh(op.name + "/Transpose"), {split_t}, {moved}).ints("perm", perm);
+  w.node("Reshape", op.name, {moved, w.int64s(op.name + ".shape", x.shape)}, {out(w, op)});
+}
+
+}  // namespace
 
 OpDefinition define_channel_shuffle() {
   OpDefinition d;
@@ -29,6 +51,8 @@ OpDefinition define_channel_shuffle() {
   };
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  d.onnx_export = channel_shuffle_onnx;
+  d.peer_module = "ChannelShuffle";
   return d;
 }
 

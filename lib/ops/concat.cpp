@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -41,6 +42,12 @@ OpDefinition define_concat() {
   // type promotion gives the same dtype.
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) {
+    std::vector<std::string> inputs;
+    for (size_t k = 0; k < op.inputs.size(); ++k) inputs.push_back(onnx_export::in(w, op, k));
+    w.node("Concat", op.name, inputs, {onnx_export::out(w, op)}).integer("axis", 1);
+  };
+  d.peer_module = "Concat";
   return d;
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -146,6 +147,14 @@ void apply_conv_fields(const OpFieldValues& f, const FieldContext& c, Op& op) {
   a.blur_init = f.is_keyword("init", "blur");
 }
 
+// A frozen conv's weight and bias are buffers; in the file both are initializers alike.
+void conv_onnx(OnnxNodeWriter& w, const Op& op) {
+  std::vector<std::string> weights;
+  for (const int id : op.conv.frozen ? op.buffers : op.params)
+    weights.push_back(op.conv.frozen ? onnx_export::buffer_tensor(w, id) : onnx_export::param_tensor(w, id));
+  onnx_export::conv_nodes(w, op, op.conv, weights, op.kind == OpKind::conv_transpose);
+}
+
 OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
   OpDefinition d;
   d.kind = kind;
@@ -188,6 +197,7 @@ OpDefinition conv_like(OpKind kind, std::vector<OpField> fields) {
   // and bias cast down, the parameters' copies cached for the step.
   d.autocast = autocast_always(AutocastClass::lower);
   d.traits = OpTraits{};
+  d.onnx_export = conv_onnx;
   return d;
 }
 
@@ -205,13 +215,17 @@ OpDefinition define_conv() {
   std::vector<OpField> fields = kConvFields;
   fields.push_back({"frozen", FieldKind::boolean});
   fields.push_back({"init", FieldKind::keyword, {"default", "blur"}});
-  return conv_like(OpKind::conv, fields);
+  OpDefinition d = conv_like(OpKind::conv, fields);
+  d.peer_module = "nn.Conv2d";
+  return d;
 }
 
 OpDefinition define_conv_transpose() {
   std::vector<OpField> fields = kConvFields;
   fields.push_back({"output_padding", FieldKind::per_dim_nonneg});
-  return conv_like(OpKind::conv_transpose, fields);
+  OpDefinition d = conv_like(OpKind::conv_transpose, fields);
+  d.peer_module = "nn.ConvTranspose2d";
+  return d;
 }
 
 }  // namespace convbench

@@ -8,6 +8,7 @@
 // p has no default: torchvision requires it, and EfficientNet's and ConvNeXt's rates differ per
 // block (a linear ramp), so a spec says it.
 #include "ops/dropout_family.hpp"
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -35,6 +36,9 @@ OpDefinition define_drop_path() {
   };
   d.aux = [](const Graph& graph, const Op& op) { return unit_noise(graph, op, 1); };
   d.aux_names = {"noise"};
+  // The identity in inference, where StochasticDepth returns its input and writes no node.
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "Identity"); };
+  d.peer_module = "StochasticDepth";
   return d;
 }
 

@@ -1,6 +1,7 @@
 // dropout: forward saves a mask of one byte per element (as PyTorch's CUDA path) for backward;
 // in inference it is the identity and returns its input itself; 1 FLOP per element each way.
 #include "ops/dropout_family.hpp"
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -27,6 +28,14 @@ OpDefinition dropout_family_definition(OpKind kind) {
   // autocast: both dropouts run in their input's dtype (their noise too).
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  // Inference: the identity either way. ONNX has no channel-wise dropout; a Dropout node keeps
+  // the ratio visible (and is what the importer reads back as convbench's dropout). drop_path
+  // writes its own.
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) {
+    using namespace onnx_export;
+    w.node("Dropout", op.name, {in(w, op), w.floats(op.name + ".ratio", {}, {static_cast<float>(op.dropout_p)})},
+           {out(w, op)});
+  };
   return d;
 }
 
@@ -44,6 +53,7 @@ OpDefinition define_dropout() {
     return std::vector<TensorDesc>{mask};
   };
   d.aux_names = {"mask"};
+  d.peer_module = "nn.Dropout";
   return d;
 }
 

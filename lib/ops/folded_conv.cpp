@@ -12,6 +12,7 @@
 // the registers, then the weight and register gradients of each composed conv).
 #include "graph/fold_program.hpp"
 #include "ops/fold_eval.hpp"
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -49,6 +50,22 @@ OpShape infer_folded_conv(const Graph& graph, Op& op) {
     s.params.push_back(
         {"operand" + std::to_string(static_cast<int64_t>(k)), p.operands[k].shape, 1, ParamInit::derived});
   return s;
+}
+
+// The folded conv's kernel and bias, composed from its parameters by its fold program (what every
+// backend computes at each step), written as the plain conv they make.
+void folded_conv_onnx(OnnxNodeWriter& w, const Op& op) {
+  const FoldProgram& p = *op.fold;
+  std::vector<const double*> operands;
+  for (const int id : op.params) operands.push_back(w.param(id).data());
+  std::vector<double> registers(static_cast<size_t>(FoldLayout(p).elements));
+  const TensorDesc kernel = fold_kernel_desc(p, DType::float64);
+  std::vector<double> weight(static_cast<size_t>(kernel.numel())), bias(static_cast<size_t>(p.out().out_channels));
+  fold_forward(p, operands, registers.data(), weight.data(), bias.data());
+  std::vector<std::string> weights = {w.weights(w.fresh(op.name + ".weight"), kernel.shape, weight)};
+  if (p.has_bias()) weights.push_back(w.weights(w.fresh(op.name + ".bias"), {p.out().out_channels}, bias));
+  const Op plain = folded_conv_as_conv(op);
+  onnx_export::conv_nodes(w, op, plain.conv, weights, false);
 }
 
 }  // namespace
@@ -91,6 +108,7 @@ OpDefinition define_folded_conv() {
         {"fold_steps", p.steps.size()},   {"kernel_macs", p.macs()}};
   };
   d.traits = OpTraits{};
+  d.onnx_export = folded_conv_onnx;
   return d;
 }
 

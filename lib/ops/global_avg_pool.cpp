@@ -3,6 +3,7 @@
 // MeanBackward keeps the sizes; 1.13's keeps a reference to the input, no extra bytes when that is
 // saved anyway). FLOPs as avg_pool's K per output, K the spatial size: one per input element
 // forward and backward.
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -25,6 +26,9 @@ OpDefinition define_global_avg_pool() {
   // autocast: adaptive_avg_pool / mean run in their input's dtype on both devices.
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "GlobalAveragePool"); };
+  d.peer_module = "nn.AdaptiveAvgPool2d";
+  d.onnx_import = OnnxImport{.node = "GlobalAveragePool", .fields = {}};
   return d;
 }
 

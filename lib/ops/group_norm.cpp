@@ -1,9 +1,42 @@
 // group_norm: weight and bias parameters (builder); backward reads the input and the mean and
 // rstd per sample and group that forward saves.
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
 namespace convbench {
+
+namespace {
+
+// PyTorch's exporter's group norm: the groups as instances, then the per-channel affine.
+void group_norm_onnx(OnnxNodeWriter& w, const Op& op) {
+  using namespace onnx_export;
+  const TensorDesc& x = in_desc(w, op);
+  const int64_t groups = op.norm.groups, c = x.channels();
+  const std::string grouped = w.fresh(op.name + "/grouped"), normed = w.fresh(op.name + "/normalized"),
+                    back = w.fresh(op.name + "/ungrouped"), scaled = w.fresh(op.name + "/scaled");
+  // As PyTorch's exporter writes it (and convbench's importer reads it back as one group_norm):
+  // to (N, G, -1) with 0 copying the batch, and back to the input's own Shape.
+  w.node("Reshape", w.fresh(op.name + "/Reshape"), {in(w, op), w.int64s(op.name + ".grouped_shape", {0, groups, -1})},
+         {grouped});
+  w.node("InstanceNormalization", w.fresh(op.name + "/InstanceNormalization"),
+         {grouped,
+          w.weights(w.fresh(op.name + ".group_scale"), {groups}, std::vector<double>(static_cast<size_t>(groups), 1)),
+          w.weights(w.fresh(op.name + ".group_bias"), {groups}, std::vector<double>(static_cast<size_t>(groups), 0))},
+         {normed})
+      .number("epsilon", op.norm.eps);
+  const std::string shape = w.fresh(op.name + "/shape");
+  w.node("Shape", w.fresh(op.name + "/Shape"), {in(w, op)}, {shape});
+  w.node("Reshape", w.fresh(op.name + "/Reshape_1"), {normed, shape}, {back});
+  std::vector<int64_t> affine(static_cast<size_t>(x.rank() - 1), 1);
+  affine[0] = c;  // (C, 1, ...): broadcast over the spatial dims
+  const Param& weight = w.graph.params.at(static_cast<size_t>(op.params.at(0)));
+  const Param& bias = w.graph.params.at(static_cast<size_t>(op.params.at(1)));
+  w.node("Mul", w.fresh(op.name + "/Mul"), {back, w.weights(weight.name, affine, w.param(op.params.at(0)))}, {scaled});
+  w.node("Add", op.name, {scaled, w.weights(bias.name, affine, w.param(op.params.at(1)))}, {out(w, op)});
+}
+
+}  // namespace
 
 OpDefinition define_group_norm() {
   OpDefinition d;
@@ -46,6 +79,8 @@ OpDefinition define_group_norm() {
     return q.device == AutocastDevice::cuda ? AutocastClass::float32 : AutocastClass::follows;
   };
   d.traits = OpTraits{};
+  d.onnx_export = group_norm_onnx;
+  d.peer_module = "nn.GroupNorm";
   return d;
 }
 

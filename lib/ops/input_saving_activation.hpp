@@ -24,7 +24,7 @@ inline OpDefinition input_saving_activation(OpKind kind, int64_t forward_flops, 
   };
   d.infer = infer_same_shape;
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = true, .in_place_safe = {}};
+  d.traits = OpTraits{.activation = true, .in_place_safe = {}, .conv_epilogue = std::nullopt};
   return d;
 }
 

@@ -5,10 +5,38 @@
 // Backward reads the input and both statistics, which is what PyTorch's native_layer_norm saves
 // (its input, and mean and rstd of shape (N, *spatial, 1) in float32; weight and bias are
 // parameters).
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
 namespace convbench {
+
+namespace {
+
+// layer_norm as torchvision's LayerNorm2d exports it: Transpose to channels-last, LayerNormalization
+// over the last axis (opset 17) with the weight and bias, Transpose back.
+void layer_norm_onnx(OnnxNodeWriter& w, const Op& op) {
+  using namespace onnx_export;
+  const int rank = in_desc(w, op).rank();
+  std::vector<int64_t> to_last = {0}, back = {0, rank - 1};
+  for (int64_t a = 2; a < rank; ++a) to_last.push_back(a);
+  to_last.push_back(1);
+  for (int64_t a = 1; a < rank - 1; ++a) back.push_back(a);
+  const std::string last = w.fresh(op.name + "/channels_last"), normed = w.fresh(op.name + "/normalized");
+  w.node("Transpose", w.fresh(op.name + "/Transpose"), {in(w, op)}, {last}).ints("perm", to_last);
+  const Param& weight = w.graph.params.at(static_cast<size_t>(op.params.at(0)));
+  const Param& bias = w.graph.params.at(static_cast<size_t>(op.params.at(1)));
+  const int64_t c = weight.desc.numel();
+  w.node("LayerNormalization", w.fresh(op.name + "/LayerNormalization"),
+         {last, w.weights(weight.name, {c}, w.param(op.params.at(0))),
+          w.weights(bias.name, {c}, w.param(op.params.at(1)))},
+         {normed})
+      .integer("axis", -1)
+      .number("epsilon", op.norm.eps);
+  w.node("Transpose", op.name, {normed}, {out(w, op)}).ints("perm", back);
+}
+
+}  // namespace
 
 OpDefinition define_layer_norm() {
   OpDefinition d;
@@ -40,6 +68,8 @@ OpDefinition define_layer_norm() {
     return q.device == AutocastDevice::cuda ? AutocastClass::float32 : AutocastClass::follows;
   };
   d.traits = OpTraits{};
+  d.onnx_export = layer_norm_onnx;
+  d.peer_module = "ChannelLayerNorm";
   return d;
 }
 

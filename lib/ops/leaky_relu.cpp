@@ -1,5 +1,8 @@
 // leaky_relu: backward reads the input (the output when it runs in place); 2 FLOPs per element each way (compare,
 // scale).
+#include <cmath>
+
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -27,7 +30,21 @@ OpDefinition define_leaky_relu() {
   // In place it saves its output, whose sign is the input's only for a slope >= 0.
   // autocast: activations run in their input's dtype.
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op& op) { return op.negative_slope >= 0; }};
+  d.traits = OpTraits{.activation = true,
+                      .in_place_safe = [](const Op& op) { return op.negative_slope >= 0; },
+                      .conv_epilogue = ConvEpilogueAct::leaky_relu};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) {
+    w.node("LeakyRelu", op.name, {onnx_export::in(w, op)}, {onnx_export::out(w, op)})
+        .number("alpha", op.negative_slope);
+  };
+  d.peer_module = "nn.LeakyReLU";
+  d.onnx_import = OnnxImport{.node = "LeakyRelu", .fields = [](const OnnxNodeAttributes& a) {
+                               OpFieldValues f;
+                               const double alpha = a.number("alpha", 0.01);
+                               if (!std::isfinite(alpha)) a.refuse("alpha is not a finite number");
+                               f.set("negative_slope", alpha);
+                               return f;
+                             }};
   return d;
 }
 

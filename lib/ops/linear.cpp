@@ -6,10 +6,32 @@
 // output element to its gradient, as a conv's.
 #include <string>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
 namespace convbench {
+
+namespace {
+
+// Flatten + Gemm is nn.Linear's export; the Reshape keeps convbench's (N, out, 1, ...) shape for
+// the ops after it. When the linear is the graph's output, onnx_export.cpp declares the output
+// (N, out) instead and the Reshape is left out: a classifier's logits, as PyTorch's export has them.
+void linear_onnx(OnnxNodeWriter& w, const Op& op) {
+  using namespace onnx_export;
+  const std::string flat = w.fresh(op.name + "/flat");
+  w.node("Flatten", w.fresh(op.name + "/Flatten"), {in(w, op)}, {flat});
+  std::vector<std::string> inputs = {flat};
+  for (const int id : op.params) inputs.push_back(param_tensor(w, id));
+  const bool last = op.output == w.graph.output;
+  const std::string gemm = last ? out(w, op) : w.fresh(op.name + "/gemm");
+  w.node("Gemm", op.name, inputs, {gemm}).integer("transB", 1);
+  if (!last)
+    w.node("Reshape", w.fresh(op.name + "/Reshape"), {gemm, w.int64s(op.name + ".shape", out_desc(w, op).shape)},
+           {out(w, op)});
+}
+
+}  // namespace
 
 OpDefinition define_linear() {
   OpDefinition d;
@@ -57,6 +79,8 @@ OpDefinition define_linear() {
   // copy cached for the step.
   d.autocast = autocast_always(AutocastClass::lower);
   d.traits = OpTraits{};
+  d.onnx_export = linear_onnx;
+  d.peer_module = "FlatLinear";
   return d;
 }
 

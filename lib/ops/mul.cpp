@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -66,6 +67,8 @@ OpDefinition define_mul() {
   // autocast: runs in its operands' dtype; mixed operands are promoted to the wider one.
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::binary(w, op, "Mul"); };
+  d.peer_module = "Mul";
   return d;
 }
 

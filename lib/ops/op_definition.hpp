@@ -3,14 +3,16 @@
 // validation with the parameters and buffers it owns, its autograd saving rule (what backward
 // reads, the aux tensors forward makes for it, which input gradients are passed on instead of
 // computed, whether it is the identity in inference), its work (MACs and elementwise FLOPs per
-// direction), its attributes as the resolved spec spells them, and its traits: the questions
-// generic code asks of any op (is it an activation, may it run in place, does it change layout).
+// direction), its attributes as the resolved spec spells them, its traits: the questions
+// generic code asks of any op (is it an activation, may it run in place, does it change layout,
+// which fused conv epilogue computes it), its ONNX form (the nodes export writes, the operator
+// import reads) and the PyTorch peer's module for it.
 //
 // The registry (op_registry.hpp) maps op kind -> definition. The spec's custom-op parser, the
 // graph builder, the custom variant builder, the autograd rules the executor and the memory
-// model read, the counts and the resolved spec all consult it instead of switches and string
-// lists of their own. Each backend's kernels for the op are registered in that backend's file
-// for the op's family.
+// model read, the counts, the resolved spec, the conv fusion rule, the ONNX exporter and importer
+// all consult it instead of switches and string lists of their own. Each backend's kernels for
+// the op are registered in that backend's file for the op's family.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,8 @@
 
 #include "graph/graph.hpp"
 #include "graph/shape_rules.hpp"
+#include "ops/onnx_node_reader.hpp"
+#include "ops/onnx_node_writer.hpp"
 #include "ops/op_fields.hpp"
 
 namespace convbench {
@@ -89,6 +93,11 @@ struct OpShape {
   std::vector<ParamDecl> buffers;
 };
 
+// The activations a conv's fused epilogue can compute (backends/conv_fusion.hpp): the ones
+// oneDNN's eltwise post-ops and cuDNN's pointwise ops both have. Each backend maps them to its
+// library's own mode; an op names the one it is (OpTraits::conv_epilogue).
+enum class ConvEpilogueAct { relu, leaky_relu, sigmoid };
+
 // What generic code asks of an op instead of keeping its own list of kinds: the memory policies,
 // `explain`, the fold's reasons and the backends' checks. Every definition states its traits (the
 // registry refuses one that leaves them unset), so that a new op's author answers each question:
@@ -105,6 +114,9 @@ struct OpTraits {
   // The op's output may be in another memory layout than its inputs (convert_layout); every other
   // op keeps its inputs' layout, which the backends check.
   bool changes_layout = false;
+  // The fused conv epilogue (ConvEpilogueAct above) that computes this activation after a conv,
+  // when one does; nullopt: a conv followed by it is never fused (conv_fusion conv_act).
+  std::optional<ConvEpilogueAct> conv_epilogue;
 };
 
 // How torch.autocast treats an op (PyTorch 2.x; configs/README.md "Mixed precision" has the table
@@ -187,6 +199,23 @@ struct OpDefinition {
 
   // --- traits (OpTraits above): required; `OpTraits{}` states that none applies ---
   std::optional<OpTraits> traits;
+
+  // --- the PyTorch peer (scripts/peer/modules.py) ---
+  // The module the peer builds for the op, as modules.py spells it: PyTorch's own ("nn.ReLU"; the
+  // 2-D class where the dims choose one, "nn.Conv2d") or the peer's ("InPlaceABN"). Required for an
+  // op a spec may name (spec_op); the PeerModules tests check that modules.py builds it.
+  std::string_view peer_module;
+
+  // --- ONNX (`convbench export`, lib/onnx/README.md) ---
+  // The op's inference forward as ONNX opset-17 nodes: the nodes PyTorch's exporter writes for its
+  // module, named after the op, with its weights named as convbench's parameters (what the
+  // importer reads back). Empty: the op has no ONNX form, and export refuses it with
+  // `onnx_refusal`, or "op kind <op> has no ONNX form" when that is empty too.
+  std::function<void(OnnxNodeWriter&, const Op&)> onnx_export;
+  std::string_view onnx_refusal;
+  // The ONNX operator the importer reads as this op, one node to one op (OnnxImport in
+  // onnx_node_reader.hpp); nullopt: none does, or the importer's own readers take its form.
+  std::optional<OnnxImport> onnx_import;
 };
 
 }  // namespace convbench

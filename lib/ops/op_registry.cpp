@@ -53,6 +53,12 @@ const OpDefinition* find_op_definition(std::string_view name) {
   return nullptr;
 }
 
+const OpDefinition* find_onnx_import(std::string_view node) {
+  for (const OpDefinition& d : all())
+    if (d.onnx_import && d.onnx_import->node == node) return &d;
+  return nullptr;
+}
+
 const std::vector<const OpDefinition*>& op_definitions() {
   static const std::vector<const OpDefinition*> list = [] {
     std::vector<const OpDefinition*> l;

@@ -15,6 +15,9 @@ const OpDefinition& op_definition(OpKind kind);
 const OpTraits& op_traits(OpKind kind);
 // nullptr for a name that is no op kind.
 const OpDefinition* find_op_definition(std::string_view name);
+// The op the importer reads ONNX operator `node` as, one node to one op (OpDefinition::onnx_import);
+// nullptr for an operator no definition names.
+const OpDefinition* find_onnx_import(std::string_view node);
 // In OpKind order: the order messages list them in.
 const std::vector<const OpDefinition*>& op_definitions();
 

@@ -3,6 +3,7 @@
 // output; avg_pool K adds per output each way.
 #include <string>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -65,6 +66,15 @@ AutocastClass pool_autocast(const AutocastQuery& q) {
   const bool three_d = q.graph.desc(q.op.inputs.at(0)).spatial_rank() == 3;
   return q.device == AutocastDevice::cpu && three_d ? AutocastClass::float32 : AutocastClass::follows;
 }
+void pool_onnx(OnnxNodeWriter& w, const Op& op) {
+  using namespace onnx_export;
+  OnnxNode n = w.node(op.kind == OpKind::max_pool ? "MaxPool" : "AveragePool", op.name, {in(w, op)}, {out(w, op)});
+  n.ints("kernel_shape", op.pool.kernel);
+  n.ints("strides", op.pool.stride);
+  n.ints("pads", twice(op.pool.padding));
+  if (op.kind == OpKind::avg_pool) n.integer("count_include_pad", 1);  // convbench's (PyTorch's) divisor
+}
+
 }  // namespace
 
 OpDefinition define_max_pool() {
@@ -88,6 +98,8 @@ OpDefinition define_max_pool() {
   d.infer = infer_pool;
   d.autocast = pool_autocast;
   d.traits = OpTraits{};
+  d.onnx_export = pool_onnx;
+  d.peer_module = "nn.MaxPool2d";
   return d;
 }
 
@@ -107,6 +119,8 @@ OpDefinition define_avg_pool() {
   d.infer = infer_pool;
   d.autocast = pool_autocast;
   d.traits = OpTraits{};
+  d.onnx_export = pool_onnx;
+  d.peer_module = "nn.AvgPool2d";
   return d;
 }
 

@@ -1,4 +1,5 @@
 // relu: backward reads the output (PyTorch saves the result); 1 FLOP per element each way.
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -17,7 +18,11 @@ OpDefinition define_relu() {
   // In place it still saves its output, which says where the input was positive.
   // autocast: activations run in their input's dtype.
   d.autocast = autocast_always(AutocastClass::follows);
-  d.traits = OpTraits{.activation = true, .in_place_safe = [](const Op&) { return true; }};
+  d.traits = OpTraits{
+      .activation = true, .in_place_safe = [](const Op&) { return true; }, .conv_epilogue = ConvEpilogueAct::relu};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::unary(w, op, "Relu"); };
+  d.peer_module = "nn.ReLU";
+  d.onnx_import = OnnxImport{.node = "Relu", .fields = {}};
   return d;
 }
 

@@ -4,6 +4,7 @@
 // saved, no FLOPs (data movement). A channel split into k parts is k slices.
 #include <string>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -39,6 +40,14 @@ OpDefinition define_slice() {
   // autocast: a copy in its input's dtype.
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) {
+    using namespace onnx_export;
+    w.node("Slice", op.name,
+           {in(w, op), w.int64s(op.name + ".starts", {op.slice.start}),
+            w.int64s(op.name + ".ends", {op.slice.start + op.slice.length}), w.int64s(op.name + ".axes", {1})},
+           {out(w, op)});
+  };
+  d.peer_module = "Slice";
   return d;
 }
 

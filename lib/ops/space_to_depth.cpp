@@ -6,6 +6,7 @@
 // its bytes counted as every op's); backward is the inverse permutation.
 #include <string>
 
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 #include "ops/space_to_depth_fields.hpp"
@@ -37,6 +38,45 @@ void set_block_permutation_fields(OpDefinition& d) {
   d.autocast = autocast_always(AutocastClass::follows);
 }
 
+namespace {
+
+// The 2-D block-major order is ONNX's SpaceToDepth; every other case splits each spatial dim into
+// (size / b, b), moves the offsets next to the channels (before them: block-major; after them:
+// channel-major, pixel_unshuffle's) and merges them into the channels.
+void space_to_depth_onnx(OnnxNodeWriter& w, const Op& op) {
+  using namespace onnx_export;
+  const TensorDesc& x = in_desc(w, op);
+  const int d = x.spatial_rank();
+  const int64_t b = op.space_to_depth.block_size;
+  const bool block_major = op.space_to_depth.order == SpaceToDepthOrder::block_major;
+  if (d == 2 && block_major) {
+    w.node("SpaceToDepth", op.name, {in(w, op)}, {out(w, op)}).integer("blocksize", b);
+    return;
+  }
+  std::vector<int64_t> split = {x.batch(), x.channels()};
+  for (int i = 0; i < d; ++i) {
+    split.push_back(x.shape[static_cast<size_t>(2 + i)] / b);
+    split.push_back(b);
+  }
+  // Axes of `split`: 0 N, 1 C, then (2 + 2i) the i-th outer size and (3 + 2i) its offset.
+  std::vector<int64_t> perm = {0};
+  std::vector<int64_t> offsets, outers;
+  for (int i = 0; i < d; ++i) {
+    outers.push_back(2 + 2 * i);
+    offsets.push_back(3 + 2 * i);
+  }
+  if (!block_major) perm.push_back(1);
+  perm.insert(perm.end(), offsets.begin(), offsets.end());
+  if (block_major) perm.push_back(1);
+  perm.insert(perm.end(), outers.begin(), outers.end());
+  const std::string split_t = w.fresh(op.name + "/split"), moved = w.fresh(op.name + "/moved");
+  w.node("Reshape", w.fresh(op.name + "/Reshape"), {in(w, op), w.int64s(op.name + ".split_shape", split)}, {split_t});
+  w.node("Transpose", w.fresh(op.name + "/Transpose"), {split_t}, {moved}).ints("perm", perm);
+  w.node("Reshape", op.name, {moved, w.int64s(op.name + ".shape", out_desc(w, op).shape)}, {out(w, op)});
+}
+
+}  // namespace
+
 OpDefinition define_space_to_depth() {
   OpDefinition d;
   d.kind = OpKind::space_to_depth;
@@ -61,6 +101,8 @@ OpDefinition define_space_to_depth() {
     s.output.shape[1] = channels;
     return s;
   };
+  d.onnx_export = space_to_depth_onnx;
+  d.peer_module = "SpaceToDepth";
   return d;
 }
 

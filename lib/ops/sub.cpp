@@ -1,5 +1,6 @@
 // sub: two inputs of one shape; the first's gradient is the output's, passed on, the second's
 // its negation (1 FLOP per element, when it needs one); 1 FLOP per element forward.
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -19,6 +20,8 @@ OpDefinition define_sub() {
   // autocast: runs in its operands' dtype; mixed operands are promoted to the wider one.
   d.autocast = autocast_always(AutocastClass::follows);
   d.traits = OpTraits{};
+  d.onnx_export = [](OnnxNodeWriter& w, const Op& op) { onnx_export::binary(w, op, "Sub"); };
+  d.peer_module = "Sub";
   return d;
 }
 

@@ -4,6 +4,7 @@
 // Nothing saved. FLOPs: nearest 0 forward, backward sums scale^d gradients into each input element
 // (scale^d - 1 adds); linear forward 2^(d+1) - 1 per output element (2^d corner products, their
 // 2^d - 1 sums), backward 2^(d+1) per output element (a product and an add scattered per corner).
+#include "ops/onnx_export_helpers.hpp"
 #include "ops/op_math.hpp"
 #include "ops/op_registry.hpp"
 
@@ -25,6 +26,35 @@ void apply_upsample_fields(const OpFieldValues& f, const FieldContext&, Op& op) 
   op.upsample_scale = scale.value_or(2);
   op.align_corners = f.get<bool>("align_corners").value_or(false);
   op.upsample_size = size.value_or(std::vector<int64_t>{});
+}
+
+}  // namespace
+
+namespace {
+
+// Resize as PyTorch's interpolate: nearest is floor(dst / scale) (asymmetric, floor); linear is
+// half_pixel (PyTorch's variant of it) or align_corners.
+void upsample_onnx(OnnxNodeWriter& w, const Op& op) {
+  using namespace onnx_export;
+  const TensorDesc& x = in_desc(w, op);
+  std::vector<std::string> inputs = {in(w, op), ""};
+  if (op.upsample_size.empty()) {
+    std::vector<float> scales(static_cast<size_t>(x.rank()), static_cast<float>(op.upsample_scale));
+    scales[0] = scales[1] = 1;
+    inputs.push_back(w.floats(op.name + ".scales", {x.rank()}, scales));
+  } else {
+    inputs.push_back("");
+    inputs.push_back(w.int64s(op.name + ".sizes", out_desc(w, op).shape));
+  }
+  OnnxNode n = w.node("Resize", op.name, inputs, {out(w, op)});
+  if (op.upsample_linear) {
+    n.text("mode", "linear");
+    n.text("coordinate_transformation_mode", op.align_corners ? "align_corners" : "pytorch_half_pixel");
+  } else {
+    n.text("mode", "nearest");
+    n.text("coordinate_transformation_mode", "asymmetric");
+    n.text("nearest_mode", "floor");
+  }
 }
 
 }  // namespace
@@ -89,6 +119,8 @@ OpDefinition define_upsample() {
     return q.device == AutocastDevice::cuda ? AutocastClass::float32 : AutocastClass::follows;
   };
   d.traits = OpTraits{};
+  d.onnx_export = upsample_onnx;
+  d.peer_module = "nn.Upsample";
   return d;
 }
 

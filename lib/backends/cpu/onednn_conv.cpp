@@ -165,14 +165,22 @@ auto best(Layout layout, const Make& make) {
 
 // The attributes of a fused forward: user-managed scratchpads, as every primitive's, and the
 // activation as an eltwise post-op on the accumulated (and biased) outputs before they are stored.
+// oneDNN's eltwise algorithm for a fused epilogue's activation: relu with alpha is leaky_relu's
+// negative slope (0 for relu); logistic is the sigmoid.
+dnnl::algorithm eltwise_algorithm(ConvEpilogueAct act) {
+  switch (act) {
+    case ConvEpilogueAct::relu:
+    case ConvEpilogueAct::leaky_relu: return dnnl::algorithm::eltwise_relu;
+    case ConvEpilogueAct::sigmoid: return dnnl::algorithm::eltwise_logistic;
+  }
+  throw std::logic_error("onednn_conv: no eltwise algorithm for this epilogue");
+}
+
 dnnl::primitive_attr fused_attr(const ConvEpilogue& e) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::post_ops post;
-  // relu with alpha is leaky_relu's negative slope (0 for relu); logistic is the sigmoid.
-  const dnnl::algorithm algorithm =
-      e.act == OpKind::sigmoid ? dnnl::algorithm::eltwise_logistic : dnnl::algorithm::eltwise_relu;
-  post.append_eltwise(1.0f, algorithm, static_cast<float>(e.negative_slope), 0.0f);
+  post.append_eltwise(1.0f, eltwise_algorithm(e.function), static_cast<float>(e.negative_slope), 0.0f);
   attr.set_post_ops(post);
   return attr;
 }

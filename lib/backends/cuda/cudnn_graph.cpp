@@ -75,6 +75,17 @@ Descriptor tensor(const TensorDesc& t, Layout memory_layout, int64_t uid, bool v
   return d;
 }
 
+// cuDNN's pointwise mode for a fused epilogue's activation: leaky_relu is RELU_FWD with its
+// negative slope (the op's lower clip slope), relu the same with 0.
+cudnnPointwiseMode_t pointwise_mode(ConvEpilogueAct act) {
+  switch (act) {
+    case ConvEpilogueAct::relu:
+    case ConvEpilogueAct::leaky_relu: return CUDNN_POINTWISE_RELU_FWD;
+    case ConvEpilogueAct::sigmoid: return CUDNN_POINTWISE_SIGMOID_FWD;
+  }
+  throw std::logic_error("cudnn_graph: no pointwise mode for this epilogue");
+}
+
 // One pointwise operation y = mode(x[, b]) computed in float; `b` only for a binary mode (add).
 // `relu_slope`: RELU_FWD's lower clip slope (leaky_relu's negative slope; 0 for relu).
 Descriptor pointwise(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y,
@@ -275,12 +286,9 @@ GraphConvPlans::GraphConvPlans(cudnnHandle_t handle, const ConvProblem& p, const
     finalize_fused(handle, ops, p.x.dtype, deterministic, workspace_limit);
     return;
   }
-  const cudnnPointwiseMode_t act_mode =
-      epilogue.act == OpKind::sigmoid ? CUDNN_POINTWISE_SIGMOID_FWD : CUDNN_POINTWISE_RELU_FWD;
-  if (epilogue.act != OpKind::relu && epilogue.act != OpKind::leaky_relu && epilogue.act != OpKind::sigmoid)
-    throw std::logic_error("cudnn_graph: no pointwise mode for " + std::string(to_string(epilogue.act)));
-  ops.push_back(pointwise(act_mode, act_in, nullptr, y,
-                          epilogue.act == OpKind::leaky_relu ? epilogue.negative_slope : 0.0, keep_alive_));
+  ops.push_back(pointwise(pointwise_mode(epilogue.function), act_in, nullptr, y,
+                          epilogue.function == ConvEpilogueAct::leaky_relu ? epilogue.negative_slope : 0.0,
+                          keep_alive_));
   finalize_fused(handle, ops, p.x.dtype, deterministic, workspace_limit);
 }
 
