@@ -107,6 +107,8 @@ TEST(ContributingRecipe, EveryActivationIsAnElementwiseRowOfTheOpTable) {
   for (const char* elsewhere : {"onnx_export_ops.cpp", "conv_fusion.cpp", "cudnn_graph.cpp", "onednn_conv.cpp"})
     EXPECT_EQ(intro.find(elsewhere), std::string::npos)
         << "the recipe's opening still sends an activation to " << elsewhere;
+  // A block's act: is the op of its name (block_assembler.cpp has no case per activation).
+  EXPECT_EQ(intro.find("block_assembler.cpp`)"), std::string::npos) << "the recipe sends an act: to the assembler";
   for (const char* stale : {"onnx_export_ops.cpp", "seven files", "six files"})
     EXPECT_EQ(doc.find(stale), std::string::npos) << "CONTRIBUTING.md still says " << stale;
 }
