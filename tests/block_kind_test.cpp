@@ -109,17 +109,11 @@ blocks:
   for (const VariantSpec& v : spec.blocks[0].variants) EXPECT_EQ(folds_another(v), v.kind == "folded") << v.kind;
 }
 
-// The size check counts a variant's ops before anything is built, from its kind's counted_ops:
-// every kind's graph, with each optional part present (dropout, a projected shortcut, the layout
-// conversions at the block's boundary, squeeze-excitation, stochastic depth), has at most that
-// many ops.
 // Every variant of the spec's first block, at every sweep point; returns the most ops each kind had.
 std::map<std::string, int64_t> check_counted_ops(const std::string& text) {
   const std::shared_ptr<const SourceNode> tree = parse_source_tree(text, "counted.yaml");
-  const SourceNode* variants = nullptr;
-  for (const auto& [key, value] : tree->entries)
-    if (key->text == "blocks") variants = variant_entry(*value->items.at(0), "variants");
-  EXPECT_NE(variants, nullptr);
+  const auto variants = Field(*tree, "", "counted.yaml").locate("blocks").items().at(0).get("variants");
+  EXPECT_TRUE(variants.has_value());
   if (!variants) return {};
   const std::vector<int64_t> counted = counted_variant_ops(*variants);
   const Spec spec = parse_spec_text(text, "counted.yaml");
@@ -223,6 +217,23 @@ blocks:
   std::erase(every, "onnx");
   std::sort(every.begin(), every.end());
   EXPECT_EQ(tried, every) << "a kind this test does not build";
+}
+
+// A branches variant counts 2 x its count: a count in the billions is refused by the size check,
+// before anything is read or built, and the sum of such counts over a sweep cannot wrap.
+TEST(BlockKinds, AHugeBranchCountIsRefusedBeforeAnythingIsBuilt) {
+  const std::string spec = R"(
+sweep: {batch: [1, 2, 3, 4, 5, 6, 7, 8]}
+blocks:
+  - {name: b, batch: 1, in_channels: 8, out_channels: 8, size: 8,
+     variants: [{kind: branches, count: 2147483648, split: none}, {kind: branches, count: 2147483648, split: none}]}
+)";
+  try {
+    parse_spec_text(spec, "huge.yaml");
+    FAIL() << "a spec of 2^32 branches was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ops in all, more than the limit"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -99,19 +99,12 @@ struct BlockKindDefinition {
   // (counted as the variant it folds, which has at least as many ops) and onnx (counted as one:
   // its file is read later, and onnx_model.cpp caps its nodes). BlockKinds.CountedOpsBoundTheGraph
   // checks the bound against every kind's graphs.
-  std::function<int64_t(const SourceNode& variant)> counted_ops;
+  std::function<int64_t(const Field& variant)> counted_ops;
 };
 
-// The value of `key` in a variant's map as written, or nullptr (a bare kind name, no such key).
-inline const SourceNode* variant_entry(const SourceNode& variant, std::string_view key) {
-  for (const auto& [k, v] : variant.entries)
-    if (k->text == key) return v.get();
-  return nullptr;
-}
-
 // A kind whose variants have at most `n` ops whatever their parameters.
-inline std::function<int64_t(const SourceNode&)> ops_at_most(int64_t n) {
-  return [n](const SourceNode&) { return n; };
+inline std::function<int64_t(const Field&)> ops_at_most(int64_t n) {
+  return [n](const Field&) { return n; };
 }
 
 // A kind's own parameters (VariantSpec::kind_parameters), or their defaults for a variant that

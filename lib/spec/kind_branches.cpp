@@ -2,8 +2,9 @@
 // padding, dilation and bias, out_channels each), each reading its channel slice of the input
 // ("split.<i>", split: channels) or the whole input (split: none), concatenated ("cat"), then one
 // norm and act on the concatenation (the same as a norm and act per branch: both work per channel).
-#include <algorithm>
+#include <charconv>
 #include <string>
+#include <system_error>
 
 #include "spec/kind_branches.hpp"
 
@@ -82,11 +83,16 @@ BlockKindDefinition define_branches_kind() {
     return a.norm_act("", b.concat(a.name("cat"), outs));
   };
   // count slices and convs, concat, norm, act, dropout, the shortcut's conv, norm and add, and the
-  // two conversions. A count that is no integer is refused when the variant is read.
-  d.counted_ops = [](const SourceNode& v) -> int64_t {
-    const SourceNode* count = variant_entry(v, "count");
-    if (!count || scalar_type(*count) != ScalarType::integer || count->text.size() > 9) return 0;
-    return 2 * std::max<int64_t>(0, std::stoll(count->text)) + 9;
+  // two conversions. A count that is no integer in 1 .. kMaxSpecDim is refused when the variant is
+  // read (as_int above), so it counts nothing here.
+  d.counted_ops = [](const Field& v) -> int64_t {
+    const auto count = v.get("count");
+    if (!count || scalar_type(count->node()) != ScalarType::integer) return 0;
+    const std::string& text = count->node().text;
+    int64_t n = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (error != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxSpecDim) return 0;
+    return 2 * n + 9;
   };
   return d;
 }

@@ -107,9 +107,9 @@ BlockKindDefinition define_custom_kind() {
   };
   d.block_ops = build_custom_ops;
   // Its ops are the block (no dropout, no shortcut), and the two conversions at its boundary.
-  d.counted_ops = [](const SourceNode& v) -> int64_t {
-    const SourceNode* ops = variant_entry(v, "ops");
-    return (ops && ops->kind == SourceNode::Kind::sequence ? static_cast<int64_t>(ops->items.size()) : 0) + 2;
+  d.counted_ops = [](const Field& v) -> int64_t {
+    const auto ops = v.get("ops");
+    return (ops && ops->is_sequence() ? static_cast<int64_t>(ops->node().items.size()) : 0) + 2;
   };
   return d;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -276,6 +277,17 @@ SweepPoint sweep_point(const std::vector<SweepAxis>& axes, int64_t index) {
   return point;
 }
 
+// Sums of counts that may pass 2^63 - 1: they stop there, which is over every limit.
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
+
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
+
 // The runs (block x sweep point x variant) the spec expands to, counted on the source tree before
 // anything is built, so that a short file that multiplies out to millions of runs (an alias
 // shared by every block, a long sweep) is refused at once instead of filling memory.
@@ -287,12 +299,12 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
     if (!list && defaults) list = defaults->get("variants");
     if (!list || !list->is_sequence()) continue;  // reported where the block is read
     variants += static_cast<int64_t>(list->node().items.size());
-    for (const int64_t count : counted_variant_ops(list->node())) ops += count;
+    for (const int64_t count : counted_variant_ops(*list)) ops = saturating_add(ops, count);
   }
-  // Every factor is below 2^31 (points by the sweep check, variants and ops by the document's
-  // size), so the products fit.
+  // points and variants are below 2^31 (the sweep check, the document's size), so their product
+  // fits; ops need not be (a branches variant counts 2 x its count), and saturates instead.
   const int64_t runs = points * variants;
-  const int64_t all_ops = points * ops;
+  const int64_t all_ops = saturating_mul(points, ops);
   const int64_t max_ops = limits.max_runs * kMaxOpsPerRun;
   const Field at = root.get("sweep") ? *root.get("sweep") : root.locate("blocks");
   if (runs > limits.max_runs)
@@ -308,7 +320,7 @@ void check_work(const Field& root, const std::vector<Field>& blocks, const std::
 
 // The largest count of any kind's variant: what a variant whose kind is not known yet counts (its
 // kind is refused, with the kinds listed, when the variant is read).
-int64_t largest_counted_ops(const SourceNode& variant) {
+int64_t largest_counted_ops(const Field& variant) {
   int64_t most = 0;
   for (const BlockKindDefinition* kind : block_kinds())
     if (kind->counted_ops) most = std::max(most, kind->counted_ops(variant));
@@ -464,18 +476,19 @@ Spec load_spec_file(const std::string& path, const SpecLimits& limits) {
   return spec;
 }
 
-std::vector<int64_t> counted_variant_ops(const SourceNode& variants) {
+std::vector<int64_t> counted_variant_ops(const Field& variants) {
+  // A scalar's text, or "" (a value of another kind is refused when the variant is read).
+  const auto text = [](const std::optional<Field>& f) {
+    return f && f->node().kind == SourceNode::Kind::scalar ? f->node().text : std::string();
+  };
   std::vector<int64_t> counts;
   std::vector<std::string> names, of;
-  for (const auto& v : variants.items) {
-    const SourceNode* kind_node = v->kind == SourceNode::Kind::scalar ? v.get() : variant_entry(*v, "kind");
-    const std::string kind = kind_node && kind_node->kind == SourceNode::Kind::scalar ? kind_node->text : "";
-    const SourceNode* name = variant_entry(*v, "name");
-    names.push_back(name && name->kind == SourceNode::Kind::scalar ? name->text : kind);
-    const SourceNode* source = variant_entry(*v, "of");
-    of.push_back(source && source->kind == SourceNode::Kind::scalar ? source->text : "");
+  for (const Field& v : variants.items()) {
+    const std::string kind = text(v.is_map() ? v.get("kind") : std::optional<Field>(v));
+    names.push_back(v.get("name") ? text(v.get("name")) : kind);
+    of.push_back(text(v.get("of")));
     const BlockKindDefinition* definition = find_block_kind(kind);
-    counts.push_back(definition && definition->counted_ops ? definition->counted_ops(*v) : largest_counted_ops(*v));
+    counts.push_back(definition && definition->counted_ops ? definition->counted_ops(v) : largest_counted_ops(v));
   }
   // A folded variant has at most the ops of the variant it folds (one of the others, itself not
   // folded; the parser refuses any other `of`).

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "spec/network_spec.hpp"
-#include "spec/source_tree.hpp"
 #include "spec/spec.hpp"
+#include "spec/spec_field.hpp"
 
 namespace convbench {
 
@@ -61,6 +61,6 @@ Spec parse_spec_text(const std::string& text, const std::string& path, const Spe
 // What the size check counts for each variant of a `variants:` list as written, before anything is
 // built: its kind's BlockKindDefinition::counted_ops (a folded variant: the variant it folds; a
 // kind not known yet: the most of any kind).
-std::vector<int64_t> counted_variant_ops(const SourceNode& variants);
+std::vector<int64_t> counted_variant_ops(const Field& variants);
 
 }  // namespace convbench
